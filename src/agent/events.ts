@@ -1,0 +1,13 @@
+import type { ModelDelta, ModelResponse } from '../model/types.js';
+import type { ToolCallInput, ToolCallOutcome } from '../tools/registry.js';
+
+/** Progress of one agent run, for progress bars, chat rendering and logs. */
+export type AgentEvent =
+  | { type: 'model_start'; turn: number }
+  | { type: 'model_delta'; turn: number; delta: ModelDelta }
+  | { type: 'model_end'; turn: number; response: ModelResponse }
+  | { type: 'tool_start'; turn: number; call: ToolCallInput }
+  | { type: 'tool_end'; turn: number; call: ToolCallInput; outcome: ToolCallOutcome }
+  | { type: 'turn_end'; turn: number };
+
+export type AgentEventHandler = (event: AgentEvent) => void;

@@ -1,0 +1,177 @@
+import pLimit from 'p-limit';
+import { ModelError, serializeError, type SerializedError } from '../errors.js';
+import { addUsage, emptyUsage, type Message, type ToolMessage } from '../model/messages.js';
+import type { ModelClient, ModelResponse } from '../model/types.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
+import { applyBudget, DEFAULT_BUDGET, type Budget } from '../tools/budget.js';
+import { executeToolCall, toolError, toolSpec, type Tool, type ToolCallInput, type ToolCallOutcome } from '../tools/registry.js';
+import type { AgentEventHandler } from './events.js';
+import type { AgentFinishReason, AgentResult } from './result.js';
+import { defaultStopAfterResponse, type StopCondition } from './stop-conditions.js';
+
+export interface RunAgentOptions {
+  model: ModelClient;
+  tools: Tool[];
+  /** The starting conversation: the system prompt, then the user turn(s) or a conversation prefix. */
+  messages: Message[];
+  sandbox: Sandbox;
+  maxTurns: number;
+  budget?: Budget;
+  signal?: AbortSignal;
+  onEvent?: AgentEventHandler;
+  /** Stream model output (deltas reach `onEvent`); the result is the same either way. */
+  stream?: boolean;
+  /** Tool calls of one assistant message run concurrently, at most this many at once. */
+  toolConcurrency?: number;
+  stopWhen?: StopCondition;
+  /** Retries of an empty answer (no content, no tool calls) before finishing with `empty`. */
+  emptyRetries?: number;
+  /** Per-run tool state (the todo list); pass one to keep it across runs of one chat session. */
+  state?: Map<string, unknown>;
+  env?: NodeJS.ProcessEnv;
+}
+
+export const GRACE_PROMPT = 'You have used all available turns. Reply now with your final answer; do not call any tools.';
+
+/** Run one agent conversation to completion. Never throws: failures end up in the result. */
+export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
+  const run = new AgentRun(options);
+  const stopWhen = options.stopWhen ?? defaultStopAfterResponse;
+  try {
+    for (;;) {
+      if (run.signal.aborted) return run.finish('aborted');
+      if (run.turns >= options.maxTurns) return await run.graceCall();
+      const response = await run.callModel(true);
+      if (!response) return run.finish('empty');
+      const reason = stopWhen({ turns: run.turns, lastResponse: response, signal: run.signal });
+      if (reason) return run.finish(reason);
+      await run.runTools(response);
+      options.onEvent?.({ type: 'turn_end', turn: run.turns });
+    }
+  } catch (error) {
+    return run.finish(run.signal.aborted ? 'aborted' : 'api_error', serializeError(error));
+  }
+}
+
+/** The mutable state of one run and the steps the loop above is made of. */
+class AgentRun {
+  readonly messages: Message[];
+  readonly signal: AbortSignal;
+  turns = 0;
+  apiCalls = 0;
+  private readonly result: Omit<AgentResult, 'messages' | 'finishReason' | 'turns' | 'apiCalls'>;
+  private readonly started = performance.now();
+  private readonly state: Map<string, unknown>;
+
+  constructor(private readonly options: RunAgentOptions) {
+    this.messages = [...options.messages];
+    this.signal = options.signal ?? new AbortController().signal;
+    this.state = options.state ?? new Map();
+    this.result = {
+      toolCalls: [],
+      usage: emptyUsage(),
+      timings: { started_at: new Date().toISOString(), duration_ms: 0, model_ms: 0, tool_ms: 0 },
+    };
+  }
+
+  /** One counted model call, retrying empty answers; undefined when every try was empty. */
+  async callModel(withTools: boolean): Promise<ModelResponse | undefined> {
+    const turn = ++this.turns;
+    for (let attempt = 0; attempt <= (this.options.emptyRetries ?? 2); attempt++) {
+      const response = await this.request(turn, withTools);
+      const empty = !response.message.content?.trim() && response.toolCalls.length === 0 && response.finishReason !== 'length';
+      if (!empty) {
+        this.messages.push(response.message);
+        return response;
+      }
+    }
+    return undefined;
+  }
+
+  private async request(turn: number, withTools: boolean): Promise<ModelResponse> {
+    const { model, tools, onEvent, stream } = this.options;
+    onEvent?.({ type: 'model_start', turn });
+    this.apiCalls++;
+    const response = await model.complete({
+      messages: this.messages,
+      tools: withTools && tools.length > 0 ? tools.map(toolSpec) : undefined,
+      signal: this.signal,
+      onDelta: stream && onEvent ? (delta) => onEvent({ type: 'model_delta', turn, delta }) : undefined,
+    });
+    addUsage(this.result.usage, response.usage);
+    this.result.timings.model_ms += response.durationMs;
+    onEvent?.({ type: 'model_end', turn, response });
+    return response;
+  }
+
+  /** Turns are exhausted: one last call without tools asks for the final answer. */
+  async graceCall(): Promise<AgentResult> {
+    this.messages.push({ role: 'user', content: GRACE_PROMPT });
+    this.turns--; // the grace call is an API call, not a turn
+    await this.callModel(false);
+    this.turns = this.options.maxTurns;
+    return this.finish('max_turns');
+  }
+
+  /** Run the response's tool calls concurrently, append their results in call order. */
+  async runTools(response: ModelResponse): Promise<void> {
+    const started = performance.now();
+    const limit = pLimit(this.options.toolConcurrency ?? 8);
+    const calls: ToolCallInput[] = response.toolCalls.map((call) => ({
+      id: call.id,
+      name: call.function.name,
+      arguments: call.function.arguments,
+      parseError: call.parseError,
+    }));
+    const outcomes = await Promise.all(calls.map((call) => limit(() => this.runTool(call))));
+    const toolsetOf = (name: string) => this.options.tools.find((tool) => tool.name === name)?.toolset;
+    const budgeted = await applyBudget(
+      calls.map((call, index) => ({ id: call.id, name: call.name, toolset: toolsetOf(call.name), content: outcomes[index]!.content })),
+      this.options.sandbox,
+      this.options.budget ?? DEFAULT_BUDGET,
+    );
+    for (const [index, call] of calls.entries()) {
+      const message: ToolMessage = { role: 'tool', tool_call_id: call.id, name: call.name, content: budgeted[index]!.content };
+      this.messages.push(message);
+      this.result.toolCalls.push({ name: call.name, ok: outcomes[index]!.ok, ms: outcomes[index]!.ms });
+    }
+    this.result.timings.tool_ms += Math.round(performance.now() - started);
+  }
+
+  private async runTool(call: ToolCallInput): Promise<ToolCallOutcome> {
+    const { onEvent, tools, sandbox, env } = this.options;
+    onEvent?.({ type: 'tool_start', turn: this.turns, call });
+    const interrupted = abortedOutcome(this.signal);
+    const outcome = await Promise.race([
+      executeToolCall(tools, call, { sandbox, signal: this.signal, state: this.state, callId: call.id, env: env ?? process.env }),
+      interrupted.promise,
+    ]);
+    interrupted.cancel();
+    onEvent?.({ type: 'tool_end', turn: this.turns, call, outcome });
+    return outcome;
+  }
+
+  finish(finishReason: AgentFinishReason, error?: SerializedError): AgentResult {
+    this.result.timings.duration_ms = Math.round(performance.now() - this.started);
+    if (error === undefined && finishReason === 'api_error') error = serializeError(new ModelError('unknown model failure', { code: 'model_unknown' }));
+    return {
+      messages: this.messages,
+      finishReason,
+      turns: this.turns,
+      apiCalls: this.apiCalls,
+      ...this.result,
+      ...(error ? { error } : {}),
+    };
+  }
+}
+
+/** Resolves with an "[interrupted]" result when the signal aborts, so a stuck tool cannot hold the loop. */
+function abortedOutcome(signal: AbortSignal): { promise: Promise<ToolCallOutcome>; cancel: () => void } {
+  let onAbort = () => {};
+  const promise = new Promise<ToolCallOutcome>((resolve) => {
+    onAbort = () => resolve({ content: toolError('[interrupted]'), ok: false, ms: 0 });
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  return { promise, cancel: () => signal.removeEventListener('abort', onAbort) };
+}

@@ -1,0 +1,32 @@
+import type { SerializedError } from '../errors.js';
+import type { Message, Usage } from '../model/messages.js';
+
+export type AgentFinishReason = 'stop' | 'max_turns' | 'length' | 'api_error' | 'aborted' | 'empty';
+
+export interface ToolCallRecord {
+  name: string;
+  ok: boolean;
+  ms: number;
+}
+
+export interface AgentTimings {
+  started_at: string;
+  duration_ms: number;
+  model_ms: number;
+  tool_ms: number;
+}
+
+/** Everything a rollout produced; plain JSON so it crosses the worker boundary as is. */
+export interface AgentResult {
+  /** The exact messages the model saw and produced, the real system prompt first. */
+  messages: Message[];
+  finishReason: AgentFinishReason;
+  /** Model calls that counted against maxTurns. */
+  turns: number;
+  /** All model calls, including the max-turns grace call and empty-answer retries. */
+  apiCalls: number;
+  toolCalls: ToolCallRecord[];
+  usage: Usage;
+  timings: AgentTimings;
+  error?: SerializedError;
+}

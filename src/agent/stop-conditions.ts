@@ -1,0 +1,32 @@
+import type { ModelResponse } from '../model/types.js';
+import type { AgentFinishReason } from './result.js';
+
+/** What a stop condition may look at after each model response and tool round. */
+export interface LoopState {
+  turns: number;
+  lastResponse: ModelResponse;
+  signal: AbortSignal;
+}
+
+/** A predicate that ends the loop with a finish reason, or lets it go on (undefined). */
+export type StopCondition = (state: LoopState) => AgentFinishReason | undefined;
+
+export const whenAborted: StopCondition = (state) => (state.signal.aborted ? 'aborted' : undefined);
+
+export const whenTruncated: StopCondition = (state) => (state.lastResponse.finishReason === 'length' ? 'length' : undefined);
+
+export const whenNoToolCalls: StopCondition = (state) => (state.lastResponse.toolCalls.length === 0 ? 'stop' : undefined);
+
+/** The first condition that fires wins. */
+export function anyOf(...conditions: StopCondition[]): StopCondition {
+  return (state) => {
+    for (const condition of conditions) {
+      const reason = condition(state);
+      if (reason) return reason;
+    }
+    return undefined;
+  };
+}
+
+/** Checked right after each model response, before its tool calls run. */
+export const defaultStopAfterResponse: StopCondition = anyOf(whenAborted, whenTruncated, whenNoToolCalls);

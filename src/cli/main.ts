@@ -1,0 +1,68 @@
+#!/usr/bin/env node
+import { isTrajError } from '../errors.js';
+import { formatHelp, parseCommand, type CommandDefinition } from './command.js';
+
+/** Commands load lazily so `traj --help` never pays for dockerode, arrow or the MCP SDK. */
+const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandDefinition> }> = {
+  ask: { summary: 'run one prompt through the agent and print the conversation', load: async () => (await import('./ask.js')).command },
+  'mock-server': { summary: 'run the scripted OpenAI-compatible endpoint (tests, demos, benchmarks)', load: async () => (await import('./mock-server.js')).command },
+};
+
+function mainHelp(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length)) + 2;
+  const rows = Object.entries(COMMANDS).map(([name, entry]) => `  ${name.padEnd(width)}${entry.summary}`);
+  return [
+    'traj — a harness for tool-using LLM agents',
+    '',
+    'usage: traj <command> [options]     (traj <command> --help for its options)',
+    '',
+    'commands:',
+    ...rows,
+  ].join('\n');
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(`${mainHelp()}\n`);
+    return name ? 0 : 2;
+  }
+  if (name === '--version') {
+    process.stdout.write('traj 0.1.0\n');
+    return 0;
+  }
+  const entry = COMMANDS[name];
+  if (!entry) {
+    process.stderr.write(`traj: unknown command '${name}'; commands: ${Object.keys(COMMANDS).join(', ')}\n`);
+    return 2;
+  }
+  const command = await entry.load();
+  try {
+    const parsed = parseCommand(command, rest);
+    if (parsed.help) {
+      process.stdout.write(`${formatHelp(command)}\n`);
+      return 0;
+    }
+    return await command.run(parsed);
+  } catch (error) {
+    return reportError(error);
+  }
+}
+
+export function reportError(error: unknown): number {
+  if (isTrajError(error)) {
+    process.stderr.write(`traj: ${error.message}\n`);
+    return error.code === 'cli_usage' ? 2 : 1;
+  }
+  process.stderr.write(`traj: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  return 1;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error) => {
+    process.exitCode = reportError(error);
+  },
+);

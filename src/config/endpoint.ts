@@ -1,0 +1,52 @@
+import { z } from 'zod';
+
+/** One OpenAI-compatible endpoint. The key itself is never stored: only the variable naming it. */
+export const EndpointSchema = z.object({
+  base_url: z.string().url().describe('OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1'),
+  model: z.string().min(1).describe('model name sent in each request'),
+  api_key_env: z.string().default('OPENAI_API_KEY').describe('environment variable holding the API key'),
+  temperature: z.number().min(0).max(2).optional(),
+  top_p: z.number().min(0).max(1).optional(),
+  max_tokens: z.number().int().positive().optional(),
+  seed: z.number().int().optional(),
+  extra_body: z.record(z.string(), z.unknown()).optional().describe('extra JSON fields merged into each request'),
+  timeout_ms: z.number().int().positive().default(600_000),
+  max_retries: z.number().int().min(0).default(6),
+  concurrency: z.number().int().positive().default(64).describe('requests in flight to this endpoint at most'),
+  tool_call_format: z.enum(['native', 'hermes']).default('native'),
+});
+export type Endpoint = z.infer<typeof EndpointSchema>;
+export type EndpointInput = z.input<typeof EndpointSchema>;
+
+export const OPENROUTER_BASE_URL = 'https://openrouter.ai/api/v1';
+const OPENAI_BASE_URL = 'https://api.openai.com/v1';
+
+export interface EndpointFlags {
+  baseUrl?: string;
+  model?: string;
+  apiKeyEnv?: string;
+}
+
+/**
+ * Resolve the endpoint from flags, then the environment: OPENAI_BASE_URL + OPENAI_API_KEY, or
+ * OPENROUTER_API_KEY with OpenRouter's base URL; the model from TRAJ_MODEL.
+ * Returns undefined fields where nothing is configured, so callers can say what is missing.
+ */
+export function endpointFromEnvironment(flags: EndpointFlags, env: NodeJS.ProcessEnv = process.env): Partial<EndpointInput> {
+  const out: Partial<EndpointInput> = {};
+  if (flags.apiKeyEnv) out.api_key_env = flags.apiKeyEnv;
+  if (flags.baseUrl) out.base_url = flags.baseUrl;
+  else if (env.OPENAI_BASE_URL) out.base_url = env.OPENAI_BASE_URL;
+  else if (!flags.apiKeyEnv && !env.OPENAI_API_KEY && env.OPENROUTER_API_KEY) {
+    out.base_url = OPENROUTER_BASE_URL;
+    out.api_key_env = 'OPENROUTER_API_KEY';
+  } else if (env.OPENAI_API_KEY || flags.apiKeyEnv) out.base_url = OPENAI_BASE_URL;
+  const model = flags.model ?? env.TRAJ_MODEL;
+  if (model) out.model = model;
+  return out;
+}
+
+/** True when no endpoint is configured at all (callers may fall back to the built-in scripted one). */
+export function isEndpointConfigured(flags: EndpointFlags, env: NodeJS.ProcessEnv = process.env): boolean {
+  return Boolean(flags.baseUrl || env.OPENAI_BASE_URL || env.OPENAI_API_KEY || env.OPENROUTER_API_KEY || flags.apiKeyEnv);
+}

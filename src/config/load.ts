@@ -1,0 +1,57 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { parseDocument } from 'yaml';
+import { ConfigError } from '../errors.js';
+
+/**
+ * Turn zod issues into one message naming the file, the path inside it and what was expected.
+ * `where` is the file (or "flag --x") the value came from.
+ */
+export function describeIssues(where: string, error: z.ZodError): string {
+  const lines = error.issues.map((issue) => {
+    const path = issue.path.length ? issue.path.map(String).join('.') : '(top level)';
+    return `  ${where}: ${path}: ${issue.message}`;
+  });
+  return `invalid configuration:\n${lines.join('\n')}`;
+}
+
+export function validate<S extends z.ZodType>(schema: S, value: unknown, where: string): z.infer<S> {
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    throw new ConfigError(describeIssues(where, result.error), { code: 'config_invalid', details: { where } });
+  }
+  return result.data;
+}
+
+/** Parse YAML (or JSON, a subset) text; syntax errors name the file, line and column. */
+export function parseYaml(text: string, file: string): unknown {
+  const document = parseDocument(text, { prettyErrors: true });
+  if (document.errors.length > 0) {
+    const first = document.errors[0]!;
+    const position = first.linePos?.[0];
+    const at = position ? `${file}:${position.line}:${position.col}` : file;
+    throw new ConfigError(`${at}: YAML syntax error: ${first.message.split('\n')[0]}`, {
+      code: 'config_syntax',
+      details: { file },
+    });
+  }
+  return document.toJS();
+}
+
+export function readConfigFile(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`${file}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? String(error)})`, {
+      code: 'config_missing',
+      details: { file },
+    });
+  }
+  return parseYaml(text, file);
+}
+
+/** Read and validate a YAML/JSON config file against a zod schema. */
+export function loadConfigFile<S extends z.ZodType>(schema: S, file: string): z.infer<S> {
+  return validate(schema, readConfigFile(file), file);
+}

@@ -1,0 +1,66 @@
+import { z } from 'zod';
+
+/** OpenAI chat-completions message shapes, the one format traj keeps conversations in. */
+export const ToolCallSchema = z.object({
+  id: z.string(),
+  type: z.literal('function'),
+  function: z.object({ name: z.string(), arguments: z.string() }),
+});
+export type ToolCall = z.infer<typeof ToolCallSchema>;
+
+export const SystemMessageSchema = z.object({ role: z.literal('system'), content: z.string() });
+export const UserMessageSchema = z.object({ role: z.literal('user'), content: z.string() });
+export const AssistantMessageSchema = z.object({
+  role: z.literal('assistant'),
+  content: z.string().nullable(),
+  /** Reasoning kept apart from the visible content, whatever field or tag it came from. */
+  reasoning: z.string().optional(),
+  tool_calls: z.array(ToolCallSchema).optional(),
+});
+export const ToolMessageSchema = z.object({
+  role: z.literal('tool'),
+  tool_call_id: z.string(),
+  name: z.string().optional(),
+  content: z.string(),
+});
+export const MessageSchema = z.discriminatedUnion('role', [
+  SystemMessageSchema,
+  UserMessageSchema,
+  AssistantMessageSchema,
+  ToolMessageSchema,
+]);
+
+export type SystemMessage = z.infer<typeof SystemMessageSchema>;
+export type UserMessage = z.infer<typeof UserMessageSchema>;
+export type AssistantMessage = z.infer<typeof AssistantMessageSchema>;
+export type ToolMessage = z.infer<typeof ToolMessageSchema>;
+export type Message = z.infer<typeof MessageSchema>;
+
+/** A tool as offered to the model (OpenAI `tools[]` entry). */
+export const ToolSpecSchema = z.object({
+  type: z.literal('function'),
+  function: z.object({
+    name: z.string(),
+    description: z.string(),
+    parameters: z.record(z.string(), z.unknown()),
+  }),
+});
+export type ToolSpec = z.infer<typeof ToolSpecSchema>;
+
+export const UsageSchema = z.object({
+  prompt_tokens: z.number().int().nonnegative(),
+  completion_tokens: z.number().int().nonnegative(),
+  reasoning_tokens: z.number().int().nonnegative(),
+});
+export type Usage = z.infer<typeof UsageSchema>;
+
+export function emptyUsage(): Usage {
+  return { prompt_tokens: 0, completion_tokens: 0, reasoning_tokens: 0 };
+}
+
+export function addUsage(into: Usage, more: Usage): Usage {
+  into.prompt_tokens += more.prompt_tokens;
+  into.completion_tokens += more.completion_tokens;
+  into.reasoning_tokens += more.reasoning_tokens;
+  return into;
+}

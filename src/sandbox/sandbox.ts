@@ -1,0 +1,57 @@
+/** Where an agent's commands run and its files live. One per rollout; disposed in `finally`. */
+export interface ExecOptions {
+  /** Kill the command's whole process tree after this long (default 120 s). */
+  timeoutMs?: number;
+  /** Working directory, relative to the sandbox workdir or absolute inside the sandbox. */
+  cwd?: string;
+  env?: Record<string, string>;
+  stdin?: string | Buffer;
+  signal?: AbortSignal;
+  /** Cap on captured stdout and stderr each (default 10 MB); the rest is dropped and noted. */
+  maxOutputBytes?: number;
+}
+
+export interface ExecResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  /** True when the command was stopped by an abort signal. */
+  aborted?: boolean;
+  durationMs?: number;
+}
+
+export interface Sandbox {
+  readonly id: string;
+  /** Absolute path inside the sandbox where commands start. */
+  readonly workdir: string;
+  /** 'local' or 'docker'. */
+  readonly kind: string;
+  exec(command: string, options?: ExecOptions): Promise<ExecResult>;
+  readFile(path: string): Promise<Buffer>;
+  writeFile(path: string, data: Buffer | string): Promise<void>;
+  /** Copy a host file or directory into the sandbox. */
+  upload(localPath: string, remotePath: string): Promise<void>;
+  /** Copy a sandbox file or directory to the host. */
+  download(remotePath: string, localPath: string): Promise<void>;
+  /** Idempotent; never throws for an already disposed sandbox. */
+  dispose(): Promise<void>;
+}
+
+export interface SandboxOptions {
+  kind: 'local' | 'docker';
+  /** Docker image (docker backend). */
+  image?: string;
+  /** Working directory inside the sandbox (docker default /app; local: a fresh temp folder). */
+  workdir?: string;
+  /** Labels for leak cleanup: the run name and the prompt key. */
+  run?: string;
+  key?: string;
+  /** Extra environment for every command. */
+  env?: Record<string, string>;
+  /** Backend-specific settings (docker isolation limits, …). */
+  docker?: Record<string, unknown>;
+}
+
+export const DEFAULT_EXEC_TIMEOUT_MS = 120_000;
+export const DEFAULT_MAX_OUTPUT_BYTES = 10 * 1024 * 1024;

@@ -1,0 +1,196 @@
+import { z } from 'zod';
+import { ConfigError, errorMessage } from '../errors.js';
+import type { ToolSpec } from '../model/messages.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
+
+/** What a tool sees when it runs: the rollout's sandbox, its abort signal and per-run state. */
+export interface ToolContext {
+  sandbox: Sandbox;
+  signal: AbortSignal;
+  /** Per-rollout state shared by the tools of one agent run (e.g. the todo list). */
+  state: Map<string, unknown>;
+  /** The id of the call being answered. */
+  callId: string;
+  /** Environment of the process choosing tools (API keys for `available`), never the sandbox's. */
+  env: NodeJS.ProcessEnv;
+}
+
+export type AvailabilityContext = Pick<ToolContext, 'env'>;
+
+export type ToolOutput = string | Record<string, unknown> | unknown[];
+
+interface ToolBase {
+  name: string;
+  /** The named bundle this tool belongs to (`terminal`, `file`, `mcp:github`, …). */
+  toolset: string;
+  description: string;
+  /** Bumped when behaviour changes; part of the run fingerprint. */
+  version?: string;
+  /** `true`, or a reason why the tool cannot be offered here (e.g. a missing API key). */
+  available?: (context: AvailabilityContext) => true | string;
+}
+
+export interface ZodTool<S extends z.ZodObject = z.ZodObject> extends ToolBase {
+  parameters: S;
+  run: (args: z.infer<S>, context: ToolContext) => Promise<ToolOutput> | ToolOutput;
+}
+
+/** A tool whose JSON Schema comes from elsewhere (an MCP server); arguments pass through unchecked. */
+export interface JsonSchemaTool extends ToolBase {
+  inputSchema: Record<string, unknown>;
+  run: (args: Record<string, unknown>, context: ToolContext) => Promise<ToolOutput> | ToolOutput;
+}
+
+export type Tool = ZodTool | JsonSchemaTool;
+
+export function defineTool<S extends z.ZodObject>(tool: ZodTool<S>): Tool {
+  return tool as unknown as Tool;
+}
+
+export function isZodTool(tool: Tool): tool is ZodTool {
+  return 'parameters' in tool;
+}
+
+export function toolSpec(tool: Tool): ToolSpec {
+  const parameters = isZodTool(tool)
+    ? (z.toJSONSchema(tool.parameters, { io: 'input' }) as Record<string, unknown>)
+    : tool.inputSchema;
+  const { $schema: _ignored, ...schema } = parameters as Record<string, unknown> & { $schema?: unknown };
+  return { type: 'function', function: { name: tool.name, description: tool.description, parameters: schema } };
+}
+
+/** All tools traj knows in this process, grouped into toolsets. Instances, not a global. */
+export class ToolRegistry {
+  private readonly tools = new Map<string, Tool>();
+
+  register(...tools: Tool[]): this {
+    for (const tool of tools) {
+      if (this.tools.has(tool.name)) {
+        throw new ConfigError(`tool '${tool.name}' is registered twice (toolsets '${this.tools.get(tool.name)!.toolset}' and '${tool.toolset}')`, {
+          code: 'tool_duplicate',
+        });
+      }
+      this.tools.set(tool.name, tool);
+    }
+    return this;
+  }
+
+  get(name: string): Tool | undefined {
+    return this.tools.get(name);
+  }
+
+  all(): Tool[] {
+    return [...this.tools.values()];
+  }
+
+  toolsetNames(): string[] {
+    return [...new Set(this.all().map((tool) => tool.toolset))].sort();
+  }
+
+  hasToolset(name: string): boolean {
+    return this.all().some((tool) => tool.toolset === name);
+  }
+
+  /** Throws a ConfigError listing the known toolsets when a name is unknown. */
+  assertToolsets(names: readonly string[], where = 'toolsets'): void {
+    const unknown = names.filter((name) => !this.hasToolset(name));
+    if (unknown.length > 0) {
+      throw new ConfigError(
+        `${where}: unknown toolset${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `'${n}'`).join(', ')}; known toolsets: ${this.toolsetNames().join(', ')}`,
+        { code: 'toolset_unknown', details: { unknown, known: this.toolsetNames() } },
+      );
+    }
+  }
+
+  /** Why a toolset cannot be offered here, or undefined when every tool in it is available. */
+  unavailableReason(toolset: string, context: AvailabilityContext): string | undefined {
+    for (const tool of this.all()) {
+      if (tool.toolset !== toolset || !tool.available) continue;
+      const verdict = tool.available(context);
+      if (verdict !== true) return `${tool.name}: ${verdict}`;
+    }
+    return undefined;
+  }
+
+  /** The available tools of the named toolsets, in registration order. */
+  select(toolsets: readonly string[], context: AvailabilityContext): Tool[] {
+    this.assertToolsets(toolsets);
+    const wanted = new Set(toolsets);
+    return this.all().filter((tool) => wanted.has(tool.toolset) && (tool.available?.(context) ?? true) === true);
+  }
+}
+
+/** Render any tool output as the string the model reads. */
+export function renderOutput(output: ToolOutput): string {
+  return typeof output === 'string' ? output : JSON.stringify(output);
+}
+
+export function toolError(message: string, hint?: string): string {
+  return JSON.stringify(hint ? { error: message, hint } : { error: message });
+}
+
+export interface ToolCallInput {
+  id: string;
+  name: string;
+  /** Raw JSON text as the model produced it. */
+  arguments: string;
+  /** Set when the call itself could not be parsed (hermes `<tool_call>` block). */
+  parseError?: string;
+}
+
+export interface ToolCallOutcome {
+  content: string;
+  ok: boolean;
+  ms: number;
+}
+
+/**
+ * Run one call. Never throws: an unknown tool, arguments that are not JSON, a schema violation
+ * and a throwing tool all become an error result the model can read and fix.
+ */
+export async function executeToolCall(tools: readonly Tool[], call: ToolCallInput, context: ToolContext): Promise<ToolCallOutcome> {
+  const started = performance.now();
+  const finish = (content: string, ok: boolean): ToolCallOutcome => ({ content, ok, ms: Math.round(performance.now() - started) });
+
+  if (call.parseError) {
+    return finish(toolError(`malformed tool call: ${call.parseError}`, 'emit <tool_call>{"name": "<tool>", "arguments": {...}}</tool_call> with valid JSON'), false);
+  }
+  const tool = tools.find((candidate) => candidate.name === call.name);
+  if (!tool) {
+    const names = tools.map((candidate) => candidate.name).join(', ') || '(none)';
+    return finish(toolError(`unknown tool '${call.name}'`, `available tools: ${names}`), false);
+  }
+  let args: unknown;
+  try {
+    args = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
+  } catch (error) {
+    return finish(toolError(`arguments for '${call.name}' are not valid JSON: ${errorMessage(error)}`, 'send the arguments as one JSON object'), false);
+  }
+  if (args === null || typeof args !== 'object' || Array.isArray(args)) {
+    return finish(toolError(`arguments for '${call.name}' must be a JSON object`), false);
+  }
+  if (isZodTool(tool)) {
+    const parsed = tool.parameters.safeParse(args);
+    if (!parsed.success) {
+      const fields = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(arguments)'}: ${issue.message}`).join('; ');
+      return finish(toolError(`invalid arguments for '${call.name}': ${fields}`, 'fix the named fields and call again'), false);
+    }
+    args = parsed.data;
+  }
+  try {
+    const output = await tool.run(args as Record<string, unknown>, context);
+    return finish(renderOutput(output), true);
+  } catch (error) {
+    if (context.signal.aborted) return finish(toolError('[interrupted]'), false);
+    if (error instanceof ToolFailure) return finish(toolError(error.message, error.hint), false);
+    return finish(toolError(`${call.name} failed: ${errorMessage(error)}`), false);
+  }
+}
+
+/** Thrown by a tool to fail with a message and a hint for the model (no stack, no "failed:" prefix). */
+export class ToolFailure extends Error {
+  constructor(message: string, readonly hint?: string) {
+    super(message);
+    this.name = 'ToolFailure';
+  }
+}

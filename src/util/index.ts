@@ -1,0 +1,2 @@
+export * from './paths.js';
+export * from './hash.js';
