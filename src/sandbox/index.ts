@@ -1,0 +1,24 @@
+import { ConfigError } from '../errors.js';
+import { createLocalSandbox } from './local.js';
+import type { Sandbox, SandboxOptions } from './sandbox.js';
+
+export * from './sandbox.js';
+export { createLocalSandbox } from './local.js';
+export { disposeAllSandboxes, liveSandboxCount, registerLiveSandbox } from './live-sandboxes.js';
+export { isSecretName, scrubEnvironment } from './scrub-environment.js';
+
+export const SANDBOX_KINDS = ['local', 'docker'] as const;
+
+/** A sandbox of the requested kind; the docker backend (and dockerode) loads only when asked for. */
+export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
+  switch (options.kind) {
+    case 'local':
+      return createLocalSandbox(options);
+    case 'docker':
+      return (await import('./docker.js')).createDockerSandbox(options);
+    default:
+      throw new ConfigError(`unknown sandbox kind '${String((options as { kind: unknown }).kind)}'; expected one of: ${SANDBOX_KINDS.join(', ')}`, {
+        code: 'sandbox_kind_unknown',
+      });
+  }
+}

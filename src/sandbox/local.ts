@@ -1,0 +1,326 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { cp, lstat, mkdir, mkdtemp, readFile, readlink, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { errorMessage, SandboxError } from '../errors.js';
+import { registerLiveSandbox } from './live-sandboxes.js';
+import {
+  DEFAULT_EXEC_TIMEOUT_MS,
+  DEFAULT_MAX_OUTPUT_BYTES,
+  type ExecOptions,
+  type ExecResult,
+  type Sandbox,
+  type SandboxOptions,
+} from './sandbox.js';
+import { scrubEnvironment } from './scrub-environment.js';
+
+/** The only host variables a local command inherits; everything else (keys, tokens) stays out. */
+const INHERITED_VARIABLES = ['PATH', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TERM', 'TMPDIR', 'USER', 'SHELL'] as const;
+
+/** How long to wait for output pipes after bash exits: a background job may hold them open forever. */
+const PIPE_DRAIN_MS = 200;
+const MAX_SYMLINK_HOPS = 40;
+
+/**
+ * A sandbox that is a fresh folder under the OS temp dir, with commands run by `bash -c` in it.
+ * It isolates files and secrets, not the machine: commands can still reach the host's
+ * filesystem and network. `options.workdir` names a subfolder to create inside the fresh
+ * folder (e.g. `/app` becomes `<tmp>/traj-sbx-XXXX/app`), so tasks written for docker keep
+ * their relative layout.
+ */
+export async function createLocalSandbox(options: SandboxOptions = { kind: 'local' }): Promise<Sandbox> {
+  let root: string;
+  try {
+    root = await realpath(await mkdtemp(join(tmpdir(), 'traj-sbx-')));
+  } catch (error) {
+    throw new SandboxError(`cannot create a local sandbox folder under ${tmpdir()}: ${errorMessage(error)}`, {
+      code: 'create_failed',
+      retryable: true,
+      cause: error,
+    });
+  }
+  const workdir = options.workdir ? join(root, subfolderName(options.workdir)) : root;
+  await mkdir(workdir, { recursive: true });
+  return new LocalSandbox(root, workdir, options.env ?? {});
+}
+
+function subfolderName(workdir: string): string {
+  const parts = workdir.split(/[\\/]+/).filter((part) => part !== '' && part !== '.');
+  if (parts.length === 0) return '.';
+  if (parts.includes('..')) {
+    throw new SandboxError(`sandbox workdir '${workdir}' must not contain '..'`, { code: 'invalid_workdir' });
+  }
+  return join(...parts);
+}
+
+class LocalSandbox implements Sandbox {
+  readonly id: string;
+  readonly kind = 'local';
+  private disposed = false;
+  /** Process-group ids of commands that may still run (background jobs outlive their bash). */
+  private readonly groups = new Set<number>();
+  private readonly unregister: () => void;
+
+  constructor(
+    private readonly root: string,
+    readonly workdir: string,
+    private readonly baseEnv: Record<string, string>,
+  ) {
+    this.id = `local-${basename(root).replace(/^traj-sbx-/, '')}-${randomBytes(2).toString('hex')}`;
+    this.unregister = registerLiveSandbox(this);
+  }
+
+  async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
+    this.assertLive();
+    const cwd = options.cwd === undefined ? this.workdir : await this.resolvePath(options.cwd);
+    const cwdStat = await stat(cwd).catch(() => undefined);
+    if (!cwdStat?.isDirectory()) {
+      throw new SandboxError(`working directory '${options.cwd}' does not exist in sandbox ${this.id}`, { code: 'cwd_missing' });
+    }
+    const started = performance.now();
+    if (options.signal?.aborted) {
+      return { exitCode: 130, stdout: '', stderr: '', timedOut: false, aborted: true, durationMs: 0 };
+    }
+    const result = await this.spawnCommand(command, cwd, options);
+    return { ...result, durationMs: Math.round(performance.now() - started) };
+  }
+
+  private spawnCommand(command: string, cwd: string, options: ExecOptions): Promise<ExecResult> {
+    const child = spawn('bash', ['-c', command], {
+      cwd,
+      env: this.environment(options.env),
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const pid = child.pid;
+    if (pid !== undefined) this.groups.add(pid);
+    const limit = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+    const stdout = new CappedBuffer(limit);
+    const stderr = new CappedBuffer(limit);
+    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+    // A command that never reads its stdin closes the pipe early; that is not an error.
+    child.stdin.on('error', () => {});
+    child.stdin.end(options.stdin ?? '');
+
+    let timedOut = false;
+    let aborted = false;
+    const killGroup = () => {
+      if (pid !== undefined) killProcessGroup(pid);
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup();
+    }, options.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS);
+    const onAbort = () => {
+      aborted = true;
+      killGroup();
+    };
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+
+    return new Promise<ExecResult>((resolvePromise, rejectPromise) => {
+      const cleanup = () => {
+        clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
+      };
+      child.on('error', (error) => {
+        cleanup();
+        rejectPromise(new SandboxError(`cannot run bash in sandbox ${this.id}: ${error.message}`, { code: 'exec_failed', cause: error }));
+      });
+      child.on('exit', (code, signal) => {
+        cleanup();
+        const finish = () => {
+          child.stdout.destroy();
+          child.stderr.destroy();
+          // A killed group is gone; one that exited normally may have left background jobs.
+          if (pid !== undefined && (timedOut || aborted)) this.groups.delete(pid);
+          resolvePromise({
+            exitCode: exitCodeOf(code, signal, timedOut),
+            stdout: stdout.text(),
+            stderr: stderr.text(),
+            timedOut,
+            ...(aborted ? { aborted: true } : {}),
+          });
+        };
+        waitForPipes(child.stdout, child.stderr, PIPE_DRAIN_MS).then(finish, finish);
+      });
+    });
+  }
+
+  private environment(extra: Record<string, string> | undefined): NodeJS.ProcessEnv {
+    const inherited: Record<string, string> = {};
+    for (const name of INHERITED_VARIABLES) {
+      const value = process.env[name];
+      if (value !== undefined) inherited[name] = value;
+    }
+    inherited.PATH ??= '/usr/local/bin:/usr/bin:/bin';
+    return scrubEnvironment({ ...inherited, HOME: this.workdir, ...this.baseEnv, ...extra });
+  }
+
+  async readFile(path: string): Promise<Buffer> {
+    this.assertLive();
+    const target = await this.resolvePath(path);
+    try {
+      return await readFile(target);
+    } catch (error) {
+      throw fileError(error, path, this.id, 'read');
+    }
+  }
+
+  async writeFile(path: string, data: Buffer | string): Promise<void> {
+    this.assertLive();
+    const target = await this.resolvePath(path);
+    try {
+      await mkdir(dirname(target), { recursive: true });
+      await writeFile(target, data);
+    } catch (error) {
+      throw fileError(error, path, this.id, 'write');
+    }
+  }
+
+  async upload(localPath: string, remotePath: string): Promise<void> {
+    this.assertLive();
+    const target = await this.resolvePath(remotePath);
+    await copyTree(localPath, target, `upload ${localPath} to ${remotePath} in sandbox ${this.id}`);
+  }
+
+  async download(remotePath: string, localPath: string): Promise<void> {
+    this.assertLive();
+    const source = await this.resolvePath(remotePath);
+    await copyTree(source, resolve(localPath), `download ${remotePath} from sandbox ${this.id}`);
+  }
+
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.unregister();
+    for (const group of this.groups) killProcessGroup(group);
+    this.groups.clear();
+    await rm(this.root, { recursive: true, force: true, maxRetries: 3 });
+  }
+
+  private assertLive(): void {
+    if (this.disposed) throw new SandboxError(`sandbox ${this.id} is already disposed`, { code: 'disposed' });
+  }
+
+  /**
+   * The real host path for a sandbox path, refusing any that leaves the workdir: `..`, an
+   * absolute path elsewhere, or a symlink (also a dangling one) pointing out.
+   */
+  private async resolvePath(path: string): Promise<string> {
+    const requested = resolve(this.workdir, path);
+    this.assertInside(requested, path);
+    const pending: string[] = [];
+    let existing = requested;
+    for (let hops = 0; hops <= MAX_SYMLINK_HOPS; ) {
+      const real = await realpath(existing).catch(() => undefined);
+      if (real !== undefined) {
+        const target = join(real, ...pending);
+        this.assertInside(target, path);
+        return target;
+      }
+      const link = await symlinkTarget(existing);
+      if (link !== undefined) {
+        existing = resolve(dirname(existing), link);
+        hops++;
+        continue;
+      }
+      pending.unshift(basename(existing));
+      existing = dirname(existing);
+    }
+    throw new SandboxError(`too many levels of symbolic links in '${path}'`, { code: 'path_loop' });
+  }
+
+  private assertInside(target: string, requested: string): void {
+    const fromWorkdir = relative(this.workdir, target);
+    const leaves = fromWorkdir === '..' || fromWorkdir.startsWith(`..${sep}`) || isAbsolute(fromWorkdir);
+    if (!leaves) return;
+    throw new SandboxError(`path '${requested}' is outside the sandbox workdir ${this.workdir}`, {
+      code: 'path_escape',
+      details: { path: requested, workdir: this.workdir },
+    });
+  }
+}
+
+async function symlinkTarget(path: string): Promise<string | undefined> {
+  const info = await lstat(path).catch(() => undefined);
+  return info?.isSymbolicLink() ? readlink(path) : undefined;
+}
+
+function fileError(error: unknown, path: string, sandboxId: string, action: 'read' | 'write'): SandboxError {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return new SandboxError(`no such file: '${path}' in sandbox ${sandboxId}`, { code: 'not_found', cause: error });
+  if (code === 'EISDIR') return new SandboxError(`'${path}' is a directory, not a file (sandbox ${sandboxId})`, { code: 'is_directory', cause: error });
+  return new SandboxError(`cannot ${action} '${path}' in sandbox ${sandboxId}: ${errorMessage(error)}`, { code: `${action}_failed`, cause: error });
+}
+
+async function copyTree(source: string, target: string, what: string): Promise<void> {
+  try {
+    await mkdir(dirname(target), { recursive: true });
+    await cp(source, target, { recursive: true, force: true, verbatimSymlinks: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new SandboxError(`cannot ${what}: ${code === 'ENOENT' ? `no such file or directory '${source}'` : errorMessage(error)}`, {
+      code: code === 'ENOENT' ? 'not_found' : 'copy_failed',
+      cause: error,
+    });
+  }
+}
+
+function killProcessGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // ESRCH: the group is already gone.
+  }
+}
+
+const SIGNAL_NUMBERS: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGPIPE: 13, SIGTERM: 15 };
+
+/** Shell conventions: 124 for a timeout (as GNU `timeout`), 128 + n for a death by signal n. */
+function exitCodeOf(code: number | null, signal: NodeJS.Signals | null, timedOut: boolean): number {
+  if (timedOut) return 124;
+  if (code !== null) return code;
+  return 128 + (signal ? (SIGNAL_NUMBERS[signal] ?? 0) : 0);
+}
+
+function waitForPipes(stdout: NodeJS.ReadableStream, stderr: NodeJS.ReadableStream, graceMs: number): Promise<void> {
+  const ended = (stream: NodeJS.ReadableStream) =>
+    new Promise<void>((done) => {
+      if ((stream as { readableEnded?: boolean }).readableEnded) return done();
+      stream.once('end', done);
+      stream.once('close', done);
+    });
+  let timer: NodeJS.Timeout | undefined;
+  const grace = new Promise<void>((done) => {
+    timer = setTimeout(done, graceMs);
+  });
+  return Promise.race([Promise.all([ended(stdout), ended(stderr)]).then(() => undefined), grace]).finally(() => clearTimeout(timer));
+}
+
+/** Keeps the first `limit` bytes of a stream and counts the rest. */
+class CappedBuffer {
+  private readonly chunks: Buffer[] = [];
+  private kept = 0;
+  private dropped = 0;
+
+  constructor(private readonly limit: number) {}
+
+  push(chunk: Buffer): void {
+    const room = this.limit - this.kept;
+    if (room <= 0) {
+      this.dropped += chunk.length;
+      return;
+    }
+    const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
+    this.chunks.push(part);
+    this.kept += part.length;
+    this.dropped += chunk.length - part.length;
+  }
+
+  text(): string {
+    const text = Buffer.concat(this.chunks).toString('utf8');
+    return this.dropped > 0 ? `${text}\n[output truncated: ${this.dropped} more bytes dropped]` : text;
+  }
+}

@@ -1,0 +1,218 @@
+import assert from 'node:assert/strict';
+import { randomInt } from 'node:crypto';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Sandbox } from '../../src/sandbox/index.js';
+
+/**
+ * The behaviour every sandbox backend must show, registered as node:test tests. Each test talks
+ * to the sandbox only through the interface: paths inside it come from `sandbox.workdir`, and
+ * process checks run `ps` inside the sandbox, so the same suite runs unchanged against any
+ * backend (`runSandboxContract('docker', ...)` as well as `'local'`).
+ *
+ * Path semantics checked here: `upload(local, remote)` and `download(remote, local)` put the
+ * file or directory tree AT the destination path (creating parents), like `cp -r src dest`
+ * with a fresh `dest`.
+ */
+export function runSandboxContract(backendName: string, create: () => Promise<Sandbox>): void {
+  describe(`sandbox contract: ${backendName}`, () => {
+    let sandbox: Sandbox;
+    let hostDir: string;
+
+    before(async () => {
+      sandbox = await create();
+      hostDir = await mkdtemp(join(tmpdir(), 'traj-contract-host-'));
+    });
+
+    after(async () => {
+      await sandbox?.dispose();
+      if (hostDir) await rm(hostDir, { recursive: true, force: true });
+    });
+
+    it('has an id and an absolute workdir where commands start', async () => {
+      assert.ok(sandbox.id.length > 0);
+      assert.ok(sandbox.workdir.startsWith('/'), `workdir ${sandbox.workdir} is not absolute`);
+      const result = await sandbox.exec('pwd');
+      assert.equal(result.stdout.trim(), sandbox.workdir);
+    });
+
+    it('exec returns stdout, stderr and the exit code', async () => {
+      const result = await sandbox.exec('echo out; echo err >&2; exit 3');
+      assert.equal(result.stdout, 'out\n');
+      assert.equal(result.stderr, 'err\n');
+      assert.equal(result.exitCode, 3);
+      assert.equal(result.timedOut, false);
+      assert.equal((await sandbox.exec('true')).exitCode, 0);
+    });
+
+    it('exec honours the cwd option, relative or absolute inside the sandbox', async () => {
+      assert.equal((await sandbox.exec('mkdir -p cwd-test/inner')).exitCode, 0);
+      const relativeCwd = await sandbox.exec('pwd', { cwd: 'cwd-test/inner' });
+      assert.equal(relativeCwd.stdout.trim(), `${sandbox.workdir}/cwd-test/inner`);
+      const absoluteCwd = await sandbox.exec('pwd', { cwd: `${sandbox.workdir}/cwd-test` });
+      assert.equal(absoluteCwd.stdout.trim(), `${sandbox.workdir}/cwd-test`);
+    });
+
+    it('exec passes the env option to the command verbatim', async () => {
+      const value = `a b $HOME "q" 'x'`;
+      const result = await sandbox.exec('printf %s "$TRAJ_CONTRACT_VALUE"', { env: { TRAJ_CONTRACT_VALUE: value } });
+      assert.equal(result.stdout, value);
+    });
+
+    it('exec feeds stdin, and a command reading stdin without any gets end-of-file', async () => {
+      const fed = await sandbox.exec('cat; echo "[done]"', { stdin: 'line one\nline two\n' });
+      assert.equal(fed.stdout, 'line one\nline two\n[done]\n');
+      const empty = await sandbox.exec('cat; echo "[done]"', { timeoutMs: 20_000 });
+      assert.equal(empty.timedOut, false);
+      assert.equal(empty.stdout, '[done]\n');
+    });
+
+    it('a timeout kills the command and its children', async () => {
+      const marker = uniqueSleep();
+      const result = await sandbox.exec(`sleep ${marker} & sleep ${marker}; echo never`, { timeoutMs: 1_000 });
+      assert.equal(result.timedOut, true);
+      assert.notEqual(result.exitCode, 0);
+      assert.doesNotMatch(result.stdout, /never/);
+      assert.deepEqual(await processesMatching(sandbox, marker), []);
+    });
+
+    it('an abort signal kills the command and its children', async () => {
+      const marker = uniqueSleep();
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(), 500);
+      const result = await sandbox.exec(`sleep ${marker} & sleep ${marker}; echo never`, { signal: controller.signal, timeoutMs: 60_000 });
+      clearTimeout(timer);
+      assert.equal(result.aborted, true);
+      assert.equal(result.timedOut, false);
+      assert.doesNotMatch(result.stdout, /never/);
+      assert.deepEqual(await processesMatching(sandbox, marker), []);
+    });
+
+    it('output beyond maxOutputBytes is dropped and the truncation noted', async () => {
+      const result = await sandbox.exec("head -c 100000 /dev/zero | tr '\\0' a; echo tail-end >&2", { maxOutputBytes: 1_000 });
+      assert.equal(result.exitCode, 0);
+      assert.ok(result.stdout.startsWith('a'.repeat(1_000)));
+      assert.ok(!result.stdout.includes('a'.repeat(1_001)), 'more than maxOutputBytes kept');
+      assert.match(result.stdout, /truncated/i);
+      assert.equal(result.stderr, 'tail-end\n');
+    });
+
+    it('writeFile and readFile round-trip text', async () => {
+      const text = 'héllo wörld\nsecond line ✓\n';
+      await sandbox.writeFile('text.txt', text);
+      assert.equal((await sandbox.readFile('text.txt')).toString('utf8'), text);
+      assert.equal((await sandbox.exec('cat text.txt')).stdout, text);
+      await sandbox.writeFile(`${sandbox.workdir}/absolute.txt`, 'by absolute path');
+      assert.equal((await sandbox.readFile('absolute.txt')).toString('utf8'), 'by absolute path');
+    });
+
+    it('writeFile and readFile round-trip all 256 byte values', async () => {
+      const bytes = Buffer.from(Array.from({ length: 512 }, (_, index) => index % 256));
+      await sandbox.writeFile('binary.bin', bytes);
+      const back = await sandbox.readFile('binary.bin');
+      assert.ok(Buffer.isBuffer(back));
+      assert.deepEqual(back, bytes);
+      assert.equal((await sandbox.exec('wc -c < binary.bin')).stdout.trim(), '512');
+    });
+
+    it('writeFile creates missing parent folders', async () => {
+      await sandbox.writeFile('deep/er/still/file.txt', 'nested');
+      const result = await sandbox.exec('cat deep/er/still/file.txt');
+      assert.equal(result.stdout, 'nested');
+    });
+
+    it('writeFile replaces an existing file', async () => {
+      await sandbox.writeFile('replace.txt', 'a much longer first version');
+      await sandbox.writeFile('replace.txt', 'short');
+      assert.equal((await sandbox.readFile('replace.txt')).toString(), 'short');
+    });
+
+    it('readFile of a missing file rejects with an error naming the path', async () => {
+      await assert.rejects(sandbox.readFile('no/such/missing-file.txt'), (error: Error) => {
+        assert.match(error.message, /missing-file\.txt/);
+        assert.match(error.message, /no such file|not found|does not exist/i);
+        return true;
+      });
+    });
+
+    it('upload and download a single file', async () => {
+      const source = join(hostDir, 'single.txt');
+      await writeFile(source, 'single file content\n');
+      await sandbox.upload(source, 'uploads/single-copy.txt');
+      assert.equal((await sandbox.exec('cat uploads/single-copy.txt')).stdout, 'single file content\n');
+
+      await sandbox.writeFile('made-inside.txt', 'from the sandbox');
+      const target = join(hostDir, 'downloads', 'made-inside.txt');
+      await sandbox.download('made-inside.txt', target);
+      assert.equal(await readFile(target, 'utf8'), 'from the sandbox');
+    });
+
+    it('upload and download a directory tree', async () => {
+      const tree = join(hostDir, 'tree');
+      const files: Record<string, Buffer> = {
+        'a.txt': Buffer.from('alpha\n'),
+        'sub/b.bin': Buffer.from(Array.from({ length: 256 }, (_, index) => index)),
+        'sub/deeper/c.txt': Buffer.from('gamma\n'),
+        'sub/deeper/empty.txt': Buffer.alloc(0),
+      };
+      for (const [path, content] of Object.entries(files)) {
+        await mkdir(join(tree, path, '..'), { recursive: true });
+        await writeFile(join(tree, path), content);
+      }
+      await sandbox.upload(tree, 'project/tree');
+      const listed = await sandbox.exec('find . -type f | sort', { cwd: 'project/tree' });
+      assert.equal(listed.stdout, Object.keys(files).sort().map((path) => `./${path}`).join('\n') + '\n');
+      assert.deepEqual(await sandbox.readFile('project/tree/sub/b.bin'), files['sub/b.bin']);
+
+      assert.equal((await sandbox.exec('echo added > project/tree/sub/added.txt')).exitCode, 0);
+      const back = join(hostDir, 'back');
+      await sandbox.download('project/tree', back);
+      const expected = { ...files, 'sub/added.txt': Buffer.from('added\n') };
+      assert.deepEqual(await readTree(back), Object.fromEntries(Object.entries(expected).sort(([a], [b]) => a.localeCompare(b))));
+    });
+
+    it('dispose is idempotent and later calls fail', async () => {
+      const other = await create();
+      assert.equal((await other.exec('echo alive')).stdout, 'alive\n');
+      await other.dispose();
+      await other.dispose();
+      await assert.rejects(other.exec('echo after'));
+    });
+  });
+}
+
+/** A sleep duration no other test or process uses, so `ps` can find exactly our processes. */
+function uniqueSleep(): string {
+  return `${randomInt(3_000, 9_000)}.${randomInt(100_000, 999_999)}`;
+}
+
+/** Command lines of processes inside the sandbox that run `sleep <marker>` (zombies excluded). */
+async function processesMatching(sandbox: Sandbox, marker: string): Promise<string[]> {
+  let found: string[] = [];
+  // A killed process can take a moment to leave the process table; look a few times.
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const result = await sandbox.exec('ps -eo stat=,args=');
+    assert.equal(result.exitCode, 0, `ps failed: ${result.stderr}`);
+    found = result.stdout
+      .split('\n')
+      .filter((line) => line.includes(`sleep ${marker}`) && !line.trim().startsWith('Z'));
+    if (found.length === 0) return found;
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  return found;
+}
+
+async function readTree(root: string): Promise<Record<string, Buffer>> {
+  const out: Record<string, Buffer> = {};
+  const walk = async (directory: string): Promise<void> => {
+    for (const entry of await readdir(directory, { withFileTypes: true })) {
+      const path = join(directory, entry.name);
+      if (entry.isDirectory()) await walk(path);
+      else if ((await stat(path)).isFile()) out[relative(root, path)] = await readFile(path);
+    }
+  };
+  await walk(root);
+  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
+}
