@@ -1,0 +1,143 @@
+import { errorMessage } from '../../errors.js';
+import type { JsonSchemaTool, Tool, ToolRegistry } from '../registry.js';
+import type { McpClientPool, McpToolInfo } from './client-pool.js';
+import type { McpServersConfig } from './config.js';
+import { isToolWanted, mcpToolset, serverOfToolset, uniqueMcpToolName } from './names.js';
+import { toolOutputOf } from './result.js';
+
+/** One offered MCP tool: plain JSON, so a catalog listed once can be sent to worker threads. */
+export interface McpCatalogTool {
+  /** The name the model calls (`mcp_SERVER_TOOL`, sanitised). */
+  name: string;
+  /** The name the server knows. */
+  mcpName: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+}
+
+export interface McpCatalogServer {
+  server: string;
+  toolset: string;
+  /** The server's name@version from the handshake; part of the run fingerprint through the tools. */
+  version: string;
+  tools: McpCatalogTool[];
+}
+
+export interface McpServerFailure {
+  server: string;
+  toolset: string;
+  message: string;
+}
+
+export interface McpDiscovery {
+  catalog: McpCatalogServer[];
+  errors: McpServerFailure[];
+}
+
+/**
+ * The configured servers the requested toolsets name (`mcp:NAME`), or all of them when no toolsets
+ * are given. An `mcp:NAME` without a configured server is reported, not thrown.
+ */
+export function selectServers(servers: McpServersConfig, toolsets?: readonly string[]): { names: string[]; errors: McpServerFailure[] } {
+  if (!toolsets) return { names: Object.keys(servers), errors: [] };
+  const names: string[] = [];
+  const errors: McpServerFailure[] = [];
+  for (const toolset of toolsets) {
+    const server = serverOfToolset(toolset);
+    if (server === undefined || names.includes(server)) continue;
+    if (server in servers) names.push(server);
+    else {
+      const known = Object.keys(servers).join(', ') || '(none)';
+      errors.push({ server, toolset, message: `no MCP server '${server}' is configured under mcp_servers (configured: ${known})` });
+    }
+  }
+  return { names, errors };
+}
+
+function catalogTools(server: string, tools: McpToolInfo[], filters: { include?: string[]; exclude?: string[] }): McpCatalogTool[] {
+  const taken = new Set<string>();
+  const out: McpCatalogTool[] = [];
+  for (const tool of tools) {
+    if (!isToolWanted(tool.name, filters)) continue;
+    const name = uniqueMcpToolName(server, tool.name, taken);
+    taken.add(name);
+    const description = tool.description?.trim() || tool.title || `${tool.name} (from MCP server ${server})`;
+    out.push({ name, mcpName: tool.name, description, inputSchema: tool.inputSchema });
+  }
+  return out;
+}
+
+/** Start the servers (all, or those the toolsets name) in parallel and list their filtered tools. */
+export async function discoverMcpTools(servers: McpServersConfig, pool: McpClientPool, options: { toolsets?: readonly string[] } = {}): Promise<McpDiscovery> {
+  const selection = selectServers(servers, options.toolsets);
+  const results = await Promise.all(
+    selection.names.map(async (server): Promise<McpCatalogServer | McpServerFailure> => {
+      const config = servers[server]!;
+      try {
+        const tools = await pool.listTools({ name: server, config });
+        const connection = await pool.connect({ name: server, config });
+        const info = connection.client.getServerVersion();
+        return {
+          server,
+          toolset: mcpToolset(server),
+          version: info ? `${info.name}@${info.version}` : 'unknown',
+          tools: catalogTools(server, tools, config),
+        };
+      } catch (error) {
+        return { server, toolset: mcpToolset(server), message: errorMessage(error) };
+      }
+    }),
+  );
+  return {
+    catalog: results.filter((result): result is McpCatalogServer => 'tools' in result),
+    errors: [...selection.errors, ...results.filter((result): result is McpServerFailure => 'message' in result)],
+  };
+}
+
+/** Tools that call the catalog's servers through the pool; servers start on the first call. */
+export function mcpToolsFromCatalog(catalog: readonly McpCatalogServer[], servers: McpServersConfig, pool: McpClientPool): Tool[] {
+  return catalog.flatMap((entry) => {
+    const config = servers[entry.server];
+    if (!config) return [];
+    const ref = { name: entry.server, config };
+    return entry.tools.map(
+      (tool): JsonSchemaTool => ({
+        name: tool.name,
+        toolset: entry.toolset,
+        description: tool.description,
+        version: entry.version,
+        inputSchema: tool.inputSchema,
+        run: async (args, context) => toolOutputOf(await pool.callTool(ref, tool.mcpName, args, { signal: context.signal }), tool.name),
+      }),
+    );
+  });
+}
+
+export interface McpRegistration {
+  /** The `mcp:NAME` toolsets now in the registry. */
+  toolsets: string[];
+  catalog: McpCatalogServer[];
+  errors: McpServerFailure[];
+}
+
+/**
+ * List the configured servers' tools (starting them) and register them as `mcp:NAME` toolsets.
+ * With `toolsets`, only the servers those name are started. A toolset already registered is
+ * left as it is, so calling this again for more toolsets is safe.
+ */
+export async function registerMcpToolsets(
+  registry: ToolRegistry,
+  servers: McpServersConfig,
+  pool: McpClientPool,
+  options: { toolsets?: readonly string[] } = {},
+): Promise<McpRegistration> {
+  const wanted = options.toolsets?.filter((toolset) => !registry.hasToolset(toolset));
+  const { catalog, errors } = await discoverMcpTools(servers, pool, { toolsets: wanted });
+  const fresh = catalog.filter((entry) => !registry.hasToolset(entry.toolset));
+  registry.register(...mcpToolsFromCatalog(fresh, servers, pool));
+  const toolsets = catalog.map((entry) => entry.toolset).filter((toolset) => registry.hasToolset(toolset));
+  for (const entry of catalog.filter((candidate) => candidate.tools.length === 0)) {
+    errors.push({ server: entry.server, toolset: entry.toolset, message: `MCP server '${entry.server}' offers no tools (after include/exclude)` });
+  }
+  return { toolsets, catalog, errors };
+}
