@@ -1,0 +1,15 @@
+import { patchTool } from './patch.js';
+import { readFileTool } from './read-file.js';
+import { ToolRegistry, type Tool } from './registry.js';
+import { searchFilesTool } from './search-files.js';
+import { terminalTool } from './terminal.js';
+import { todoReadTool, todoWriteTool } from './todo.js';
+import { writeFileTool } from './write-file.js';
+
+/** The tools traj ships, in the order they are offered: toolsets terminal, file and todo. */
+export const BUILTIN_TOOLS: readonly Tool[] = [terminalTool, readFileTool, writeFileTool, patchTool, searchFilesTool, todoWriteTool, todoReadTool];
+
+/** A fresh registry holding the built-in tools; callers add MCP and other tools to it. */
+export function createToolRegistry(): ToolRegistry {
+  return new ToolRegistry().register(...BUILTIN_TOOLS);
+}

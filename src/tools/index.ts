@@ -1,0 +1,10 @@
+export * from './registry.js';
+export * from './budget.js';
+export * from './builtin.js';
+export { terminalTool, TerminalParameters, shortenMiddle, mergeOutput, TERMINAL_OUTPUT_MAX_CHARS } from './terminal.js';
+export { readFileTool, ReadFileParameters, READ_FILE_DEFAULT_LIMIT } from './read-file.js';
+export { writeFileTool, WriteFileParameters } from './write-file.js';
+export { patchTool, PatchParameters } from './patch.js';
+export { searchFilesTool, SearchFilesParameters, SEARCH_DEFAULT_LIMIT } from './search-files.js';
+export { todoWriteTool, todoReadTool, TodoItemSchema, TodoWriteParameters, TODO_STATUSES, TODO_STATE_KEY, readTodos, type TodoItem } from './todo.js';
+export { inSandbox } from './sandbox-failure.js';
