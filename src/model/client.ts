@@ -1,0 +1,112 @@
+import OpenAI from 'openai';
+import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
+import { EndpointSchema, type Endpoint, type EndpointInput } from '../config/endpoint.js';
+import { validate } from '../config/load.js';
+import { ConfigError } from '../errors.js';
+import { endpointLimiter, runLimited } from './concurrency.js';
+import { AttemptTimeoutError, BadResponseError, classifyFailure, modelErrorFor } from './failure.js';
+import { toModelResponse } from './response.js';
+import { DEFAULT_RETRY_DELAYS, withRetries, type RetryDelays, type RetryEvent } from './retry.js';
+import { StreamAssembler, type WireChunk } from './stream-assembler.js';
+import type { CompletionRequest, ModelClient, ModelDelta, ModelResponse } from './types.js';
+import { buildRequestBody, type WireCompletion, type WireMessage } from './wire.js';
+
+export interface ModelClientOptions {
+  /** Where the API key variable is read (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** Backoff bounds (default 1 s base, 60 s cap); tests pass small ones. */
+  retry?: Partial<RetryDelays>;
+  /** Told before each backoff sleep: which attempt failed, why, and how long the wait is. */
+  onRetry?: (event: RetryEvent) => void;
+}
+
+/** A client for one OpenAI-compatible endpoint; retries, the concurrency cap and parsing live here. */
+export function createModelClient(endpoint: EndpointInput, options: ModelClientOptions = {}): ModelClient {
+  return new OpenAICompatibleClient(validate(EndpointSchema, endpoint, 'endpoint'), options);
+}
+
+class OpenAICompatibleClient implements ModelClient {
+  readonly model: string;
+  readonly baseURL: string;
+  private readonly openai: OpenAI;
+  private readonly delays: RetryDelays;
+
+  constructor(
+    private readonly endpoint: Endpoint,
+    private readonly options: ModelClientOptions,
+  ) {
+    this.model = endpoint.model;
+    this.baseURL = endpoint.base_url;
+    this.delays = { ...DEFAULT_RETRY_DELAYS, ...options.retry };
+    // Retries are ours (jitter, retry-after, abortable sleep, one typed error at the end).
+    this.openai = new OpenAI({
+      apiKey: apiKeyFor(endpoint, options.env ?? process.env),
+      baseURL: endpoint.base_url,
+      maxRetries: 0,
+      timeout: endpoint.timeout_ms,
+    });
+  }
+
+  async complete(request: CompletionRequest): Promise<ModelResponse> {
+    const started = performance.now();
+    const limiter = endpointLimiter(this.baseURL, this.endpoint.concurrency);
+    const { value, attempts } = await withRetries(() => runLimited(limiter, () => this.attempt(request), request.signal), {
+      ...this.delays,
+      maxRetries: this.endpoint.max_retries,
+      signal: request.signal,
+      classify: (error) => classifyFailure(error, request.signal),
+      giveUp: (failure, count) => modelErrorFor(failure, count, { baseURL: this.baseURL, model: this.model }),
+      onRetry: this.options.onRetry,
+    });
+    return toModelResponse(value, this.endpoint.tool_call_format, { durationMs: Math.round(performance.now() - started), attempts });
+  }
+
+  /** One HTTP exchange, bounded by timeout_ms from request to the last streamed byte. */
+  private async attempt(request: CompletionRequest): Promise<WireCompletion> {
+    const deadline = AbortSignal.timeout(this.endpoint.timeout_ms);
+    const signal = request.signal ? AbortSignal.any([request.signal, deadline]) : deadline;
+    try {
+      return request.onDelta ? await this.streamed(request, signal, request.onDelta) : await this.whole(request, signal);
+    } catch (error) {
+      if (deadline.aborted && !request.signal?.aborted) {
+        throw new AttemptTimeoutError(`no complete response within ${this.endpoint.timeout_ms} ms (timeout_ms)`);
+      }
+      throw error;
+    }
+  }
+
+  private async whole(request: CompletionRequest, signal: AbortSignal): Promise<WireCompletion> {
+    const body = buildRequestBody(this.endpoint, request.messages, request.tools, false);
+    // The body carries extra_body fields the SDK's types do not know; it sends them as given.
+    const completion = await this.openai.chat.completions.create(body as unknown as ChatCompletionCreateParamsNonStreaming, { signal });
+    const choice = completion.choices?.[0];
+    if (!choice) throw new BadResponseError(`the response has no choices: ${JSON.stringify(completion).slice(0, 300)}`);
+    return { message: choice.message as WireMessage, finishReason: choice.finish_reason, usage: completion.usage ?? undefined };
+  }
+
+  private async streamed(request: CompletionRequest, signal: AbortSignal, onDelta: (delta: ModelDelta) => void): Promise<WireCompletion> {
+    const body = buildRequestBody(this.endpoint, request.messages, request.tools, true);
+    const stream = await this.openai.chat.completions.create(body as unknown as ChatCompletionCreateParamsStreaming, { signal });
+    const assembler = new StreamAssembler(onDelta);
+    for await (const chunk of stream) assembler.add(chunk as WireChunk);
+    return assembler.result();
+  }
+}
+
+/** The key from the named variable; local servers need none, so a placeholder stands in. */
+function apiKeyFor(endpoint: Endpoint, env: NodeJS.ProcessEnv): string {
+  const key = env[endpoint.api_key_env];
+  if (key) return key;
+  if (isLocalEndpoint(endpoint.base_url)) return 'none';
+  throw new ConfigError(
+    `the endpoint ${endpoint.base_url} needs an API key but $${endpoint.api_key_env} is not set; set it, or pass --api-key-env VAR naming the variable that holds the key`,
+    { code: 'api_key_missing' },
+  );
+}
+
+/** Loopback, private networks and bare host names (a compose service such as `vllm`). */
+export function isLocalEndpoint(baseURL: string): boolean {
+  const host = new URL(baseURL).hostname.replace(/^\[|\]$/g, '');
+  if (host === 'localhost' || host === '::1' || host === '0.0.0.0' || (!host.includes('.') && !host.includes(':')) || /\.(local|localhost|internal)$/.test(host)) return true;
+  return /^(127\.|10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.)/.test(host);
+}

@@ -1,0 +1,87 @@
+import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import { ModelError } from '../errors.js';
+import { parseRetryAfter, type AttemptFailure } from './retry.js';
+
+/** A 200 answer the client cannot use (no choices, an error object instead of a completion). */
+export class BadResponseError extends Error {}
+
+/** Raised when the attempt's own deadline (endpoint timeout_ms) passed. */
+export class AttemptTimeoutError extends Error {}
+
+const RETRYABLE_STATUS = (status: number) => status === 408 || status === 429 || status >= 500;
+const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'ENOTFOUND', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
+
+/** Decide whether one failed attempt is retried: 429, 5xx, timeouts and broken connections are. */
+export function classifyFailure(error: unknown, signal: AbortSignal | undefined): AttemptFailure {
+  if (signal?.aborted || error instanceof APIUserAbortError) return { kind: 'aborted', message: 'aborted', cause: error };
+  if (error instanceof AttemptTimeoutError || error instanceof APIConnectionTimeoutError) {
+    return { kind: 'retryable', message: error.message || 'timed out', cause: error };
+  }
+  if (error instanceof APIConnectionError) {
+    return { kind: 'retryable', message: connectionMessage(error), cause: error };
+  }
+  if (error instanceof APIError) {
+    const status = error.status;
+    const message = serverMessage(error);
+    if (status === undefined) return { kind: 'retryable', message, cause: error };
+    const retryAfterMs = parseRetryAfter(error.headers);
+    return { kind: RETRYABLE_STATUS(status) ? 'retryable' : 'fatal', status, message, ...(retryAfterMs === undefined ? {} : { retryAfterMs }), cause: error };
+  }
+  if (error instanceof BadResponseError) return { kind: 'retryable', message: error.message, cause: error };
+  if (isNetworkError(error)) return { kind: 'retryable', message: connectionMessage(error as Error), cause: error };
+  return { kind: 'fatal', message: error instanceof Error ? error.message : String(error), cause: error };
+}
+
+/** The server's own words: `error.message` of the JSON body, else the SDK's summary. */
+function serverMessage(error: APIError): string {
+  const body = error.error as { message?: unknown } | undefined;
+  if (body && typeof body.message === 'string') return body.message;
+  return error.message.replace(/^\d{3} /, '');
+}
+
+function connectionMessage(error: Error): string {
+  const cause = error.cause instanceof Error ? error.cause : undefined;
+  const detail = cause ? ` (${(cause as NodeJS.ErrnoException).code ?? cause.message})` : '';
+  return `${error.message}${detail}`;
+}
+
+/** A stream cut mid-body surfaces from undici as a bare TypeError('terminated') or an errno error. */
+function isNetworkError(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; current instanceof Error && depth < 4; depth++) {
+    const code = (current as NodeJS.ErrnoException).code;
+    if ((code && NETWORK_CODES.has(code)) || current.message === 'terminated') return true;
+    current = current.cause;
+  }
+  return false;
+}
+
+export interface FailureContext {
+  baseURL: string;
+  model: string;
+}
+
+/** The typed error a caller sees: names the endpoint, the model, the status and the server's message. */
+export function modelErrorFor(failure: AttemptFailure, attempts: number, context: FailureContext): ModelError {
+  const where = `model endpoint ${context.baseURL} (model '${context.model}')`;
+  const status = failure.status === undefined ? '' : `HTTP ${failure.status}: `;
+  const details = { baseURL: context.baseURL, model: context.model, status: failure.status, attempts };
+  if (failure.kind === 'aborted') {
+    return new ModelError(`request to ${where} aborted`, { code: 'aborted', retryable: false, cause: failure.cause, details });
+  }
+  if (failure.kind === 'retryable') {
+    const tries = attempts === 1 ? '1 attempt' : `${attempts} attempts`;
+    return new ModelError(`${where} unavailable after ${tries}: ${status}${failure.message}`, {
+      code: 'model_unavailable',
+      retryable: true,
+      cause: failure.cause,
+      details,
+    });
+  }
+  return new ModelError(`${where} rejected the request: ${status}${failure.message}`, {
+    code: failure.status === undefined ? 'model_failed' : 'model_request_rejected',
+    retryable: false,
+    cause: failure.cause,
+    details,
+  });
+}

@@ -1,0 +1,72 @@
+import type { Endpoint } from '../config/endpoint.js';
+import type { Message, ToolSpec } from './messages.js';
+
+/**
+ * The OpenAI chat-completions wire format as traj reads it: looser than the SDK's types because
+ * compatible servers add fields (`reasoning_content`, `reasoning`, `reasoning_details`).
+ */
+export interface WireToolCall {
+  id?: string;
+  type?: string;
+  function?: { name?: string; arguments?: string };
+}
+
+export interface WireMessage {
+  content?: string | null;
+  reasoning_content?: string | null;
+  reasoning?: string | null;
+  reasoning_details?: unknown[];
+  tool_calls?: WireToolCall[] | null;
+}
+
+export interface WireUsage {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  completion_tokens_details?: { reasoning_tokens?: number | null } | null;
+}
+
+/** One assistant choice with its finish reason and the call's usage: what streaming assembles. */
+export interface WireCompletion {
+  message: WireMessage;
+  finishReason: string | null;
+  usage: WireUsage | undefined;
+}
+
+/** Messages as the server expects them: traj's `reasoning` and tool-message `name` stay local. */
+export function toWireMessages(messages: Message[]): Record<string, unknown>[] {
+  return messages.map((message) => {
+    switch (message.role) {
+      case 'assistant':
+        return {
+          role: 'assistant',
+          content: message.content,
+          ...(message.tool_calls?.length ? { tool_calls: message.tool_calls } : {}),
+        };
+      case 'tool':
+        return { role: 'tool', tool_call_id: message.tool_call_id, content: message.content };
+      default:
+        return { role: message.role, content: message.content };
+    }
+  });
+}
+
+/**
+ * The request body: sampling params, then `extra_body` (it may override them), then the fields
+ * traj owns, which nothing overrides.
+ */
+export function buildRequestBody(endpoint: Endpoint, messages: Message[], tools: ToolSpec[] | undefined, stream: boolean): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  if (endpoint.temperature !== undefined) body.temperature = endpoint.temperature;
+  if (endpoint.top_p !== undefined) body.top_p = endpoint.top_p;
+  if (endpoint.max_tokens !== undefined) body.max_tokens = endpoint.max_tokens;
+  if (endpoint.seed !== undefined) body.seed = endpoint.seed;
+  Object.assign(body, endpoint.extra_body);
+  body.model = endpoint.model;
+  body.messages = toWireMessages(messages);
+  if (tools && tools.length > 0) body.tools = tools;
+  if (stream) {
+    body.stream = true;
+    body.stream_options = { include_usage: true };
+  }
+  return body;
+}

@@ -1,0 +1,6 @@
+export * from './script.js';
+export * from './builders.js';
+export * from './conversation-script.js';
+export * from './echo-script.js';
+export * from './server.js';
+export * from './script-file.js';

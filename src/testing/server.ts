@@ -1,0 +1,173 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { completionBody, renderReply, streamBody } from './completion-body.js';
+import { assistantTurns } from './conversation-script.js';
+import { isFault, scriptError, type ChatRequest, type Script, type ScriptedResponse } from './script.js';
+
+export interface ScriptedServerOptions {
+  /** Default 0: any free port. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Wait this long before answering each chat request (benchmarks: a model's latency). */
+  latencyMs?: number;
+  /** The model name reported by /v1/models and in completions (default traj-scripted). */
+  model?: string;
+  /** Keep every request body in `requests` (default true; a long-running demo server turns it off). */
+  record?: boolean;
+}
+
+export interface ScriptedServer {
+  /** Base URL ending in /v1, ready for an endpoint's base_url. */
+  url: string;
+  port: number;
+  /** Every chat request body received, in order (empty when `record` is false). */
+  requests: ChatRequest[];
+  /** Chat requests received so far, dropped and failed ones included. */
+  requestCount(): number;
+  /** Chat requests being answered right now. */
+  inFlight(): number;
+  /** The most chat requests ever answered at once. */
+  maxInFlight(): number;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_SCRIPTED_MODEL = 'traj-scripted';
+
+/** A real OpenAI-compatible HTTP server whose answers come from a script. */
+export async function startScriptedServer(script: Script, options: ScriptedServerOptions = {}): Promise<ScriptedServer> {
+  const model = options.model ?? DEFAULT_SCRIPTED_MODEL;
+  const record = options.record ?? true;
+  const requests: ChatRequest[] = [];
+  const timers = new Set<NodeJS.Timeout>();
+  let count = 0;
+  let inFlight = 0;
+  let maxInFlight = 0;
+
+  const wait = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        resolve();
+      }, ms);
+      timers.add(timer);
+    });
+
+  async function chat(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const body = await readBody(request);
+    const parsed = parseChatRequest(body);
+    if (typeof parsed === 'string') return send(response, 400, { error: { message: parsed, type: 'invalid_request_error' } });
+    const index = count++;
+    inFlight++;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    response.once('close', () => inFlight--);
+    if (record) requests.push(parsed);
+    if (options.latencyMs) await wait(options.latencyMs);
+    let answer: ScriptedResponse;
+    try {
+      answer = await pick(script, parsed, index);
+    } catch (error) {
+      answer = scriptError(`the script threw: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    await answerWith(answer, parsed, index, request, response);
+  }
+
+  async function answerWith(answer: ScriptedResponse, parsed: ChatRequest, index: number, request: IncomingMessage, response: ServerResponse): Promise<void> {
+    if (response.destroyed) return;
+    if (!isFault(answer)) {
+      const rendered = renderReply(answer, parsed, index);
+      if (parsed.stream) {
+        response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+        response.end(streamBody(rendered, model, index, parsed.stream_options?.include_usage === true));
+      } else {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(completionBody(rendered, model, index));
+      }
+      return;
+    }
+    switch (answer.fault) {
+      case 'http':
+        return send(response, answer.status, answer.body ?? { error: { message: `scripted HTTP ${answer.status}`, type: 'scripted_fault', code: answer.status } }, answer.headers);
+      case 'drop':
+        request.socket.destroy();
+        return;
+      case 'delay':
+        await wait(answer.ms);
+        return answerWith(answer.then, parsed, index, request, response);
+    }
+  }
+
+  const server = createServer((request, response) => {
+    const path = (request.url ?? '').split('?')[0];
+    if (request.method === 'POST' && path === '/v1/chat/completions') {
+      chat(request, response).catch((error: unknown) => {
+        if (!response.headersSent) send(response, 500, { error: { message: `scripted server failed: ${String(error)}`, type: 'server_error' } });
+      });
+    } else if (request.method === 'GET' && path === '/v1/models') {
+      send(response, 200, { object: 'list', data: [{ id: model, object: 'model', created: 0, owned_by: 'traj' }] });
+    } else {
+      send(response, 404, { error: { message: `no route ${request.method} ${path}; this server answers POST /v1/chat/completions and GET /v1/models`, type: 'not_found' } });
+    }
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+
+  return {
+    url: `http://${host}:${address.port}/v1`,
+    port: address.port,
+    requests,
+    requestCount: () => count,
+    inFlight: () => inFlight,
+    maxInFlight: () => maxInFlight,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const timer of timers) clearTimeout(timer);
+        timers.clear();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+function pick(script: Script, request: ChatRequest, index: number): ScriptedResponse | Promise<ScriptedResponse> {
+  if (typeof script === 'function') return script(request, { index, turn: assistantTurns(request) });
+  return script[index] ?? scriptError(`the script has ${script.length} responses and this is request ${index + 1}`);
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+/** The parsed request, or what is wrong with it. */
+function parseChatRequest(body: string): ChatRequest | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch (error) {
+    return `the request body is not JSON: ${(error as Error).message}`;
+  }
+  if (!value || typeof value !== 'object' || !Array.isArray((value as ChatRequest).messages)) {
+    return 'the request body must be a JSON object with a "messages" array';
+  }
+  return value as ChatRequest;
+}
+
+function send(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (response.destroyed) return;
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  response.writeHead(status, { 'content-type': typeof body === 'string' ? 'text/plain' : 'application/json', ...headers });
+  response.end(text);
+}
