@@ -95,29 +95,39 @@ export class McpClientPool {
   /**
    * Call one tool. Everything that goes wrong is a ToolFailure the model reads: the server could
    * not start, the call timed out (server restarted), the server died (restarted), the server
-   * rejected the call. Only an abort by the caller's signal propagates as is.
+   * rejected the call. Only an abort by the caller's signal propagates as is. An HTTP server that
+   * forgot the session (it restarted) never saw the call, so that one is retried in a new session.
    */
   async callTool(server: McpServerRef, tool: string, args: Record<string, unknown>, options: McpCallOptions = {}): Promise<CallToolResult | { toolResult: unknown }> {
-    let connection: McpConnection;
+    for (let attempt = 0; ; attempt++) {
+      const connection = await this.connectForCall(server);
+      const call = childSignal(options.signal);
+      try {
+        return await connection.client.callTool({ name: tool, arguments: args }, undefined, { timeout: server.config.timeout_ms, signal: call.signal });
+      } catch (error) {
+        if (options.signal?.aborted) throw error;
+        if (attempt === 0 && isSessionLost(error)) {
+          await this.discard(server, connection, { kill: true });
+          continue;
+        }
+        throw await this.failure(server, connection, tool, error);
+      } finally {
+        call.release();
+      }
+    }
+  }
+
+  private async connectForCall(server: McpServerRef): Promise<McpConnection> {
     try {
-      connection = await this.connect(server);
+      return await this.connect(server);
     } catch (error) {
       throw new ToolFailure(`MCP server '${server.name}' is not available: ${errorMessage(error)}`, 'the server will be started again on the next call; use other tools meanwhile');
-    }
-    const call = childSignal(options.signal);
-    try {
-      return await connection.client.callTool({ name: tool, arguments: args }, undefined, { timeout: server.config.timeout_ms, signal: call.signal });
-    } catch (error) {
-      if (options.signal?.aborted) throw error;
-      throw await this.failure(server, connection, tool, error);
-    } finally {
-      call.release();
     }
   }
 
   /** Turn a failed call into the ToolFailure the model sees, restarting the server when it is at fault. */
   private async failure(server: McpServerRef, connection: McpConnection, tool: string, error: unknown): Promise<ToolFailure> {
-    const code = (error as { code?: unknown }).code;
+    const code = jsonRpcCode(error);
     const restart = 'it starts again on the next call';
     if (code === REQUEST_TIMEOUT) {
       await this.discard(server, connection, { kill: true });
@@ -127,8 +137,8 @@ export class McpClientPool {
       await this.discard(server, connection, { kill: true });
       return new ToolFailure(`MCP server '${server.name}' exited while running '${tool}'${connection.describeExit()}; ${restart}`);
     }
-    if (typeof code === 'number') return new ToolFailure(`${tool}: ${errorMessage(error).replace(/^MCP error -?\d+: /, '')}`);
-    // Not a JSON-RPC error: the transport itself failed (HTTP error, refused connection).
+    if (code !== undefined) return new ToolFailure(`${tool}: ${errorMessage(error).replace(JSON_RPC_PREFIX, '')}`);
+    // Not a JSON-RPC error: the transport itself failed (HTTP error status, refused connection).
     await this.discard(server, connection, { kill: true });
     return new ToolFailure(`MCP server '${server.name}' is unreachable (${errorMessage(error)}); the connection was dropped and ${restart}`);
   }
@@ -165,6 +175,19 @@ export class McpClientPool {
       }),
     );
   }
+}
+
+/** The SDK's McpError (a JSON-RPC error from the server or the protocol layer) says "MCP error CODE: …". */
+const JSON_RPC_PREFIX = /^MCP error -?\d+: /;
+
+function jsonRpcCode(error: unknown): number | undefined {
+  const code = (error as { code?: unknown }).code;
+  return error instanceof Error && typeof code === 'number' && JSON_RPC_PREFIX.test(error.message) ? code : undefined;
+}
+
+/** HTTP 404 to a request carrying a session id: the server no longer knows the session. */
+function isSessionLost(error: unknown): boolean {
+  return jsonRpcCode(error) === undefined && (error as { code?: unknown }).code === 404;
 }
 
 /**

@@ -34,19 +34,28 @@ function parsesTo(text: string, value: unknown): boolean {
   }
 }
 
+/** True when every leaf of `value` is a string found verbatim in `text` (e.g. `{"content": <the text>}`). */
+function stringsWithin(value: unknown, text: string): boolean {
+  if (typeof value === 'string') return text.includes(value);
+  if (Array.isArray(value)) return value.every((item) => stringsWithin(item, text));
+  if (value && typeof value === 'object') return Object.values(value).every((item) => stringsWithin(item, text));
+  return false;
+}
+
 /**
  * The text the model reads for a call result: content blocks joined by newlines, then the
- * structured content as JSON unless a text block already carries the same JSON (the spec asks
- * servers to send both; once is enough for the context window).
+ * structured content as JSON unless the text already carries it — as the same JSON (the spec asks
+ * servers to send both) or as its strings — since once is enough for the context window.
  */
 export function renderCallToolResult(result: CallToolResult | { toolResult: unknown }): string {
   if ('toolResult' in result) return JSON.stringify(result.toolResult);
-  const parts = (result.content ?? []).map(renderContentBlock);
+  const blocks = result.content ?? [];
+  const text = blocks.map(renderContentBlock).join('\n');
   const structured = result.structuredContent;
-  if (structured !== undefined && !(result.content ?? []).some((block) => block.type === 'text' && parsesTo(block.text, structured))) {
-    parts.push(JSON.stringify(structured));
-  }
-  return parts.join('\n');
+  if (structured === undefined) return text;
+  const carried = blocks.some((block) => block.type === 'text' && parsesTo(block.text, structured)) || stringsWithin(structured, text);
+  if (carried) return text;
+  return text ? `${text}\n${JSON.stringify(structured)}` : JSON.stringify(structured);
 }
 
 /** The result as the tool output; an `isError` result fails the call so the model sees an error. */
