@@ -2,3 +2,4 @@ export * from './events.js';
 export * from './loop.js';
 export * from './result.js';
 export * from './stop-conditions.js';
+export * from './system-prompt.js';

@@ -9,17 +9,16 @@ export interface SystemPromptInput {
   /** The run's own instructions (persona, task rules); DEFAULT_SYSTEM_PROMPT when absent. */
   base?: string;
   tools: readonly Tool[];
-  /** Where the agent's commands start, so it does not have to discover it. */
-  workdir?: string;
 }
 
 /**
  * Assemble the system prompt once per conversation. Deliberately free of clocks, random ids and
- * anything else that would differ between identical rollouts: the prompt prefix stays cacheable
- * and the record's saved system prompt is exactly the one the model saw.
+ * sandbox paths (a local sandbox's folder differs per rollout): identical rollouts see identical
+ * prompts, the prefix stays cacheable, and the record's saved prompt is exactly the one the model saw.
  */
 export function buildSystemPrompt(input: SystemPromptInput): string {
-  const parts = [input.base?.trim() || DEFAULT_SYSTEM_PROMPT];
-  if (input.tools.length > 0 && input.workdir) parts.push(`Your working directory is ${input.workdir}.`);
-  return parts.join('\n\n');
+  const base = input.base?.trim() || DEFAULT_SYSTEM_PROMPT;
+  if (input.tools.length === 0) return base;
+  const toolsets = [...new Set(input.tools.map((tool) => tool.toolset))].join(', ');
+  return `${base}\n\nAvailable toolsets: ${toolsets}. Your commands start in your working directory.`;
 }

@@ -62,6 +62,13 @@ export function toolSpec(tool: Tool): ToolSpec {
 /** All tools traj knows in this process, grouped into toolsets. Instances, not a global. */
 export class ToolRegistry {
   private readonly tools = new Map<string, Tool>();
+  /** Toolsets whose tools are only known once a server starts (MCP); valid names before that. */
+  private readonly declared = new Set<string>();
+
+  declareToolset(name: string): this {
+    this.declared.add(name);
+    return this;
+  }
 
   register(...tools: Tool[]): this {
     for (const tool of tools) {
@@ -84,11 +91,11 @@ export class ToolRegistry {
   }
 
   toolsetNames(): string[] {
-    return [...new Set(this.all().map((tool) => tool.toolset))].sort();
+    return [...new Set([...this.all().map((tool) => tool.toolset), ...this.declared])].sort();
   }
 
   hasToolset(name: string): boolean {
-    return this.all().some((tool) => tool.toolset === name);
+    return this.declared.has(name) || this.all().some((tool) => tool.toolset === name);
   }
 
   /** Throws a ConfigError listing the known toolsets when a name is unknown. */

@@ -1,0 +1,45 @@
+import type { RunStatistics } from '../run/run-statistics.js';
+
+/** A fixed-width table for the terminal. */
+export function table(headers: string[], rows: (string | number)[][]): string {
+  const cells = [headers, ...rows.map((row) => row.map(String))];
+  const widths = headers.map((_, column) => Math.max(...cells.map((row) => (row[column] ?? '').length)));
+  const line = (row: string[]) => row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
+  return [line(headers), widths.map((width) => '-'.repeat(width)).join('  '), ...cells.slice(1).map(line)].join('\n');
+}
+
+/** The end-of-run summary: counts, tools, tokens, time; cumulative across resumes. */
+export function formatStatistics(stats: RunStatistics): string {
+  const p = stats.prompts;
+  const parts = [
+    table(
+      ['prompts', 'total', 'done', 'discarded', 'failed', 'pending', 'bad rows'],
+      [['', p.total, p.done, p.discarded, p.failed, p.pending, p.bad_rows]],
+    ),
+  ];
+  if (stats.tools.length > 0) {
+    parts.push(table(['tool', 'calls', 'ok', 'errors', 'error rate'], stats.tools.map((tool) => [tool.name, tool.calls, tool.ok, tool.errors, `${(tool.error_rate * 100).toFixed(1)}%`])));
+  }
+  if (stats.by_toolsets.length > 0) {
+    parts.push(
+      table(
+        ['toolsets', 'rollouts', 'completed', 'rate'],
+        stats.by_toolsets.map((row) => [row.toolsets.join('+') || '(none)', row.rollouts, row.completed, `${(row.completion_rate * 100).toFixed(1)}%`]),
+      ),
+    );
+  }
+  const failures = Object.entries(p.failed_by_code).map(([code, count]) => `${code}: ${count}`).join(', ');
+  const drops = Object.entries(stats.toolset_drops).map(([toolset, count]) => `${toolset} ×${count}`).join(', ');
+  parts.push(
+    [
+      `finish reasons: ${Object.entries(stats.finish_reasons).map(([reason, count]) => `${reason} ${count}`).join(', ') || '(none)'}`,
+      `reasoning coverage: ${(stats.reasoning_coverage * 100).toFixed(1)}%`,
+      `tokens: ${stats.tokens.prompt} prompt + ${stats.tokens.completion} completion (${stats.tokens.reasoning} reasoning)`,
+      `wall time: ${(stats.wall_time_ms / 1000).toFixed(1)} s over ${stats.segments} invocation(s), ${stats.rollouts_per_minute} rollouts/min`,
+      ...(stats.rewards.scored > 0 || stats.rewards.errors > 0 ? [`rewards: ${stats.rewards.scored} scored, mean ${stats.rewards.mean ?? '-'}, ${stats.rewards.errors} reward errors`] : []),
+      ...(failures ? [`failed: ${failures}`] : []),
+      ...(drops ? [`toolsets dropped as unavailable: ${drops}`] : []),
+    ].join('\n'),
+  );
+  return parts.join('\n\n');
+}

@@ -1,0 +1,53 @@
+import { randomUUID } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import { BroadcastChannel } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import type { RolloutOutcome, RolloutTask } from './rollout.js';
+import type { ControlMessage } from './worker.js';
+
+export interface PoolOptions {
+  /** Worker threads (default: CPU cores). */
+  workers?: number;
+  /** Rollouts in flight in total, spread over the threads. */
+  concurrency: number;
+}
+
+/**
+ * A piscina pool of worker threads, each running many rollouts at once. Interrupts go over a
+ * BroadcastChannel rather than piscina's abort (which terminates the thread): rollouts then end
+ * through their own abort path and dispose their sandboxes.
+ */
+export class RolloutPool {
+  private readonly piscina: Piscina<RolloutTask & { control: string }, RolloutOutcome>;
+  private readonly channelName = `traj-control-${randomUUID()}`;
+  private readonly channel = new BroadcastChannel(this.channelName);
+  readonly workers: number;
+
+  constructor(options: PoolOptions) {
+    this.workers = Math.max(1, Math.min(options.workers ?? availableParallelism(), options.concurrency));
+    this.piscina = new Piscina({
+      filename: new URL('./worker.js', import.meta.url).href,
+      minThreads: this.workers,
+      maxThreads: this.workers,
+      concurrentTasksPerWorker: Math.ceil(options.concurrency / this.workers),
+      atomics: 'disabled',
+      idleTimeout: 60_000,
+    });
+  }
+
+  run(task: RolloutTask): Promise<RolloutOutcome> {
+    return this.piscina.run({ ...task, control: this.channelName });
+  }
+
+  /** Ask every in-flight rollout to stop (their sandboxes are disposed by the rollouts themselves). */
+  interrupt(): void {
+    this.channel.postMessage({ type: 'interrupt' } satisfies ControlMessage);
+  }
+
+  async close(): Promise<void> {
+    this.channel.postMessage({ type: 'close' } satisfies ControlMessage);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    this.channel.close();
+    await this.piscina.destroy();
+  }
+}

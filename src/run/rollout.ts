@@ -1,0 +1,194 @@
+import { z } from 'zod';
+import { buildSystemPrompt } from '../agent/system-prompt.js';
+import { runAgent } from '../agent/loop.js';
+import type { AgentResult } from '../agent/result.js';
+import { EndpointSchema } from '../config/endpoint.js';
+import type { Environment, RewardOutput } from '../eval/environment.js';
+import { loadEnvironment } from '../eval/load-environment.js';
+import { createRewardContext } from '../eval/reward-context.js';
+import { errorMessage, SandboxError, serializeError, TrajError, type SerializedError } from '../errors.js';
+import { emptyUsage, type Message, type ToolSpec } from '../model/messages.js';
+import type { ModelClient } from '../model/types.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
+import { BudgetSchema } from '../tools/budget.js';
+import { toolSpec, type Tool, type ToolRegistry } from '../tools/registry.js';
+
+/** Settings shared by every rollout of a run (plain JSON: they cross into worker threads). */
+export const RolloutSettingsSchema = z.object({
+  run: z.string(),
+  endpoint: EndpointSchema,
+  maxTurns: z.number().int().positive(),
+  systemPrompt: z.string().optional(),
+  sandbox: z.object({
+    kind: z.enum(['local', 'docker']),
+    image: z.string().optional(),
+    workdir: z.string().optional(),
+    docker: z.record(z.string(), z.unknown()).optional(),
+  }),
+  budget: BudgetSchema,
+  agent: z.enum(['model', 'noop', 'oracle']).default('model'),
+  rolloutTimeoutMs: z.number().int().positive().optional(),
+  toolConcurrency: z.number().int().positive().default(8),
+  /** Absolute path of the environment module (eval/bench); absent for a plain prompt batch. */
+  environmentModule: z.string().optional(),
+  mcpServers: z.record(z.string(), z.unknown()).optional(),
+});
+export type RolloutSettings = z.infer<typeof RolloutSettingsSchema>;
+
+/** What one rollout needs besides the shared settings. */
+export interface RolloutTask {
+  key: string;
+  sample: number;
+  toolsets: string[];
+  /** The conversation to start from (user turns or a prefix), without the system prompt. */
+  messages: Message[];
+  system?: string;
+  image?: string;
+  workdir?: string;
+  /** The environment's item (eval), passed to setup and reward. */
+  item?: unknown;
+  settings: RolloutSettings;
+}
+
+export interface RewardResult {
+  reward: number | null;
+  scores: Record<string, number>;
+  reward_details: unknown;
+  reward_error: string | null;
+}
+
+export interface RolloutOutcome {
+  key: string;
+  sample: number;
+  result: AgentResult;
+  tools: ToolSpec[];
+  reward?: RewardResult;
+  /** An infrastructure fault (sandbox, setup, timeout): the rollout is failed and retried later. */
+  error?: SerializedError;
+  /** Stopped by the user (SIGINT/SIGTERM): the key goes back to pending. */
+  interrupted: boolean;
+}
+
+/** Per-thread services a rollout uses; the worker caches them across rollouts. */
+export interface RolloutServices {
+  model(settings: RolloutSettings): ModelClient;
+  registry(settings: RolloutSettings, toolsets: readonly string[]): Promise<ToolRegistry>;
+  createSandbox(options: { kind: 'local' | 'docker'; image?: string; workdir?: string; run: string; key: string; docker?: Record<string, unknown> }): Promise<Sandbox>;
+}
+
+const REWARD_TIMEOUT_MS = 10 * 60_000;
+
+class RolloutTimeout extends TrajError {}
+
+/**
+ * One rollout: sandbox → environment setup → agent → reward over the same sandbox → dispose
+ * (always). Never throws; every failure is classified in the outcome.
+ */
+export async function executeRollout(task: RolloutTask, services: RolloutServices, interrupt: AbortSignal): Promise<RolloutOutcome> {
+  const { settings } = task;
+  const controller = new AbortController();
+  const onInterrupt = () => controller.abort(interrupt.reason);
+  interrupt.addEventListener('abort', onInterrupt, { once: true });
+  const timer = settings.rolloutTimeoutMs
+    ? setTimeout(() => controller.abort(new RolloutTimeout(`rollout exceeded --rollout-timeout (${settings.rolloutTimeoutMs} ms)`, { code: 'rollout_timeout', retryable: true })), settings.rolloutTimeoutMs)
+    : undefined;
+  let sandbox: Sandbox | undefined;
+  let tools: Tool[] = [];
+  const outcome = (fields: Partial<RolloutOutcome> & { result: AgentResult }): RolloutOutcome => ({
+    key: task.key,
+    sample: task.sample,
+    tools: tools.map(toolSpec),
+    interrupted: interrupt.aborted,
+    ...fields,
+  });
+  try {
+    const environment = settings.environmentModule ? await loadEnvironment(settings.environmentModule) : undefined;
+    tools = (await services.registry(settings, task.toolsets)).select(task.toolsets, { env: process.env });
+    const messages: Message[] = [{ role: 'system', content: buildSystemPrompt({ base: task.system ?? settings.systemPrompt, tools }) }, ...task.messages];
+    try {
+      sandbox = await services.createSandbox({
+        kind: settings.sandbox.kind,
+        image: task.image ?? settings.sandbox.image,
+        workdir: task.workdir ?? settings.sandbox.workdir,
+        run: settings.run,
+        key: task.key,
+        docker: settings.sandbox.docker,
+      });
+      if (environment?.setup) await environment.setup(task.item, sandbox);
+    } catch (error) {
+      const fault = error instanceof TrajError ? error : new SandboxError(`sandbox setup failed: ${errorMessage(error)}`, { code: 'setup_failed', retryable: true, cause: error });
+      return outcome({ result: emptyResult(messages, 'api_error'), error: serializeError(fault) });
+    }
+    const result = await runRolloutAgent(task, services, messages, tools, sandbox, controller.signal);
+    if (controller.signal.reason instanceof RolloutTimeout) return outcome({ result, error: serializeError(controller.signal.reason) });
+    if (interrupt.aborted) return outcome({ result });
+    const reward = environment?.reward ? await scoreRollout(environment, task, result, sandbox) : undefined;
+    return outcome({ result, reward });
+  } catch (error) {
+    return outcome({ result: emptyResult(task.messages, 'api_error'), error: serializeError(error) });
+  } finally {
+    if (timer) clearTimeout(timer);
+    interrupt.removeEventListener('abort', onInterrupt);
+    await sandbox?.dispose().catch(() => undefined);
+  }
+}
+
+async function runRolloutAgent(task: RolloutTask, services: RolloutServices, messages: Message[], tools: Tool[], sandbox: Sandbox, signal: AbortSignal): Promise<AgentResult> {
+  const { settings } = task;
+  if (settings.agent === 'noop') return emptyResult([...messages, { role: 'assistant', content: '' }], 'stop');
+  return runAgent({
+    model: services.model(settings),
+    tools,
+    messages,
+    sandbox,
+    maxTurns: settings.maxTurns,
+    budget: settings.budget,
+    signal,
+    toolConcurrency: settings.toolConcurrency,
+  });
+}
+
+/** Run the reward hook with a bound on its time; a throw or timeout is recorded, never a silent 0. */
+async function scoreRollout(environment: Environment, task: RolloutTask, result: AgentResult, sandbox: Sandbox): Promise<RewardResult> {
+  const configured = environment.rewardTimeoutMs;
+  const timeoutMs = typeof configured === 'function' ? configured(task.item) : (configured ?? REWARD_TIMEOUT_MS);
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      reject(new Error(`reward timed out after ${timeoutMs} ms`));
+    }, timeoutMs);
+  });
+  try {
+    const output = await Promise.race([Promise.resolve(environment.reward!(task.item, result, createRewardContext(sandbox, controller.signal))), timeout]);
+    return normalizeReward(output);
+  } catch (error) {
+    return { reward: null, scores: {}, reward_details: null, reward_error: errorMessage(error) };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function normalizeReward(output: RewardOutput): RewardResult {
+  if (typeof output === 'number') {
+    if (!Number.isFinite(output)) return { reward: null, scores: {}, reward_details: null, reward_error: `reward returned ${output}` };
+    return { reward: output, scores: {}, reward_details: null, reward_error: null };
+  }
+  if (!output || typeof output.score !== 'number' || !Number.isFinite(output.score)) {
+    return { reward: null, scores: {}, reward_details: output ?? null, reward_error: 'reward returned no finite "score"' };
+  }
+  return { reward: output.score, scores: output.scores ?? {}, reward_details: output.details ?? null, reward_error: null };
+}
+
+function emptyResult(messages: Message[], finishReason: AgentResult['finishReason']): AgentResult {
+  return {
+    messages,
+    finishReason,
+    turns: 0,
+    apiCalls: 0,
+    toolCalls: [],
+    usage: emptyUsage(),
+    timings: { started_at: new Date().toISOString(), duration_ms: 0, model_ms: 0, tool_ms: 0 },
+  };
+}

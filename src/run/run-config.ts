@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import { EndpointSchema } from '../config/endpoint.js';
+import { BudgetSchema } from '../tools/budget.js';
+
+/**
+ * Everything a run can be told, in a YAML file (`--config`) or by flags (flags win). Strict: an
+ * unknown key is an error naming it, so a typo never silently falls back to a default.
+ */
+export const RunConfigSchema = z.strictObject({
+  run: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'a run name of letters, digits, ".", "_" or "-"').describe('run name: checkpoints/<run>.sqlite'),
+  dataset: z.string().optional().describe('JSONL / Parquet / Arrow file or hf://datasets/ORG/NAME/PATH'),
+  distribution: z.string().optional().describe('toolset distribution name or YAML path'),
+  toolsets: z.array(z.string()).optional().describe('fixed toolsets for every prompt (instead of a distribution)'),
+  workers: z.number().int().positive().optional(),
+  concurrency: z.number().int().positive().default(32),
+  max_turns: z.number().int().positive().default(10),
+  sandbox: z.enum(['local', 'docker']).default('local'),
+  image: z.string().optional(),
+  workdir: z.string().optional(),
+  seed: z.number().int().default(0),
+  system: z.string().optional().describe('file holding the system prompt'),
+  system_prompt: z.string().optional().describe('the system prompt itself'),
+  require_reasoning: z.boolean().default(false),
+  completed_only: z.boolean().default(false),
+  max_attempts: z.number().int().positive().default(3),
+  rollout_timeout: z.number().positive().optional().describe('seconds'),
+  limit: z.number().int().positive().optional(),
+  skip_bad_rows: z.boolean().default(false),
+  hub_url: z.string().url().optional(),
+  grace_period: z.number().nonnegative().default(30).describe('seconds in-flight rollouts get after SIGINT'),
+  checkpoints: z.string().default('checkpoints'),
+  out: z.string().optional().describe('output folder (default datasets/<run>)'),
+  endpoint: EndpointSchema.partial().optional(),
+  budget: BudgetSchema.partial().optional(),
+  docker: z.record(z.string(), z.unknown()).optional(),
+  mcp_servers: z.record(z.string(), z.unknown()).optional(),
+  tool_concurrency: z.number().int().positive().default(8),
+});
+export type RunConfig = z.infer<typeof RunConfigSchema>;
+export type RunConfigInput = z.input<typeof RunConfigSchema>;

@@ -1,0 +1,264 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { RunError } from '../errors.js';
+import { canonicalJson, sha256 } from '../util/hash.js';
+
+export type ItemStatus = 'pending' | 'done' | 'discarded' | 'failed';
+export type ErrorClass = 'infra' | 'agent' | 'filtered';
+
+export interface ItemState {
+  status: ItemStatus;
+  attempts: number;
+}
+
+export interface ResultRow {
+  key: string;
+  sample: number;
+  status: Exclude<ItemStatus, 'pending'>;
+  record: unknown | null;
+  errorClass?: ErrorClass | null;
+  errorCode?: string | null;
+  errorMessage?: string | null;
+  reward?: number | null;
+  finishReason?: string | null;
+  durationMs?: number | null;
+}
+
+export interface StoredItem {
+  key: string;
+  sample: number;
+  row_index: number | null;
+  status: ItemStatus;
+  attempts: number;
+  error_class: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  toolsets: string;
+  reward: number | null;
+  finish_reason: string | null;
+  duration_ms: number | null;
+  record: string | null;
+}
+
+export interface RunMeta {
+  name: string;
+  kind: string;
+  config: Record<string, unknown>;
+  fingerprint: string;
+  fingerprint_parts: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS run (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  name TEXT NOT NULL, kind TEXT NOT NULL, config TEXT NOT NULL,
+  fingerprint TEXT NOT NULL, fingerprint_parts TEXT NOT NULL,
+  created_at TEXT NOT NULL, updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS fingerprint_changes (at TEXT NOT NULL, changes TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS items (
+  key TEXT NOT NULL, sample INTEGER NOT NULL, row_index INTEGER,
+  status TEXT NOT NULL CHECK (status IN ('pending','done','discarded','failed')),
+  attempts INTEGER NOT NULL DEFAULT 0,
+  error_class TEXT, error_code TEXT, error_message TEXT,
+  toolsets TEXT NOT NULL DEFAULT '[]', reward REAL, finish_reason TEXT, duration_ms INTEGER,
+  record TEXT, updated_at TEXT NOT NULL,
+  PRIMARY KEY (key, sample)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS items_status ON items(status);
+CREATE TABLE IF NOT EXISTS segments (
+  id INTEGER PRIMARY KEY, started_at TEXT NOT NULL, ended_at TEXT, wall_ms INTEGER,
+  finished INTEGER NOT NULL DEFAULT 0, outcome TEXT
+);
+CREATE TABLE IF NOT EXISTS bad_rows (line INTEGER PRIMARY KEY, reason TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS judge_cache (key TEXT PRIMARY KEY, verdict TEXT NOT NULL, created_at TEXT NOT NULL);
+`;
+
+/** Describe how two fingerprints differ, one line per changed part. */
+export function diffFingerprint(before: Record<string, unknown>, after: Record<string, unknown>): string[] {
+  const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+  const show = (value: unknown) => {
+    const text = value === undefined ? '(unset)' : canonicalJson(value);
+    return text.length > 120 ? `${text.slice(0, 60)}… (sha256 ${sha256(text).slice(0, 12)})` : text;
+  };
+  return keys.filter((key) => canonicalJson(before[key] ?? null) !== canonicalJson(after[key] ?? null)).map((key) => `${key}: ${show(before[key])} → ${show(after[key])}`);
+}
+
+/**
+ * The run store: the only source of truth of a run. SQLite in WAL mode, owned by the main thread;
+ * a result and its status land in one transaction, so a crash at any instant loses no finished work.
+ */
+export class RunStore {
+  readonly db: Database.Database;
+  private readonly statements: ReturnType<RunStore['prepare']>;
+
+  private constructor(readonly path: string) {
+    mkdirSync(dirname(path), { recursive: true });
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.exec(SCHEMA);
+    this.statements = this.prepare();
+  }
+
+  static open(path: string): RunStore {
+    return new RunStore(path);
+  }
+
+  private prepare() {
+    const db = this.db;
+    return {
+      lookup: db.prepare<[string, number], ItemState>('SELECT status, attempts FROM items WHERE key = ? AND sample = ?'),
+      dispatch: db.prepare(
+        `INSERT INTO items (key, sample, row_index, status, attempts, toolsets, updated_at) VALUES (@key, @sample, @row_index, 'pending', 1, @toolsets, @now)
+         ON CONFLICT (key, sample) DO UPDATE SET status = 'pending', attempts = attempts + 1, row_index = @row_index, toolsets = @toolsets, updated_at = @now`,
+      ),
+      save: db.prepare(
+        `UPDATE items SET status = @status, record = @record, error_class = @error_class, error_code = @error_code, error_message = @error_message,
+         reward = @reward, finish_reason = @finish_reason, duration_ms = @duration_ms, updated_at = @now WHERE key = @key AND sample = @sample`,
+      ),
+      release: db.prepare(`UPDATE items SET status = 'pending', attempts = MAX(attempts - 1, 0), updated_at = ? WHERE key = ? AND sample = ? AND status = 'pending'`),
+      finished: db.prepare('UPDATE segments SET finished = finished + 1, wall_ms = ? WHERE id = ?'),
+    };
+  }
+
+  meta(): RunMeta | undefined {
+    const row = this.db.prepare('SELECT * FROM run WHERE id = 1').get() as Record<string, string> | undefined;
+    if (!row) return undefined;
+    return {
+      name: row.name!,
+      kind: row.kind!,
+      config: JSON.parse(row.config!),
+      fingerprint: row.fingerprint!,
+      fingerprint_parts: JSON.parse(row.fingerprint_parts!),
+      created_at: row.created_at!,
+      updated_at: row.updated_at!,
+    };
+  }
+
+  /**
+   * Record the run's settings on first use; on later uses refuse a changed fingerprint with a
+   * readable list of what changed, unless `force` (the change is then recorded).
+   */
+  initRun(input: { name: string; kind: string; config: Record<string, unknown>; fingerprintParts: Record<string, unknown>; force?: boolean }): { changes: string[] } {
+    const fingerprint = sha256(canonicalJson(input.fingerprintParts));
+    const now = new Date().toISOString();
+    const existing = this.meta();
+    if (!existing) {
+      this.db
+        .prepare('INSERT INTO run (id, name, kind, config, fingerprint, fingerprint_parts, created_at, updated_at) VALUES (1, ?, ?, ?, ?, ?, ?, ?)')
+        .run(input.name, input.kind, JSON.stringify(input.config), fingerprint, JSON.stringify(input.fingerprintParts), now, now);
+      return { changes: [] };
+    }
+    const changes = existing.fingerprint === fingerprint ? [] : diffFingerprint(existing.fingerprint_parts, input.fingerprintParts);
+    if (changes.length > 0 && !input.force) {
+      throw new RunError(
+        `run '${input.name}' was started with different settings (${this.path}):\n${changes.map((line) => `  ${line}`).join('\n')}\n` +
+          'Resume with the original settings, choose a new --run name, or pass --force to continue anyway (the change is recorded).',
+        { code: 'fingerprint_changed', details: { changes } },
+      );
+    }
+    this.db.transaction(() => {
+      if (changes.length > 0) this.db.prepare('INSERT INTO fingerprint_changes (at, changes) VALUES (?, ?)').run(now, JSON.stringify(changes));
+      this.db
+        .prepare('UPDATE run SET config = ?, fingerprint = ?, fingerprint_parts = ?, updated_at = ? WHERE id = 1')
+        .run(JSON.stringify(input.config), fingerprint, JSON.stringify(input.fingerprintParts), now);
+    })();
+    return { changes };
+  }
+
+  lookup(key: string, sample: number): ItemState | undefined {
+    return this.statements.lookup.get(key, sample);
+  }
+
+  markDispatched(key: string, sample: number, rowIndex: number | null, toolsets: readonly string[]): void {
+    this.statements.dispatch.run({ key, sample, row_index: rowIndex, toolsets: JSON.stringify(toolsets), now: new Date().toISOString() });
+  }
+
+  /** An interrupted rollout goes back to pending without using up an attempt. */
+  release(key: string, sample: number): void {
+    this.statements.release.run(new Date().toISOString(), key, sample);
+  }
+
+  /**
+   * Land one result and its status together. The segment's wall time moves with every result, so
+   * the time of an invocation that is SIGKILLed still counts in cumulative statistics.
+   */
+  saveResult(row: ResultRow, segment?: { id: number; elapsedMs: number }): void {
+    this.db.transaction(() => {
+      this.statements.save.run({
+        key: row.key,
+        sample: row.sample,
+        status: row.status,
+        record: row.record === null ? null : JSON.stringify(row.record),
+        error_class: row.errorClass ?? null,
+        error_code: row.errorCode ?? null,
+        error_message: row.errorMessage ?? null,
+        reward: row.reward ?? null,
+        finish_reason: row.finishReason ?? null,
+        duration_ms: row.durationMs ?? null,
+        now: new Date().toISOString(),
+      });
+      if (segment) this.statements.finished.run(Math.round(segment.elapsedMs), segment.id);
+    })();
+  }
+
+  /** Replace a stored record (re-scoring, advantages) without touching its status. */
+  updateRecord(key: string, sample: number, record: unknown, reward: number | null): void {
+    this.db.prepare('UPDATE items SET record = ?, reward = ?, updated_at = ? WHERE key = ? AND sample = ?').run(JSON.stringify(record), reward, new Date().toISOString(), key, sample);
+  }
+
+  startSegment(): number {
+    return Number(this.db.prepare('INSERT INTO segments (started_at) VALUES (?)').run(new Date().toISOString()).lastInsertRowid);
+  }
+
+  endSegment(id: number, wallMs: number, outcome: string): void {
+    this.db.prepare('UPDATE segments SET ended_at = ?, wall_ms = ?, outcome = ? WHERE id = ?').run(new Date().toISOString(), Math.round(wallMs), outcome, id);
+  }
+
+  addBadRow(line: number, reason: string): void {
+    this.db.prepare('INSERT OR REPLACE INTO bad_rows (line, reason) VALUES (?, ?)').run(line, reason);
+  }
+
+  setCounter(name: string, value: number): void {
+    this.db.prepare('INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value').run(name, value);
+  }
+
+  addCounter(name: string, delta: number): void {
+    this.db.prepare('INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = value + excluded.value').run(name, delta);
+  }
+
+  counters(): Record<string, number> {
+    const rows = this.db.prepare('SELECT name, value FROM counters').all() as { name: string; value: number }[];
+    return Object.fromEntries(rows.map((row) => [row.name, row.value]));
+  }
+
+  /** Stream stored items (records parsed lazily by the caller), ordered by row then sample. */
+  *items(where: { status?: ItemStatus | ItemStatus[] } = {}): IterableIterator<StoredItem> {
+    const statuses = where.status === undefined ? undefined : Array.isArray(where.status) ? where.status : [where.status];
+    const filter = statuses ? `WHERE status IN (${statuses.map(() => '?').join(',')})` : '';
+    yield* this.db.prepare(`SELECT * FROM items ${filter} ORDER BY row_index, key, sample`).iterate(...(statuses ?? [])) as IterableIterator<StoredItem>;
+  }
+
+  getItem(key: string, sample: number): StoredItem | undefined {
+    return this.db.prepare('SELECT * FROM items WHERE key = ? AND sample = ?').get(key, sample) as StoredItem | undefined;
+  }
+
+  judgeCacheGet(key: string): unknown | undefined {
+    const row = this.db.prepare('SELECT verdict FROM judge_cache WHERE key = ?').get(key) as { verdict: string } | undefined;
+    return row ? JSON.parse(row.verdict) : undefined;
+  }
+
+  judgeCachePut(key: string, verdict: unknown): void {
+    this.db.prepare('INSERT OR REPLACE INTO judge_cache (key, verdict, created_at) VALUES (?, ?, ?)').run(key, JSON.stringify(verdict), new Date().toISOString());
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}

@@ -1,0 +1,34 @@
+import { BroadcastChannel } from 'node:worker_threads';
+import { executeRollout, type RolloutOutcome, type RolloutTask } from './rollout.js';
+import { createThreadServices } from './worker-services.js';
+
+/** The piscina worker: runs rollouts concurrently inside this thread. */
+const services = createThreadServices();
+const interrupts = new Map<string, AbortController>();
+const channels = new Map<string, BroadcastChannel>();
+
+export interface ControlMessage {
+  type: 'interrupt' | 'close';
+}
+
+/** Each pool has its own control channel, so two runs in one process never stop each other. */
+function controllerFor(channelName: string): AbortController {
+  let controller = interrupts.get(channelName);
+  if (!controller) {
+    controller = new AbortController();
+    interrupts.set(channelName, controller);
+    const channel = new BroadcastChannel(channelName);
+    channel.unref();
+    channel.onmessage = (event: unknown) => {
+      const message = (event as { data: ControlMessage }).data;
+      if (message.type === 'interrupt') interrupts.get(channelName)?.abort(new Error('interrupted by the user'));
+      if (message.type === 'close') void services.close();
+    };
+    channels.set(channelName, channel);
+  }
+  return controller;
+}
+
+export default async function runRollout(task: RolloutTask & { control: string }): Promise<RolloutOutcome> {
+  return executeRollout(task, services, controllerFor(task.control).signal);
+}

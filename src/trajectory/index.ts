@@ -1,0 +1,6 @@
+export * from './build-record.js';
+export * from './hermes-template.js';
+export * from './python-json.js';
+export * from './record.js';
+export * from './sharegpt.js';
+export * from './statistics.js';

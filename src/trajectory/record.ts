@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import { MessageSchema, ToolSpecSchema, UsageSchema } from '../model/messages.js';
+
+export const ShareGptTurnSchema = z.object({
+  from: z.enum(['system', 'human', 'gpt', 'tool']),
+  value: z.string(),
+});
+export type ShareGptTurn = z.infer<typeof ShareGptTurnSchema>;
+
+export const ToolStatSchema = z.object({
+  name: z.string(),
+  calls: z.number().int().nonnegative(),
+  ok: z.number().int().nonnegative(),
+  errors: z.number().int().nonnegative(),
+});
+export type ToolStat = z.infer<typeof ToolStatSchema>;
+
+export const FinishReasonSchema = z.enum(['stop', 'max_turns', 'length', 'api_error', 'aborted', 'empty']);
+
+export const RecordErrorSchema = z.object({
+  name: z.string(),
+  code: z.string(),
+  retryable: z.boolean(),
+  message: z.string(),
+  details: z.record(z.string(), z.unknown()).optional(),
+});
+
+/**
+ * One trajectory: the Hermes-compatible ShareGPT view, the exact OpenAI messages, and everything
+ * needed to filter, grade and train on it. Every field is always present (null when unknown) so
+ * rows with and without tool calls, reasoning or rewards share one schema.
+ */
+export const TrajectoryRecordSchema = z.object({
+  id: z.string().describe('prompt key'),
+  sample: z.number().int().nonnegative(),
+  conversations: z.array(ShareGptTurnSchema).min(2),
+  messages: z.array(MessageSchema).min(2),
+  tools: z.array(ToolSpecSchema),
+  toolsets: z.array(z.string()),
+  model: z.string(),
+  completed: z.boolean(),
+  partial: z.boolean(),
+  finish_reason: FinishReasonSchema,
+  turns: z.number().int().nonnegative(),
+  api_calls: z.number().int().nonnegative(),
+  tool_stats: z.array(ToolStatSchema),
+  usage: UsageSchema,
+  has_reasoning: z.boolean(),
+  reward: z.number().nullable(),
+  scores: z.record(z.string(), z.number()),
+  reward_details: z.unknown().nullable(),
+  reward_error: z.string().nullable(),
+  group: z.string().nullable().describe('the item a set of samples belongs to (eval)'),
+  advantage: z.number().nullable(),
+  source: z.object({
+    dataset: z.string(),
+    row: z.number().int().nonnegative().nullable(),
+    fields: z.record(z.string(), z.unknown()),
+  }),
+  timing: z.object({
+    started_at: z.string(),
+    duration_ms: z.number().nonnegative(),
+    model_ms: z.number().nonnegative(),
+    tool_ms: z.number().nonnegative(),
+  }),
+  error: RecordErrorSchema.nullable(),
+});
+export type TrajectoryRecord = z.infer<typeof TrajectoryRecordSchema>;
+
+export function validateRecord(record: unknown): TrajectoryRecord {
+  return TrajectoryRecordSchema.parse(record);
+}
