@@ -18,13 +18,16 @@ tag="${IMAGE:-traj-sandbox:bookworm}"
 suite=bookworm
 rebuild=0
 packages=""
+needs_value() {
+  [ $# -ge 2 ] && [ -n "$2" ] || { echo "build-sandbox-image: $1 needs a value (see --help)" >&2; exit 2; }
+}
 while [ $# -gt 0 ]; do
   case "$1" in
-    --tag) tag="$2"; shift 2 ;;
-    --packages) packages="$2"; shift 2 ;;
-    --suite) suite="$2"; shift 2 ;;
+    --tag) needs_value "$@"; tag="$2"; shift 2 ;;
+    --packages) needs_value "$@"; packages="$2"; shift 2 ;;
+    --suite) needs_value "$@"; suite="$2"; shift 2 ;;
     --rebuild) rebuild=1; shift ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "build-sandbox-image: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -47,6 +50,7 @@ if [ "$rebuild" = 0 ] && docker image inspect "$tag" >/dev/null 2>&1; then
 fi
 
 command -v debootstrap >/dev/null || { echo "build-sandbox-image: debootstrap is not installed (apt-get install debootstrap)" >&2; exit 2; }
+[ "$(id -u)" = 0 ] || { echo "build-sandbox-image: debootstrap needs root (run with sudo)" >&2; exit 2; }
 
 # The mirror comes from the apt sources of this machine, never a hard-coded host.
 if [ -z "${MIRROR:-}" ]; then

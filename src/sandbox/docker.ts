@@ -1,0 +1,221 @@
+import { stat } from 'node:fs/promises';
+import { posix } from 'node:path';
+import type Docker from 'dockerode';
+import { errorMessage, SandboxError } from '../errors.js';
+import {
+  addBuffer,
+  addHostTree,
+  archiveName,
+  engineTransport,
+  execTransport,
+  extractTree,
+  readSingleFile,
+  sendArchive,
+  type ArchiveTransport,
+} from './docker-archive.js';
+import { DEFAULT_DOCKER_IMAGE, memoryBytes, parseDockerSandboxConfig, type DockerSandboxConfig } from './docker-config.js';
+import { connectDocker, engineLimiter, engineStatus, withEngineRetry } from './docker-engine.js';
+import { runDockerCommand, type ExecTarget } from './docker-exec.js';
+import { containerLabels } from './docker-labels.js';
+import { registerLiveSandbox } from './live-sandboxes.js';
+import type { ExecOptions, ExecResult, Sandbox, SandboxOptions } from './sandbox.js';
+import { scrubEnvironment } from './scrub-environment.js';
+
+/**
+ * A sandbox that is one container: `sleep infinity` under Docker's init as PID 1, commands run
+ * with exec, files moved as tar streams. Isolation (network, limits, capabilities) comes from
+ * `options.docker` (DockerSandboxConfigSchema). Host environment never reaches the container:
+ * only `options.env` and each command's `env`, both scrubbed of credential-like names.
+ */
+export async function createDockerSandbox(options: SandboxOptions): Promise<Sandbox> {
+  const config = parseDockerSandboxConfig(options.docker);
+  const image = options.image ?? DEFAULT_DOCKER_IMAGE;
+  const workdir = posix.resolve('/', options.workdir ?? config.workdir);
+  const docker = await connectDocker();
+  const container = await engineLimiter('create', config.create_concurrency)(() => startContainer(docker, image, workdir, config, options));
+  return new DockerSandbox(container, workdir, config, scrubEnvironment(options.env ?? {}));
+}
+
+async function startContainer(
+  docker: Docker,
+  image: string,
+  workdir: string,
+  config: DockerSandboxConfig,
+  options: SandboxOptions,
+): Promise<Docker.Container> {
+  const container = await withEngineRetry(() =>
+    docker.createContainer({
+      Image: image,
+      Cmd: ['sleep', 'infinity'],
+      // The engine creates the workdir when it starts the container.
+      WorkingDir: workdir,
+      Env: [],
+      Labels: containerLabels(options.run, options.key),
+      HostConfig: {
+        Init: true,
+        NetworkMode: config.network,
+        NanoCpus: Math.round(config.cpus * 1e9),
+        Memory: memoryBytes(config.memory),
+        // Equal to Memory: no swap on top, so the limit is what a command can really use.
+        MemorySwap: memoryBytes(config.memory),
+        PidsLimit: config.pids_limit,
+        SecurityOpt: config.no_new_privileges ? ['no-new-privileges'] : [],
+        CapDrop: config.cap_drop,
+        CapAdd: config.cap_add,
+        Tmpfs: config.tmpfs,
+      },
+    }),
+  ).catch((error: unknown) => {
+    throw createError(error, image);
+  });
+  try {
+    await withEngineRetry(() => container.start());
+  } catch (error) {
+    await container.remove({ force: true, v: true }).catch(() => {});
+    throw new SandboxError(`container for image ${image} was created but would not start: ${errorMessage(error)}`, {
+      code: 'start_failed',
+      retryable: true,
+      cause: error,
+    });
+  }
+  return container;
+}
+
+function createError(error: unknown, image: string): SandboxError {
+  if (engineStatus(error) === 404 && /no such image/i.test(errorMessage(error))) {
+    return new SandboxError(
+      `the sandbox image '${image}' is not on this Docker engine; build it offline with scripts/build-sandbox-image.sh --tag ${image} (or docker pull/load it)`,
+      { code: 'image_missing', details: { image }, cause: error },
+    );
+  }
+  return new SandboxError(`cannot create a container from image ${image}: ${errorMessage(error)}`, {
+    code: 'create_failed',
+    retryable: true,
+    cause: error,
+  });
+}
+
+class DockerSandbox implements Sandbox {
+  readonly id: string;
+  readonly kind = 'docker';
+  private disposing: Promise<void> | undefined;
+  private readonly target: ExecTarget;
+  private readonly engineFiles: ArchiveTransport;
+  private readonly tmpfsFiles: ArchiveTransport;
+  private readonly unregister: () => void;
+
+  constructor(
+    private readonly container: Docker.Container,
+    readonly workdir: string,
+    private readonly config: DockerSandboxConfig,
+    env: Record<string, string>,
+  ) {
+    this.id = `docker-${container.id.slice(0, 12)}`;
+    this.target = {
+      container,
+      sandboxId: this.id,
+      workdir,
+      env,
+      maxOutputBytes: config.max_output_bytes,
+      limiter: engineLimiter('exec', config.exec_concurrency),
+    };
+    this.engineFiles = engineTransport(container, this.id);
+    this.tmpfsFiles = execTransport(this.target);
+    this.unregister = registerLiveSandbox(this);
+  }
+
+  /** The container's full id (for `docker` commands and labels checks). */
+  get containerId(): string {
+    return this.container.id;
+  }
+
+  async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
+    this.assertLive();
+    return runDockerCommand(this.target, command, options);
+  }
+
+  async readFile(path: string): Promise<Buffer> {
+    this.assertLive();
+    const absolute = this.resolve(path);
+    return this.transportFor(absolute).get(absolute, (archive) => readSingleFile(archive, path, this.id));
+  }
+
+  async writeFile(path: string, data: Buffer | string): Promise<void> {
+    this.assertLive();
+    const absolute = this.resolve(path);
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+    await this.wrapWrite(path, sendArchive(this.transportFor(absolute), (pack) => addBuffer(pack, archiveName(absolute), bytes)));
+  }
+
+  async upload(localPath: string, remotePath: string): Promise<void> {
+    this.assertLive();
+    const absolute = this.resolve(remotePath);
+    await stat(localPath).catch((error: unknown) => {
+      throw new SandboxError(`cannot upload ${localPath} to sandbox ${this.id}: no such file or directory '${localPath}'`, {
+        code: 'not_found',
+        cause: error,
+      });
+    });
+    await this.wrapWrite(remotePath, sendArchive(this.transportFor(absolute), (pack) => addHostTree(pack, archiveName(absolute), localPath)));
+  }
+
+  async download(remotePath: string, localPath: string): Promise<void> {
+    this.assertLive();
+    const absolute = this.resolve(remotePath);
+    await this.transportFor(absolute).get(absolute, (archive) => extractTree(archive, localPath));
+  }
+
+  dispose(): Promise<void> {
+    this.disposing ??= this.removeContainer();
+    return this.disposing;
+  }
+
+  private async removeContainer(): Promise<void> {
+    this.unregister();
+    try {
+      // 409: a removal is already in progress (ours, retried); wait for it to settle.
+      await withEngineRetry(() => this.container.remove({ force: true, v: true }), {
+        attempts: 5,
+        alsoRetry: (error) => engineStatus(error) === 409,
+      });
+    } catch (error) {
+      if (engineStatus(error) === 404) return;
+      if (engineStatus(error) === 409 && /already in progress/i.test(errorMessage(error))) return;
+      throw new SandboxError(`cannot remove container ${this.container.id.slice(0, 12)} of sandbox ${this.id}: ${errorMessage(error)}; 'traj sandbox prune' removes it later`, {
+        code: 'dispose_failed',
+        retryable: true,
+        cause: error,
+      });
+    }
+  }
+
+  private resolve(path: string): string {
+    const absolute = posix.resolve(this.workdir, path);
+    if (absolute === '/') throw new SandboxError(`'${path}' names the container's root; name a file or folder inside it`, { code: 'invalid_path' });
+    return absolute;
+  }
+
+  /** tmpfs mounts are invisible to the archive endpoints: those paths go through tar in the container. */
+  private transportFor(absolute: string): ArchiveTransport {
+    const onTmpfs = Object.keys(this.config.tmpfs).some((mount) => absolute === mount || absolute.startsWith(`${mount.replace(/\/+$/, '')}/`));
+    return onTmpfs ? this.tmpfsFiles : this.engineFiles;
+  }
+
+  private async wrapWrite(path: string, writing: Promise<void>): Promise<void> {
+    try {
+      await writing;
+    } catch (error) {
+      if (error instanceof SandboxError) throw error;
+      const gone = /no such container/i.test(errorMessage(error));
+      throw new SandboxError(`cannot write '${path}' in sandbox ${this.id}: ${errorMessage(error)}`, {
+        code: gone ? 'container_gone' : 'write_failed',
+        retryable: gone,
+        cause: error,
+      });
+    }
+  }
+
+  private assertLive(): void {
+    if (this.disposing) throw new SandboxError(`sandbox ${this.id} is already disposed`, { code: 'disposed' });
+  }
+}
