@@ -10,6 +10,8 @@ export interface WireChunk {
   usage?: WireUsage | null;
 }
 
+type ReasoningSource = 'reasoning_content' | 'reasoning' | 'reasoning_details';
+
 interface ReasoningDetail {
   index?: number;
   text?: string;
@@ -29,6 +31,7 @@ export class StreamAssembler {
   private readonly details: ReasoningDetail[] = [];
   private readonly toolCalls = new Map<number, { id?: string; name?: string; arguments: string }>();
   private finishReason: string | null = null;
+  private reasoningSource: ReasoningSource | undefined;
   private usage: WireUsage | undefined;
 
   constructor(private readonly onDelta: (delta: ModelDelta) => void) {}
@@ -48,20 +51,29 @@ export class StreamAssembler {
     for (const [position, call] of (delta.tool_calls ?? []).entries()) this.addToolCall(call.index ?? position, call);
   }
 
+  /**
+   * Providers may send the same reasoning in several fields (OpenRouter: `reasoning` and
+   * `reasoning_details`): all are kept for the final message, but deltas come from the first
+   * field seen, so a viewer shows the text once.
+   */
   private addReasoning(delta: Omit<WireMessage, 'tool_calls'>): void {
     if (delta.reasoning_content) {
       this.reasoningContent += delta.reasoning_content;
-      this.onDelta({ type: 'reasoning', text: delta.reasoning_content });
+      this.reportReasoning('reasoning_content', delta.reasoning_content);
     }
     if (delta.reasoning) {
       this.reasoning += delta.reasoning;
-      // Providers that send `reasoning` and `reasoning_content` together repeat the same text.
-      if (!delta.reasoning_content) this.onDelta({ type: 'reasoning', text: delta.reasoning });
+      this.reportReasoning('reasoning', delta.reasoning);
     }
     for (const detail of delta.reasoning_details ?? []) {
       const text = this.addDetail(detail as ReasoningDetail);
-      if (text && !delta.reasoning_content && !delta.reasoning) this.onDelta({ type: 'reasoning', text });
+      if (text) this.reportReasoning('reasoning_details', text);
     }
+  }
+
+  private reportReasoning(source: ReasoningSource, text: string): void {
+    this.reasoningSource ??= source;
+    if (this.reasoningSource === source) this.onDelta({ type: 'reasoning', text });
   }
 
   /** Pieces of one reasoning detail share an `index`: their text is concatenated. */

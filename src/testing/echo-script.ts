@@ -56,7 +56,7 @@ function promptWords(request: ChatRequest): string {
     const message = request.messages[index]!;
     if (message.role !== 'user') continue;
     const text = typeof message.content === 'string' ? message.content : JSON.stringify(message.content ?? '');
-    const words = text.replace(/[^\w .,:?!+=-]+/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 60);
+    const words = text.replace(/[^\w .,:/?!+=-]+/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 60);
     return words || 'hello';
   }
   return 'hello';

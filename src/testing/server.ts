@@ -160,7 +160,7 @@ function parseChatRequest(body: string): ChatRequest | string {
     return `the request body is not JSON: ${(error as Error).message}`;
   }
   if (!value || typeof value !== 'object' || !Array.isArray((value as ChatRequest).messages)) {
-    return 'the request body must be a JSON object with a "messages" array';
+    return 'the request body must be a JSON object with an array of messages';
   }
   return value as ChatRequest;
 }
