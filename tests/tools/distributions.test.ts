@@ -1,0 +1,115 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { ConfigError } from '../../src/errors.js';
+import { createToolRegistry } from '../../src/tools/builtin.js';
+import { listDistributions, loadDistribution, sampleToolsets, simulateDistribution } from '../../src/tools/distributions.js';
+
+const directory = mkdtempSync(join(tmpdir(), 'traj-distributions-'));
+after(() => rmSync(directory, { recursive: true, force: true }));
+
+function writeDistribution(name: string, text: string): string {
+  const file = join(directory, name);
+  writeFileSync(file, text);
+  return file;
+}
+
+function configError(run: () => unknown): ConfigError {
+  try {
+    run();
+  } catch (error) {
+    assert.ok(error instanceof ConfigError, `expected a ConfigError, got ${String(error)}`);
+    return error;
+  }
+  assert.fail('no error was thrown');
+}
+
+describe('loading distributions', () => {
+  it('ships the Hermes-style set, each valid against the built-in toolsets and named like its file', () => {
+    const registry = createToolRegistry();
+    const names = listDistributions(registry).map((distribution) => distribution.name);
+    for (const name of ['default', 'development', 'balanced', 'minimal', 'terminal_only', 'terminal_tasks', 'file_only']) {
+      assert.ok(names.includes(name), `${name} is shipped`);
+    }
+    const development = loadDistribution('development', registry);
+    assert.deepEqual(Object.keys(development.toolsets), ['terminal', 'file', 'todo']);
+    assert.match(development.description, /\w+/);
+    assert.match(development.text, /^name: development/);
+  });
+
+  it('refuses an unknown toolset at load, listing the known ones', () => {
+    const file = writeDistribution('web.yaml', 'name: web\ndescription: needs the web\ntoolsets:\n  terminal: 0.5\n  web: 0.9\n');
+    const error = configError(() => loadDistribution(file, createToolRegistry()));
+    assert.match(error.message, /web\.yaml: toolsets: unknown toolset 'web'; known toolsets: file, terminal, todo/);
+  });
+
+  it('names the file and key of a bad value', () => {
+    const percent = writeDistribution('percent.yaml', 'name: percent\ndescription: Hermes percentages\ntoolsets:\n  terminal: 80\n');
+    assert.match(configError(() => loadDistribution(percent)).message, /percent\.yaml: toolsets\.terminal: a probability is at most 1 \(write 0\.3, not 30\)/);
+    const typo = writeDistribution('typo.yaml', 'name: typo\ndescription: d\ntoolset:\n  terminal: 1\n');
+    assert.match(configError(() => loadDistribution(typo)).message, /typo\.yaml: toolsets: /);
+    assert.match(configError(() => loadDistribution(typo)).message, /typo\.yaml: \(top level\): Unrecognized key: "toolset"/);
+  });
+
+  it('says which distributions exist when a name is unknown', () => {
+    assert.match(configError(() => loadDistribution('nonesuch')).message, /unknown toolset distribution 'nonesuch' .*known distributions: balanced, default, development/);
+  });
+});
+
+describe('sampleToolsets', () => {
+  const distribution = { name: 'test', toolsets: { terminal: 0.7, file: 0.4, todo: 0.2 } };
+
+  it('draws the same toolsets for the same (seed, key), whatever else was drawn before', () => {
+    const first = Array.from({ length: 200 }, (_, index) => sampleToolsets(distribution, { seed: 3, key: `k${index}` }).toolsets);
+    const reversed = Array.from({ length: 200 }, (_, index) => sampleToolsets(distribution, { seed: 3, key: `k${199 - index}` }).toolsets).reverse();
+    assert.deepEqual(reversed, first);
+    const otherSeed = Array.from({ length: 200 }, (_, index) => sampleToolsets(distribution, { seed: 4, key: `k${index}` }).toolsets);
+    assert.notDeepEqual(otherSeed, first);
+  });
+
+  it('falls back to the most probable toolset when none is drawn (ties: first in file order)', () => {
+    const never = { name: 'never', toolsets: { todo: 0.1, terminal: 0.3, file: 0.3 } };
+    let fallbacks = 0;
+    for (let index = 0; index < 500; index += 1) {
+      const { toolsets } = sampleToolsets(never, { seed: 0, key: String(index) });
+      assert.ok(toolsets.length > 0);
+      if (toolsets.length === 1 && toolsets[0] === 'terminal') fallbacks += 1;
+    }
+    // P(nothing drawn) = 0.9 × 0.7 × 0.7 ≈ 0.44; each fallback is 'terminal', never 'file'.
+    assert.ok(fallbacks > 150, `fallbacks: ${fallbacks}`);
+    const zero = sampleToolsets({ name: 'zero', toolsets: { file: 0, terminal: 0.000001 } }, { seed: 0, key: 'x' });
+    assert.deepEqual(zero.toolsets, ['terminal']);
+  });
+
+  it('includes each toolset at its probability over many keys', () => {
+    const simulation = simulateDistribution(distribution, { seed: 0, draws: 10_000 });
+    const rates = Object.fromEntries(simulation.inclusion.map(({ toolset, rate }) => [toolset, rate]));
+    // Fallback adds P(none) = 0.3 × 0.6 × 0.8 = 0.144 to terminal; 4 standard errors of tolerance.
+    assert.ok(Math.abs(rates.terminal! - 0.844) < 0.015, `terminal ${rates.terminal}`);
+    assert.ok(Math.abs(rates.file! - 0.4) < 0.02, `file ${rates.file}`);
+    assert.ok(Math.abs(rates.todo! - 0.2) < 0.016, `todo ${rates.todo}`);
+    assert.deepEqual(simulateDistribution(distribution, { seed: 0, draws: 10_000 }), simulation);
+    const total = simulation.combinations.reduce((sum, combination) => sum + combination.rate, 0);
+    assert.ok(Math.abs(total - 1) < 1e-9);
+  });
+
+  it('drops an unavailable toolset and reports why, without changing the other draws', () => {
+    const available = (toolset: string) => (toolset === 'file' ? 'read_file: FILE_API_KEY is not set' : true);
+    for (let index = 0; index < 100; index += 1) {
+      const full = sampleToolsets(distribution, { seed: 1, key: `k${index}` });
+      const partial = sampleToolsets(distribution, { seed: 1, key: `k${index}`, available });
+      assert.deepEqual(partial.dropped, [{ toolset: 'file', reason: 'read_file: FILE_API_KEY is not set' }]);
+      assert.ok(!partial.toolsets.includes('file'));
+      const withoutFile = full.toolsets.filter((toolset) => toolset !== 'file');
+      if (withoutFile.length > 0) assert.deepEqual(partial.toolsets, withoutFile);
+      else assert.deepEqual(partial.toolsets, ['terminal']);
+    }
+  });
+
+  it('refuses a draw when nothing the distribution offers is available', () => {
+    const error = configError(() => sampleToolsets({ name: 'only-file', toolsets: { file: 1 } }, { seed: 0, key: 'k', available: () => 'no sandbox' }));
+    assert.match(error.message, /distribution 'only-file': no toolset it offers is available here \(file: no sandbox\)/);
+  });
+});
