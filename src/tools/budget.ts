@@ -33,8 +33,9 @@ function capFor(result: BudgetedResult, budget: Budget): number {
 }
 
 async function spill(result: BudgetedResult, sandbox: Sandbox, budget: Budget): Promise<BudgetedResult> {
-  const safeId = result.id.replace(/[^A-Za-z0-9_-]/g, '_');
-  const path = `${budget.spill_dir}/${result.name}-${safeId}.txt`;
+  // Names and ids come from the model: keep them from adding folders or spaces to the path.
+  const safe = (text: string) => text.replace(/[^A-Za-z0-9_-]/g, '_');
+  const path = `${budget.spill_dir}/${safe(result.name)}-${safe(result.id)}.txt`;
   await sandbox.writeFile(path, result.content);
   const preview = result.content.slice(0, budget.preview_chars);
   const content =
