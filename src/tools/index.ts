@@ -8,3 +8,4 @@ export { patchTool, PatchParameters } from './patch.js';
 export { searchFilesTool, SearchFilesParameters, SEARCH_DEFAULT_LIMIT } from './search-files.js';
 export { todoWriteTool, todoReadTool, TodoItemSchema, TodoWriteParameters, TODO_STATUSES, TODO_STATE_KEY, readTodos, type TodoItem } from './todo.js';
 export { inSandbox } from './sandbox-failure.js';
+export * from './distributions.js';
