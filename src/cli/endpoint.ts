@@ -7,6 +7,8 @@ export interface ResolvedEndpoint {
   endpoint: Endpoint;
   /** Set when the built-in scripted endpoint was started because none is configured. */
   scripted?: { close(): Promise<void> };
+  /** What identifies the endpoint in a run's fingerprint (the scripted one's port changes every start). */
+  identity: string;
 }
 
 /**
@@ -26,7 +28,7 @@ export async function resolveEndpoint(
     const server = await startScriptedServer(echoScript);
     options.log?.(`No model endpoint is configured (OPENAI_BASE_URL / OPENAI_API_KEY / OPENROUTER_API_KEY / --base-url), so this run uses traj's built-in SCRIPTED endpoint at ${server.url}: its answers are canned, not a real model.`);
     const endpoint = validate(EndpointSchema, { ...fromConfig, base_url: server.url, model: 'traj-scripted', api_key_env: 'TRAJ_SCRIPTED_KEY' }, 'endpoint');
-    return { endpoint, scripted: server };
+    return { endpoint, scripted: server, identity: 'traj-scripted (built in)' };
   }
   const merged: Partial<EndpointInput> = { ...fromConfig, ...stripUndefined(endpointFromEnvironment(flags)) };
   if (fromConfig?.base_url && !flags.baseUrl) merged.base_url = fromConfig.base_url;
@@ -38,7 +40,8 @@ export async function resolveEndpoint(
     });
   }
   if (!merged.model) throw new ConfigError('no model named: pass --model NAME or set TRAJ_MODEL', { code: 'model_missing' });
-  return { endpoint: validate(EndpointSchema, merged, 'endpoint (flags, config and environment)') };
+  const endpoint = validate(EndpointSchema, merged, 'endpoint (flags, config and environment)');
+  return { endpoint, identity: endpoint.base_url };
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {

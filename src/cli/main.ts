@@ -4,8 +4,10 @@ import { formatHelp, parseCommand, type CommandDefinition } from './command.js';
 
 /** Commands load lazily so `traj --help` never pays for dockerode, arrow or the MCP SDK. */
 const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandDefinition> }> = {
+  batch: { summary: 'turn a prompt dataset into a trajectory dataset (resumable)', load: async () => (await import('./batch.js')).command },
   ask: { summary: 'run one prompt through the agent and print the conversation', load: async () => (await import('./ask.js')).command },
   'mock-server': { summary: 'run the scripted OpenAI-compatible endpoint (tests, demos, benchmarks)', load: async () => (await import('./mock-server.js')).command },
+  distributions: { summary: 'list the toolset distributions, or show one with what it draws in practice', load: async () => (await import('./distributions.js')).command },
 };
 
 function mainHelp(): string {

@@ -1,0 +1,154 @@
+import { createReadStream, existsSync } from 'node:fs';
+import { DEFAULT_BUDGET } from '../tools/budget.js';
+import { createToolRegistry } from '../tools/builtin.js';
+import { loadDistribution } from '../tools/distributions.js';
+import type { ToolRegistry } from '../tools/registry.js';
+import { batchEntries, fingerprintParts, recordFilters, type ToolsetChoice } from '../run/batch.js';
+import { executeRun } from '../run/execute-run.js';
+import type { RunConfig } from '../run/run-config.js';
+import type { RolloutSettings } from '../run/rollout.js';
+import { ConfigError } from '../errors.js';
+import type { CommandDefinition } from './command.js';
+import { resolveEndpoint } from './endpoint.js';
+import { RunProgress } from './progress.js';
+import { RUN_OPTIONS, runConfigFrom, systemPromptFrom } from './run-options.js';
+import { installStopSignals } from './signals.js';
+import { formatStatistics } from './summary.js';
+
+export const EXIT_INTERRUPTED = 130;
+
+/** The registry for choosing tools on the main thread: built-ins plus the configured MCP servers' toolsets. */
+export function runRegistry(config: RunConfig): ToolRegistry {
+  const registry = createToolRegistry();
+  for (const name of Object.keys(config.mcp_servers ?? {})) registry.declareToolset(`mcp:${name}`);
+  return registry;
+}
+
+export function toolsetChoice(config: RunConfig, registry: ToolRegistry, fallbackDistribution = 'default'): ToolsetChoice {
+  if (config.toolsets) {
+    registry.assertToolsets(config.toolsets, '--toolsets');
+    return { toolsets: config.toolsets };
+  }
+  return { distribution: loadDistribution(config.distribution ?? fallbackDistribution, registry) };
+}
+
+export function rolloutSettings(config: RunConfig, endpoint: RolloutSettings['endpoint'], extra: Partial<RolloutSettings> = {}): RolloutSettings {
+  return {
+    run: config.run,
+    endpoint,
+    maxTurns: config.max_turns,
+    systemPrompt: systemPromptFrom(config),
+    sandbox: { kind: config.sandbox, image: config.image, workdir: config.workdir, docker: config.docker },
+    budget: { ...DEFAULT_BUDGET, ...config.budget },
+    agent: 'model',
+    rolloutTimeoutMs: config.rollout_timeout ? config.rollout_timeout * 1000 : undefined,
+    toolConcurrency: config.tool_concurrency,
+    mcpServers: config.mcp_servers,
+    ...extra,
+  };
+}
+
+/** Rows of a local JSONL file, counted by newlines (cheap) so the progress bar knows its total. */
+export async function countJsonlRows(path: string): Promise<number | undefined> {
+  if (!/\.(jsonl|ndjson)$/.test(path) || !existsSync(path)) return undefined;
+  let count = 0;
+  let last = 10;
+  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
+    for (let index = chunk.indexOf(10); index !== -1; index = chunk.indexOf(10, index + 1)) count++;
+    last = chunk[chunk.length - 1] ?? last;
+  }
+  return last === 10 ? count : count + 1;
+}
+
+export const command: CommandDefinition = {
+  name: 'batch',
+  summary: 'turn a prompt dataset into a trajectory dataset (resumable)',
+  usage: 'traj batch --dataset FILE --run NAME [--distribution NAME | --toolsets a,b] [options]',
+  options: RUN_OPTIONS,
+  details: `Examples:
+  traj batch --dataset datasets/sample/prompts.jsonl --run demo --distribution development
+  traj batch --config run.yaml --concurrency 64          # flags override the config file
+Resume: run the same command again; finished prompts are skipped, failed ones retried.
+Outputs: checkpoints/NAME.sqlite (the source of truth), datasets/NAME/trajectories.jsonl and statistics.json.
+Exit codes: 0 all prompts done, 1 some failed (rerun to retry), 2 usage error, 130 interrupted.`,
+  async run({ values }) {
+    const config = runConfigFrom(values);
+    if (!config.dataset) throw new ConfigError('missing --dataset FILE (JSONL, Parquet, Arrow or hf://datasets/...)', { code: 'cli_usage' });
+    const log = (line: string) => process.stderr.write(`${line}\n`);
+    const registry = runRegistry(config);
+    const choice = toolsetChoice(config, registry);
+    const { endpoint, scripted, identity } = await resolveEndpoint(values, config.endpoint, { scriptedIfUnset: values['scripted-if-unset'] === true, log });
+    const settings = rolloutSettings(config, endpoint);
+    const dataset = config.dataset;
+    const total = await countJsonlRows(dataset);
+    const signals = installStopSignals(
+      () => log(`\n[traj] stopping: no new rollouts; in-flight ones get ${config.grace_period} s (Ctrl-C again to interrupt them now)`),
+      () => log('\n[traj] interrupting in-flight rollouts'),
+    );
+    let progress: RunProgress | undefined;
+    try {
+      const result = await executeRun({
+        kind: 'batch',
+        run: config.run,
+        checkpointsDir: config.checkpoints,
+        outDir: config.out,
+        endpoint,
+        settings,
+        fingerprintParts: fingerprintParts({
+          endpoint,
+          endpointIdentity: identity,
+          choice,
+          registry,
+          maxTurns: config.max_turns,
+          systemPrompt: settings.systemPrompt,
+          seed: config.seed,
+          environment: { name: 'prompts', version: '1' },
+          agent: 'model',
+          sandbox: { kind: config.sandbox, image: config.image },
+        }),
+        config: { ...config, endpoint: { ...endpoint } },
+        force: values.force === true,
+        entries: (store) =>
+          batchEntries({
+            dataset,
+            reader: { skipBadRows: config.skip_bad_rows, hubUrl: config.hub_url },
+            choice,
+            seed: config.seed,
+            limit: config.limit,
+            registry,
+            store,
+          }),
+        filters: recordFilters({ requireReasoning: config.require_reasoning, completedOnly: config.completed_only }),
+        workers: config.workers,
+        concurrency: config.concurrency,
+        maxAttempts: config.max_attempts,
+        graceMs: config.grace_period * 1000,
+        stop: signals.stop,
+        interruptNow: signals.interruptNow,
+        onStart(info) {
+          if (info.fingerprintChanges.length > 0) log(`[traj] --force: continuing although settings changed:\n  ${info.fingerprintChanges.join('\n  ')}`);
+          const resumed = info.alreadyFinished > 0 ? `, resuming (${info.alreadyFinished} already finished)` : '';
+          log(`[traj] run '${config.run}': ${endpoint.model} at ${endpoint.base_url}, ${info.workers} workers × ${Math.ceil(info.concurrency / info.workers)} rollouts, store ${info.storePath}${resumed}`);
+          progress = new RunProgress(total !== undefined ? Math.min(total, config.limit ?? total) : undefined);
+        },
+        onEvent: (event) => progress?.onEvent(event),
+      });
+      progress?.stop();
+      process.stdout.write(`${formatStatistics(result.outputs.stats)}\n\n`);
+      process.stdout.write(`wrote ${result.outputs.rows} trajectories to ${result.outputs.trajectories}\nstatistics: ${result.outputs.statistics}\n`);
+      if (result.summary.stopped) {
+        log(`[traj] interrupted: ${result.summary.interrupted} rollouts went back to pending. Resume with the same command.`);
+        return EXIT_INTERRUPTED;
+      }
+      if (result.summary.failed > 0) {
+        log(`[traj] ${result.summary.failed} prompts failed (see statistics.json "failed_by_code"); rerun the same command to retry them.`);
+        return 1;
+      }
+      return 0;
+    } finally {
+      progress?.stop();
+      signals.dispose();
+      await scripted?.close();
+    }
+  },
+};
