@@ -48,10 +48,10 @@ export const McpServerSchema = z.preprocess(
   z.discriminatedUnion('type', [McpStdioServerSchema, McpHttpServerSchema]),
 );
 
-export const McpServersSchema = z.record(
-  z.string().regex(SERVER_NAME, 'server names use letters, digits, _ and - (at most 40, starting with a letter or digit)'),
-  McpServerSchema,
-);
+export const McpServersSchema = z.record(z.string().regex(SERVER_NAME), McpServerSchema, {
+  // zod reports a bad record key only as "Invalid key in record"; say what a name may be.
+  error: (issue) => (issue.code === 'invalid_key' ? 'server names use letters, digits, _ and - (at most 40, starting with a letter or digit)' : undefined),
+});
 
 /** The part of a run config or TRAJ_HOME/config.yaml this room reads; other keys belong to others. */
 export const McpConfigFileSchema = z.looseObject({ mcp_servers: McpServersSchema.optional() });
