@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { ConfigError } from '../../src/errors.js';
 import { createToolRegistry } from '../../src/tools/builtin.js';
+import { buildRoot } from '../../src/util/paths.js';
 import { listDistributions, loadDistribution, sampleToolsets, simulateDistribution } from '../../src/tools/distributions.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'traj-distributions-'));
@@ -111,5 +113,34 @@ describe('sampleToolsets', () => {
   it('refuses a draw when nothing the distribution offers is available', () => {
     const error = configError(() => sampleToolsets({ name: 'only-file', toolsets: { file: 1 } }, { seed: 0, key: 'k', available: () => 'no sandbox' }));
     assert.match(error.message, /distribution 'only-file': no toolset it offers is available here \(file: no sandbox\)/);
+  });
+});
+
+describe('traj distributions (the CLI as a subprocess)', () => {
+  const traj = (...args: string[]) => spawnSync(process.execPath, [join(buildRoot(), 'src', 'cli', 'main.js'), 'distributions', ...args], { encoding: 'utf8' });
+
+  it('lists every shipped distribution with its toolsets', () => {
+    const result = traj('list');
+    assert.equal(result.status, 0, result.stderr);
+    assert.match(result.stdout, /^development\s+terminal 0\.8 · file 0\.8 · todo 0\.3$/m);
+    assert.match(result.stdout, /^file_only\s+file 1$/m);
+  });
+
+  it('shows the YAML and the empirical inclusion rates of a distribution', () => {
+    const result = traj('show', 'balanced', '--draws', '2000');
+    assert.equal(result.status, 0, result.stderr);
+    assert.match(result.stdout, /^# toolset-distributions\/balanced\.yaml\nname: balanced\n/);
+    assert.match(result.stdout, /what you get over 2,000 prompt keys with seed 0/);
+    const rates = [...result.stdout.matchAll(/^  (terminal|file|todo)\s+0\.50\s+([\d.]+)%$/gm)].map((match) => Number(match[2]));
+    assert.equal(rates.length, 3);
+    // todo is never the fallback; terminal gains P(none drawn) = 0.125.
+    assert.ok(Math.abs(rates[0]! - 62.5) < 5 && Math.abs(rates[1]! - 50) < 5 && Math.abs(rates[2]! - 50) < 5, rates.join(', '));
+  });
+
+  it('fails with the known names for an unknown distribution and with usage for a bad action', () => {
+    const unknown = traj('show', 'nonesuch');
+    assert.equal(unknown.status, 1);
+    assert.match(unknown.stderr, /unknown toolset distribution 'nonesuch'.*known distributions: balanced, default/);
+    assert.equal(traj('frobnicate').status, 2);
   });
 });

@@ -1,0 +1,98 @@
+import { relative } from 'node:path';
+import { ConfigError } from '../errors.js';
+import { createToolRegistry } from '../tools/builtin.js';
+import { listDistributions, loadDistribution, simulateDistribution, type Distribution } from '../tools/distributions.js';
+import { projectRoot } from '../util/paths.js';
+import { integerOption, stringOption, type CommandDefinition } from './command.js';
+
+export const command: CommandDefinition = {
+  name: 'distributions',
+  summary: 'list the toolset distributions, or show one with what it draws in practice',
+  usage: 'traj distributions list | traj distributions show NAME|FILE [--seed N] [--draws N]',
+  allowPositionals: true,
+  options: {
+    seed: { type: 'string', value: 'N', description: 'show: run seed for the simulated draws', default: '0' },
+    draws: { type: 'string', value: 'N', description: 'show: how many prompt keys to simulate', default: '10000' },
+  },
+  details: [
+    'A distribution (toolset-distributions/NAME.yaml) gives each toolset a probability; per prompt,',
+    'each toolset is offered independently with it, and the most probable one when none is drawn.',
+    'The draw depends only on the run seed and the prompt key, so resumes and reruns match.',
+    '',
+    'examples:',
+    '  traj distributions list',
+    '  traj distributions show development',
+    '  traj distributions show ./my-distribution.yaml --seed 7',
+  ].join('\n'),
+  async run({ values, positionals }) {
+    const [action, target, ...extra] = positionals;
+    if (action === 'list' && !target) {
+      process.stdout.write(formatList(listDistributions()));
+      return 0;
+    }
+    if (action === 'show' && target && extra.length === 0) {
+      const distribution = loadDistribution(target, createToolRegistry());
+      const seed = stringOption(values, 'seed') ?? '0';
+      const draws = integerOption(values, 'draws') ?? 10_000;
+      process.stdout.write(formatShow(distribution, seed, draws));
+      return 0;
+    }
+    throw new ConfigError(`traj distributions: expected 'list' or 'show NAME', got '${positionals.join(' ')}' (see 'traj distributions --help')`, {
+      code: 'cli_usage',
+    });
+  },
+};
+
+function formatList(distributions: Distribution[]): string {
+  if (distributions.length === 0) return 'no distributions in toolset-distributions/\n';
+  const width = Math.max(...distributions.map((distribution) => distribution.name.length)) + 2;
+  const blocks = distributions.map((distribution) => {
+    const toolsets = Object.entries(distribution.toolsets)
+      .map(([toolset, probability]) => `${toolset} ${probability}`)
+      .join(' · ');
+    const description = wrap(distribution.description, 96 - width).map((line) => `${' '.repeat(width)}${line}\n`);
+    return `${distribution.name.padEnd(width)}${toolsets}\n${description.join('')}`;
+  });
+  return blocks.join('');
+}
+
+function formatShow(distribution: Distribution, seed: string, draws: number): string {
+  const simulation = simulateDistribution(distribution, { seed, draws });
+  const width = Math.max('toolset'.length, ...simulation.inclusion.map(({ toolset }) => toolset.length)) + 2;
+  const lines = [
+    `# ${displayPath(distribution.file)}`,
+    distribution.text.trimEnd(),
+    '',
+    `what you get over ${draws.toLocaleString('en-US')} prompt keys with seed ${seed} (the most probable toolset when none is drawn):`,
+    `  ${'toolset'.padEnd(width)}probability  included`,
+    ...simulation.inclusion.map(({ toolset, probability, rate }) => `  ${toolset.padEnd(width)}${probability.toFixed(2).padStart(11)}  ${percent(rate).padStart(8)}`),
+    '',
+    'combinations:',
+    ...simulation.combinations.map(({ toolsets, rate }) => `  ${percent(rate).padStart(6)}  ${toolsets.join(' + ')}`),
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(/\s+/)) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else {
+      line = line ? `${line} ${word}` : word;
+    }
+  }
+  if (line) lines.push(line);
+  return lines;
+}
+
+function percent(rate: number): string {
+  return `${(rate * 100).toFixed(1)}%`;
+}
+
+function displayPath(file: string): string {
+  const inProject = relative(projectRoot(), file);
+  return inProject.startsWith('..') ? file : inProject;
+}
