@@ -133,8 +133,7 @@ class LocalSandbox implements Sandbox {
         const finish = () => {
           child.stdout.destroy();
           child.stderr.destroy();
-          // A killed group is gone; one that exited normally may have left background jobs.
-          if (pid !== undefined && (timedOut || aborted)) this.groups.delete(pid);
+          this.forgetFinishedGroups();
           resolvePromise({
             exitCode: exitCodeOf(code, signal, timedOut),
             stdout: stdout.text(),
@@ -146,6 +145,16 @@ class LocalSandbox implements Sandbox {
         waitForPipes(child.stdout, child.stderr, PIPE_DRAIN_MS).then(finish, finish);
       });
     });
+  }
+
+  /**
+   * Drop groups with no process left. A group id stays reserved while any member lives, so
+   * killing the remembered ones on dispose never hits an unrelated process group.
+   */
+  private forgetFinishedGroups(): void {
+    for (const group of this.groups) {
+      if (!processGroupAlive(group)) this.groups.delete(group);
+    }
   }
 
   private environment(extra: Record<string, string> | undefined): NodeJS.ProcessEnv {
@@ -265,6 +274,16 @@ async function copyTree(source: string, target: string, what: string): Promise<v
       code: code === 'ENOENT' ? 'not_found' : 'copy_failed',
       cause: error,
     });
+  }
+}
+
+function processGroupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM still means the group exists; only ESRCH says it is gone.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
