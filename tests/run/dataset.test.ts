@@ -6,6 +6,8 @@ import { after, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { DatasetError } from '../../src/errors.js';
 import { isBadRow, readDataset, type BadRow, type DatasetItem } from '../../src/run/dataset/index.js';
+import { PromptKeyer } from '../../src/run/prompt-key.js';
+import { projectRoot } from '../../src/util/paths.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'traj-dataset-'));
 after(() => rmSync(directory, { recursive: true, force: true }));
@@ -210,5 +212,21 @@ describe('readDataset: JSONL errors and skipping', () => {
       break;
     }
     assert.equal((first as DatasetItem).line, 1);
+  });
+});
+
+describe('the shipped sample dataset', () => {
+  it('reads cleanly, with one explicit id carrying metadata and one duplicate prompt keyed #0 and #1', async () => {
+    const source = join(projectRoot(), 'datasets', 'sample', 'prompts.jsonl');
+    const rows = (await collect(source)) as DatasetItem[];
+    assert.equal(rows.length, 12);
+    const keyer = new PromptKeyer({ source });
+    const keys = rows.map((row) => keyer.key(row));
+    assert.equal(new Set(keys).size, 12);
+    const withId = rows.filter((row) => row.id !== undefined);
+    assert.deepEqual(withId.map((row) => [row.id, row.fields]), [['sample-json-roundtrip', { category: 'file', difficulty: 'easy' }]]);
+    const repeated = keys.filter((key) => key.endsWith('#1'));
+    assert.equal(repeated.length, 1);
+    assert.ok(keys.includes(repeated[0]!.replace('#1', '#0')));
   });
 });
