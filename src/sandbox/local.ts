@@ -21,6 +21,8 @@ const INHERITED_VARIABLES = ['PATH', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TERM', 'TMPD
 /** How long to wait for output pipes after bash exits: a background job may hold them open forever. */
 const PIPE_DRAIN_MS = 200;
 const MAX_SYMLINK_HOPS = 40;
+/** Node fires longer timers at once; about 24 days is "no timeout" in practice. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * A sandbox that is a fresh folder under the OS temp dir, with commands run by `bash -c` in it.
@@ -112,7 +114,7 @@ class LocalSandbox implements Sandbox {
     const timer = setTimeout(() => {
       timedOut = true;
       killGroup();
-    }, options.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS);
+    }, Math.min(options.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS, MAX_TIMER_MS));
     const onAbort = () => {
       aborted = true;
       killGroup();
