@@ -24,7 +24,7 @@ export const command: CommandDefinition = {
     'examples:',
     '  traj mock-server --port 8787',
     '  OPENAI_BASE_URL=http://127.0.0.1:8787/v1 TRAJ_MODEL=traj-scripted traj ask "list the files"',
-    '  traj mock-server --port 0 --script tests/fixtures/script.yaml --latency-ms 200',
+    '  traj mock-server --port 0 --script my-script.yaml --latency-ms 200',
   ].join('\n'),
   async run({ values }) {
     const port = integerOption(values, 'port', { min: 0 }) ?? 8787;

@@ -8,7 +8,6 @@ export class BadResponseError extends Error {}
 /** Raised when the attempt's own deadline (endpoint timeout_ms) passed. */
 export class AttemptTimeoutError extends Error {}
 
-const RETRYABLE_STATUS = (status: number) => status === 408 || status === 429 || status >= 500;
 const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'ENOTFOUND', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
 
 /** Decide whether one failed attempt is retried: 429, 5xx, timeouts and broken connections are. */
@@ -25,11 +24,15 @@ export function classifyFailure(error: unknown, signal: AbortSignal | undefined)
     const message = serverMessage(error);
     if (status === undefined) return { kind: 'retryable', message, cause: error };
     const retryAfterMs = parseRetryAfter(error.headers);
-    return { kind: RETRYABLE_STATUS(status) ? 'retryable' : 'fatal', status, message, ...(retryAfterMs === undefined ? {} : { retryAfterMs }), cause: error };
+    return { kind: isRetryableStatus(status) ? 'retryable' : 'fatal', status, message, ...(retryAfterMs === undefined ? {} : { retryAfterMs }), cause: error };
   }
   if (error instanceof BadResponseError) return { kind: 'retryable', message: error.message, cause: error };
   if (isNetworkError(error)) return { kind: 'retryable', message: connectionMessage(error as Error), cause: error };
   return { kind: 'fatal', message: error instanceof Error ? error.message : String(error), cause: error };
+}
+
+function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 429 || status >= 500;
 }
 
 /** The server's own words: `error.message` of the JSON body, else the SDK's summary. */
@@ -78,8 +81,11 @@ export function modelErrorFor(failure: AttemptFailure, attempts: number, context
       details,
     });
   }
+  if (failure.status === undefined) {
+    return new ModelError(`${where} failed: ${failure.message}`, { code: 'model_failed', retryable: false, cause: failure.cause, details });
+  }
   return new ModelError(`${where} rejected the request: ${status}${failure.message}`, {
-    code: failure.status === undefined ? 'model_failed' : 'model_request_rejected',
+    code: 'model_request_rejected',
     retryable: false,
     cause: failure.cause,
     details,

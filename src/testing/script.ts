@@ -78,6 +78,9 @@ export interface ChatRequest {
   [field: string]: unknown;
 }
 
+/** What `ScriptedServer.requests` holds: each chat request body, as received. */
+export type RecordedRequest = ChatRequest;
+
 export interface ChatRequestMessage {
   role: string;
   content?: unknown;

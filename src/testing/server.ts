@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { completionBody, renderReply, streamBody } from './completion-body.js';
 import { assistantTurns } from './conversation-script.js';
-import { isFault, scriptError, type ChatRequest, type Script, type ScriptedResponse } from './script.js';
+import { isFault, scriptError, type ChatRequest, type RecordedRequest, type Script, type ScriptedResponse } from './script.js';
 
 export interface ScriptedServerOptions {
   /** Default 0: any free port. */
@@ -22,7 +22,7 @@ export interface ScriptedServer {
   url: string;
   port: number;
   /** Every chat request body received, in order (empty when `record` is false). */
-  requests: ChatRequest[];
+  requests: RecordedRequest[];
   /** Chat requests received so far, dropped and failed ones included. */
   requestCount(): number;
   /** Chat requests being answered right now. */
@@ -38,7 +38,7 @@ export const DEFAULT_SCRIPTED_MODEL = 'traj-scripted';
 export async function startScriptedServer(script: Script, options: ScriptedServerOptions = {}): Promise<ScriptedServer> {
   const model = options.model ?? DEFAULT_SCRIPTED_MODEL;
   const record = options.record ?? true;
-  const requests: ChatRequest[] = [];
+  const requests: RecordedRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
   let count = 0;
   let inFlight = 0;
