@@ -3,11 +3,7 @@ import { errorMessage } from '../../errors.js';
 import { canonicalJson } from '../../util/hash.js';
 import { ToolFailure } from '../registry.js';
 import type { McpServer } from './config.js';
-import { connectServer, type McpConnection } from './connect.js';
-
-/** JSON-RPC error codes the SDK uses for a request that timed out / a connection that closed. */
-const REQUEST_TIMEOUT = -32001;
-const CONNECTION_CLOSED = -32000;
+import { CONNECTION_CLOSED, connectServer, JSON_RPC_PREFIX, jsonRpcCode, REQUEST_TIMEOUT, type McpConnection } from './connect.js';
 
 /** A configured server as the pool sees it: its name (for messages) and its settings. */
 export interface McpServerRef {
@@ -175,14 +171,6 @@ export class McpClientPool {
       }),
     );
   }
-}
-
-/** The SDK's McpError (a JSON-RPC error from the server or the protocol layer) says "MCP error CODE: …". */
-const JSON_RPC_PREFIX = /^MCP error -?\d+: /;
-
-function jsonRpcCode(error: unknown): number | undefined {
-  const code = (error as { code?: unknown }).code;
-  return error instanceof Error && typeof code === 'number' && JSON_RPC_PREFIX.test(error.message) ? code : undefined;
 }
 
 /** HTTP 404 to a request carrying a session id: the server no longer knows the session. */

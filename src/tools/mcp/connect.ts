@@ -71,8 +71,9 @@ async function connectStdio(name: string, config: McpStdioServer, env: NodeJS.Pr
     await client.connect(transport, { timeout: config.startup_timeout_ms });
   } catch (error) {
     await transport.close().catch(() => undefined);
-    const said = stderr.trim();
-    throw new TrajError(`MCP server '${name}' (${config.command}) failed to start: ${errorMessage(error)}${said ? ` (stderr: ${said.slice(-500)})` : ''}`, {
+    const said = summarizeStderr(stderr);
+    const reason = handshakeFailure(error, config.startup_timeout_ms);
+    throw new TrajError(`MCP server '${name}' (${config.command}) failed to start: ${reason}${said ? ` (stderr: ${said})` : ''}`, {
       code: 'mcp_start_failed',
       retryable: true,
       cause: error,
@@ -129,8 +130,8 @@ function liveConnection(client: Client, transport: Transport & { terminateSessio
       else listeners.push(listener);
     },
     describeExit() {
-      const said = stderr().trim();
-      return said ? ` (stderr: ${said.slice(-500)})` : '';
+      const said = summarizeStderr(stderr());
+      return said ? ` (stderr: ${said})` : '';
     },
     async close({ kill }) {
       if (kill && pid !== undefined && !closed) signalProcess(pid);
@@ -138,6 +139,39 @@ function liveConnection(client: Client, transport: Transport & { terminateSessio
       await client.close().catch(() => undefined);
     },
   };
+}
+
+/** The SDK's McpError (a JSON-RPC error from the server or the protocol layer) says "MCP error CODE: …". */
+export const JSON_RPC_PREFIX = /^MCP error -?\d+: /;
+/** JSON-RPC error codes the SDK uses for a request that timed out / a connection that closed. */
+export const REQUEST_TIMEOUT = -32001;
+export const CONNECTION_CLOSED = -32000;
+
+/** The JSON-RPC code of an McpError; undefined for transport failures (HTTP status, refused connection). */
+export function jsonRpcCode(error: unknown): number | undefined {
+  const code = (error as { code?: unknown }).code;
+  return error instanceof Error && typeof code === 'number' && JSON_RPC_PREFIX.test(error.message) ? code : undefined;
+}
+
+function handshakeFailure(error: unknown, timeoutMs: number): string {
+  const code = jsonRpcCode(error);
+  if (code === CONNECTION_CLOSED) return 'the process exited before the MCP handshake finished';
+  if (code === REQUEST_TIMEOUT) return `no MCP handshake within ${timeoutMs} ms (startup_timeout_ms)`;
+  return errorMessage(error);
+}
+
+/**
+ * The server's last words in one line: its error lines when it printed any (a stack trace's
+ * frames dropped), else its last lines.
+ */
+export function summarizeStderr(text: string): string {
+  const lines = text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line && !line.startsWith('at ') && line !== '^');
+  const errors = lines.filter((line) => /error|exception|fatal|denied|not found|cannot|failed/i.test(line));
+  const chosen = (errors.length > 0 ? errors : lines).slice(-3).join(' | ');
+  return chosen.length > 400 ? `…${chosen.slice(-399)}` : chosen;
 }
 
 function signalProcess(pid: number): void {
