@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { DatasetError } from '../errors.js';
 import { canonicalJson } from '../util/hash.js';
 import { positionUnit } from './dataset/location.js';
@@ -13,22 +13,20 @@ export type KeyedItem = KeyedContent & Pick<DatasetItem, 'id' | 'line'>;
  * rows never changes their keys.
  */
 export function promptDigest(item: KeyedContent): Buffer {
-  return createHash('sha256')
-    .update(canonicalJson({ messages: item.messages, system: item.system, image: item.image, cwd: item.cwd }))
-    .digest();
+  return hash('sha256', canonicalJson({ messages: item.messages, system: item.system, image: item.image, cwd: item.cwd }), 'buffer');
 }
 
 /** Maps hold at most 2^24 entries; 256 shards keyed by the first digest byte lift that limit. */
 class CompactDigestMap {
   private readonly shards: Array<Map<string, number> | undefined> = new Array(256);
 
-  get(digest: Buffer): number | undefined {
-    return this.shards[digest[0]!]?.get(shortKey(digest));
-  }
-
-  set(digest: Buffer, value: number): void {
+  /** Store `update(previous)` for `digest`; return the previous value (undefined when new). */
+  update(digest: Buffer, update: (previous: number | undefined) => number): number | undefined {
     const shard = (this.shards[digest[0]!] ??= new Map());
-    shard.set(shortKey(digest), value);
+    const key = shortKey(digest);
+    const previous = shard.get(key);
+    shard.set(key, update(previous));
+    return previous;
   }
 }
 
@@ -58,8 +56,7 @@ export class PromptKeyer {
   }
 
   private explicit(id: string, line: number): string {
-    const digest = createHash('sha256').update(id).digest();
-    const first = this.idLines.get(digest);
+    const first = this.idLines.update(hash('sha256', id, 'buffer'), (previous) => previous ?? line);
     if (first !== undefined) {
       const unit = positionUnit(this.source);
       throw new DatasetError(`${this.source}: duplicate id ${JSON.stringify(id)} at ${unit}s ${first} and ${line}; ids must be unique (or drop the id field to key rows by their content)`, {
@@ -67,14 +64,12 @@ export class PromptKeyer {
         details: { id, lines: [first, line] },
       });
     }
-    this.idLines.set(digest, line);
     return id;
   }
 
   private derived(item: KeyedContent): string {
     const digest = promptDigest(item);
-    const seen = this.occurrences.get(digest) ?? 0;
-    this.occurrences.set(digest, seen + 1);
+    const seen = this.occurrences.update(digest, (previous) => (previous ?? 0) + 1) ?? 0;
     return `${digest.toString('hex')}#${seen}`;
   }
 }
