@@ -25,7 +25,7 @@ export async function resolveEndpoint(
   const configured = isEndpointConfigured(flags) || Boolean(fromConfig?.base_url);
   if (!configured && options.scriptedIfUnset) {
     const { startScriptedServer, echoScript } = await import('../testing/index.js');
-    const server = await startScriptedServer(echoScript);
+    const server = await startScriptedServer(echoScript, { record: false });
     options.log?.(`No model endpoint is configured (OPENAI_BASE_URL / OPENAI_API_KEY / OPENROUTER_API_KEY / --base-url), so this run uses traj's built-in SCRIPTED endpoint at ${server.url}: its answers are canned, not a real model.`);
     const endpoint = validate(EndpointSchema, { ...fromConfig, base_url: server.url, model: 'traj-scripted', api_key_env: 'TRAJ_SCRIPTED_KEY' }, 'endpoint');
     return { endpoint, scripted: server, identity: 'traj-scripted (built in)' };

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { writeFileSync } from 'node:fs';
 import { isTrajError } from '../errors.js';
 import { formatHelp, parseCommand, type CommandDefinition } from './command.js';
 
@@ -9,6 +10,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandDef
   'mock-server': { summary: 'run the scripted OpenAI-compatible endpoint (tests, demos, benchmarks)', load: async () => (await import('./mock-server.js')).command },
   distributions: { summary: 'list the toolset distributions, or show one with what it draws in practice', load: async () => (await import('./distributions.js')).command },
   mcp: { summary: 'start the configured MCP servers and list their toolsets and tools', load: async () => (await import('./mcp.js')).command },
+  sandbox: { summary: "prune traj's leaked Docker sandbox containers", load: async () => (await import('./sandbox.js')).command },
 };
 
 function mainHelp(): string {
@@ -61,6 +63,23 @@ export function reportError(error: unknown): number {
   return 1;
 }
 
+/**
+ * TRAJ_RESOURCE_REPORT=FILE: at exit, write this process's wall time, CPU (all threads) and peak
+ * RSS as JSON — how `npm run bench` measures the real CLI end to end.
+ */
+function writeResourceReport(): void {
+  const file = process.env.TRAJ_RESOURCE_REPORT;
+  if (!file) return;
+  const cpu = process.cpuUsage();
+  const report = {
+    wall_ms: Math.round(process.uptime() * 1000),
+    cpu_user_ms: Math.round(cpu.user / 1000),
+    cpu_system_ms: Math.round(cpu.system / 1000),
+    max_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
+  };
+  writeFileSync(file, `${JSON.stringify(report)}\n`);
+}
+
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
@@ -69,3 +88,4 @@ main(process.argv.slice(2)).then(
     process.exitCode = reportError(error);
   },
 );
+process.on('exit', writeResourceReport);

@@ -9,6 +9,7 @@ import { createRewardContext } from '../eval/reward-context.js';
 import { errorMessage, SandboxError, serializeError, TrajError, type SerializedError } from '../errors.js';
 import { emptyUsage, type Message, type ToolSpec } from '../model/messages.js';
 import type { ModelClient } from '../model/types.js';
+import { LazySandbox } from '../sandbox/lazy-sandbox.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { BudgetSchema } from '../tools/budget.js';
 import { toolSpec, type Tool, type ToolRegistry } from '../tools/registry.js';
@@ -106,21 +107,26 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
     tools = (await services.registry(settings, task.toolsets)).select(task.toolsets, { env: process.env });
     const messages: Message[] = [{ role: 'system', content: buildSystemPrompt({ base: task.system ?? settings.systemPrompt, tools }) }, ...task.messages];
     try {
-      sandbox = await services.createSandbox({
-        kind: settings.sandbox.kind,
-        image: task.image ?? settings.sandbox.image,
-        workdir: task.workdir ?? settings.sandbox.workdir,
-        run: settings.run,
-        key: task.key,
-        docker: settings.sandbox.docker,
-      });
+      const create = () =>
+        services.createSandbox({
+          kind: settings.sandbox.kind,
+          image: task.image ?? settings.sandbox.image,
+          workdir: task.workdir ?? settings.sandbox.workdir,
+          run: settings.run,
+          key: task.key,
+          docker: settings.sandbox.docker,
+        });
+      // Without a setup step nothing needs the sandbox before the first tool call: create it then.
+      sandbox = environment?.setup
+        ? await create()
+        : new LazySandbox(create, settings.sandbox.kind, task.workdir ?? settings.sandbox.workdir ?? '.', (error) => controller.abort(error));
       if (environment?.setup) await environment.setup(task.item, sandbox);
     } catch (error) {
-      const fault = error instanceof TrajError ? error : new SandboxError(`sandbox setup failed: ${errorMessage(error)}`, { code: 'setup_failed', retryable: true, cause: error });
-      return outcome({ result: emptyResult(messages, 'api_error'), error: serializeError(fault) });
+      return outcome({ result: emptyResult(messages, 'api_error'), error: sandboxFault(error) });
     }
     const result = await runRolloutAgent(task, services, messages, tools, sandbox, controller.signal);
     if (controller.signal.reason instanceof RolloutTimeout) return outcome({ result, error: serializeError(controller.signal.reason) });
+    if (sandbox instanceof LazySandbox && sandbox.createError !== undefined) return outcome({ result, error: sandboxFault(sandbox.createError) });
     if (interrupt.aborted) return outcome({ result });
     const reward = environment?.reward ? await scoreRollout(environment, task, result, sandbox) : undefined;
     return outcome({ result, reward });
@@ -179,6 +185,11 @@ export function normalizeReward(output: RewardOutput): RewardResult {
     return { reward: null, scores: {}, reward_details: output ?? null, reward_error: 'reward returned no finite "score"' };
   }
   return { reward: output.score, scores: output.scores ?? {}, reward_details: output.details ?? null, reward_error: null };
+}
+
+function sandboxFault(error: unknown): SerializedError {
+  const fault = error instanceof TrajError ? error : new SandboxError(`sandbox setup failed: ${errorMessage(error)}`, { code: 'setup_failed', retryable: true, cause: error });
+  return serializeError(fault);
 }
 
 function emptyResult(messages: Message[], finishReason: AgentResult['finishReason']): AgentResult {

@@ -22,3 +22,4 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
       });
   }
 }
+export { LazySandbox } from './lazy-sandbox.js';

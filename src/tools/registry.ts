@@ -51,7 +51,19 @@ export function isZodTool(tool: Tool): tool is ZodTool {
   return 'parameters' in tool;
 }
 
+const specs = new WeakMap<Tool, ToolSpec>();
+
+/** The tool as offered to the model; computed once per tool (JSON Schema generation is costly). */
 export function toolSpec(tool: Tool): ToolSpec {
+  let spec = specs.get(tool);
+  if (!spec) {
+    spec = buildToolSpec(tool);
+    specs.set(tool, spec);
+  }
+  return spec;
+}
+
+function buildToolSpec(tool: Tool): ToolSpec {
   const parameters = isZodTool(tool)
     ? (z.toJSONSchema(tool.parameters, { io: 'input' }) as Record<string, unknown>)
     : tool.inputSchema;

@@ -17,7 +17,22 @@ const FUNCTION_CALL_SCHEMA = {
  * tools inside <tools></tools>, followed by the run's own system prompt so nothing the model was
  * told is lost. This is the single place the template lives; a test pins it.
  */
+const memo = new Map<string, string>();
+const MEMO_LIMIT = 256;
+
 export function hermesSystemPrompt(tools: readonly ToolSpec[], runSystemPrompt: string | undefined): string {
+  // Most rollouts of a run share their tools and system prompt: build each distinct prompt once.
+  const key = `${JSON.stringify(tools)}\u0000${runSystemPrompt ?? ''}`;
+  let prompt = memo.get(key);
+  if (prompt === undefined) {
+    prompt = renderHermesSystemPrompt(tools, runSystemPrompt);
+    if (memo.size >= MEMO_LIMIT) memo.clear();
+    memo.set(key, prompt);
+  }
+  return prompt;
+}
+
+function renderHermesSystemPrompt(tools: readonly ToolSpec[], runSystemPrompt: string | undefined): string {
   const signatures = tools.map((tool) => ({
     name: tool.function.name,
     description: tool.function.description,

@@ -1,0 +1,63 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { buildRoot } from '../../src/util/paths.js';
+
+export const CLI = join(buildRoot(), 'src', 'cli', 'main.js');
+
+/** `traj mock-server` in its own process, so its CPU never counts as the harness's. */
+export async function startMockServer(args: string[]): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, [CLI, 'mock-server', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout! });
+  const url = await new Promise<string>((resolve, reject) => {
+    lines.once('line', (line) => resolve(line.trim()));
+    child.once('exit', (code) => reject(new Error(`mock-server exited with ${code}`)));
+  });
+  return {
+    url,
+    child,
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+export interface CliMeasurement {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  wall_ms: number;
+  cpu_ms: number;
+  max_rss_mb: number;
+}
+
+/** Run the CLI and read its own resource report (wall, CPU of all threads, peak RSS). */
+export async function measureCli(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<CliMeasurement> {
+  const report = join(options.cwd, `resources-${process.hrtime.bigint()}.json`);
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: options.cwd,
+    env: { ...process.env, OPENAI_API_KEY: '', OPENAI_BASE_URL: '', ...options.env, TRAJ_RESOURCE_REPORT: report },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  const resources = JSON.parse(readFileSync(report, 'utf8')) as { wall_ms: number; cpu_user_ms: number; cpu_system_ms: number; max_rss_mb: number };
+  return { code, stdout, stderr, wall_ms: resources.wall_ms, cpu_ms: resources.cpu_user_ms + resources.cpu_system_ms, max_rss_mb: resources.max_rss_mb };
+}
+
+export function scratchDirectory(prefix: string): { path: string; remove(): void } {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+}
