@@ -1,0 +1,224 @@
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { mean, meanInterval, passAtKTable, wilsonInterval, type ItemOutcomes } from './metrics.js';
+import { formatReportMarkdown } from './report-markdown.js';
+
+export const EstimateSchema = z.object({
+  value: z.number().nullable(),
+  low: z.number().nullable(),
+  high: z.number().nullable(),
+  n: z.number().int().nonnegative(),
+});
+
+/** Metrics of a set of rollouts (the whole run, one category, one toolset combination). */
+export const BreakdownSchema = z.object({
+  rollouts: z.number().int().nonnegative().describe('finished rollouts (status done)'),
+  items: z.number().int().nonnegative().describe('distinct items (groups) among them'),
+  scored: z.number().int().nonnegative().describe('rollouts with a numeric reward'),
+  mean_reward: EstimateSchema.describe('mean of the per-item mean rewards, 95% Student-t interval over items'),
+  pass_rate: EstimateSchema.describe('share of scored rollouts with reward ≥ pass_threshold, 95% Wilson interval'),
+  pass_at_k: z.record(z.string(), z.number()).describe('unbiased pass@k for k = 1..K, averaged over items with ≥ k scored samples'),
+  reward_errors: z.number().int().nonnegative().describe('rollouts whose reward hook threw or timed out (reward null)'),
+});
+export type Breakdown = z.infer<typeof BreakdownSchema>;
+
+export const ReportItemSchema = z.object({
+  key: z.string(),
+  sample: z.number().int().nonnegative(),
+  group: z.string().nullable(),
+  category: z.string().nullable(),
+  toolsets: z.array(z.string()),
+  reward: z.number().nullable(),
+  passed: z.boolean().nullable(),
+  advantage: z.number().nullable(),
+  finish_reason: z.string(),
+  turns: z.number().int().nonnegative(),
+  tokens: z.number().int().nonnegative(),
+  duration_ms: z.number().nonnegative(),
+  reward_error: z.string().nullable(),
+  details: z.unknown(),
+});
+export type ReportItem = z.infer<typeof ReportItemSchema>;
+
+export const EvalReportSchema = z.object({
+  run: z.string(),
+  environment: z.object({ name: z.string(), version: z.string() }).nullable(),
+  model: z.string().nullable(),
+  pass_threshold: z.number(),
+  summary: BreakdownSchema.extend({
+    samples_per_item: z.number().int().nonnegative().describe('K: the most samples any item has'),
+    failed: z.number().int().nonnegative().describe('rollouts that failed for infrastructure reasons (no record; rerun to retry)'),
+    judged: z.number().int().nonnegative().describe('rollouts graded by a panel of two or more judges'),
+    judge_agreement: z.number().nullable().describe('mean share of judges agreeing with the majority, over judged rollouts'),
+    tokens: z.object({ prompt: z.number().int().nonnegative(), completion: z.number().int().nonnegative() }),
+  }),
+  by_category: z.array(BreakdownSchema.extend({ category: z.string() })),
+  by_toolsets: z.array(BreakdownSchema.extend({ toolsets: z.array(z.string()) })),
+  items: z.array(ReportItemSchema),
+  generated_at: z.string(),
+});
+export type EvalReport = z.infer<typeof EvalReportSchema>;
+
+/** One stored rollout as the report reads it (a RunStore row: the record is JSON text). */
+export interface ReportStoreRow {
+  key: string;
+  sample: number;
+  status: string;
+  toolsets: string;
+  record: string | null;
+}
+
+/** What the report needs of a run store; RunStore fits it. */
+export interface ReportSource {
+  items(where: { status?: ('pending' | 'done' | 'discarded' | 'failed')[] }): Iterable<ReportStoreRow>;
+  meta(): { name: string; fingerprint_parts: Record<string, unknown> } | undefined;
+}
+
+export interface BuildReportOptions {
+  /** A rollout passes when its reward is at least this (default 1). */
+  passThreshold?: number;
+  /** Overrides what the store's fingerprint says. */
+  environment?: { name: string; version: string };
+}
+
+/** The record fields the report reads (records are validated when written). */
+interface ScoredRecord {
+  group: string | null;
+  toolsets: string[];
+  reward: number | null;
+  reward_error: string | null;
+  reward_details: unknown;
+  scores: Record<string, number>;
+  advantage: number | null;
+  finish_reason: string;
+  turns: number;
+  usage: { prompt_tokens: number; completion_tokens: number };
+  timing: { duration_ms: number };
+  source: { fields: Record<string, unknown> };
+}
+
+/** Build the report from everything the store holds (cumulative across resumes and rescoring). */
+export function buildReport(store: ReportSource, options: BuildReportOptions = {}): EvalReport {
+  const threshold = options.passThreshold ?? 1;
+  const meta = store.meta();
+  const rows: ReportItem[] = [];
+  const agreements: number[] = [];
+  const tokens = { prompt: 0, completion: 0 };
+  let failed = 0;
+  for (const stored of store.items({ status: ['done', 'failed'] })) {
+    if (stored.status === 'failed' || stored.record === null) {
+      failed++;
+      continue;
+    }
+    const record = JSON.parse(stored.record) as ScoredRecord;
+    tokens.prompt += record.usage.prompt_tokens;
+    tokens.completion += record.usage.completion_tokens;
+    const agreement = record.scores.judge_agreement;
+    if (typeof agreement === 'number' && (record.scores.judges ?? 0) >= 2) agreements.push(agreement);
+    rows.push(reportItem(stored, record, threshold));
+  }
+  const environment = options.environment ?? environmentOf(meta?.fingerprint_parts);
+  return {
+    run: meta?.name ?? '',
+    environment,
+    model: typeof meta?.fingerprint_parts.model === 'string' ? meta.fingerprint_parts.model : null,
+    pass_threshold: threshold,
+    summary: {
+      ...breakdown(rows),
+      samples_per_item: Math.max(0, ...[...countBy(rows, groupOf).values()]),
+      failed,
+      judged: agreements.length,
+      judge_agreement: mean(agreements),
+      tokens,
+    },
+    by_category: groupRows(rows, (row) => row.category ?? '(none)').map(([category, members]) => ({ category, ...breakdown(members) })),
+    by_toolsets: groupRows(rows, (row) => row.toolsets.join('+'))
+      .sort(([, a], [, b]) => b.length - a.length)
+      .map(([, members]) => ({ toolsets: members[0]!.toolsets, ...breakdown(members) })),
+    items: rows,
+    generated_at: new Date().toISOString(),
+  };
+}
+
+function reportItem(stored: ReportStoreRow, record: ScoredRecord, threshold: number): ReportItem {
+  const category = record.source.fields.category;
+  return {
+    key: stored.key,
+    sample: stored.sample,
+    group: record.group,
+    category: typeof category === 'string' ? category : null,
+    toolsets: record.toolsets,
+    reward: record.reward,
+    passed: record.reward === null ? null : record.reward >= threshold,
+    advantage: record.advantage,
+    finish_reason: record.finish_reason,
+    turns: record.turns,
+    tokens: record.usage.prompt_tokens + record.usage.completion_tokens,
+    duration_ms: record.timing.duration_ms,
+    reward_error: record.reward_error,
+    details: record.reward_details ?? null,
+  };
+}
+
+function environmentOf(parts: Record<string, unknown> | undefined): EvalReport['environment'] {
+  const value = parts?.environment as { name?: unknown; version?: unknown } | undefined;
+  return typeof value?.name === 'string' && typeof value.version === 'string' ? { name: value.name, version: value.version } : null;
+}
+
+const groupOf = (row: ReportItem) => row.group ?? row.key;
+
+/** Metrics of some rollouts; items are the groups (K samples of one item). */
+export function breakdown(rows: readonly ReportItem[]): Breakdown {
+  const scored = rows.filter((row) => row.reward !== null);
+  const byItem = new Map<string, ReportItem[]>();
+  for (const row of scored) byItem.set(groupOf(row), [...(byItem.get(groupOf(row)) ?? []), row]);
+  const itemMeans = [...byItem.values()].map((members) => mean(members.map((row) => row.reward!))!);
+  const outcomes: ItemOutcomes[] = [...byItem.values()].map((members) => ({ n: members.length, passed: members.filter((row) => row.passed).length }));
+  return {
+    rollouts: rows.length,
+    items: new Set(rows.map(groupOf)).size,
+    scored: scored.length,
+    mean_reward: meanInterval(itemMeans),
+    pass_rate: wilsonInterval(scored.filter((row) => row.passed).length, scored.length),
+    pass_at_k: passAtKTable(outcomes),
+    reward_errors: rows.filter((row) => row.reward_error !== null).length,
+  };
+}
+
+function countBy<T>(values: readonly T[], keyOf: (value: T) => string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const value of values) counts.set(keyOf(value), (counts.get(keyOf(value)) ?? 0) + 1);
+  return counts;
+}
+
+function groupRows(rows: readonly ReportItem[], keyOf: (row: ReportItem) => string): [string, ReportItem[]][] {
+  const groups = new Map<string, ReportItem[]>();
+  for (const row of rows) {
+    const key = keyOf(row);
+    let members = groups.get(key);
+    if (!members) groups.set(key, (members = []));
+    members.push(row);
+  }
+  return [...groups.entries()].sort(([a], [b]) => a.localeCompare(b));
+}
+
+export interface ReportFiles {
+  json: string;
+  markdown: string;
+}
+
+/** `report.json` (validated against EvalReportSchema) and `report.md` in `directory`, each written atomically. */
+export function writeReport(directory: string, report: EvalReport): ReportFiles {
+  mkdirSync(directory, { recursive: true });
+  const files = { json: join(directory, 'report.json'), markdown: join(directory, 'report.md') };
+  writeAtomically(files.json, `${JSON.stringify(EvalReportSchema.parse(report), null, 2)}\n`);
+  writeAtomically(files.markdown, formatReportMarkdown(report));
+  return files;
+}
+
+function writeAtomically(path: string, text: string): void {
+  const temporary = `${path}.tmp-${process.pid}`;
+  writeFileSync(temporary, text);
+  renameSync(temporary, path);
+}
