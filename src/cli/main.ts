@@ -11,7 +11,6 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandDef
   distributions: { summary: 'list the toolset distributions, or show one with what it draws in practice', load: async () => (await import('./distributions.js')).command },
   mcp: { summary: 'start the configured MCP servers and list their toolsets and tools', load: async () => (await import('./mcp.js')).command },
   sandbox: { summary: "prune traj's leaked Docker sandbox containers", load: async () => (await import('./sandbox.js')).command },
-  sandbox: { summary: "prune traj's leaked Docker sandbox containers", load: async () => (await import('./sandbox.js')).command },
 };
 
 function mainHelp(): string {
