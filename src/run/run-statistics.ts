@@ -38,9 +38,10 @@ const RECORDED = `status IN ('done','discarded')`;
 
 /**
  * Statistics over everything the store holds, so they are cumulative across resumes by
- * construction. Aggregated inside SQLite (JSON1) so a 100,000-row run needs no record parsing here.
+ * construction. Aggregated inside SQLite over columns kept beside each record, so no record JSON is parsed.
  */
 export function computeStatistics(store: RunStore, extraWallMs = 0): RunStatistics {
+  store.flush();
   const db = store.db;
   const meta = store.meta();
   const count = (sql: string, ...params: unknown[]) => (db.prepare(sql).pluck().get(...params) as number | null) ?? 0;
@@ -52,19 +53,19 @@ export function computeStatistics(store: RunStore, extraWallMs = 0): RunStatisti
     .prepare(
       `SELECT json_extract(t.value, '$.name') AS name, SUM(json_extract(t.value, '$.calls')) AS calls,
               SUM(json_extract(t.value, '$.ok')) AS ok, SUM(json_extract(t.value, '$.errors')) AS errors
-       FROM items, json_each(items.record, '$.tool_stats') AS t WHERE ${RECORDED} GROUP BY name ORDER BY calls DESC, name`,
+       FROM items, json_each(items.tool_stats) AS t WHERE ${RECORDED} GROUP BY name ORDER BY calls DESC, name`,
     )
     .all() as Omit<ToolTableRow, 'error_rate'>[]).map((row) => ({ ...row, error_rate: row.calls ? round(row.errors / row.calls) : 0 }));
   const tokens = db
     .prepare(
-      `SELECT COALESCE(SUM(json_extract(record, '$.usage.prompt_tokens')), 0) AS prompt, COALESCE(SUM(json_extract(record, '$.usage.completion_tokens')), 0) AS completion,
-              COALESCE(SUM(json_extract(record, '$.usage.reasoning_tokens')), 0) AS reasoning FROM items WHERE record IS NOT NULL`,
+      `SELECT COALESCE(SUM(prompt_tokens), 0) AS prompt, COALESCE(SUM(completion_tokens), 0) AS completion,
+              COALESCE(SUM(reasoning_tokens), 0) AS reasoning FROM items WHERE record IS NOT NULL`,
     )
     .get() as { prompt: number; completion: number; reasoning: number };
   const wallMs = count('SELECT COALESCE(SUM(wall_ms), 0) FROM segments') + extraWallMs;
   const finished = recorded + (byStatus.failed ?? 0);
   const byToolsets = (db
-    .prepare(`SELECT toolsets, COUNT(*) AS rollouts, SUM(json_extract(record, '$.completed')) AS completed FROM items WHERE ${RECORDED} GROUP BY toolsets ORDER BY rollouts DESC`)
+    .prepare(`SELECT toolsets, COUNT(*) AS rollouts, SUM(completed) AS completed FROM items WHERE ${RECORDED} GROUP BY toolsets ORDER BY rollouts DESC`)
     .all() as { toolsets: string; rollouts: number; completed: number }[]).map((row) => ({
     toolsets: JSON.parse(row.toolsets) as string[],
     rollouts: row.rollouts,
@@ -88,7 +89,7 @@ export function computeStatistics(store: RunStore, extraWallMs = 0): RunStatisti
     },
     finish_reasons: grouped(`SELECT finish_reason, COUNT(*) FROM items WHERE ${RECORDED} GROUP BY finish_reason`),
     tools,
-    reasoning_coverage: recorded ? round(count(`SELECT COUNT(*) FROM items WHERE ${RECORDED} AND json_extract(record, '$.has_reasoning')`) / recorded) : 0,
+    reasoning_coverage: recorded ? round(count(`SELECT COUNT(*) FROM items WHERE ${RECORDED} AND has_reasoning = 1`) / recorded) : 0,
     tokens: { ...tokens, total: tokens.prompt + tokens.completion },
     wall_time_ms: wallMs,
     segments: count('SELECT COUNT(*) FROM segments'),
@@ -98,7 +99,7 @@ export function computeStatistics(store: RunStore, extraWallMs = 0): RunStatisti
     rewards: {
       scored,
       mean: scored ? round(count(`SELECT AVG(reward) FROM items WHERE ${RECORDED} AND reward IS NOT NULL`)) : null,
-      errors: count(`SELECT COUNT(*) FROM items WHERE ${RECORDED} AND json_extract(record, '$.reward_error') IS NOT NULL`),
+      errors: count(`SELECT COUNT(*) FROM items WHERE ${RECORDED} AND reward_error = 1`),
     },
     generated_at: new Date().toISOString(),
   };

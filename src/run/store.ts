@@ -12,11 +12,20 @@ export interface ItemState {
   attempts: number;
 }
 
+/** The few record fields statistics aggregate, kept in columns so they never parse record JSON. */
+export interface RecordColumns {
+  completed: boolean;
+  has_reasoning: boolean;
+  reward_error: string | null;
+  usage: { prompt_tokens: number; completion_tokens: number; reasoning_tokens: number };
+  tool_stats: unknown[];
+}
+
 export interface ResultRow {
   key: string;
   sample: number;
   status: Exclude<ItemStatus, 'pending'>;
-  record: unknown | null;
+  record: RecordColumns | null;
   errorClass?: ErrorClass | null;
   errorCode?: string | null;
   errorMessage?: string | null;
@@ -65,6 +74,8 @@ CREATE TABLE IF NOT EXISTS items (
   attempts INTEGER NOT NULL DEFAULT 0,
   error_class TEXT, error_code TEXT, error_message TEXT,
   toolsets TEXT NOT NULL DEFAULT '[]', reward REAL, finish_reason TEXT, duration_ms INTEGER,
+  completed INTEGER, has_reasoning INTEGER, reward_error INTEGER,
+  prompt_tokens INTEGER, completion_tokens INTEGER, reasoning_tokens INTEGER, tool_stats TEXT,
   record TEXT, updated_at TEXT NOT NULL,
   PRIMARY KEY (key, sample)
 ) WITHOUT ROWID;
@@ -95,6 +106,12 @@ export function diffFingerprint(before: Record<string, unknown>, after: Record<s
 export class RunStore {
   readonly db: Database.Database;
   private readonly statements: ReturnType<RunStore['prepare']>;
+  /**
+   * Writes of one event-loop turn, committed together: results that land at the same moment share
+   * one transaction instead of paying one each. Each result is still atomic with its status.
+   */
+  private pending: Array<() => void> = [];
+  private flushScheduled = false;
 
   private constructor(readonly path: string) {
     mkdirSync(dirname(path), { recursive: true });
@@ -120,7 +137,9 @@ export class RunStore {
       ),
       save: db.prepare(
         `UPDATE items SET status = @status, record = @record, error_class = @error_class, error_code = @error_code, error_message = @error_message,
-         reward = @reward, finish_reason = @finish_reason, duration_ms = @duration_ms, updated_at = @now WHERE key = @key AND sample = @sample`,
+         reward = @reward, finish_reason = @finish_reason, duration_ms = @duration_ms, completed = @completed, has_reasoning = @has_reasoning,
+         reward_error = @reward_error, prompt_tokens = @prompt_tokens, completion_tokens = @completion_tokens, reasoning_tokens = @reasoning_tokens,
+         tool_stats = @tool_stats, updated_at = @now WHERE key = @key AND sample = @sample`,
       ),
       release: db.prepare(`UPDATE items SET status = 'pending', attempts = MAX(attempts - 1, 0), updated_at = ? WHERE key = ? AND sample = ? AND status = 'pending'`),
       finished: db.prepare('UPDATE segments SET finished = finished + 1, wall_ms = ? WHERE id = ?'),
@@ -172,17 +191,40 @@ export class RunStore {
     return { changes };
   }
 
+  /** Reads committed state: keys are unique in a stream, so no queued write concerns a lookup. */
   lookup(key: string, sample: number): ItemState | undefined {
     return this.statements.lookup.get(key, sample);
   }
 
+  /** Queue a write for the transaction that commits at the end of this event-loop turn. */
+  private defer(write: () => void): void {
+    this.pending.push(write);
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  /** Commit queued writes now (before reading what they wrote, and before closing). */
+  flush(): void {
+    this.flushScheduled = false;
+    if (this.pending.length === 0 || !this.db.open) return;
+    const writes = this.pending;
+    this.pending = [];
+    this.db.transaction(() => {
+      for (const write of writes) write();
+    })();
+  }
+
   markDispatched(key: string, sample: number, rowIndex: number | null, toolsets: readonly string[]): void {
-    this.statements.dispatch.run({ key, sample, row_index: rowIndex, toolsets: JSON.stringify(toolsets), now: new Date().toISOString() });
+    const now = new Date().toISOString();
+    const toolsetsJson = JSON.stringify(toolsets);
+    this.defer(() => this.statements.dispatch.run({ key, sample, row_index: rowIndex, toolsets: toolsetsJson, now }));
   }
 
   /** An interrupted rollout goes back to pending without using up an attempt. */
   release(key: string, sample: number): void {
-    this.statements.release.run(new Date().toISOString(), key, sample);
+    const now = new Date().toISOString();
+    this.defer(() => this.statements.release.run(now, key, sample));
   }
 
   /**
@@ -190,27 +232,41 @@ export class RunStore {
    * the time of an invocation that is SIGKILLed still counts in cumulative statistics.
    */
   saveResult(row: ResultRow, segment?: { id: number; elapsedMs: number }): void {
-    this.db.transaction(() => {
-      this.statements.save.run({
-        key: row.key,
-        sample: row.sample,
-        status: row.status,
-        record: row.record === null ? null : JSON.stringify(row.record),
-        error_class: row.errorClass ?? null,
-        error_code: row.errorCode ?? null,
-        error_message: row.errorMessage ?? null,
-        reward: row.reward ?? null,
-        finish_reason: row.finishReason ?? null,
-        duration_ms: row.durationMs ?? null,
-        now: new Date().toISOString(),
-      });
-      if (segment) this.statements.finished.run(Math.round(segment.elapsedMs), segment.id);
-    })();
+    const record = row.record;
+    const values = {
+      key: row.key,
+      sample: row.sample,
+      status: row.status,
+      record: record === null ? null : JSON.stringify(record),
+      error_class: row.errorClass ?? null,
+      error_code: row.errorCode ?? null,
+      error_message: row.errorMessage ?? null,
+      reward: row.reward ?? null,
+      finish_reason: row.finishReason ?? null,
+      duration_ms: row.durationMs ?? null,
+      completed: record ? Number(record.completed) : null,
+      has_reasoning: record ? Number(record.has_reasoning) : null,
+      reward_error: record ? Number(record.reward_error !== null) : null,
+      prompt_tokens: record?.usage.prompt_tokens ?? null,
+      completion_tokens: record?.usage.completion_tokens ?? null,
+      reasoning_tokens: record?.usage.reasoning_tokens ?? null,
+      tool_stats: record ? JSON.stringify(record.tool_stats) : null,
+      now: new Date().toISOString(),
+    };
+    const elapsed = segment ? Math.round(segment.elapsedMs) : 0;
+    this.defer(() => {
+      this.statements.save.run(values);
+      if (segment) this.statements.finished.run(elapsed, segment.id);
+    });
   }
 
   /** Replace a stored record (re-scoring, advantages) without touching its status. */
   updateRecord(key: string, sample: number, record: unknown, reward: number | null): void {
-    this.db.prepare('UPDATE items SET record = ?, reward = ?, updated_at = ? WHERE key = ? AND sample = ?').run(JSON.stringify(record), reward, new Date().toISOString(), key, sample);
+    this.flush();
+    const rewardError = (record as { reward_error?: unknown } | null)?.reward_error;
+    this.db
+      .prepare('UPDATE items SET record = ?, reward = ?, reward_error = ?, updated_at = ? WHERE key = ? AND sample = ?')
+      .run(JSON.stringify(record), reward, Number(rewardError !== undefined && rewardError !== null), new Date().toISOString(), key, sample);
   }
 
   startSegment(): number {
@@ -218,34 +274,39 @@ export class RunStore {
   }
 
   endSegment(id: number, wallMs: number, outcome: string): void {
+    this.flush();
     this.db.prepare('UPDATE segments SET ended_at = ?, wall_ms = ?, outcome = ? WHERE id = ?').run(new Date().toISOString(), Math.round(wallMs), outcome, id);
   }
 
   addBadRow(line: number, reason: string): void {
-    this.db.prepare('INSERT OR REPLACE INTO bad_rows (line, reason) VALUES (?, ?)').run(line, reason);
+    this.defer(() => this.db.prepare('INSERT OR REPLACE INTO bad_rows (line, reason) VALUES (?, ?)').run(line, reason));
   }
 
   setCounter(name: string, value: number): void {
+    this.flush();
     this.db.prepare('INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value').run(name, value);
   }
 
   addCounter(name: string, delta: number): void {
-    this.db.prepare('INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = value + excluded.value').run(name, delta);
+    this.defer(() => this.db.prepare('INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = value + excluded.value').run(name, delta));
   }
 
   counters(): Record<string, number> {
+    this.flush();
     const rows = this.db.prepare('SELECT name, value FROM counters').all() as { name: string; value: number }[];
     return Object.fromEntries(rows.map((row) => [row.name, row.value]));
   }
 
   /** Stream stored items (records parsed lazily by the caller), ordered by row then sample. */
   *items(where: { status?: ItemStatus | ItemStatus[] } = {}): IterableIterator<StoredItem> {
+    this.flush();
     const statuses = where.status === undefined ? undefined : Array.isArray(where.status) ? where.status : [where.status];
     const filter = statuses ? `WHERE status IN (${statuses.map(() => '?').join(',')})` : '';
     yield* this.db.prepare(`SELECT * FROM items ${filter} ORDER BY row_index, key, sample`).iterate(...(statuses ?? [])) as IterableIterator<StoredItem>;
   }
 
   getItem(key: string, sample: number): StoredItem | undefined {
+    this.flush();
     return this.db.prepare('SELECT * FROM items WHERE key = ? AND sample = ?').get(key, sample) as StoredItem | undefined;
   }
 
@@ -259,6 +320,7 @@ export class RunStore {
   }
 
   close(): void {
+    this.flush();
     if (this.db.open) this.db.close();
   }
 }
