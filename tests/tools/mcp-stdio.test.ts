@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { McpClientPool, mcpToolsFromCatalog, parseMcpServers, registerMcpToolsets, discoverMcpTools } from '../../src/tools/mcp/index.js';
+import { attachMcpServers, discoverMcpTools, McpClientPool, mcpToolsFromCatalog, parseMcpServers, registerMcpToolsets } from '../../src/tools/mcp/index.js';
+import { ConfigError, TrajError } from '../../src/errors.js';
 import { executeToolCall, ToolRegistry, toolSpec, type ToolCallOutcome, type ToolContext } from '../../src/tools/registry.js';
 import { isAlive, stdioFixture } from '../fixtures/mcp/fixture.js';
 
@@ -215,6 +216,28 @@ describe('registration', () => {
       assert.match(byServer.nobinary!, /MCP server 'nobinary' .*failed to start: .*ENOENT/);
     } finally {
       await mixedPool.closeAll();
+    }
+  });
+
+  test('attachMcpServers (the run pipeline\'s hook) registers requested mcp: toolsets once and classifies failures', async () => {
+    const attachPool = new McpClientPool();
+    const attachRegistry = new ToolRegistry();
+    const raw = { test: stdioFixture({ include: ['pid'] }), off: stdioFixture({ include: ['nothing'] }), gone: { command: process.execPath, args: ['/nonexistent/mcp-server.js'] } };
+    try {
+      await attachMcpServers(attachRegistry, raw, attachPool, ['terminal', 'mcp:test']);
+      assert.deepEqual(attachRegistry.all().map((tool) => tool.name), ['mcp_test_pid']);
+      const pid = await attachPool.processId({ name: 'test', config: parseMcpServers(raw).test! });
+      await attachMcpServers(attachRegistry, raw, attachPool, ['mcp:test']);
+      assert.equal(await attachPool.processId({ name: 'test', config: parseMcpServers(raw).test! }), pid, 'no second start');
+      await assert.rejects(attachMcpServers(attachRegistry, raw, attachPool, ['mcp:nope']), (error: unknown) => error instanceof ConfigError && /no MCP server 'nope' is configured/.test(error.message));
+      await assert.rejects(attachMcpServers(attachRegistry, raw, attachPool, ['mcp:off']), (error: unknown) => error instanceof ConfigError && /offers no tools/.test(error.message));
+      await assert.rejects(
+        attachMcpServers(attachRegistry, raw, attachPool, ['mcp:gone']),
+        (error: unknown) => error instanceof TrajError && !(error instanceof ConfigError) && error.retryable && /mcp:gone: MCP server 'gone' .*failed to start/.test(error.message),
+      );
+      await assert.rejects(attachMcpServers(attachRegistry, { bad: { url: 'nope' } }, attachPool, ['mcp:bad']), /mcp_servers: bad\.url: expected the server URL/);
+    } finally {
+      await attachPool.closeAll();
     }
   });
 

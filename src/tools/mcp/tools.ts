@@ -1,7 +1,7 @@
-import { errorMessage } from '../../errors.js';
+import { ConfigError, errorMessage, TrajError } from '../../errors.js';
 import type { JsonSchemaTool, Tool, ToolRegistry } from '../registry.js';
 import type { McpClientPool, McpToolInfo } from './client-pool.js';
-import type { McpServersConfig } from './config.js';
+import { parseMcpServers, type McpServersConfig } from './config.js';
 import { isToolWanted, mcpToolset, serverOfToolset, uniqueMcpToolName } from './names.js';
 import { toolOutputOf } from './result.js';
 
@@ -113,6 +113,11 @@ export function mcpToolsFromCatalog(catalog: readonly McpCatalogServer[], server
   });
 }
 
+/** Registered tools, not just a declared name (the main thread declares `mcp:NAME` without starting servers). */
+function hasTools(registry: ToolRegistry, toolset: string): boolean {
+  return registry.all().some((tool) => tool.toolset === toolset);
+}
+
 export interface McpRegistration {
   /** The `mcp:NAME` toolsets now in the registry. */
   toolsets: string[];
@@ -131,13 +136,34 @@ export async function registerMcpToolsets(
   pool: McpClientPool,
   options: { toolsets?: readonly string[] } = {},
 ): Promise<McpRegistration> {
-  const wanted = options.toolsets?.filter((toolset) => !registry.hasToolset(toolset));
+  const wanted = options.toolsets?.filter((toolset) => !hasTools(registry, toolset));
   const { catalog, errors } = await discoverMcpTools(servers, pool, { toolsets: wanted });
-  const fresh = catalog.filter((entry) => !registry.hasToolset(entry.toolset));
+  // Checked again after the await: a concurrent registration may have won the race.
+  const fresh = catalog.filter((entry) => !hasTools(registry, entry.toolset));
   registry.register(...mcpToolsFromCatalog(fresh, servers, pool));
-  const toolsets = catalog.map((entry) => entry.toolset).filter((toolset) => registry.hasToolset(toolset));
+  const toolsets = catalog.map((entry) => entry.toolset).filter((toolset) => hasTools(registry, toolset));
   for (const entry of catalog.filter((candidate) => candidate.tools.length === 0)) {
     errors.push({ server: entry.server, toolset: entry.toolset, message: `MCP server '${entry.server}' offers no tools (after include/exclude)` });
   }
   return { toolsets, catalog, errors };
+}
+
+/**
+ * For the run pipeline (one registry and one pool per worker thread): make sure the `mcp:NAME`
+ * toolsets a rollout asks for are registered, starting only their servers, once. `servers` is
+ * the `mcp_servers` value of a run config, validated here. A toolset naming no configured server
+ * (or one left without tools by include/exclude) is a ConfigError; a server that cannot start is
+ * a retryable TrajError, so the rollout counts as an infrastructure failure and is retried
+ * instead of running without its tools.
+ */
+export async function attachMcpServers(registry: ToolRegistry, servers: unknown, pool: McpClientPool, toolsets: readonly string[]): Promise<void> {
+  const missing = toolsets.filter((toolset) => serverOfToolset(toolset) !== undefined && !hasTools(registry, toolset));
+  if (missing.length === 0) return;
+  const config = parseMcpServers(servers ?? {});
+  const { catalog, errors } = await registerMcpToolsets(registry, config, pool, { toolsets: missing });
+  if (errors.length === 0) return;
+  const message = errors.map((error) => `${error.toolset}: ${error.message}`).join('; ');
+  const startFailed = errors.some((error) => error.server in config && !catalog.some((entry) => entry.server === error.server));
+  if (startFailed) throw new TrajError(message, { code: 'mcp_unavailable', retryable: true });
+  throw new ConfigError(message, { code: 'mcp_toolset_invalid' });
 }
