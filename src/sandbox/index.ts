@@ -6,6 +6,9 @@ export * from './sandbox.js';
 export { createLocalSandbox } from './local.js';
 export { disposeAllSandboxes, liveSandboxCount, registerLiveSandbox } from './live-sandboxes.js';
 export { isSecretName, scrubEnvironment } from './scrub-environment.js';
+// Light modules: dockerode itself loads only when an engine is contacted.
+export { DockerSandboxConfigSchema, parseDockerSandboxConfig, type DockerSandboxConfig } from './docker-config.js';
+export { pruneContainers, type PruneOptions } from './docker-prune.js';
 
 export const SANDBOX_KINDS = ['local', 'docker'] as const;
 
