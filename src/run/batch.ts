@@ -27,7 +27,7 @@ export interface BatchEntriesInput {
  * occurrence), its toolsets drawn from (seed, key) only, so a resume draws exactly the same.
  */
 export async function* batchEntries(input: BatchEntriesInput): AsyncGenerator<PipelineEntry> {
-  const keyer = new PromptKeyer();
+  const keyer = new PromptKeyer({ source: input.dataset });
   const available = (toolset: string): true | string => input.registry.unavailableReason(toolset, { env: process.env }) ?? true;
   let rows = 0;
   for await (const row of readDataset(input.dataset, input.reader)) {

@@ -1,0 +1,99 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { projectRoot } from '../../src/util/paths.js';
+import { agentLoopBenchmark } from './agent-loops.js';
+import { batchThroughputBenchmark } from './batch-throughput.js';
+import { resumeBenchmark } from './resume.js';
+
+type Figures = Record<string, unknown>;
+
+interface Scenario {
+  name: string;
+  description: string;
+  run(quick: boolean): Promise<Figures>;
+}
+
+/** Each scenario states its target; the figures are printed and saved to benchmarks/results/. */
+const SCENARIOS: Scenario[] = [
+  {
+    name: 'agent-loops',
+    description: 'N concurrent agent loops × T tool turns, scripted server with latency L (in process)',
+    run: (quick) => agentLoopBenchmark(quick ? { loops: 16, toolTurns: 3, latencyMs: 100, rounds: 2 } : { loops: 64, toolTurns: 3, latencyMs: 200, rounds: 4 }),
+  },
+  {
+    name: 'batch-1000x3',
+    description: 'traj batch: 1,000 prompts × 3 tool turns, 500 ms latency, 64 in flight (target achieved/ideal ≥ 0.95)',
+    run: (quick) => batchThroughputBenchmark({ name: 'batch-1000x3', prompts: quick ? 200 : 1000, toolTurns: 3, latencyMs: 500, concurrency: 64, toolsets: 'terminal' }),
+  },
+  {
+    name: 'batch-500x1',
+    description: 'traj batch: 500 single-turn prompts, 32 in flight, 50 ms latency (targets ≤ 1.5 s wall, ≤ 1.5 s CPU)',
+    run: () => batchThroughputBenchmark({ name: 'batch-500x1', prompts: 500, toolTurns: 0, latencyMs: 50, concurrency: 32, toolsets: 'file' }),
+  },
+  {
+    name: 'resume-100k',
+    description: 'resume of a 100,000-row run that is 99% done: time until the first new rollout (target < 3 s)',
+    run: (quick) => resumeBenchmark(quick ? 20_000 : 100_000, 0.99),
+  },
+  {
+    name: 'dataset-1m',
+    description: 'reading and keying a 1,000,000-row JSONL dataset: peak RSS (target ≤ 300 MB)',
+    run: async (quick) => (await import('./dataset-memory.js')).datasetMemoryBenchmark(quick ? 200_000 : 1_000_000) as Promise<Figures>,
+  },
+  {
+    name: 'sandbox-lifecycle',
+    description: 'docker sandbox create + start + exec + dispose p50/p95 at concurrency 1 and 8, vs `docker run --rm IMAGE true`',
+    run: async () => (await import('./sandbox-lifecycle.js')).sandboxLifecycleBenchmark() as Promise<Figures>,
+  },
+];
+
+function usage(): string {
+  return [
+    'usage: npm run bench [-- [--only a,b] [--quick]]',
+    '',
+    'scenarios:',
+    ...SCENARIOS.map((scenario) => `  ${scenario.name.padEnd(18)}${scenario.description}`),
+  ].join('\n');
+}
+
+async function main(argv: string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`${usage()}\n`);
+    return 0;
+  }
+  const onlyIndex = argv.indexOf('--only');
+  const only = onlyIndex >= 0 ? new Set((argv[onlyIndex + 1] ?? '').split(',')) : undefined;
+  const quick = argv.includes('--quick');
+  const unknown = only ? [...only].filter((name) => !SCENARIOS.some((scenario) => scenario.name === name)) : [];
+  if (unknown.length > 0) {
+    process.stderr.write(`bench: unknown scenario ${unknown.join(', ')}\n${usage()}\n`);
+    return 2;
+  }
+  const results: Record<string, Figures> = {};
+  let failed = 0;
+  for (const scenario of SCENARIOS) {
+    if (only && !only.has(scenario.name)) continue;
+    process.stdout.write(`\n== ${scenario.name}: ${scenario.description}\n`);
+    try {
+      const figures = await scenario.run(quick);
+      results[scenario.name] = figures;
+      for (const [key, value] of Object.entries(figures)) process.stdout.write(`   ${key.padEnd(32)}${typeof value === 'object' ? JSON.stringify(value) : String(value)}\n`);
+    } catch (error) {
+      failed++;
+      results[scenario.name] = { error: error instanceof Error ? error.message : String(error) };
+      process.stdout.write(`   FAILED: ${error instanceof Error ? error.message : String(error)}\n`);
+    }
+  }
+  const directory = join(projectRoot(), 'benchmarks', 'results');
+  mkdirSync(directory, { recursive: true });
+  const saved = { at: new Date().toISOString(), quick, node: process.version, results };
+  const stamp = saved.at.replace(/[:.]/g, '-');
+  writeFileSync(join(directory, `bench-${stamp}.json`), `${JSON.stringify(saved, null, 2)}\n`);
+  writeFileSync(join(directory, 'latest.json'), `${JSON.stringify(saved, null, 2)}\n`);
+  process.stdout.write(`\nsaved: benchmarks/results/latest.json (and bench-${stamp}.json)\n`);
+  return failed > 0 ? 1 : 0;
+}
+
+main(process.argv.slice(2)).then((code) => {
+  process.exitCode = code;
+});
