@@ -1,0 +1,203 @@
+import { runAgent } from '../agent/loop.js';
+import type { AgentEventHandler } from '../agent/events.js';
+import type { AgentResult } from '../agent/result.js';
+import { buildSystemPrompt } from '../agent/system-prompt.js';
+import type { Endpoint } from '../config/endpoint.js';
+import type { Message, ToolSpec } from '../model/messages.js';
+import type { ModelClient } from '../model/types.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
+import type { Budget } from '../tools/budget.js';
+import { toolSpec, type Tool } from '../tools/registry.js';
+import type { ChatTools } from './chat-tools.js';
+import { emptySessionUsage, type ForkOrigin, type SessionUsage } from './session.js';
+import { newSessionId, type SessionStore } from './session-store.js';
+
+/** What a new session is started with; /model, /toolsets and /system change it for the next one. */
+export interface ChatSettings {
+  endpoint: Endpoint;
+  toolsets: string[];
+  /** The instructions part of the system prompt (DEFAULT_SYSTEM_PROMPT when absent). */
+  systemPrompt?: string;
+  maxTurns: number;
+  budget: Budget;
+  toolConcurrency: number;
+}
+
+/** The process-wide parts every session of one `traj chat` shares. */
+export interface ChatServices {
+  store: SessionStore;
+  tools: ChatTools;
+  sandbox: Sandbox;
+  model(endpoint: Endpoint): ModelClient;
+}
+
+interface SessionInit {
+  id: string;
+  messages: Message[];
+  tools: Tool[];
+  toolsets: string[];
+  endpoint: Endpoint;
+  title: string | null;
+  forkedFrom: ForkOrigin | null;
+  usage: SessionUsage;
+  /** Whether the sessions table already has this session's row. */
+  stored: boolean;
+}
+
+/**
+ * One conversation: its messages (the exact system prompt first), the tools fixed when it began,
+ * the todo state that carries over between turns, and its row in the session store. Each user
+ * message is one runAgent call over the whole history; the history becomes the result's messages.
+ */
+export class ChatSession {
+  readonly id: string;
+  readonly tools: Tool[];
+  readonly toolsets: string[];
+  readonly endpoint: Endpoint;
+  readonly forkedFrom: ForkOrigin | null;
+  title: string | null;
+  usage: SessionUsage;
+  private history: Message[];
+  private stored: boolean;
+  private readonly state = new Map<string, unknown>();
+
+  private constructor(
+    init: SessionInit,
+    private readonly settings: ChatSettings,
+    private readonly services: ChatServices,
+  ) {
+    this.id = init.id;
+    this.history = init.messages;
+    this.tools = init.tools;
+    this.toolsets = init.toolsets;
+    this.endpoint = init.endpoint;
+    this.title = init.title;
+    this.forkedFrom = init.forkedFrom;
+    this.usage = init.usage;
+    this.stored = init.stored;
+  }
+
+  /** A fresh session: the system prompt is built once from the settings and stays fixed. */
+  static async start(settings: ChatSettings, services: ChatServices): Promise<ChatSession> {
+    const tools = await services.tools.select(settings.toolsets, '--toolsets');
+    const system = buildSystemPrompt({ base: settings.systemPrompt, tools });
+    return new ChatSession(
+      { id: newSessionId(), messages: [{ role: 'system', content: system }], tools, toolsets: [...settings.toolsets], endpoint: settings.endpoint, title: null, forkedFrom: null, usage: emptySessionUsage(), stored: false },
+      settings,
+      services,
+    );
+  }
+
+  /** A stored session, continued under its own id with its toolsets and exact messages. */
+  static async resume(idOrPrefix: string, settings: ChatSettings, services: ChatServices): Promise<ChatSession> {
+    const stored = services.store.get(idOrPrefix);
+    const tools = await services.tools.select(stored.toolsets, `session ${stored.id} toolsets`);
+    return new ChatSession(
+      { id: stored.id, messages: stored.messages, tools, toolsets: stored.toolsets, endpoint: settings.endpoint, title: stored.title, forkedFrom: stored.forked_from, usage: stored.usage, stored: true },
+      settings,
+      services,
+    );
+  }
+
+  /** A new session holding a stored rollout's messages (cut at a turn), with that rollout's toolsets. */
+  static async fork(fork: { origin: ForkOrigin; messages: Message[]; toolsets: string[] }, settings: ChatSettings, services: ChatServices): Promise<ChatSession> {
+    const tools = await services.tools.select(fork.toolsets, `toolsets of ${fork.origin.run} item ${fork.origin.key}`);
+    const session = new ChatSession(
+      { id: newSessionId(), messages: [...fork.messages], tools, toolsets: [...fork.toolsets], endpoint: settings.endpoint, title: null, forkedFrom: fork.origin, usage: emptySessionUsage(), stored: false },
+      settings,
+      services,
+    );
+    session.persist();
+    return session;
+  }
+
+  get messages(): readonly Message[] {
+    return this.history;
+  }
+
+  get systemPrompt(): string {
+    const first = this.history[0];
+    return first?.role === 'system' ? first.content : '';
+  }
+
+  get toolSpecs(): ToolSpec[] {
+    return this.tools.map(toolSpec);
+  }
+
+  /** Whether the next model call is owed without a new user message (e.g. a fork cut after tool results). */
+  get canContinue(): boolean {
+    return this.history.some((message) => message.role !== 'system');
+  }
+
+  /**
+   * Run the agent on the history plus `text` (or on the history alone when `text` is undefined).
+   * The user message is stored before the model is called, the outcome after, also when interrupted.
+   */
+  async send(text: string | undefined, options: { signal: AbortSignal; onEvent: AgentEventHandler }): Promise<AgentResult> {
+    const messages: Message[] = text === undefined ? [...this.history] : [...this.history, { role: 'user', content: text }];
+    this.history = messages;
+    this.persist();
+    const result = await runAgent({
+      model: this.services.model(this.endpoint),
+      tools: this.tools,
+      messages,
+      sandbox: this.services.sandbox,
+      maxTurns: this.settings.maxTurns,
+      budget: this.settings.budget,
+      toolConcurrency: this.settings.toolConcurrency,
+      signal: options.signal,
+      onEvent: options.onEvent,
+      stream: true,
+      state: this.state,
+    });
+    this.history = result.messages;
+    this.usage = {
+      prompt_tokens: this.usage.prompt_tokens + result.usage.prompt_tokens,
+      completion_tokens: this.usage.completion_tokens + result.usage.completion_tokens,
+      reasoning_tokens: this.usage.reasoning_tokens + result.usage.reasoning_tokens,
+      api_calls: this.usage.api_calls + result.apiCalls,
+    };
+    this.persist();
+    return result;
+  }
+
+  /** Drop the last user message and everything after it; returns it, or undefined when there is none. */
+  undo(): string | undefined {
+    const index = this.lastUserIndex();
+    if (index === undefined) return undefined;
+    const message = this.history[index]!;
+    this.history = this.history.slice(0, index);
+    this.persist();
+    return message.role === 'user' ? message.content : undefined;
+  }
+
+  setTitle(title: string): void {
+    this.title = title;
+    this.persist();
+  }
+
+  /** Write the session and its messages; the row is created on the first write. */
+  persist(): void {
+    const { store } = this.services;
+    if (!this.stored) {
+      store.create({
+        id: this.id,
+        title: this.title,
+        model: this.endpoint.model,
+        base_url: this.endpoint.base_url,
+        toolsets: this.toolsets,
+        tools: this.toolSpecs,
+        sandbox: this.services.sandbox.kind,
+        forked_from: this.forkedFrom,
+        usage: this.usage,
+      });
+      this.stored = true;
+    } else store.update(this.id, { title: this.title ?? undefined, usage: this.usage });
+    store.replaceMessages(this.id, this.history);
+  }
+
+  private lastUserIndex(): number | undefined {
+    for (let index = this.history.length - 1; index >= 0; index--) if (this.history[index]!.role === 'user') return index;
+    return undefined;
+  }
+}

@@ -1,0 +1,97 @@
+import { readConfigFile, validate } from '../config/load.js';
+import { ConfigError } from '../errors.js';
+import { loadFork, parseTurn, runChat, type ForkedConversation } from '../chat/index.js';
+import { RunConfigSchema, type RunConfig } from '../run/run-config.js';
+import { DEFAULT_BUDGET } from '../tools/budget.js';
+import { loadMcpServers } from '../tools/mcp/config.js';
+import { ENDPOINT_OPTIONS, integerOption, listOption, stringOption, type CommandDefinition, type ParsedCommand } from './command.js';
+import { resolveEndpoint } from './endpoint.js';
+import { systemPromptFrom } from './run-options.js';
+
+const DEFAULT_TOOLSETS = ['terminal', 'file', 'todo'];
+const DEFAULT_MAX_TURNS = 20;
+
+export const command: CommandDefinition = {
+  name: 'chat',
+  summary: 'interactive debug chat on the agent core: streaming, tools, sandboxes, sessions, forks of stored rollouts',
+  usage: 'traj chat [--toolsets a,b] [--sandbox local|docker] [--system FILE] [--resume ID] [--fork RUN KEY [TURN]] [endpoint flags]',
+  allowPositionals: true,
+  options: {
+    toolsets: { type: 'string', value: 'a,b', description: 'toolsets to offer', default: DEFAULT_TOOLSETS.join(',') },
+    sandbox: { type: 'string', value: 'local|docker', description: 'where tool commands run (default local; with --fork, the run\'s)' },
+    image: { type: 'string', value: 'IMAGE', description: 'docker image for --sandbox docker' },
+    system: { type: 'string', value: 'FILE', description: 'file holding the instructions part of the system prompt' },
+    'max-turns': { type: 'string', value: 'N', description: 'model calls per message before the final-answer call', default: String(DEFAULT_MAX_TURNS) },
+    resume: { type: 'string', value: 'ID', description: 'continue a stored session (id, unique prefix, or "last")' },
+    fork: { type: 'boolean', description: 'continue a stored rollout: give RUN KEY [TURN] as arguments' },
+    checkpoints: { type: 'string', value: 'DIR', description: 'folder of run stores for --fork and /fork', default: 'checkpoints' },
+    config: { type: 'string', value: 'FILE', description: 'a run config YAML (endpoint, budget, mcp_servers, toolsets, system_prompt, …); flags win' },
+    plain: { type: 'boolean', description: 'no colours, prompts or line editing even on a terminal' },
+    'scripted-if-unset': { type: 'boolean', description: 'with no endpoint configured, use the built-in scripted endpoint' },
+    ...ENDPOINT_OPTIONS,
+  },
+  details: `Examples:
+  traj chat --toolsets terminal,file
+  traj chat --resume last
+  traj chat --fork demo 3f2a9c01 2          # run store checkpoints/demo.sqlite, item 3f2a9c01…, after assistant turn 2
+  printf 'list the files here\\n/usage\\n' | traj chat --scripted-if-unset
+Piped input: one message or /command per line, plain output. A dangerous command's approval
+question reads the next line: y/once, s/session, a/always (saved in TRAJ_HOME/config.yaml), anything else denies.
+--fork KEY: the record's "id", or a unique prefix of it; KEY:SAMPLE for a sample other than 0.
+Sessions live in TRAJ_HOME/sessions.sqlite (default ~/.traj); see traj sessions --help.`,
+  async run({ values, positionals }) {
+    const config = chatConfig(values);
+    const fork = values.fork === true ? forkFromArguments(positionals, stringOption(values, 'checkpoints')) : undefined;
+    if (!fork && positionals.length > 0) throw new ConfigError(`traj chat: unexpected argument '${positionals[0]}' (messages are typed at the prompt; --fork takes RUN KEY [TURN])`, { code: 'cli_usage' });
+    if (fork && stringOption(values, 'resume')) throw new ConfigError('give either --resume or --fork, not both', { code: 'cli_usage' });
+    const sandboxKind = stringOption(values, 'sandbox') ?? config.sandbox ?? fork?.sandbox.kind ?? 'local';
+    if (sandboxKind !== 'local' && sandboxKind !== 'docker') throw new ConfigError(`--sandbox: expected local or docker, got '${sandboxKind}'`, { code: 'cli_usage' });
+    const toolsets = listOption(values, 'toolsets') ?? config.toolsets ?? DEFAULT_TOOLSETS;
+    const { endpoint, scripted } = await resolveEndpoint(values, config.endpoint, {
+      scriptedIfUnset: values['scripted-if-unset'] === true,
+      log: (line) => process.stderr.write(`${line}\n`),
+    });
+    const interactive = values.plain !== true && Boolean(process.stdin.isTTY && process.stdout.isTTY);
+    try {
+      return await runChat({
+        endpoint,
+        toolsets,
+        systemPrompt: chatSystemPrompt(values, config),
+        maxTurns: integerOption(values, 'max-turns') ?? config.max_turns ?? DEFAULT_MAX_TURNS,
+        budget: { ...DEFAULT_BUDGET, ...config.budget },
+        toolConcurrency: config.tool_concurrency ?? 8,
+        sandbox: { kind: sandboxKind, image: stringOption(values, 'image') ?? config.image ?? (sandboxKind === fork?.sandbox.kind ? fork.sandbox.image : undefined), workdir: config.workdir, docker: config.docker },
+        mcpServers: loadMcpServers(stringOption(values, 'config')).servers,
+        checkpointsDir: stringOption(values, 'checkpoints') ?? 'checkpoints',
+        resume: stringOption(values, 'resume'),
+        fork,
+        input: process.stdin,
+        output: process.stdout,
+        interactive,
+        color: interactive && !process.env.NO_COLOR,
+      });
+    } finally {
+      await scripted?.close();
+    }
+  },
+};
+
+/** The --config file's settings (any run-config key; `run` is not needed for a chat). */
+function chatConfig(values: ParsedCommand['values']): Partial<RunConfig> {
+  const file = stringOption(values, 'config');
+  return file ? validate(RunConfigSchema.partial(), readConfigFile(file), file) : {};
+}
+
+/** --system FILE wins over the config's system_prompt / system. */
+function chatSystemPrompt(values: ParsedCommand['values'], config: Partial<RunConfig>): string | undefined {
+  const file = stringOption(values, 'system');
+  const source = file ? { system: file } : { system: config.system, system_prompt: config.system_prompt };
+  // systemPromptFrom reads only these two keys; the rest of a full RunConfig is not needed here.
+  return systemPromptFrom(source as RunConfig);
+}
+
+function forkFromArguments(positionals: string[], checkpointsDir: string | undefined): ForkedConversation {
+  const [run, key, turn, ...extra] = positionals;
+  if (!run || !key || extra.length > 0) throw new ConfigError('--fork takes RUN KEY [TURN], e.g. traj chat --fork demo 3f2a9c01 2', { code: 'cli_usage' });
+  return loadFork({ run, key, turn: parseTurn(turn), checkpointsDir });
+}
