@@ -222,3 +222,26 @@ test('config typos and unknown toolsets are clear errors', async (t) => {
   assert.equal(unknown.code, 1);
   assert.match(unknown.stderr, /unknown toolset 'browser'; known toolsets: file, terminal, todo/);
 });
+
+test('SIGINT: stop dispatching, interrupted rollouts go back to pending, exit 130, resume finishes', async (t) => {
+  const directory = temporaryDirectory(t);
+  const server = await startScriptedServer(echoScript, { latencyMs: 300 });
+  t.after(() => server.close());
+  const dataset = join(directory, 'sigint.jsonl');
+  writeJsonl(dataset, prompts(30));
+  const args = batchArgs(dataset, 'sigint', server.url, ['--toolsets', 'terminal', '--concurrency', '4', '--grace-period', '0']);
+  const { child, done } = startCli(args, { cwd: directory });
+  for (let tries = 0; tries < 200 && server.requests.length < 6; tries++) await new Promise((resolve) => setTimeout(resolve, 50));
+  child.kill('SIGINT');
+  const stopped = await done;
+  assert.equal(stopped.code, 130, stopped.stderr);
+  assert.match(stopped.stderr, /Resume with the same command/);
+  const db = new Database(join(directory, 'checkpoints', 'sigint.sqlite'), { readonly: true });
+  const counts = Object.fromEntries((db.prepare('SELECT status, COUNT(*) FROM items GROUP BY status').raw().all() as [string, number][]));
+  db.close();
+  assert.ok((counts.done ?? 0) < 30, 'the run stopped early');
+  assert.equal(counts.failed ?? 0, 0, 'interrupted rollouts are not failures');
+  const resumed = await runCli(args, { cwd: directory });
+  assert.equal(resumed.code, 0, resumed.stderr);
+  assert.equal(readRecords(directory, 'sigint').length, 30);
+});
