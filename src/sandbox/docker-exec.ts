@@ -142,7 +142,11 @@ async function runOnce(target: ExecTarget, command: string, cwd: string, env: st
   await stopping;
 
   // As GNU timeout: 124 after a timeout. A killed command reports 137 (128 + SIGKILL).
-  const reported = timedOut ? 124 : await exitCodeOf(exec, aborted ? 10 : 40);
+  const reported = timedOut
+    ? 124
+    : await exitCodeOf(exec, aborted ? 10 : 40).catch((error: unknown) => {
+        throw execError(target, error);
+      });
   const exitCode = reported ?? (aborted ? 137 : undefined);
   if (exitCode === undefined) {
     throw new SandboxError(`the engine never reported an exit code for a command in sandbox ${target.sandboxId}`, { code: 'exec_failed', retryable: true });
@@ -188,16 +192,21 @@ async function killTree(target: ExecTarget, token: string): Promise<void> {
       stream.resume();
       await streamClosed(stream);
       if ((await exitCodeOf(exec)) === 0) return;
-    } catch {
-      // The container may be gone (disposed meanwhile) or the runtime busy: try again shortly.
+    } catch (error) {
+      // A removed or stopped container has nothing left to kill; a busy runtime gets another try.
+      if (containerGone(error)) return;
     }
     await delay(100 * attempt);
   }
 }
 
+function containerGone(error: unknown): boolean {
+  return /no such container|no such exec|is not running/i.test(errorMessage(error));
+}
+
 function execError(target: ExecTarget, error: unknown): SandboxError {
   if (error instanceof SandboxError) return error;
-  const gone = /no such container|is not running/i.test(errorMessage(error));
+  const gone = containerGone(error);
   return new SandboxError(
     gone
       ? `sandbox ${target.sandboxId} has no running container any more (removed or stopped outside traj): ${errorMessage(error)}`
@@ -232,6 +241,9 @@ export async function pipeExec(target: ExecTarget, argv: string[], io: { stdin?:
       io.stdin.pipe(stream);
     }
     await reading;
-    return { exitCode: (await exitCodeOf(exec)) ?? -1, stderr: stderr.text() };
+    const exitCode = await exitCodeOf(exec).catch((error: unknown) => {
+      throw execError(target, error);
+    });
+    return { exitCode: exitCode ?? -1, stderr: stderr.text() };
   });
 }

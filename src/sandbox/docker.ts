@@ -131,7 +131,10 @@ class DockerSandbox implements Sandbox {
 
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     this.assertLive();
-    return runDockerCommand(this.target, command, options);
+    const result = await runDockerCommand(this.target, command, options);
+    // Removing the container kills its commands; that is the sandbox ending, not the command failing.
+    if (this.disposing) throw new SandboxError(`sandbox ${this.id} was disposed while the command ran`, { code: 'disposed' });
+    return result;
   }
 
   async readFile(path: string): Promise<Buffer> {

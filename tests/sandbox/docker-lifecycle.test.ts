@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import pLimit from 'p-limit';
 import { ConfigError, SandboxError } from '../../src/errors.js';
 import { createDockerSandbox } from '../../src/sandbox/docker.js';
 import { parseDockerSandboxConfig } from '../../src/sandbox/docker-config.js';
-import { connectDocker } from '../../src/sandbox/docker-engine.js';
+import { connectDocker, isTransientEngineError, withEngineRetry } from '../../src/sandbox/docker-engine.js';
 import { pruneContainers } from '../../src/sandbox/docker-prune.js';
 import { disposeAllSandboxes, liveSandboxCount } from '../../src/sandbox/live-sandboxes.js';
 import { containersLabelled, dockerSuiteOptions, uniqueRunName } from '../helpers/docker.js';
@@ -31,6 +33,31 @@ describe('docker sandbox settings and engine errors (no engine needed)', () => {
     assert.deepEqual(defaults.cap_drop, ['ALL']);
   });
 
+  it('retries dropped connections and engine 5xx, and not answers such as 404', async () => {
+    const engineError = (message: string, fields: Record<string, unknown>) => Object.assign(new Error(message), fields);
+    assert.equal(isTransientEngineError(engineError('socket hang up', { code: 'ECONNRESET' })), true);
+    assert.equal(isTransientEngineError(engineError('(HTTP code 500) server error - context deadline exceeded', { statusCode: 500 })), true);
+    assert.equal(isTransientEngineError(engineError('(HTTP code 404) no such container - No such container: abc', { statusCode: 404 })), false);
+    assert.equal(isTransientEngineError(engineError('(HTTP code 500) server error - Container abc is not running', { statusCode: 500 })), false);
+
+    let calls = 0;
+    const value = await withEngineRetry(async () => {
+      calls++;
+      if (calls < 3) throw engineError('socket hang up', { code: 'ECONNRESET' });
+      return 'answered';
+    });
+    assert.equal(value, 'answered');
+    assert.equal(calls, 3);
+
+    calls = 0;
+    const missing = withEngineRetry(async () => {
+      calls++;
+      throw engineError('(HTTP code 404) no such image', { statusCode: 404 });
+    });
+    await assert.rejects(missing, /no such image/);
+    assert.equal(calls, 1);
+  });
+
   it('says where it looked when no engine answers', async () => {
     const saved = process.env.DOCKER_HOST;
     process.env.DOCKER_HOST = 'unix:///tmp/traj-no-such-docker.sock';
@@ -50,6 +77,33 @@ describe('docker sandbox settings and engine errors (no engine needed)', () => {
 });
 
 describe('docker sandbox lifecycle', options, () => {
+  it('talks to the engine named by DOCKER_HOST', async (t) => {
+    const current = process.env.DOCKER_HOST;
+    const socket = current === undefined ? '/var/run/docker.sock' : current.startsWith('unix://') ? current.slice('unix://'.length) : undefined;
+    if (!socket || !existsSync(socket)) return t.skip('the engine is not on a local unix socket here');
+    // A TCP relay to the engine's socket: only DOCKER_HOST can lead traj to it.
+    let connections = 0;
+    const relay = createServer((client) => {
+      connections++;
+      const engine = connect(socket);
+      client.pipe(engine).pipe(client);
+      client.on('error', () => engine.destroy());
+      engine.on('error', () => client.destroy());
+    });
+    await new Promise<void>((listening) => relay.listen(0, '127.0.0.1', listening));
+    process.env.DOCKER_HOST = `tcp://127.0.0.1:${(relay.address() as AddressInfo).port}`;
+    try {
+      const sandbox = await createDockerSandbox({ kind: 'docker', run: uniqueRunName('docker-host'), key: 'relay' });
+      assert.equal((await sandbox.exec('echo through-the-relay')).stdout, 'through-the-relay\n');
+      await sandbox.dispose();
+      assert.ok(connections > 0, 'no request went through DOCKER_HOST');
+    } finally {
+      if (current === undefined) delete process.env.DOCKER_HOST;
+      else process.env.DOCKER_HOST = current;
+      relay.close();
+    }
+  });
+
   it('names the image and the build script when the image is missing', async () => {
     await assert.rejects(createDockerSandbox({ kind: 'docker', image: 'traj-sandbox:no-such-tag' }), (error: Error) => {
       assert.ok(error instanceof SandboxError);
@@ -64,7 +118,15 @@ describe('docker sandbox lifecycle', options, () => {
     const run = uniqueRunName('dispose');
     const sandbox = await createDockerSandbox({ kind: 'docker', run, key: 'one' });
     assert.equal((await containersLabelled({ 'traj.run': run })).length, 1);
+    // A command still running when the rollout ends is cut off with a typed error.
+    const running = sandbox.exec('sleep 30', { timeoutMs: 60_000 }).then(
+      (result) => result,
+      (error: unknown) => error,
+    );
+    await new Promise((resume) => setTimeout(resume, 300));
     await sandbox.dispose();
+    const outcome = await running;
+    assert.ok(outcome instanceof SandboxError && outcome.code === 'disposed', `expected a 'disposed' SandboxError, got ${JSON.stringify(outcome)}`);
     assert.deepEqual(await containersLabelled({ 'traj.run': run }), []);
     await sandbox.dispose();
 
