@@ -236,6 +236,10 @@ describe('registration', () => {
         (error: unknown) => error instanceof TrajError && !(error instanceof ConfigError) && error.retryable && /mcp:gone: MCP server 'gone' .*failed to start/.test(error.message),
       );
       await assert.rejects(attachMcpServers(attachRegistry, { bad: { url: 'nope' } }, attachPool, ['mcp:bad']), /mcp_servers: bad\.url: expected the server URL/);
+      await assert.rejects(
+        attachMcpServers(attachRegistry, { secret: stdioFixture({ env: { KEY: '${TRAJ_MCP_UNSET_VARIABLE}' } }) }, attachPool, ['mcp:secret']),
+        (error: unknown) => error instanceof ConfigError && /refers to \$\{TRAJ_MCP_UNSET_VARIABLE\}/.test(error.message),
+      );
     } finally {
       await attachPool.closeAll();
     }

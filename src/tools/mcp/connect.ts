@@ -1,6 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { errorMessage, TrajError } from '../../errors.js';
+import { ConfigError, errorMessage, TrajError } from '../../errors.js';
 import type { McpHttpServer, McpServer, McpStdioServer } from './config.js';
 
 const CLIENT_INFO = { name: 'traj', version: '0.1.0' };
@@ -29,7 +29,7 @@ export function interpolate(values: Record<string, string>, env: NodeJS.ProcessE
     out[key] = value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_match, name: string) => {
       const found = env[name];
       if (found === undefined) {
-        throw new TrajError(`${where}.${key} refers to \${${name}}, which is not set in traj's environment`, { code: 'mcp_env_missing' });
+        throw new ConfigError(`${where}.${key} refers to \${${name}}, which is not set in traj's environment`, { code: 'mcp_env_missing' });
       }
       return found;
     });

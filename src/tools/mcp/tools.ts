@@ -1,4 +1,4 @@
-import { ConfigError, errorMessage, TrajError } from '../../errors.js';
+import { ConfigError, errorMessage, isTrajError, TrajError } from '../../errors.js';
 import type { JsonSchemaTool, Tool, ToolRegistry } from '../registry.js';
 import type { McpClientPool, McpToolInfo } from './client-pool.js';
 import { parseMcpServers, type McpServersConfig } from './config.js';
@@ -27,6 +27,8 @@ export interface McpServerFailure {
   server: string;
   toolset: string;
   message: string;
+  /** True when trying again may help (the server failed to start); false for configuration mistakes. */
+  retryable: boolean;
 }
 
 export interface McpDiscovery {
@@ -48,7 +50,7 @@ export function selectServers(servers: McpServersConfig, toolsets?: readonly str
     if (server in servers) names.push(server);
     else {
       const known = Object.keys(servers).join(', ') || '(none)';
-      errors.push({ server, toolset, message: `no MCP server '${server}' is configured under mcp_servers (configured: ${known})` });
+      errors.push({ server, toolset, message: `no MCP server '${server}' is configured under mcp_servers (configured: ${known})`, retryable: false });
     }
   }
   return { names, errors };
@@ -84,7 +86,7 @@ export async function discoverMcpTools(servers: McpServersConfig, pool: McpClien
           tools: catalogTools(server, tools, config),
         };
       } catch (error) {
-        return { server, toolset: mcpToolset(server), message: errorMessage(error) };
+        return { server, toolset: mcpToolset(server), message: errorMessage(error), retryable: isTrajError(error) ? error.retryable : true };
       }
     }),
   );
@@ -143,7 +145,7 @@ export async function registerMcpToolsets(
   registry.register(...mcpToolsFromCatalog(fresh, servers, pool));
   const toolsets = catalog.map((entry) => entry.toolset).filter((toolset) => hasTools(registry, toolset));
   for (const entry of catalog.filter((candidate) => candidate.tools.length === 0)) {
-    errors.push({ server: entry.server, toolset: entry.toolset, message: `MCP server '${entry.server}' offers no tools (after include/exclude)` });
+    errors.push({ server: entry.server, toolset: entry.toolset, message: `MCP server '${entry.server}' offers no tools (after include/exclude)`, retryable: false });
   }
   return { toolsets, catalog, errors };
 }
@@ -151,19 +153,18 @@ export async function registerMcpToolsets(
 /**
  * For the run pipeline (one registry and one pool per worker thread): make sure the `mcp:NAME`
  * toolsets a rollout asks for are registered, starting only their servers, once. `servers` is
- * the `mcp_servers` value of a run config, validated here. A toolset naming no configured server
- * (or one left without tools by include/exclude) is a ConfigError; a server that cannot start is
- * a retryable TrajError, so the rollout counts as an infrastructure failure and is retried
- * instead of running without its tools.
+ * the `mcp_servers` value of a run config, validated here. A toolset naming no configured server,
+ * one left without tools by include/exclude or an unset `${NAME}` is a ConfigError; a server that
+ * cannot start is a retryable TrajError, so the rollout counts as an infrastructure failure and
+ * is retried instead of running without its tools.
  */
 export async function attachMcpServers(registry: ToolRegistry, servers: unknown, pool: McpClientPool, toolsets: readonly string[]): Promise<void> {
   const missing = toolsets.filter((toolset) => serverOfToolset(toolset) !== undefined && !hasTools(registry, toolset));
   if (missing.length === 0) return;
   const config = parseMcpServers(servers ?? {});
-  const { catalog, errors } = await registerMcpToolsets(registry, config, pool, { toolsets: missing });
+  const { errors } = await registerMcpToolsets(registry, config, pool, { toolsets: missing });
   if (errors.length === 0) return;
   const message = errors.map((error) => `${error.toolset}: ${error.message}`).join('; ');
-  const startFailed = errors.some((error) => error.server in config && !catalog.some((entry) => entry.server === error.server));
-  if (startFailed) throw new TrajError(message, { code: 'mcp_unavailable', retryable: true });
+  if (errors.some((error) => error.retryable)) throw new TrajError(message, { code: 'mcp_unavailable', retryable: true });
   throw new ConfigError(message, { code: 'mcp_toolset_invalid' });
 }
