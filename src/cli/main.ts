@@ -10,6 +10,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandDef
   'mock-server': { summary: 'run the scripted OpenAI-compatible endpoint (tests, demos, benchmarks)', load: async () => (await import('./mock-server.js')).command },
   distributions: { summary: 'list the toolset distributions, or show one with what it draws in practice', load: async () => (await import('./distributions.js')).command },
   mcp: { summary: 'start the configured MCP servers and list their toolsets and tools', load: async () => (await import('./mcp.js')).command },
+  export: { summary: 'turn a run store into a Hugging Face dataset (Parquet/JSONL/Arrow/Atropos + card), optionally pushed to the Hub', load: async () => (await import('./export.js')).command },
   chat: { summary: 'interactive debug chat on the agent core (streaming, approvals, sessions, /fork of stored rollouts)', load: async () => (await import('./chat.js')).command },
   sessions: { summary: 'list, search, show and export chat sessions', load: async () => (await import('./sessions.js')).command },
   sandbox: { summary: "prune traj's leaked Docker sandbox containers", load: async () => (await import('./sandbox.js')).command },

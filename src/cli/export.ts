@@ -1,0 +1,145 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import { ConfigError } from '../errors.js';
+import { DEFAULT_HUB_URL, ExportFormatSchema, ExportViewSchema, exportRun, pushToHub, SplitBySchema, type ExportResult, type PushResult } from '../export/index.js';
+import { stringOption, type CommandDefinition, type ParsedCommand } from './command.js';
+
+export const command: CommandDefinition = {
+  name: 'export',
+  summary: 'turn a run store into a Hugging Face dataset (Parquet/JSONL/Arrow/Atropos + card), optionally pushed to the Hub',
+  usage: 'traj export RUN [--format parquet|jsonl|arrow|atropos] [--view both|sharegpt|messages] [--split-by status|toolsets|category] [--filter EXPR] [--push ORG/NAME] [options]',
+  allowPositionals: true,
+  options: {
+    format: { type: 'string', value: 'FORMAT', description: 'parquet, jsonl, arrow (IPC stream) or atropos (one ScoredDataGroup line per group)', default: 'parquet' },
+    view: { type: 'string', value: 'VIEW', description: 'conversation columns: both, sharegpt (conversations) or messages', default: 'both' },
+    'split-by': { type: 'string', value: 'KEY', description: 'status (done/discarded/failed splits), toolsets or category (source.fields.category); default one train split of done rows' },
+    filter: { type: 'string', value: 'EXPR', description: 'keep rows matching EXPR, e.g. \'reward >= 0.5 and finish_reason == "stop"\'' },
+    out: { type: 'string', value: 'DIR', description: 'dataset folder (default datasets/RUN)' },
+    'shard-size': { type: 'string', value: 'MB', description: 'a shard closes once its rows reach this many MB of record JSON', default: '500' },
+    checkpoints: { type: 'string', value: 'DIR', description: 'folder of run stores', default: 'checkpoints' },
+    push: { type: 'string', value: 'ORG/NAME', description: 'push the exported folder to this Hub dataset repository in one commit' },
+    private: { type: 'boolean', description: 'create the Hub repository private' },
+    revision: { type: 'string', value: 'BRANCH', description: 'Hub branch to commit to (created from main when missing)', default: 'main' },
+    'hub-url': { type: 'string', value: 'URL', description: 'Hub endpoint (else $HF_ENDPOINT, else https://huggingface.co)' },
+    'token-env': { type: 'string', value: 'VAR', description: 'environment variable holding the Hub token', default: 'HF_TOKEN' },
+    tokenizer: { type: 'string', value: 'FILE', description: 'tokenizer.json for atropos tokens/masks (not supported in this build: see below)' },
+  },
+  details: `RUN is a run name (checkpoints/RUN.sqlite) or the path of a .sqlite run store.
+Output: DIR/data/<split>-00000-of-0000N.<ext> and DIR/README.md (the dataset card).
+Filter language: fields of the record (reward, finish_reason, turns, toolsets, usage.prompt_tokens,
+  tool_stats.name, source.fields.X, …), == != < <= > >= contains in, and/or/not, parentheses,
+  lists ["a", "b"], len(x), strings, numbers, true/false/null.
+Examples:
+  traj export demo                                   # Parquet + card in datasets/demo/
+  traj export demo --split-by status --format jsonl
+  traj export demo --filter 'toolsets contains "terminal" and turns < 10'
+  traj export evalrun --format atropos               # one line per group: scores + messages
+  HF_TOKEN=hf_... traj export demo --push my-org/demo-trajectories --private
+A second push of an unchanged export commits nothing (files are compared by digest first).`,
+  async run({ values, positionals }) {
+    if (positionals.length !== 1) throw new ConfigError('traj export: give exactly one RUN (a run name or a .sqlite path)', { code: 'cli_usage' });
+    if (stringOption(values, 'tokenizer') !== undefined) {
+      throw new ConfigError(
+        '--tokenizer: tokens/masks need a tokenizer.json implementation and a chat-template renderer, and this build has neither (no tokenizer package is installed). ' +
+          'Export without --tokenizer: Atropos trainers tokenize the `messages` of each group themselves.',
+        { code: 'tokenizer_unsupported' },
+      );
+    }
+    const storePath = locateStore(positionals[0]!, stringOption(values, 'checkpoints') ?? 'checkpoints');
+    const run = basename(storePath, '.sqlite');
+    const format = choice(values, 'format', ExportFormatSchema.options) ?? 'parquet';
+    if (format === 'atropos' && values.view !== undefined) throw new ConfigError('--view does not apply to --format atropos (a group line carries messages)', { code: 'cli_usage' });
+    const repository = stringOption(values, 'push');
+    const token = repository ? hubToken(values) : undefined;
+    const result = await exportRun({
+      storePath,
+      format,
+      view: choice(values, 'view', ExportViewSchema.options),
+      splitBy: choice(values, 'split-by', SplitBySchema.options),
+      filter: stringOption(values, 'filter'),
+      shardSizeMb: shardSize(values),
+      out: stringOption(values, 'out') ?? join('datasets', run),
+      repository,
+    });
+    process.stdout.write(formatExport(result, format));
+    if (!repository || !token) return 0;
+    const pushed = await pushToHub({
+      directory: result.directory,
+      files: result.files,
+      repository,
+      token,
+      hubUrl: stringOption(values, 'hub-url') ?? process.env.HF_ENDPOINT ?? DEFAULT_HUB_URL,
+      revision: stringOption(values, 'revision') ?? 'main',
+      private: values.private === true,
+      commitTitle: `traj export of run ${result.run} (${result.rows} rows)`,
+    });
+    process.stdout.write(formatPush(pushed));
+    return 0;
+  },
+};
+
+/** A run name resolves inside the checkpoints folder; anything path-like is taken as the store itself. */
+function locateStore(argument: string, checkpoints: string): string {
+  const pathLike = argument.endsWith('.sqlite') || argument.includes('/');
+  const path = resolve(pathLike ? argument : join(checkpoints, `${argument}.sqlite`));
+  if (existsSync(path)) return path;
+  const runs = existsSync(checkpoints) ? readdirSync(checkpoints).filter((name) => name.endsWith('.sqlite')).map((name) => name.slice(0, -7)) : [];
+  const known = runs.length ? `runs in ${checkpoints}/: ${runs.sort().join(', ')}` : `no run stores in ${checkpoints}/ (--checkpoints DIR names another folder)`;
+  throw new ConfigError(`traj export: no run store at ${path}; ${known}`, { code: 'cli_usage' });
+}
+
+function choice<T extends string>(values: ParsedCommand['values'], name: string, allowed: readonly T[]): T | undefined {
+  const value = stringOption(values, name);
+  if (value === undefined) return undefined;
+  if (!(allowed as readonly string[]).includes(value)) throw new ConfigError(`--${name}: expected one of ${allowed.join(', ')}, got '${value}'`, { code: 'cli_usage' });
+  return value as T;
+}
+
+function shardSize(values: ParsedCommand['values']): number | undefined {
+  const raw = stringOption(values, 'shard-size');
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`--shard-size: expected a positive number of MB, got '${raw}'`, { code: 'cli_usage' });
+  return value;
+}
+
+/** The Hub token from the environment; its value is never printed, only the variable's name. */
+function hubToken(values: ParsedCommand['values']): string {
+  const variable = stringOption(values, 'token-env') ?? 'HF_TOKEN';
+  const token = process.env[variable];
+  if (!token) throw new ConfigError(`--push needs a Hugging Face token in $${variable} (or name another variable with --token-env)`, { code: 'cli_usage' });
+  return token;
+}
+
+function formatExport(result: ExportResult, format: string): string {
+  const lines = [`exported ${result.rows} rows of run '${result.run}' as ${format} to ${result.directory}/`];
+  const width = Math.max(...result.splits.map((split) => split.name.length));
+  for (const split of result.splits) {
+    const files = split.files.length === 1 ? split.files[0]! : `${split.files.length} files (${split.files[0]} …)`;
+    lines.push(`  ${split.name.padEnd(width)}  ${String(split.rows).padStart(6)} rows  ${humanBytes(split.bytes).padStart(9)}  ${files}`);
+  }
+  const left = result.left;
+  const notes = [
+    left.filteredOut ? `${left.filteredOut} left out by --filter` : '',
+    left.unscored ? `${left.unscored} rollouts without a reward left out` : '',
+    left.failedWithoutRecord ? `${left.failedWithoutRecord} failed rows have no record` : '',
+    left.pending ? `${left.pending} rows still pending` : '',
+  ].filter(Boolean);
+  if (notes.length) lines.push(`  not exported: ${notes.join('; ')}`);
+  lines.push(`card: ${result.card}`);
+  return `${lines.join('\n')}\n`;
+}
+
+function formatPush(result: PushResult): string {
+  const target = `${result.repository}@${result.revision}`;
+  const created = result.created ? `created ${result.repository}; ` : '';
+  if (!result.commit) return `${created}${target} already holds this export (${result.unchanged.length} files unchanged): nothing committed\n`;
+  const counts = `${result.uploaded.length} uploaded, ${result.unchanged.length} unchanged, ${result.deleted.length} deleted`;
+  return `${created}pushed to ${target}: commit ${result.commit.oid} (${counts})\n  ${result.commit.url}\n`;
+}
+
+function humanBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}

@@ -1,0 +1,92 @@
+import type * as Arrow from 'apache-arrow';
+import type { ExportView } from './export-options.js';
+
+export type ArrowModule = typeof Arrow;
+
+/** Bumped when a column is added, removed or changes type; stored in the schema metadata. */
+export const TRAJECTORY_SCHEMA_VERSION = '1';
+
+/** A column of the export: its name, whether it may be null, and its Arrow type. */
+interface ColumnSpec {
+  name: string;
+  nullable: boolean;
+  type: Arrow.DataType;
+  /** Written only in these views (default: every view). */
+  views?: ExportView[];
+}
+
+/**
+ * The one schema of every exported row, whatever the row holds: rows with and without tool
+ * calls, reasoning or rewards, and every run, get exactly these columns and types. Free-form
+ * objects (tool JSON schemas, source.fields, scores, reward details, errors) are JSON strings,
+ * because their shape differs from row to row. The view decides which conversation columns are
+ * written; the schema is fixed per view.
+ */
+export function trajectorySchema(arrow: ArrowModule, view: ExportView): Arrow.Schema {
+  const fields = columns(arrow)
+    .filter((column) => !column.views || column.views.includes(view))
+    .map((column) => new arrow.Field(column.name, column.type, column.nullable));
+  return new arrow.Schema(fields, new Map([['traj.schema_version', TRAJECTORY_SCHEMA_VERSION], ['traj.view', view]]));
+}
+
+function columns(arrow: ArrowModule): ColumnSpec[] {
+  const { Field, Struct, List, Utf8, Int32, Int64, Float64, Bool } = arrow;
+  const text = () => new Utf8();
+  const field = (name: string, type: Arrow.DataType, nullable = false) => new Field(name, type, nullable);
+  const listOf = (type: Arrow.DataType) => new List(new Field('item', type, false));
+  const toolCall = new Struct([
+    field('id', text()),
+    field('type', text()),
+    field('function', new Struct([field('name', text()), field('arguments', text())])),
+  ]);
+  const message = new Struct([
+    field('role', text()),
+    field('content', text(), true),
+    field('reasoning', text(), true),
+    field('tool_calls', listOf(toolCall), true),
+    field('tool_call_id', text(), true),
+    field('name', text(), true),
+  ]);
+  return [
+    { name: 'id', nullable: false, type: text() },
+    { name: 'sample', nullable: false, type: new Int32() },
+    { name: 'conversations', nullable: false, type: listOf(new Struct([field('from', text()), field('value', text())])), views: ['sharegpt', 'both'] },
+    { name: 'messages', nullable: false, type: listOf(message), views: ['messages', 'both'] },
+    { name: 'tools', nullable: false, type: text() },
+    { name: 'toolsets', nullable: false, type: listOf(text()) },
+    { name: 'model', nullable: false, type: text() },
+    { name: 'completed', nullable: false, type: new Bool() },
+    { name: 'partial', nullable: false, type: new Bool() },
+    { name: 'finish_reason', nullable: false, type: text() },
+    { name: 'turns', nullable: false, type: new Int32() },
+    { name: 'api_calls', nullable: false, type: new Int32() },
+    {
+      name: 'tool_stats',
+      nullable: false,
+      type: listOf(new Struct([field('name', text()), field('calls', new Int32()), field('ok', new Int32()), field('errors', new Int32())])),
+    },
+    {
+      name: 'usage',
+      nullable: false,
+      type: new Struct([field('prompt_tokens', new Int64()), field('completion_tokens', new Int64()), field('reasoning_tokens', new Int64())]),
+    },
+    { name: 'has_reasoning', nullable: false, type: new Bool() },
+    { name: 'reward', nullable: true, type: new Float64() },
+    { name: 'scores', nullable: false, type: text() },
+    { name: 'reward_details', nullable: true, type: text() },
+    { name: 'reward_error', nullable: true, type: text() },
+    { name: 'group', nullable: true, type: text() },
+    { name: 'advantage', nullable: true, type: new Float64() },
+    {
+      name: 'source',
+      nullable: false,
+      type: new Struct([field('dataset', text()), field('row', new Int64(), true), field('fields', text())]),
+    },
+    {
+      name: 'timing',
+      nullable: false,
+      type: new Struct([field('started_at', text()), field('duration_ms', new Float64()), field('model_ms', new Float64()), field('tool_ms', new Float64())]),
+    },
+    { name: 'error', nullable: true, type: text() },
+  ];
+}

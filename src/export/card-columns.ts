@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import { TrajectoryRecordSchema } from '../trajectory/record.js';
+import { trajectorySchema } from './arrow-schema.js';
+import type { CardColumn } from './dataset-card.js';
+import type { ExportFormat, ExportView } from './export-options.js';
+
+const MEANINGS: Record<string, string> = {
+  id: "prompt key: the dataset row's id, else sha256 of the prompt plus its occurrence number",
+  sample: 'sample index of this prompt (eval runs: 0..k-1)',
+  conversations: 'Hermes function-calling ShareGPT view: system (tool signatures + the run system prompt), human, gpt (<think> + <tool_call>), tool (<tool_response>)',
+  messages: 'the exact OpenAI-format messages the model saw and produced, the real system prompt first; reasoning kept per assistant message',
+  tools: 'JSON schemas of the tools offered (OpenAI `tools` entries)',
+  toolsets: 'toolsets offered to this rollout',
+  model: 'model name sent to the endpoint',
+  completed: 'the agent gave a final answer on its own (finish_reason stop)',
+  partial: 'not completed but the model answered at least once',
+  finish_reason: 'stop, max_turns, length, api_error, aborted or empty',
+  turns: 'model calls that counted against max turns',
+  api_calls: 'all model calls, retries of empty answers and the grace call included',
+  tool_stats: 'per tool: calls, successes, errors',
+  usage: 'token counts summed over the rollout',
+  has_reasoning: 'some assistant turn carried reasoning',
+  reward: 'reward of an environment (null when not scored or the reward hook failed)',
+  scores: 'named sub-scores',
+  reward_details: "evidence the reward hook kept (null when none)",
+  reward_error: 'why the reward hook failed (null when it did not)',
+  group: 'the item a set of samples belongs to (eval runs)',
+  advantage: 'reward minus the group mean, over the group std (eval runs)',
+  source: 'dataset path, row index and pass-through metadata (`fields`)',
+  timing: 'start time and durations in milliseconds (total, model, tools)',
+  error: 'the fault that failed the rollout (failed rows)',
+};
+
+const ATROPOS_COLUMNS: CardColumn[] = [
+  { name: 'group', type: 'string', description: 'the item the rollouts share (their `group`, else their prompt key)' },
+  { name: 'scores', type: 'list<float>', description: 'one reward per rollout (ScoredDataGroup.scores)' },
+  { name: 'messages', type: 'list<list<message>>', description: 'each rollout’s OpenAI-format messages (ScoredDataGroup.messages)' },
+  { name: 'advantages', type: 'null', description: 'ScoredDataGroup per-token advantages: null (no tokens)' },
+  { name: 'ref_logprobs', type: 'null', description: 'ScoredDataGroup.ref_logprobs: null' },
+  { name: 'group_overrides', type: 'null', description: 'ScoredDataGroup.group_overrides: null' },
+  { name: 'overrides', type: 'null', description: 'ScoredDataGroup.overrides: null' },
+  { name: 'traj', type: 'object', description: 'traj metadata per rollout, in order: ids (key#sample), finish_reasons, advantages (group-normalised scalar rewards when the run computed them)' },
+];
+
+/** The card's schema table, derived from the schema actually written. */
+export async function cardColumns(format: ExportFormat, view: ExportView): Promise<CardColumn[]> {
+  if (format === 'atropos') return ATROPOS_COLUMNS;
+  if (format === 'jsonl') return jsonColumns(view);
+  const arrow = await import('apache-arrow');
+  return trajectorySchema(arrow, view).fields.map((field) => ({
+    name: field.name,
+    type: `${field.type.toString()}${field.nullable ? ' (nullable)' : ''}`,
+    description: MEANINGS[field.name] ?? '',
+  }));
+}
+
+function jsonColumns(view: ExportView): CardColumn[] {
+  const schema = z.toJSONSchema(TrajectoryRecordSchema) as { properties: Record<string, { type?: string | string[]; anyOf?: Array<{ type?: string }> }> };
+  const dropped = view === 'sharegpt' ? 'messages' : view === 'messages' ? 'conversations' : undefined;
+  return Object.entries(schema.properties)
+    .filter(([name]) => name !== dropped)
+    .map(([name, property]) => ({ name, type: jsonType(property), description: MEANINGS[name] ?? '' }));
+}
+
+function jsonType(property: { type?: string | string[]; anyOf?: Array<{ type?: string }> }): string {
+  if (property.type) return Array.isArray(property.type) ? property.type.join(' | ') : property.type;
+  if (property.anyOf) return property.anyOf.map((option) => option.type ?? 'any').join(' | ');
+  return 'any';
+}

@@ -1,0 +1,24 @@
+import { z } from 'zod';
+
+export const ExportFormatSchema = z.enum(['parquet', 'jsonl', 'arrow', 'atropos']);
+export type ExportFormat = z.infer<typeof ExportFormatSchema>;
+
+export const ExportViewSchema = z.enum(['both', 'sharegpt', 'messages']).describe('which conversation columns rows carry');
+export type ExportView = z.infer<typeof ExportViewSchema>;
+
+export const SplitBySchema = z.enum(['status', 'toolsets', 'category']);
+export type SplitBy = z.infer<typeof SplitBySchema>;
+
+/** What `traj export` is asked to write (the push target is separate: see hub-push.ts). */
+export const ExportOptionsSchema = z.object({
+  format: ExportFormatSchema.default('parquet'),
+  view: ExportViewSchema.default('both'),
+  splitBy: SplitBySchema.optional(),
+  filter: z.string().min(1).optional().describe('a --filter expression over record fields'),
+  shardSizeMb: z.number().positive().default(500).describe('a shard closes once its rows reach this many MB of record JSON'),
+  out: z.string().describe('the dataset folder: data/ shards and README.md go here'),
+  /** The Hub repository the card's loading example names, when the export is pushed. */
+  repository: z.string().optional(),
+});
+export type ExportOptions = z.infer<typeof ExportOptionsSchema>;
+export type ExportOptionsInput = z.input<typeof ExportOptionsSchema>;

@@ -1,0 +1,174 @@
+import { closeSync, existsSync, openSync, renameSync, writeSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { ConfigError, RunError } from '../errors.js';
+import { computeStatistics } from '../run/run-statistics.js';
+import { RunStore } from '../run/store.js';
+import { arrowFormat } from './arrow-format.js';
+import { atroposGroups, GROUP_ORDER, type AtroposCounts } from './atropos.js';
+import { cardColumns } from './card-columns.js';
+import { renderDatasetCard, type CardSplit } from './dataset-card.js';
+import { ExportOptionsSchema, type ExportOptionsInput, type ExportView } from './export-options.js';
+import { exportRecords, type ExportedRecord, type RecordCounts } from './export-records.js';
+import { compileFilter, type RecordPredicate } from './filter-evaluate.js';
+import { jsonlFormat } from './jsonl-format.js';
+import { parquetFormat } from './parquet-format.js';
+import { DEFAULT_BATCH_BYTES, DEFAULT_BATCH_ROWS, discardShards, fileSize, publishShards, writeSplitShards, type ShardFormat, type ShardUnit, type WrittenSplit } from './shards.js';
+import { planSplits, unexportedCounts, type SplitPlan } from './split-plan.js';
+
+export interface ExportRunInput extends ExportOptionsInput {
+  /** The run store (checkpoints/<run>.sqlite). */
+  storePath: string;
+}
+
+export interface ExportedSplit extends CardSplit {
+  bytes: number;
+}
+
+export interface ExportResult {
+  run: string;
+  directory: string;
+  splits: ExportedSplit[];
+  rows: number;
+  /** Every file this export wrote, relative to `directory` (what a push uploads). */
+  files: string[];
+  card: string;
+  left: { filteredOut: number; unscored: number; failedWithoutRecord: number; pending: number };
+}
+
+/** How one split's records become shard rows in the chosen format. */
+interface SplitWriter {
+  format: ShardFormat<unknown>;
+  order?: string;
+  units(records: Generator<ExportedRecord>): Iterator<ShardUnit<unknown>>;
+}
+
+/**
+ * Export a run store as a Hugging Face dataset folder: `data/<split>-NNNNN-of-NNNNN.<ext>` shards
+ * streamed from the store, and a README.md dataset card. Shards are written under temporary
+ * names and put in place only when every split succeeded, so a failed export leaves the
+ * previous one intact.
+ */
+export async function exportRun(input: ExportRunInput): Promise<ExportResult> {
+  const options = ExportOptionsSchema.parse(input);
+  if (!existsSync(input.storePath)) throw new RunError(`no run store at ${input.storePath}`, { code: 'store_not_found' });
+  if (options.format === 'atropos' && options.splitBy) throw new ConfigError('--split-by does not apply to --format atropos: a line is a whole group', { code: 'cli_usage' });
+  const predicate = options.filter ? compileFilter(options.filter) : undefined;
+  const store = RunStore.open(input.storePath);
+  try {
+    const run = store.meta()?.name ?? 'run';
+    const counts: RecordCounts & AtroposCounts = { filteredOut: 0, unscored: 0 };
+    const writer = await splitWriter(options.format, options.view, counts);
+    const dataDirectory = join(options.out, 'data');
+    const limits = { shardBytes: options.shardSizeMb * 1024 * 1024, batchRows: DEFAULT_BATCH_ROWS, batchBytes: DEFAULT_BATCH_BYTES };
+    const plans = planSplits(store, options.splitBy);
+    const written: WrittenSplit[] = [];
+    try {
+      for (const plan of plans) {
+        const rows = writer.units(exportRecords(store, plan, predicate, counts, writer.order));
+        const split = await writeSplitShards(rows, writer.format, dataDirectory, plan.name, limits);
+        if (split.rows > 0) written.push(split);
+      }
+      if (written.length === 0) throw nothingToExport(run, options.filter, counts);
+    } catch (error) {
+      discardShards(written);
+      throw error;
+    }
+    const published = publishShards(dataDirectory, written, writer.format.extension);
+    const splits = written.map((split) => describeSplit(split, plans, published.get(split.split)!, dataDirectory));
+    const left = { ...counts, ...unexportedCounts(store) };
+    const { generated_at: _generated, ...statistics } = computeStatistics(store);
+    const card = renderDatasetCard({
+      run,
+      meta: store.meta(),
+      statistics,
+      splits,
+      columns: await cardColumns(options.format, options.view),
+      format: options.format,
+      view: options.view,
+      splitBy: options.splitBy,
+      filter: options.filter,
+      left,
+      repository: options.repository,
+      folder: options.out,
+    });
+    const cardPath = join(options.out, 'README.md');
+    writeFileAtomically(cardPath, card);
+    return {
+      run,
+      directory: options.out,
+      splits,
+      rows: splits.reduce((sum, split) => sum + split.rows, 0),
+      files: [...splits.flatMap((split) => split.files), 'README.md'],
+      card: cardPath,
+      left,
+    };
+  } finally {
+    store.close();
+  }
+}
+
+async function splitWriter(format: ExportRunInput['format'], view: ExportView, counts: AtroposCounts): Promise<SplitWriter> {
+  const asRecords = function* (records: Generator<ExportedRecord>) {
+    for (const { row, record } of records) yield { value: record, bytes: row.text.length };
+  };
+  switch (format) {
+    case 'jsonl':
+      return { format: jsonlFormat as ShardFormat<unknown>, units: (records) => jsonlLines(records, view) };
+    case 'arrow':
+      return { format: (await arrowFormat(view)) as ShardFormat<unknown>, units: asRecords };
+    case 'atropos':
+      return {
+        format: jsonlFormat as ShardFormat<unknown>,
+        order: GROUP_ORDER,
+        units: (records) => atroposGroups((function* () { for (const { record } of records) yield record; })(), counts),
+      };
+    default:
+      return { format: (await parquetFormat(view)) as ShardFormat<unknown>, units: asRecords };
+  }
+}
+
+/** JSON lines of the records; the `both` view writes each record exactly as stored. */
+function* jsonlLines(records: Generator<ExportedRecord>, view: ExportView): Generator<ShardUnit<string>> {
+  const dropped = view === 'sharegpt' ? 'messages' : view === 'messages' ? 'conversations' : undefined;
+  for (const { row, record } of records) {
+    if (!dropped) {
+      yield { value: row.text, bytes: row.text.length };
+      continue;
+    }
+    const { [dropped]: _dropped, ...rest } = record;
+    const line = JSON.stringify(rest);
+    yield { value: line, bytes: line.length };
+  }
+}
+
+function describeSplit(split: WrittenSplit, plans: SplitPlan[], names: string[], dataDirectory: string): ExportedSplit {
+  const plan = plans.find((candidate) => candidate.name === split.split)!;
+  const paths = names.map((name) => join(dataDirectory, name));
+  return {
+    name: split.split,
+    description: plan.description,
+    rows: split.rows,
+    files: paths.map((path) => relative(join(dataDirectory, '..'), path)),
+    bytes: paths.reduce((sum, path) => sum + fileSize(path), 0),
+  };
+}
+
+function nothingToExport(run: string, filter: string | undefined, counts: RecordCounts & AtroposCounts): RunError {
+  const reasons = [
+    ...(counts.filteredOut ? [`the filter left out ${counts.filteredOut} rows`] : []),
+    ...(counts.unscored ? [`${counts.unscored} rollouts have no reward (atropos needs rewards: export an eval run)`] : []),
+  ];
+  const why = reasons.length ? `: ${reasons.join('; ')}` : ' (no rows with a record in the chosen statuses; see `traj export --help` for --split-by status)';
+  return new RunError(`nothing to export from run '${run}'${filter ? ` with --filter '${filter}'` : ''}${why}`, { code: 'nothing_to_export' });
+}
+
+function writeFileAtomically(path: string, text: string): void {
+  const temporary = `${path}.tmp-${process.pid}`;
+  const fd = openSync(temporary, 'w');
+  try {
+    writeSync(fd, text);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(temporary, path);
+}

@@ -1,0 +1,10 @@
+export * from './export-options.js';
+export * from './export-run.js';
+export * from './filter-evaluate.js';
+export { parseFilter, type FilterExpression, type FilterValue } from './filter-syntax.js';
+export * from './arrow-schema.js';
+export * from './atropos.js';
+export * from './dataset-card.js';
+export * from './hub-error.js';
+export * from './hub-push.js';
+export { splitName, toolsetsSplitName } from './split-plan.js';
