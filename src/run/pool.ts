@@ -21,6 +21,10 @@ export class RolloutPool {
   private readonly piscina: Piscina<RolloutTask & { control: string }, RolloutOutcome>;
   private readonly channelName = `traj-control-${randomUUID()}`;
   private readonly channel = new BroadcastChannel(this.channelName);
+  /** Threads that ran a rollout of this pool and so may hold services to close. */
+  private readonly joined = new Set<number>();
+  private readonly closed = new Set<number>();
+  private onClosed?: () => void;
   readonly workers: number;
 
   constructor(options: PoolOptions) {
@@ -33,6 +37,14 @@ export class RolloutPool {
       atomics: 'disabled',
       idleTimeout: 60_000,
     });
+    this.channel.onmessage = (event: unknown) => {
+      const message = (event as { data: ControlMessage }).data;
+      if (message.type === 'joined') this.joined.add(message.thread);
+      if (message.type === 'closed') {
+        this.closed.add(message.thread);
+        if ([...this.joined].every((thread) => this.closed.has(thread))) this.onClosed?.();
+      }
+    };
   }
 
   run(task: RolloutTask): Promise<RolloutOutcome> {
@@ -44,9 +56,18 @@ export class RolloutPool {
     this.channel.postMessage({ type: 'interrupt' } satisfies ControlMessage);
   }
 
+  /** Let every thread close its services (MCP servers), waiting up to 10 s, then stop the threads. */
   async close(): Promise<void> {
-    this.channel.postMessage({ type: 'close' } satisfies ControlMessage);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    if (this.joined.size > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 10_000);
+        this.onClosed = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        this.channel.postMessage({ type: 'close' } satisfies ControlMessage);
+      });
+    }
     this.channel.close();
     await this.piscina.destroy();
   }

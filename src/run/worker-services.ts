@@ -2,16 +2,19 @@ import { createModelClient } from '../model/client.js';
 import type { ModelClient } from '../model/types.js';
 import { createSandbox } from '../sandbox/index.js';
 import { createToolRegistry } from '../tools/builtin.js';
+import type { McpClientPool } from '../tools/mcp/client-pool.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { RolloutServices, RolloutSettings } from './rollout.js';
 
 /**
- * The services of one thread (a piscina worker, or the main thread for `traj ask`): model clients
- * and tool registries are built once and shared by every rollout the thread runs.
+ * The services of one thread (a piscina worker, or the main thread for `traj ask`): model clients,
+ * the tool registry and MCP server connections are built once and shared by every rollout the
+ * thread runs. MCP servers start lazily, only when a rollout draws their toolset.
  */
 export function createThreadServices(): RolloutServices & { close(): Promise<void> } {
   const models = new Map<string, ModelClient>();
-  let registry: Promise<ToolRegistry> | undefined;
+  const registry = createToolRegistry();
+  let mcpPool: McpClientPool | undefined;
   return {
     model(settings: RolloutSettings) {
       const id = JSON.stringify(settings.endpoint);
@@ -22,14 +25,17 @@ export function createThreadServices(): RolloutServices & { close(): Promise<voi
       }
       return client;
     },
-    registry(settings: RolloutSettings, toolsets: readonly string[]) {
-      void settings;
-      void toolsets;
-      registry ??= Promise.resolve(createToolRegistry());
+    async registry(settings: RolloutSettings, toolsets: readonly string[]) {
+      if (toolsets.some((toolset) => toolset.startsWith('mcp:'))) {
+        const mcp = await import('../tools/mcp/index.js');
+        mcpPool ??= new mcp.McpClientPool();
+        await mcp.attachMcpServers(registry, settings.mcpServers ?? {}, mcpPool, toolsets);
+      }
       return registry;
     },
     createSandbox: (options) => createSandbox(options),
     async close() {
+      await mcpPool?.closeAll();
     },
   };
 }

@@ -1,31 +1,28 @@
-import { BroadcastChannel } from 'node:worker_threads';
+import { BroadcastChannel, threadId } from 'node:worker_threads';
 import { executeRollout, type RolloutOutcome, type RolloutTask } from './rollout.js';
 import { createThreadServices } from './worker-services.js';
 
 /** The piscina worker: runs rollouts concurrently inside this thread. */
 const services = createThreadServices();
 const interrupts = new Map<string, AbortController>();
-const channels = new Map<string, BroadcastChannel>();
 
-export interface ControlMessage {
-  type: 'interrupt' | 'close';
-}
+/** Main → workers: interrupt rollouts, or close per-thread services (MCP servers). Workers → main: acknowledgements. */
+export type ControlMessage = { type: 'interrupt' } | { type: 'close' } | { type: 'joined'; thread: number } | { type: 'closed'; thread: number };
 
 /** Each pool has its own control channel, so two runs in one process never stop each other. */
 function controllerFor(channelName: string): AbortController {
   let controller = interrupts.get(channelName);
-  if (!controller) {
-    controller = new AbortController();
-    interrupts.set(channelName, controller);
-    const channel = new BroadcastChannel(channelName);
-    channel.unref();
-    channel.onmessage = (event: unknown) => {
-      const message = (event as { data: ControlMessage }).data;
-      if (message.type === 'interrupt') interrupts.get(channelName)?.abort(new Error('interrupted by the user'));
-      if (message.type === 'close') void services.close();
-    };
-    channels.set(channelName, channel);
-  }
+  if (controller) return controller;
+  controller = new AbortController();
+  interrupts.set(channelName, controller);
+  const channel = new BroadcastChannel(channelName);
+  channel.unref();
+  channel.onmessage = (event: unknown) => {
+    const message = (event as { data: ControlMessage }).data;
+    if (message.type === 'interrupt') interrupts.get(channelName)?.abort(new Error('interrupted by the user'));
+    if (message.type === 'close') void services.close().finally(() => channel.postMessage({ type: 'closed', thread: threadId } satisfies ControlMessage));
+  };
+  channel.postMessage({ type: 'joined', thread: threadId } satisfies ControlMessage);
   return controller;
 }
 
