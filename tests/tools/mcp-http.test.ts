@@ -27,7 +27,7 @@ async function connect(mode: '--http' | '--sse', extra: Record<string, unknown> 
   const pool = new McpClientPool({ env: { TRAJ_MCP_HTTP_TOKEN: 'sesame' } });
   started.push({ fixture, pool });
   const registry = new ToolRegistry();
-  const servers = parseMcpServers({ web: { url: fixture.url, headers: { Authorization: 'Bearer ${TRAJ_MCP_HTTP_TOKEN}' }, timeout_ms: 400, ...extra } });
+  const servers = parseMcpServers({ web: { url: fixture.url, headers: { Authorization: 'Bearer ${TRAJ_MCP_HTTP_TOKEN}' }, ...extra } });
   const registration = await registerMcpToolsets(registry, servers, pool);
   let id = 0;
   const call = (name: string, args: Record<string, unknown> = {}): Promise<ToolCallOutcome> =>
@@ -42,7 +42,7 @@ function errorOf(outcome: ToolCallOutcome): string {
 
 describe('a Streamable HTTP MCP server on 127.0.0.1', () => {
   test('lists, calls, reports isError, sends the configured headers, and recovers from a timeout', async () => {
-    const { registration, registry, call } = await connect('--http');
+    const { registration, registry, call } = await connect('--http', { timeout_ms: 1_000 });
     assert.deepEqual(registration.errors, []);
     assert.deepEqual(registration.toolsets, ['mcp:web']);
     assert.ok(registry.get('mcp_web_echo') && registry.get('mcp_web_header'));
@@ -50,7 +50,7 @@ describe('a Streamable HTTP MCP server on 127.0.0.1', () => {
     assert.equal((await call('mcp_web_add', { a: 1, b: 2 })).content, '{"sum":3}');
     assert.equal((await call('mcp_web_header', { name: 'authorization' })).content, 'Bearer sesame');
     assert.equal(errorOf(await call('mcp_web_fail', { reason: 'http' })), 'failed on purpose: http');
-    assert.match(errorOf(await call('mcp_web_slow', { ms: 5_000 })), /MCP server 'web' did not answer 'slow' within 400 ms/);
+    assert.match(errorOf(await call('mcp_web_slow', { ms: 5_000 })), /MCP server 'web' did not answer 'slow' within 1000 ms/);
     assert.equal((await call('mcp_web_echo', { text: 'new session' })).content, 'new session');
   });
 

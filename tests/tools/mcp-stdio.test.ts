@@ -6,8 +6,11 @@ import { ConfigError, TrajError } from '../../src/errors.js';
 import { executeToolCall, ToolRegistry, toolSpec, type ToolCallOutcome, type ToolContext } from '../../src/tools/registry.js';
 import { isAlive, stdioFixture } from '../fixtures/mcp/fixture.js';
 
-const servers = parseMcpServers({ test: stdioFixture({ timeout_ms: 400 }) });
+// `hang` has a short per-call timeout for the timeout test; everything else keeps the default, so
+// a slow machine cannot turn an ordinary call into a timeout.
+const servers = parseMcpServers({ test: stdioFixture(), hang: stdioFixture({ timeout_ms: 1_000, include: ['slow', 'echo'] }) });
 const testServer = { name: 'test', config: servers.test! };
+const hangServer = { name: 'hang', config: servers.hang! };
 
 let sandbox: Sandbox;
 let pool: McpClientPool;
@@ -34,7 +37,7 @@ before(async () => {
   registry = new ToolRegistry();
   const registration = await registerMcpToolsets(registry, servers, pool);
   assert.deepEqual(registration.errors, []);
-  assert.deepEqual(registration.toolsets, ['mcp:test']);
+  assert.deepEqual(registration.toolsets, ['mcp:test', 'mcp:hang']);
 });
 
 after(async () => {
@@ -44,10 +47,12 @@ after(async () => {
 
 describe('an SDK-built MCP server over stdio', () => {
   test('its tools become the toolset mcp:test with sanitised names and the server schema passed through', () => {
-    const names = registry.all().map((tool) => tool.name);
+    const tools = registry.select(['mcp:test'], { env: {} });
+    const names = tools.map((tool) => tool.name);
     assert.deepEqual(names.slice(0, 3), ['mcp_test_echo', 'mcp_test_add', 'mcp_test_stats']);
     assert.ok(names.includes('mcp_test_dotted_name'), `dotted.name sanitised: ${names.join(', ')}`);
-    assert.ok(registry.all().every((tool) => tool.toolset === 'mcp:test' && tool.version === 'traj-test-server@1.2.3'));
+    assert.ok(tools.every((tool) => tool.version === 'traj-test-server@1.2.3'));
+    assert.deepEqual(registry.select(['mcp:hang'], { env: {} }).map((tool) => tool.name), ['mcp_hang_echo', 'mcp_hang_slow']);
     const echo = toolSpec(registry.get('mcp_test_echo')!);
     assert.equal(echo.function.description, 'Echo the text back.\nSecond line of the description.');
     assert.deepEqual((echo.function.parameters as { required: string[] }).required, ['text']);
@@ -71,13 +76,14 @@ describe('an SDK-built MCP server over stdio', () => {
   });
 
   test('a call over timeout_ms is an error result; the hung server is stopped and the next call starts a new one', async () => {
-    const before = Number((await call('mcp_test_pid')).content);
-    const message = errorOf(await call('mcp_test_slow', { ms: 30_000 }));
-    assert.match(message, /MCP server 'test' did not answer 'slow' within 400 ms and was stopped; it starts again on the next call/);
+    const before = (await pool.processId(hangServer))!;
+    assert.ok(isAlive(before));
+    const message = errorOf(await call('mcp_hang_slow', { ms: 60_000 }));
+    assert.match(message, /MCP server 'hang' did not answer 'slow' within 1000 ms and was stopped; it starts again on the next call/);
     assert.equal(isAlive(before), false, 'the hung server process is gone');
-    const after = Number((await call('mcp_test_pid')).content);
-    assert.notEqual(after, before);
-    assert.equal((await call('mcp_test_echo', { text: 'back' })).content, 'back');
+    assert.equal((await call('mcp_hang_echo', { text: 'back' })).content, 'back');
+    const after = await pool.processId(hangServer);
+    assert.ok(after !== undefined && after !== before);
   });
 
   test('a server that crashes mid-call yields an error result with its stderr, and the next call works', async () => {
@@ -89,7 +95,7 @@ describe('an SDK-built MCP server over stdio', () => {
   test('a server killed from outside mid-run yields an error result, and the next call works', async () => {
     const pid = Number((await call('mcp_test_pid')).content);
     assert.equal(await pool.processId(testServer), pid);
-    const pending = call('mcp_test_slow', { ms: 300 });
+    const pending = call('mcp_test_slow', { ms: 30_000 });
     process.kill(pid, 'SIGKILL');
     assert.match(errorOf(await pending), /exited while running 'slow'/);
     assert.equal((await call('mcp_test_echo', { text: 'revived' })).content, 'revived');
@@ -184,12 +190,13 @@ describe('registration', () => {
   });
 
   test('tools built from a catalog start their server lazily, on the first call', async () => {
+    const only = { test: servers.test! };
     const listing = new McpClientPool();
-    const { catalog } = await discoverMcpTools(servers, listing);
+    const { catalog } = await discoverMcpTools(only, listing);
     await listing.closeAll();
     const worker = new McpClientPool();
     try {
-      const tools = mcpToolsFromCatalog(structuredClone(catalog), servers, worker);
+      const tools = mcpToolsFromCatalog(structuredClone(catalog), only, worker);
       assert.equal(tools.length, catalog[0]!.tools.length);
       assert.deepEqual(worker.running(), []);
       const outcome = await executeToolCall(tools, { id: 'c1', name: 'mcp_test_echo', arguments: '{"text":"lazy"}' }, context());
