@@ -13,6 +13,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandDef
   export: { summary: 'turn a run store into a Hugging Face dataset (Parquet/JSONL/Arrow/Atropos + card), optionally pushed to the Hub', load: async () => (await import('./export.js')).command },
   chat: { summary: 'interactive debug chat on the agent core (streaming, approvals, sessions, /fork of stored rollouts)', load: async () => (await import('./chat.js')).command },
   sessions: { summary: 'list, search, show and export chat sessions', load: async () => (await import('./sessions.js')).command },
+  eval: { summary: 'run an environment: K rollouts per item, rewards, LLM judges, pass@k and a report (resumable)', load: async () => (await import('./eval.js')).command },
   sandbox: { summary: "prune traj's leaked Docker sandbox containers", load: async () => (await import('./sandbox.js')).command },
 };
 

@@ -1,6 +1,21 @@
 import type { AgentResult } from '../agent/result.js';
 import type { Message } from '../model/messages.js';
 import type { ExecOptions, ExecResult, Sandbox } from '../sandbox/sandbox.js';
+import type { PanelVerdict } from './judge.js';
+
+/** What `RewardContext.judge` grades; every field defaults from the rollout and the run's judge settings. */
+export interface JudgeInput {
+  /** Default: the rollout's final answer (last assistant text). */
+  response?: string;
+  /** Default: the task (the first user message). */
+  prompt?: string;
+  /** Default: the run's rubric (config.yaml judge.rubric_file / --judge-rubric), else the environment's. */
+  rubric?: string;
+  /** Default: the environment's `judge.reference(item)`. */
+  reference?: string;
+  /** Default {min: 0, max: 10}; verdicts are normalised to 0..1 either way. */
+  scale?: { min: number; max: number };
+}
 
 /** What a reward hook can do to the rollout's own sandbox, after the agent finished and before disposal. */
 export interface RewardContext {
@@ -11,8 +26,19 @@ export interface RewardContext {
   download(remotePath: string, localPath: string): Promise<void>;
   /** Files under a directory (default the workdir), relative paths, recursively. */
   listFiles(path?: string): Promise<string[]>;
+  /** Grade with the run's LLM judge panel (--judge-model ...); verdicts are cached in the run store. */
+  judge(input?: JudgeInput): Promise<PanelVerdict>;
+  /** Whether the run configured a judge (so an optional judge step can be skipped without one). */
+  readonly judgeAvailable: boolean;
   readonly sandbox: Sandbox;
   readonly signal: AbortSignal;
+}
+
+/** An environment's defaults for the LLM judge (the endpoints come from the run's settings). */
+export interface EnvironmentJudge<Item = unknown> {
+  rubric?: string;
+  scale?: { min: number; max: number };
+  reference?(item: Item): string | undefined;
 }
 
 export type RewardOutput =
@@ -63,6 +89,16 @@ export interface Environment<Item = unknown> {
   reward?(item: Item, result: AgentResult, context: RewardContext): Promise<RewardOutput> | RewardOutput;
   /** Bound on the reward hook's time (default 10 minutes). */
   rewardTimeoutMs?: number | ((item: Item) => number);
+  judge?: EnvironmentJudge<Item>;
+  /** A rollout passes when its reward is at least this (default 1); the report's pass rate and pass@k use it. */
+  passThreshold?: number;
+  /**
+   * What `traj eval --rescore` gives the reward, the rollout's sandbox being gone: 'transcript'
+   * (default) — no sandbox (judge-only and answer-checking rewards); 'replay' — a fresh sandbox,
+   * `setup`, then the recorded tool calls re-executed in order, so sandbox-state rewards see
+   * the files the agent left.
+   */
+  rescore?: 'transcript' | 'replay';
 }
 
 export interface EnvironmentOptions {

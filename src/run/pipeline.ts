@@ -177,6 +177,7 @@ function land(options: PipelineOptions, entry: WorkItem, outcome: RolloutOutcome
       reward: record.reward,
       finishReason: record.finish_reason,
       durationMs: record.timing.duration_ms,
+      judgeCache: outcome.judgeCache,
     },
     segmentOf(options),
   );

@@ -3,9 +3,9 @@ import { buildSystemPrompt } from '../agent/system-prompt.js';
 import { runAgent } from '../agent/loop.js';
 import type { AgentResult } from '../agent/result.js';
 import { EndpointSchema } from '../config/endpoint.js';
-import type { Environment, RewardOutput } from '../eval/environment.js';
+import { JudgeSettingsSchema } from '../eval/judge.js';
 import { loadEnvironment } from '../eval/load-environment.js';
-import { createRewardContext } from '../eval/reward-context.js';
+import { scoreRollout, type RewardResult } from '../eval/score.js';
 import { errorMessage, SandboxError, serializeError, TrajError, type SerializedError } from '../errors.js';
 import { emptyUsage, type Message, type ToolSpec } from '../model/messages.js';
 import type { ModelClient } from '../model/types.js';
@@ -13,6 +13,7 @@ import { LazySandbox } from '../sandbox/lazy-sandbox.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { BudgetSchema } from '../tools/budget.js';
 import { toolSpec, type Tool, type ToolRegistry } from '../tools/registry.js';
+import { rolloutJudgeCache, type JudgeCacheEntry } from './judge-cache.js';
 
 /** Settings shared by every rollout of a run (plain JSON: they cross into worker threads). */
 export const RolloutSettingsSchema = z.object({
@@ -33,6 +34,8 @@ export const RolloutSettingsSchema = z.object({
   /** Absolute path of the environment module (eval/bench); absent for a plain prompt batch. */
   environmentModule: z.string().optional(),
   mcpServers: z.record(z.string(), z.unknown()).optional(),
+  /** The LLM judge panel reward hooks may call (eval). */
+  judges: JudgeSettingsSchema.optional(),
 });
 export type RolloutSettings = z.infer<typeof RolloutSettingsSchema>;
 
@@ -51,12 +54,8 @@ export interface RolloutTask {
   settings: RolloutSettings;
 }
 
-export interface RewardResult {
-  reward: number | null;
-  scores: Record<string, number>;
-  reward_details: unknown;
-  reward_error: string | null;
-}
+export type { RewardResult } from '../eval/score.js';
+export { normalizeReward } from '../eval/score.js';
 
 export interface RolloutOutcome {
   key: string;
@@ -64,6 +63,8 @@ export interface RolloutOutcome {
   result: AgentResult;
   tools: ToolSpec[];
   reward?: RewardResult;
+  /** Judge verdicts the reward produced, for the main thread to cache with the result. */
+  judgeCache?: JudgeCacheEntry[];
   /** An infrastructure fault (sandbox, setup, timeout): the rollout is failed and retried later. */
   error?: SerializedError;
   /** Stopped by the user (SIGINT/SIGTERM): the key goes back to pending. */
@@ -128,8 +129,10 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
     if (controller.signal.reason instanceof RolloutTimeout) return outcome({ result, error: serializeError(controller.signal.reason) });
     if (sandbox instanceof LazySandbox && sandbox.createError !== undefined) return outcome({ result, error: sandboxFault(sandbox.createError) });
     if (interrupt.aborted) return outcome({ result });
-    const reward = environment?.reward ? await scoreRollout(environment, task, result, sandbox) : undefined;
-    return outcome({ result, reward });
+    if (!environment?.reward) return outcome({ result });
+    const cache = rolloutJudgeCache(settings.judges?.cachePath);
+    const reward = await scoreRollout({ environment, item: task.item, result, sandbox, judges: settings.judges, cache });
+    return outcome({ result, reward, judgeCache: cache.fresh });
   } catch (error) {
     return outcome({ result: emptyResult(task.messages, 'api_error'), error: serializeError(error) });
   } finally {
@@ -152,39 +155,6 @@ async function runRolloutAgent(task: RolloutTask, services: RolloutServices, mes
     signal,
     toolConcurrency: settings.toolConcurrency,
   });
-}
-
-/** Run the reward hook with a bound on its time; a throw or timeout is recorded, never a silent 0. */
-async function scoreRollout(environment: Environment, task: RolloutTask, result: AgentResult, sandbox: Sandbox): Promise<RewardResult> {
-  const configured = environment.rewardTimeoutMs;
-  const timeoutMs = typeof configured === 'function' ? configured(task.item) : (configured ?? REWARD_TIMEOUT_MS);
-  const controller = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      controller.abort();
-      reject(new Error(`reward timed out after ${timeoutMs} ms`));
-    }, timeoutMs);
-  });
-  try {
-    const output = await Promise.race([Promise.resolve(environment.reward!(task.item, result, createRewardContext(sandbox, controller.signal))), timeout]);
-    return normalizeReward(output);
-  } catch (error) {
-    return { reward: null, scores: {}, reward_details: null, reward_error: errorMessage(error) };
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-export function normalizeReward(output: RewardOutput): RewardResult {
-  if (typeof output === 'number') {
-    if (!Number.isFinite(output)) return { reward: null, scores: {}, reward_details: null, reward_error: `reward returned ${output}` };
-    return { reward: output, scores: {}, reward_details: null, reward_error: null };
-  }
-  if (!output || typeof output.score !== 'number' || !Number.isFinite(output.score)) {
-    return { reward: null, scores: {}, reward_details: output ?? null, reward_error: 'reward returned no finite "score"' };
-  }
-  return { reward: output.score, scores: output.scores ?? {}, reward_details: output.details ?? null, reward_error: null };
 }
 
 function sandboxFault(error: unknown): SerializedError {

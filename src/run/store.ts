@@ -32,6 +32,8 @@ export interface ResultRow {
   reward?: number | null;
   finishReason?: string | null;
   durationMs?: number | null;
+  /** Judge verdicts produced while scoring this result (cached in the same transaction). */
+  judgeCache?: { key: string; verdict: unknown }[];
 }
 
 export interface StoredItem {
@@ -143,6 +145,7 @@ export class RunStore {
       ),
       release: db.prepare(`UPDATE items SET status = 'pending', attempts = MAX(attempts - 1, 0), updated_at = ? WHERE key = ? AND sample = ? AND status = 'pending'`),
       finished: db.prepare('UPDATE segments SET finished = finished + 1, wall_ms = ? WHERE id = ?'),
+      judgePut: db.prepare('INSERT OR REPLACE INTO judge_cache (key, verdict, created_at) VALUES (?, ?, ?)'),
     };
   }
 
@@ -316,7 +319,12 @@ export class RunStore {
   }
 
   judgeCachePut(key: string, verdict: unknown): void {
-    this.db.prepare('INSERT OR REPLACE INTO judge_cache (key, verdict, created_at) VALUES (?, ?, ?)').run(key, JSON.stringify(verdict), new Date().toISOString());
+    this.statements.judgePut.run(key, JSON.stringify(verdict), new Date().toISOString());
+  }
+
+  /** Run `work` in one transaction (many record updates after a run: advantages, rescoring). */
+  transaction<T>(work: () => T): T {
+    return this.db.transaction(work)();
   }
 
   close(): void {

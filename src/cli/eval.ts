@@ -1,0 +1,222 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { EndpointSchema, type Endpoint } from '../config/endpoint.js';
+import { validate } from '../config/load.js';
+import { applyAdvantages } from '../eval/advantages.js';
+import { loadEnvironmentConfig, type EnvironmentConfig } from '../eval/environment-config.js';
+import type { Environment } from '../eval/environment.js';
+import { loadEnvironment, resolveEnvironmentModule } from '../eval/load-environment.js';
+import { buildReport, writeReport, type EvalReport, type ReportFiles } from '../eval/report.js';
+import { rescoreRun } from '../eval/rescore.js';
+import { ConfigError, isTrajError } from '../errors.js';
+import { fingerprintParts, recordFilters } from '../run/batch.js';
+import { collectItems, environmentEntries, keyItems, type KeyedEnvironmentItem } from '../run/environment-entries.js';
+import { executeRun, storePathFor } from '../run/execute-run.js';
+import { writeRunOutputs } from '../run/outputs.js';
+import type { RunConfig } from '../run/run-config.js';
+import { RunStore } from '../run/store.js';
+import { EXIT_INTERRUPTED, rolloutSettings, runRegistry, toolsetChoice } from './batch.js';
+import { integerOption, stringOption, type CommandDefinition, type ParsedCommand } from './command.js';
+import { resolveEndpoint, type ResolvedEndpoint } from './endpoint.js';
+import { agentOption, datasetLocation, EVAL_OPTIONS, judgeSettingsFrom, numberOption, StoredEvalSchema, type StoredEval } from './eval-options.js';
+import { formatEvalSummary } from './eval-summary.js';
+import { RunProgress } from './progress.js';
+import { runConfigFrom } from './run-options.js';
+import { installStopSignals } from './signals.js';
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+/** The run config: flags and --config over the environment's config.yaml over the environment's own fields. */
+function evalRunConfig(values: ParsedCommand['values'], environment: Environment, environmentConfig: EnvironmentConfig): RunConfig {
+  const defaults: Partial<RunConfig> = {
+    max_turns: environmentConfig.max_turns ?? environment.maxTurns,
+    sandbox: environmentConfig.sandbox ?? (typeof environment.sandbox === 'object' ? environment.sandbox.kind : undefined),
+    image: environmentConfig.image,
+    workdir: environmentConfig.workdir,
+    concurrency: environmentConfig.concurrency,
+  };
+  const config = runConfigFrom(values, Object.fromEntries(Object.entries(defaults).filter(([, value]) => value !== undefined)));
+  // Defaults that conflict with a flag of another name are applied only when neither was given.
+  if (config.toolsets === undefined && config.distribution === undefined) {
+    const toolsets = environmentConfig.toolsets ?? (environmentConfig.distribution === undefined ? environment.toolsets : undefined);
+    if (toolsets !== undefined) config.toolsets = toolsets;
+    else config.distribution = environmentConfig.distribution ?? environment.distribution;
+  }
+  if (config.system === undefined && config.system_prompt === undefined) config.system_prompt = environmentConfig.system_prompt ?? environment.systemPrompt;
+  return config;
+}
+
+/** The policy endpoint; `--agent noop` needs none, so a placeholder stands in when nothing is configured. */
+async function policyEndpoint(values: ParsedCommand['values'], config: RunConfig, agent: 'model' | 'noop'): Promise<ResolvedEndpoint> {
+  try {
+    return await resolveEndpoint(values, config.endpoint, { scriptedIfUnset: values['scripted-if-unset'] === true, log });
+  } catch (error) {
+    if (agent !== 'noop' || !isTrajError(error) || error.code !== 'endpoint_missing') throw error;
+    const endpoint: Endpoint = validate(EndpointSchema, { base_url: 'http://127.0.0.1:9/v1', model: 'noop', api_key_env: 'TRAJ_NOOP_KEY' }, 'endpoint');
+    return { endpoint, identity: 'noop' };
+  }
+}
+
+async function runEval(values: ParsedCommand['values']): Promise<number> {
+  const name = stringOption(values, 'env');
+  if (!name) throw new ConfigError('missing --env NAME|PATH (built-in: gsm8k, rubric, file-task)', { code: 'cli_usage' });
+  const modulePath = resolveEnvironmentModule(name);
+  const environment = await loadEnvironment(modulePath);
+  const environmentConfig = loadEnvironmentConfig(modulePath);
+  const config = evalRunConfig(values, environment, environmentConfig);
+  const agent = agentOption(values);
+  const samples = integerOption(values, 'samples') ?? environmentConfig.samples ?? 1;
+  const passThreshold = numberOption(values, 'pass-threshold') ?? environmentConfig.pass_threshold ?? environment.passThreshold ?? 1;
+  const dataset = datasetLocation(config.dataset) ?? environmentConfig.dataset;
+  const registry = runRegistry(config);
+  const choice = toolsetChoice(config, registry);
+  const resolved = await policyEndpoint(values, config, agent);
+  const { endpoint } = resolved;
+  const storePath = storePathFor(config.checkpoints, config.run);
+  const judges = judgeSettingsFrom(values, environmentConfig.judge, resolved.scripted ? undefined : endpoint);
+  const items = keyItems(environment, await collectItems(environment, { dataset, limit: config.limit }));
+  if (items.length === 0) throw new ConfigError(`environment '${environment.name}' yielded no items${dataset ? ` from ${dataset}` : ''}`, { code: 'environment_empty' });
+  const stored: StoredEval = { environment_module: modulePath, dataset, limit: config.limit, samples, pass_threshold: passThreshold, judges };
+  const settings = rolloutSettings(config, endpoint, { environmentModule: modulePath, agent, judges: judges && { ...judges, cachePath: storePath } });
+  const outDir = config.out ?? join('datasets', config.run);
+  const signals = installStopSignals(
+    () => log(`\n[traj] stopping: no new rollouts; in-flight ones get ${config.grace_period} s (Ctrl-C again to interrupt them now)`),
+    () => log('\n[traj] interrupting in-flight rollouts'),
+  );
+  let progress: RunProgress | undefined;
+  let finished: { report: EvalReport; files: ReportFiles } | undefined;
+  try {
+    const result = await executeRun({
+      kind: 'eval',
+      run: config.run,
+      checkpointsDir: config.checkpoints,
+      outDir,
+      endpoint,
+      settings,
+      fingerprintParts: {
+        ...fingerprintParts({
+          endpoint,
+          endpointIdentity: resolved.identity,
+          choice,
+          registry,
+          maxTurns: config.max_turns,
+          systemPrompt: settings.systemPrompt,
+          seed: config.seed,
+          environment: { name: environment.name, version: environment.version },
+          agent,
+          sandbox: { kind: config.sandbox, image: config.image },
+        }),
+        judges: judges ? { models: judges.endpoints.map((judge) => judge.model), rubric: judges.rubric ?? null, scale: judges.scale ?? null } : null,
+      },
+      config: { ...config, endpoint: { ...endpoint }, eval: stored },
+      force: values.force === true,
+      entries: (store) => environmentEntries({ environment, items, samples, choice, seed: config.seed, registry, store, dataset: dataset ?? `environment:${environment.name}` }),
+      filters: recordFilters({ requireReasoning: config.require_reasoning, completedOnly: config.completed_only }),
+      workers: config.workers,
+      concurrency: config.concurrency,
+      maxAttempts: config.max_attempts,
+      graceMs: config.grace_period * 1000,
+      stop: signals.stop,
+      interruptNow: signals.interruptNow,
+      onStart(info) {
+        if (info.fingerprintChanges.length > 0) log(`[traj] --force: continuing although settings changed:\n  ${info.fingerprintChanges.join('\n  ')}`);
+        const resumed = info.alreadyFinished > 0 ? `, resuming (${info.alreadyFinished} already finished)` : '';
+        const judged = judges ? `, judged by ${judges.endpoints.map((judge) => judge.model).join(' + ')}` : '';
+        log(`[traj] eval '${config.run}': ${environment.name} ${environment.version}, ${items.length} items × ${samples} samples, ${agent === 'noop' ? 'noop agent' : `${endpoint.model} at ${endpoint.base_url}`}${judged}, ${info.workers} workers × ${Math.ceil(info.concurrency / info.workers)} rollouts, store ${info.storePath}${resumed}`);
+        progress = new RunProgress(items.length * samples);
+      },
+      onEvent: (event) => progress?.onEvent(event),
+      afterPipeline(store) {
+        finished = finishEval(store, outDir, passThreshold, environment);
+      },
+    });
+    progress?.stop();
+    printResult(finished!, result.outputs.trajectories);
+    if (result.summary.stopped) {
+      log(`[traj] interrupted: ${result.summary.interrupted} rollouts went back to pending. Resume with the same command.`);
+      return EXIT_INTERRUPTED;
+    }
+    if (result.summary.failed > 0) {
+      log(`[traj] ${result.summary.failed} rollouts failed (infrastructure; see statistics.json "failed_by_code"); rerun the same command to retry them.`);
+      return 1;
+    }
+    return 0;
+  } finally {
+    progress?.stop();
+    signals.dispose();
+    await resolved.scripted?.close();
+  }
+}
+
+/** Advantages over every group, then the report; both from the whole store (cumulative across resumes). */
+function finishEval(store: RunStore, outDir: string, passThreshold: number, environment: Environment): { report: EvalReport; files: ReportFiles } {
+  applyAdvantages(store);
+  const report = buildReport(store, { passThreshold, environment: { name: environment.name, version: environment.version } });
+  return { report, files: writeReport(outDir, report) };
+}
+
+function printResult(finished: { report: EvalReport; files: ReportFiles }, trajectories: string): void {
+  process.stdout.write(`${formatEvalSummary(finished.report)}\n\n`);
+  process.stdout.write(`report: ${finished.files.json} and ${finished.files.markdown}\ntrajectories: ${trajectories}\n`);
+}
+
+/** `--rescore RUN`: rewards and judging again over the stored trajectories; no rollouts, no policy calls. */
+async function rescore(values: ParsedCommand['values'], run: string): Promise<number> {
+  const checkpoints = stringOption(values, 'checkpoints') ?? 'checkpoints';
+  const storePath = storePathFor(checkpoints, run);
+  if (!existsSync(storePath)) throw new ConfigError(`--rescore ${run}: no run store at ${storePath} (pass --checkpoints DIR if it lives elsewhere)`, { code: 'run_missing' });
+  const store = RunStore.open(storePath);
+  try {
+    const meta = store.meta();
+    const parsed = StoredEvalSchema.safeParse(meta?.config.eval);
+    if (!parsed.success) throw new ConfigError(`--rescore ${run}: ${storePath} is not an eval run (it has no stored environment)`, { code: 'run_not_eval' });
+    const stored = parsed.data;
+    const name = stringOption(values, 'env');
+    const modulePath = name ? resolveEnvironmentModule(name) : stored.environment_module;
+    const environment = await loadEnvironment(modulePath);
+    const environmentConfig = loadEnvironmentConfig(modulePath);
+    const policy = meta?.config.endpoint as Endpoint | undefined;
+    const judges = judgeSettingsFrom(values, values['judge-model'] === undefined ? undefined : environmentConfig.judge, policy) ?? stored.judges;
+    const items: KeyedEnvironmentItem[] = keyItems(environment, await collectItems(environment, { dataset: stored.dataset, limit: stored.limit }));
+    const sandbox = meta?.config as { sandbox?: 'local' | 'docker'; image?: string; workdir?: string; docker?: Record<string, unknown> };
+    const passThreshold = numberOption(values, 'pass-threshold') ?? stored.pass_threshold;
+    log(`[traj] rescoring '${run}' with ${environment.name} ${environment.version}${judges ? `, judged by ${judges.endpoints.map((judge) => judge.model).join(' + ')}` : ''} (no rollouts; ${environment.rescore === 'replay' ? 'each reward gets a fresh sandbox with the recorded tool calls replayed' : 'no sandbox'})`);
+    const summary = await rescoreRun({
+      store,
+      environment,
+      items: new Map(items.map((keyed) => [keyed.key, keyed.item])),
+      judges,
+      sandbox: { kind: sandbox.sandbox ?? 'local', image: sandbox.image, workdir: sandbox.workdir, docker: sandbox.docker },
+      run,
+      concurrency: integerOption(values, 'concurrency') ?? 16,
+    });
+    const outDir = stringOption(values, 'out') ?? join('datasets', run);
+    const finished = finishEval(store, outDir, passThreshold, environment);
+    const outputs = writeRunOutputs(store, outDir);
+    log(`[traj] rescored ${summary.rescored} rollouts (${summary.rewardErrors} reward errors; judge: ${summary.judgeCalls} new verdicts, ${summary.judgeCacheHits} from the cache)${summary.missingItems > 0 ? `; ${summary.missingItems} stored rollouts kept as they were: the environment no longer yields their items` : ''}`);
+    printResult(finished, outputs.trajectories);
+    return 0;
+  } finally {
+    store.close();
+  }
+}
+
+export const command: CommandDefinition = {
+  name: 'eval',
+  summary: 'run an environment: K rollouts per item, rewards over the sandbox, LLM judges, metrics and a report (resumable)',
+  usage: 'traj eval --env NAME|PATH --run NAME [--samples K] [--limit N] [--agent model|noop] [--judge-model M ...] [batch options]\n       traj eval --rescore RUN [--judge-model M ...]',
+  options: EVAL_OPTIONS,
+  details: `Examples:
+  traj eval --env gsm8k --run gsm8k-dev --limit 50 --base-url http://127.0.0.1:8000/v1 --model qwen
+  traj eval --env file-task --run files --samples 4 --toolsets terminal,file
+  traj eval --env rubric --run open --judge-model gpt-4o-mini,gpt-4.1-mini --judge-base-url https://api.openai.com/v1
+  traj eval --rescore open --judge-model gpt-4.1     # new judge, same trajectories, no policy calls
+Defaults come from environments/<name>/config.yaml; flags and --config override them.
+Resume: run the same command again (more --samples adds samples to every item).
+Outputs: checkpoints/NAME.sqlite, datasets/NAME/trajectories.jsonl (with reward, scores, group, advantage), statistics.json, report.json, report.md.
+Exit codes: 0 all rollouts done (reward errors are results, not failures), 1 some failed (rerun to retry), 2 usage error, 130 interrupted.`,
+  async run({ values }) {
+    const rescoreRunName = stringOption(values, 'rescore');
+    return rescoreRunName ? rescore(values, rescoreRunName) : runEval(values);
+  },
+};

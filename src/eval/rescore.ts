@@ -1,0 +1,194 @@
+import pLimit from 'p-limit';
+import type { AgentResult } from '../agent/result.js';
+import { SandboxError } from '../errors.js';
+import type { Message, Usage } from '../model/messages.js';
+import { createSandbox } from '../sandbox/index.js';
+import { LazySandbox } from '../sandbox/lazy-sandbox.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
+import { createToolRegistry } from '../tools/builtin.js';
+import { executeToolCall, type Tool } from '../tools/registry.js';
+import type { AdvantageStore } from './advantages.js';
+import type { Environment } from './environment.js';
+import { JudgeVerdictSchema, type JudgeCache, type JudgeSettings } from './judge.js';
+import { scoreRollout, type RewardResult } from './score.js';
+
+/** What rescoring needs of a run store; RunStore fits it. */
+export interface RescoreStore extends AdvantageStore {
+  judgeCacheGet(key: string): unknown;
+  judgeCachePut(key: string, verdict: unknown): void;
+}
+
+export interface RescoreInput {
+  store: RescoreStore;
+  environment: Environment;
+  /** The environment's items by key (the same keys the run stored). */
+  items: ReadonlyMap<string, unknown>;
+  judges?: JudgeSettings;
+  /** Where a replaying environment's fresh sandbox is created. */
+  sandbox: { kind: 'local' | 'docker'; image?: string; workdir?: string; docker?: Record<string, unknown> };
+  run: string;
+  concurrency: number;
+  onScored?: (key: string, sample: number, reward: RewardResult) => void;
+}
+
+export interface RescoreSummary {
+  rescored: number;
+  /** Stored records whose item the environment no longer yields (kept as they were). */
+  missingItems: number;
+  rewardErrors: number;
+  /** Verdicts the store already held, so no judge call was made. */
+  judgeCacheHits: number;
+  judgeCalls: number;
+}
+
+/** The record fields rescoring reads back into an AgentResult. */
+interface StoredRecord {
+  id: string;
+  sample: number;
+  messages: Message[];
+  toolsets: string[];
+  finish_reason: AgentResult['finishReason'];
+  turns: number;
+  api_calls: number;
+  tool_stats: { name: string; ok: number; errors: number }[];
+  usage: Usage;
+  timing: AgentResult['timings'];
+  reward: number | null;
+  scores: Record<string, number>;
+  reward_details: unknown;
+  reward_error: string | null;
+}
+
+/**
+ * Re-run only the reward (and its judge calls) over stored trajectories: no policy calls, no
+ * rollouts. Judge verdicts come from the store's cache when the same grade was asked before.
+ * The sandbox the agent used is gone: environments with `rescore: 'replay'` get a fresh one,
+ * set up and with the recorded tool calls re-executed; the others get none (a reward that
+ * touches it fails with a message saying so, recorded as its reward_error).
+ */
+export async function rescoreRun(input: RescoreInput): Promise<RescoreSummary> {
+  const summary: RescoreSummary = { rescored: 0, missingItems: 0, rewardErrors: 0, judgeCacheHits: 0, judgeCalls: 0 };
+  const cache = storeJudgeCache(input.store, summary);
+  const stored = [...input.store.items({ status: ['done'] })].filter((row) => row.record !== null);
+  const limit = pLimit(input.concurrency);
+  await Promise.all(
+    stored.map((row) =>
+      limit(async () => {
+        const record = JSON.parse(row.record!) as StoredRecord;
+        if (!input.items.has(row.key)) {
+          summary.missingItems++;
+          return;
+        }
+        const item = input.items.get(row.key);
+        const reward = await rescoreOne(input, item, record, cache);
+        input.store.updateRecord(row.key, row.sample, { ...record, ...reward }, reward.reward);
+        summary.rescored++;
+        if (reward.reward_error !== null) summary.rewardErrors++;
+        input.onScored?.(row.key, row.sample, reward);
+      }),
+    ),
+  );
+  return summary;
+}
+
+async function rescoreOne(input: RescoreInput, item: unknown, record: StoredRecord, cache: JudgeCache): Promise<RewardResult> {
+  const result = resultFromRecord(record);
+  const replay = input.environment.rescore === 'replay';
+  const sandbox = replay ? await replaySandbox(input, item, record) : new NoSandbox(input.environment.name);
+  try {
+    return await scoreRollout({ environment: input.environment, item, result, sandbox, judges: input.judges, cache });
+  } finally {
+    await sandbox.dispose();
+  }
+}
+
+/** The stored record as the AgentResult a reward hook reads (tool call timings are not kept). */
+export function resultFromRecord(record: StoredRecord): AgentResult {
+  return {
+    messages: record.messages,
+    finishReason: record.finish_reason,
+    turns: record.turns,
+    apiCalls: record.api_calls,
+    toolCalls: record.tool_stats.flatMap((stat) => [
+      ...Array.from({ length: stat.ok }, () => ({ name: stat.name, ok: true, ms: 0 })),
+      ...Array.from({ length: stat.errors }, () => ({ name: stat.name, ok: false, ms: 0 })),
+    ]),
+    usage: record.usage,
+    timings: record.timing,
+  };
+}
+
+/** A fresh sandbox in the state the agent left: setup, then every recorded tool call in order. */
+async function replaySandbox(input: RescoreInput, item: unknown, record: StoredRecord): Promise<Sandbox> {
+  const create = () => createSandbox({ ...input.sandbox, run: input.run, key: record.id });
+  const sandbox: Sandbox = input.environment.setup ? await create() : new LazySandbox(create, input.sandbox.kind, input.sandbox.workdir ?? '.');
+  try {
+    if (input.environment.setup) await input.environment.setup(item, sandbox);
+    await replayToolCalls(record, sandbox);
+    return sandbox;
+  } catch (error) {
+    await sandbox.dispose();
+    throw error;
+  }
+}
+
+async function replayToolCalls(record: StoredRecord, sandbox: Sandbox): Promise<void> {
+  const registry = createToolRegistry();
+  const tools: Tool[] = registry.select(record.toolsets.filter((toolset) => registry.hasToolset(toolset)), { env: process.env });
+  const state = new Map<string, unknown>();
+  const signal = new AbortController().signal;
+  for (const message of record.messages) {
+    if (message.role !== 'assistant') continue;
+    for (const call of message.tool_calls ?? []) {
+      await executeToolCall(tools, { id: call.id, name: call.function.name, arguments: call.function.arguments }, { sandbox, signal, state, callId: call.id, env: process.env });
+    }
+  }
+}
+
+/** Judge verdicts read from and written to the run store directly (rescoring runs on the main thread). */
+function storeJudgeCache(store: RescoreStore, summary: RescoreSummary): JudgeCache {
+  return {
+    get(key) {
+      const parsed = JudgeVerdictSchema.safeParse(store.judgeCacheGet(key));
+      if (parsed.success) summary.judgeCacheHits++;
+      return parsed.success ? parsed.data : undefined;
+    },
+    put(key, verdict) {
+      summary.judgeCalls++;
+      store.judgeCachePut(key, verdict);
+    },
+  };
+}
+
+/** The sandbox of a transcript-only rescore: there is none, and using it says why. */
+class NoSandbox implements Sandbox {
+  readonly id = 'rescore:no-sandbox';
+  readonly kind = 'none';
+  readonly workdir = '.';
+
+  constructor(private readonly environment: string) {}
+
+  private fail(): never {
+    throw new SandboxError(
+      `rescoring has no sandbox: the rollout's sandbox was disposed when it finished; environment '${this.environment}' reads sandbox state, so declare rescore: 'replay' in it to rebuild the state from the recorded tool calls`,
+      { code: 'rescore_no_sandbox' },
+    );
+  }
+
+  exec(): never {
+    return this.fail();
+  }
+  readFile(): never {
+    return this.fail();
+  }
+  writeFile(): never {
+    return this.fail();
+  }
+  upload(): never {
+    return this.fail();
+  }
+  download(): never {
+    return this.fail();
+  }
+  async dispose(): Promise<void> {}
+}

@@ -1,0 +1,16 @@
+import type { Message } from '../model/messages.js';
+
+/** The text of the last assistant message that has any: the answer a reward or judge grades. */
+export function finalAnswer(messages: readonly Message[]): string {
+  for (let index = messages.length - 1; index >= 0; index--) {
+    const message = messages[index]!;
+    if (message.role === 'assistant' && message.content?.trim()) return message.content;
+  }
+  return '';
+}
+
+/** The task as the agent was given it: its first user message. */
+export function taskPrompt(messages: readonly Message[]): string {
+  const first = messages.find((message) => message.role === 'user');
+  return first?.content ?? '';
+}
