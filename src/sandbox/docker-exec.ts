@@ -63,7 +63,7 @@ export async function runDockerCommand(target: ExecTarget, command: string, opti
     const started = performance.now();
     for (let attempt = 1; ; attempt++) {
       const outcome = await runOnce(target, command, cwd, env, options);
-      if (!outcome.runtimeFailure) return { ...outcome.result, durationMs: Math.round(performance.now() - started) };
+      if ('result' in outcome) return { ...outcome.result, durationMs: Math.round(performance.now() - started) };
       if (/chdir to cwd/.test(outcome.runtimeFailure)) {
         throw new SandboxError(`working directory '${options.cwd}' does not exist in sandbox ${target.sandboxId}`, { code: 'cwd_missing' });
       }
@@ -78,11 +78,8 @@ export async function runDockerCommand(target: ExecTarget, command: string, opti
   });
 }
 
-interface Outcome {
-  result: ExecResult;
-  /** The runtime's message when the command never started (exit 126 with an OCI error). */
-  runtimeFailure?: string;
-}
+/** The command's result, or the runtime's message when it never started (exit 126, an OCI error). */
+type Outcome = { result: ExecResult } | { runtimeFailure: string };
 
 async function runOnce(target: ExecTarget, command: string, cwd: string, env: string[], options: ExecOptions): Promise<Outcome> {
   const token = randomBytes(8).toString('hex');
@@ -120,7 +117,9 @@ async function runOnce(target: ExecTarget, command: string, cwd: string, env: st
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= killTree(target, token).finally(() => {
+      if (stream.destroyed) return;
       const force = setTimeout(() => stream.destroy(), STREAM_CLOSE_GRACE_MS);
+      force.unref();
       stream.once('close', () => clearTimeout(force));
     });
   };
@@ -152,14 +151,10 @@ async function runOnce(target: ExecTarget, command: string, cwd: string, env: st
     throw new SandboxError(`the engine never reported an exit code for a command in sandbox ${target.sandboxId}`, { code: 'exec_failed', retryable: true });
   }
   const output = stdout.bytes().toString('utf8');
-  if (exitCode === 126 && RUNTIME_FAILURE.test(output)) return { result: emptyResult(), runtimeFailure: output };
+  if (exitCode === 126 && RUNTIME_FAILURE.test(output)) return { runtimeFailure: output };
   return {
     result: { exitCode, stdout: stdout.text(), stderr: stderr.text(), timedOut, ...(aborted ? { aborted: true } : {}) },
   };
-}
-
-function emptyResult(): ExecResult {
-  return { exitCode: 126, stdout: '', stderr: '', timedOut: false };
 }
 
 function streamClosed(stream: Duplex): Promise<void> {
