@@ -73,10 +73,20 @@ test('toFtsQuery quotes words and keeps phrases and prefixes', () => {
   assert.equal(toFtsQuery('*** ()'), undefined);
 });
 
-test('cutAfterTurn keeps turn T and the tool results answering it', () => {
-  assert.deepEqual(cutAfterTurn(conversation, 0), conversation.slice(0, 2));
+test('cutAfterTurn keeps turn T and all the tool results answering it', () => {
+  const call = (id: string) => ({ id, type: 'function' as const, function: { name: 'terminal', arguments: '{"command":"true"}' } });
+  const parallel: Message[] = [
+    ...conversation.slice(0, 2),
+    { role: 'assistant', content: null, tool_calls: [call('a'), call('b')] },
+    { role: 'tool', tool_call_id: 'a', content: 'A' },
+    { role: 'tool', tool_call_id: 'b', content: 'B' },
+    { role: 'user', content: 'You have used all available turns.' },
+    { role: 'assistant', content: 'done' },
+  ];
+  assert.deepEqual(cutAfterTurn(parallel, 0), parallel.slice(0, 2));
+  assert.deepEqual(cutAfterTurn(parallel, 1), parallel.slice(0, 5), 'both results, not the user message after them');
+  assert.deepEqual(cutAfterTurn(parallel, 2), parallel);
   assert.deepEqual(cutAfterTurn(conversation, 1), conversation.slice(0, 4));
-  assert.deepEqual(cutAfterTurn(conversation, 2), conversation);
   assert.throws(() => cutAfterTurn(conversation, 3), /has 2 assistant turns \(give 0\.\.2\)/);
 });
 
