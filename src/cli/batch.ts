@@ -60,6 +60,16 @@ export async function countJsonlRows(path: string): Promise<number | undefined> 
   return last === 10 ? count : count + 1;
 }
 
+/** A warning the first time each toolset is dropped from a draw; statistics.json counts every drop. */
+export function warnOnce(log: (line: string) => void): (toolset: string, reason: string) => void {
+  const warned = new Set<string>();
+  return (toolset, reason) => {
+    if (warned.has(toolset)) return;
+    warned.add(toolset);
+    log(`[traj] warning: toolset '${toolset}' is unavailable here (${reason}); it is dropped from the draws (counted in statistics.json "toolset_drops")`);
+  };
+}
+
 export const command: CommandDefinition = {
   name: 'batch',
   summary: 'turn a prompt dataset into a trajectory dataset (resumable)',
@@ -117,6 +127,7 @@ Exit codes: 0 all prompts done, 1 some failed (rerun to retry), 2 usage error, 1
             limit: config.limit,
             registry,
             store,
+            onDrop: warnOnce(log),
           }),
         filters: recordFilters({ requireReasoning: config.require_reasoning, completedOnly: config.completed_only }),
         workers: config.workers,

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { ConfigError } from '../errors.js';
 import { readConfigFile, validate } from '../config/load.js';
 import { RunConfigSchema, type RunConfig } from '../run/run-config.js';
+import { loadMcpServers } from '../tools/mcp/config.js';
 import { ENDPOINT_OPTIONS, integerOption, listOption, stringOption, type OptionSpec, type ParsedCommand } from './command.js';
 
 /** Flags shared by batch, eval and bench; each maps onto a run-config key. */
@@ -63,7 +64,12 @@ export function runConfigFrom(values: ParsedCommand['values'], defaults: Partial
   const merged = { ...defaults, ...fromFile, ...Object.fromEntries(Object.entries(flags).filter(([, value]) => value !== undefined)) };
   if (!merged.run) throw new ConfigError('missing --run NAME (the run store is checkpoints/NAME.sqlite)', { code: 'cli_usage' });
   if (merged.distribution && merged.toolsets) throw new ConfigError('give either --distribution or --toolsets, not both', { code: 'cli_usage' });
-  return validate(RunConfigSchema, merged, file ? `${file} + flags` : 'flags');
+  const config = validate(RunConfigSchema, merged, file ? `${file} + flags` : 'flags');
+  // MCP servers: TRAJ_HOME/config.yaml overlaid by the run config, validated here so a mistake
+  // names its file before any worker starts (and relative `cwd`s resolve against that file).
+  const mcp = loadMcpServers(file);
+  if (Object.keys(mcp.servers).length > 0) config.mcp_servers = mcp.servers;
+  return config;
 }
 
 /** The system prompt text: `system_prompt` itself, or the file `system` names. */

@@ -8,7 +8,7 @@ import { PromptKeyer } from './prompt-key.js';
 import type { RunStore } from './store.js';
 
 /** Where each prompt's toolsets come from: a distribution drawn per prompt, or a fixed list. */
-export type ToolsetChoice = { distribution: Distribution } | { toolsets: string[] };
+export type ToolsetChoice = { distribution: Pick<Distribution, 'name' | 'toolsets'> } | { toolsets: string[] };
 
 export interface BatchEntriesInput {
   dataset: string;

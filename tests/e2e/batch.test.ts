@@ -245,3 +245,28 @@ test('SIGINT: stop dispatching, interrupted rollouts go back to pending, exit 13
   assert.equal(resumed.code, 0, resumed.stderr);
   assert.equal(readRecords(directory, 'sigint').length, 30);
 });
+
+test('--rollout-timeout fails a stuck rollout as infra; --completed-only discards unfinished ones', async (t) => {
+  const directory = temporaryDirectory(t);
+  const script: ScriptFunction = (request) => {
+    const prompt = String(request.messages.find((message) => message.role === 'user')?.content);
+    if (prompt.includes('stuck')) return { fault: 'delay', ms: 20_000, then: { content: 'too late' } };
+    if (prompt.includes('truncated')) return { content: 'cut off', finish_reason: 'length' };
+    return { content: 'fine' };
+  };
+  const server = await startScriptedServer(script);
+  t.after(() => server.close());
+  const dataset = join(directory, 'mixed.jsonl');
+  writeJsonl(dataset, [{ prompt: 'stuck forever' }, { prompt: 'truncated answer' }, { prompt: 'normal one' }]);
+  const result = await runCli(batchArgs(dataset, 'mixed', server.url, ['--toolsets', 'file', '--rollout-timeout', '1', '--completed-only']), { cwd: directory });
+  assert.equal(result.code, 1, result.stderr);
+  const db = new Database(join(directory, 'checkpoints', 'mixed.sqlite'), { readonly: true });
+  const rows = db.prepare('SELECT status, error_class, error_code, finish_reason FROM items ORDER BY row_index').all();
+  db.close();
+  assert.deepEqual(rows, [
+    { status: 'failed', error_class: 'infra', error_code: 'rollout_timeout', finish_reason: 'aborted' },
+    { status: 'discarded', error_class: 'filtered', error_code: 'filtered', finish_reason: 'length' },
+    { status: 'done', error_class: null, error_code: null, finish_reason: 'stop' },
+  ]);
+  assert.equal(readRecords(directory, 'mixed').length, 1);
+});
