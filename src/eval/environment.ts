@@ -2,6 +2,7 @@ import type { AgentResult } from '../agent/result.js';
 import type { Message } from '../model/messages.js';
 import type { ExecOptions, ExecResult, Sandbox } from '../sandbox/sandbox.js';
 import type { PanelVerdict } from './judge.js';
+import type { OracleContext } from './oracle-context.js';
 
 /** What `RewardContext.judge` grades; every field defaults from the rollout and the run's judge settings. */
 export interface JudgeInput {
@@ -99,11 +100,25 @@ export interface Environment<Item = unknown> {
    * the files the agent left.
    */
   rescore?: 'transcript' | 'replay';
+  /**
+   * The reference agent (`--agent oracle`): acts through `context.callTool` (the real tools, recorded
+   * as a trajectory) and returns the final answer. Validates the environment: the oracle should
+   * earn full reward on every item.
+   */
+  oracle?(item: Item, context: OracleContext): Promise<string> | string;
+  /** The agent's time limit on this item: when it runs out the agent is stopped and the rollout is still scored. */
+  agentTimeoutMs?(item: Item): number | undefined;
 }
 
 export interface EnvironmentOptions {
   dataset?: string;
   limit?: number;
+  /** The run's --image, for environments whose items name their own image (it wins over theirs). */
+  image?: string;
+  /** The run's sandbox kind, so items() can refuse what cannot run there. */
+  sandbox?: 'local' | 'docker';
+  /** Environment-specific settings (a bench suite's `environment_settings`), validated by the environment. */
+  settings?: Record<string, unknown>;
 }
 
 export function defineEnvironment<Item>(environment: Environment<Item>): Environment<Item> {

@@ -4,9 +4,11 @@ import { runAgent } from '../agent/loop.js';
 import type { AgentResult } from '../agent/result.js';
 import { EndpointSchema } from '../config/endpoint.js';
 import { JudgeSettingsSchema } from '../eval/judge.js';
+import type { Environment } from '../eval/environment.js';
 import { loadEnvironment } from '../eval/load-environment.js';
+import { runOracleAgent } from '../eval/oracle-agent.js';
 import { scoreRollout, type RewardResult } from '../eval/score.js';
-import { errorMessage, SandboxError, serializeError, TrajError, type SerializedError } from '../errors.js';
+import { ConfigError, errorMessage, RunError, SandboxError, serializeError, TrajError, type SerializedError } from '../errors.js';
 import { emptyUsage, type Message, type ToolSpec } from '../model/messages.js';
 import type { ModelClient } from '../model/types.js';
 import { LazySandbox } from '../sandbox/lazy-sandbox.js';
@@ -78,8 +80,6 @@ export interface RolloutServices {
   createSandbox(options: { kind: 'local' | 'docker'; image?: string; workdir?: string; run: string; key: string; docker?: Record<string, unknown> }): Promise<Sandbox>;
 }
 
-const REWARD_TIMEOUT_MS = 10 * 60_000;
-
 class RolloutTimeout extends TrajError {}
 
 /**
@@ -125,7 +125,7 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
     } catch (error) {
       return outcome({ result: emptyResult(messages, 'api_error'), error: sandboxFault(error) });
     }
-    const result = await runRolloutAgent(task, services, messages, tools, sandbox, controller.signal);
+    const result = await runRolloutAgent(task, services, messages, tools, sandbox, controller.signal, environment);
     if (controller.signal.reason instanceof RolloutTimeout) return outcome({ result, error: serializeError(controller.signal.reason) });
     if (sandbox instanceof LazySandbox && sandbox.createError !== undefined) return outcome({ result, error: sandboxFault(sandbox.createError) });
     if (interrupt.aborted) return outcome({ result });
@@ -142,19 +142,40 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
   }
 }
 
-async function runRolloutAgent(task: RolloutTask, services: RolloutServices, messages: Message[], tools: Tool[], sandbox: Sandbox, signal: AbortSignal): Promise<AgentResult> {
+async function runRolloutAgent(
+  task: RolloutTask,
+  services: RolloutServices,
+  messages: Message[],
+  tools: Tool[],
+  sandbox: Sandbox,
+  signal: AbortSignal,
+  environment: Environment | undefined,
+): Promise<AgentResult> {
   const { settings } = task;
   if (settings.agent === 'noop') return emptyResult([...messages, { role: 'assistant', content: '' }], 'stop');
-  return runAgent({
-    model: services.model(settings),
-    tools,
-    messages,
-    sandbox,
-    maxTurns: settings.maxTurns,
-    budget: settings.budget,
-    signal,
-    toolConcurrency: settings.toolConcurrency,
-  });
+  // The item's own time limit stops the agent, not the rollout: what it did is still scored.
+  const limitMs = environment?.agentTimeoutMs?.(task.item);
+  const timeLimit = limitMs ? AbortSignal.timeout(limitMs) : undefined;
+  const agentSignal = timeLimit ? AbortSignal.any([signal, timeLimit]) : signal;
+  let result: AgentResult;
+  if (settings.agent === 'oracle') {
+    if (!environment) throw new ConfigError('--agent oracle needs an environment with an oracle hook (traj eval/bench), not a plain prompt dataset', { code: 'oracle_missing' });
+    result = await runOracleAgent({ environment, item: task.item, tools, messages, sandbox, signal: agentSignal, budget: settings.budget });
+  } else {
+    result = await runAgent({
+      model: services.model(settings),
+      tools,
+      messages,
+      sandbox,
+      maxTurns: settings.maxTurns,
+      budget: settings.budget,
+      signal: agentSignal,
+      toolConcurrency: settings.toolConcurrency,
+    });
+  }
+  if (!timeLimit?.aborted || signal.aborted) return result;
+  const error = new RunError(`the agent ran out of this item's time limit (${limitMs! / 1000} s) and was stopped; its work was scored as it stood`, { code: 'agent_timeout' });
+  return { ...result, finishReason: 'aborted', error: serializeError(error) };
 }
 
 function sandboxFault(error: unknown): SerializedError {

@@ -1,0 +1,11 @@
+#!/bin/bash
+set -euo pipefail
+cat > sum.sh <<'SCRIPT'
+#!/bin/bash
+# Prints the sum of its arguments.
+total=0
+for number in "$@"; do
+  total=$((total + number))
+done
+echo "$total"
+SCRIPT
