@@ -49,10 +49,6 @@ export class Chat {
     this.output.write(`${text}\n`);
   }
 
-  get busy(): boolean {
-    return this.turn !== undefined;
-  }
-
   /** Abort the turn in progress (its tools get "[interrupted]" results); false when none is running. */
   interrupt(): boolean {
     if (!this.turn) return false;

@@ -3,10 +3,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ConfigError } from '../errors.js';
-import type { Message } from '../model/messages.js';
+import { MessageSchema, type Message } from '../model/messages.js';
 import { trajHome } from '../util/paths.js';
 import { toFtsQuery } from './fts-query.js';
-import { ForkOriginSchema, SessionSchema, StoredMessageSchema, type Session } from './session.js';
+import { ForkOriginSchema, SessionSchema, type Session } from './session.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS sessions (
@@ -166,7 +166,7 @@ export class SessionStore {
     const id = this.resolveId(idOrPrefix);
     const row = this.db.prepare(`${SESSION_SELECT} WHERE s.id = ?`).get(id) as SessionRow;
     const messages = (this.db.prepare('SELECT message FROM messages WHERE session_id = ? ORDER BY position').pluck().all(id) as string[]).map((text) =>
-      StoredMessageSchema.parse(JSON.parse(text)),
+      MessageSchema.parse(JSON.parse(text)),
     );
     return { ...toSession(row), messages };
   }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MessageSchema, ToolSpecSchema, UsageSchema } from '../model/messages.js';
+import { ToolSpecSchema, UsageSchema } from '../model/messages.js';
 
 /** Where a forked session came from: a stored rollout of a run, cut after an assistant turn. */
 export const ForkOriginSchema = z.object({
@@ -29,8 +29,6 @@ export const SessionSchema = z.object({
 });
 export type Session = z.infer<typeof SessionSchema>;
 export type SessionUsage = Session['usage'];
-
-export const StoredMessageSchema = MessageSchema;
 
 export function emptySessionUsage(): SessionUsage {
   return { prompt_tokens: 0, completion_tokens: 0, reasoning_tokens: 0, api_calls: 0 };
