@@ -12,7 +12,7 @@ import { RUN_OPTIONS } from './run-options.js';
 export const EVAL_OPTIONS: Record<string, OptionSpec> = {
   env: { type: 'string', value: 'NAME|PATH', description: 'a built-in environment (gsm8k, rubric, file-task) or a path to a compiled environment module' },
   samples: { type: 'string', value: 'K', description: 'rollouts per item; the K samples of an item form its group (default: config.yaml, else 1)' },
-  agent: { type: 'string', value: 'model|noop', description: 'noop answers nothing: checks that rewards fail without an agent (default model)' },
+  agent: { type: 'string', value: 'model|noop|oracle', description: 'noop answers nothing, oracle replays the reference solution: checks that rewards fail without an agent and pass with the solution (default model)' },
   'pass-threshold': { type: 'string', value: 'X', description: 'a rollout passes when its reward is ≥ X (default: the environment\'s, else 1)' },
   'judge-model': { type: 'string', value: 'M[,M2,...]', description: 'LLM judge model(s); several form a panel (mean score, majority pass, agreement)' },
   'judge-base-url': { type: 'string', value: 'URL', description: 'judge endpoint (default: config.yaml judge.base_url, else the policy endpoint)' },
@@ -32,10 +32,13 @@ export function numberOption(values: ParsedCommand['values'], name: string): num
   return Number(raw);
 }
 
-export function agentOption(values: ParsedCommand['values']): 'model' | 'noop' {
+export const EVAL_AGENTS = ['model', 'noop', 'oracle'] as const;
+export type EvalAgent = (typeof EVAL_AGENTS)[number];
+
+export function agentOption(values: ParsedCommand['values']): EvalAgent {
   const agent = stringOption(values, 'agent') ?? 'model';
-  if (agent !== 'model' && agent !== 'noop') throw new ConfigError(`flag --agent: expected model or noop, got '${agent}'`, { code: 'cli_usage' });
-  return agent;
+  if (!(EVAL_AGENTS as readonly string[]).includes(agent)) throw new ConfigError(`flag --agent: expected ${EVAL_AGENTS.join(', ')}, got '${agent}'`, { code: 'cli_usage' });
+  return agent as EvalAgent;
 }
 
 /** A dataset argument as stored for rescoring: local paths absolute, URLs (hf://…) as given. */
@@ -84,5 +87,9 @@ export const StoredEvalSchema = z.object({
   samples: z.number().int().positive(),
   pass_threshold: z.number(),
   judges: JudgeSettingsSchema.optional(),
+  /** What items() was given besides the dataset (--image, the sandbox kind, bench environment settings). */
+  environment_options: z
+    .object({ image: z.string().optional(), sandbox: z.enum(['local', 'docker']).optional(), settings: z.record(z.string(), z.unknown()).optional() })
+    .optional(),
 });
 export type StoredEval = z.infer<typeof StoredEvalSchema>;

@@ -18,7 +18,7 @@ import { RunStore } from '../run/store.js';
 import { EXIT_INTERRUPTED, rolloutSettings, runRegistry, toolsetChoice } from './batch.js';
 import { integerOption, stringOption, type CommandDefinition, type ParsedCommand } from './command.js';
 import { resolveEndpoint, type ResolvedEndpoint } from './endpoint.js';
-import { agentOption, datasetLocation, EVAL_OPTIONS, judgeSettingsFrom, numberOption, StoredEvalSchema, type StoredEval } from './eval-options.js';
+import { agentOption, datasetLocation, EVAL_OPTIONS, judgeSettingsFrom, numberOption, StoredEvalSchema, type EvalAgent, type StoredEval } from './eval-options.js';
 import { formatEvalSummary } from './eval-summary.js';
 import { RunProgress } from './progress.js';
 import { runConfigFrom } from './run-options.js';
@@ -27,8 +27,9 @@ import { installStopSignals } from './signals.js';
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 /** The run config: flags and --config over the environment's config.yaml over the environment's own fields. */
-function evalRunConfig(values: ParsedCommand['values'], environment: Environment, environmentConfig: EnvironmentConfig): RunConfig {
+function evalRunConfig(values: ParsedCommand['values'], environment: Environment, environmentConfig: EnvironmentConfig, runDefaults: Partial<RunConfig> = {}): RunConfig {
   const defaults: Partial<RunConfig> = {
+    ...runDefaults,
     max_turns: environmentConfig.max_turns ?? environment.maxTurns,
     sandbox: environmentConfig.sandbox ?? (typeof environment.sandbox === 'object' ? environment.sandbox.kind : undefined),
     image: environmentConfig.image,
@@ -46,25 +47,52 @@ function evalRunConfig(values: ParsedCommand['values'], environment: Environment
   return config;
 }
 
-/** The policy endpoint; `--agent noop` needs none, so a placeholder stands in when nothing is configured. */
-async function policyEndpoint(values: ParsedCommand['values'], config: RunConfig, agent: 'model' | 'noop'): Promise<ResolvedEndpoint> {
+/** The policy endpoint; the noop and oracle agents need none, so a placeholder stands in when nothing is configured. */
+async function policyEndpoint(values: ParsedCommand['values'], config: RunConfig, agent: EvalAgent): Promise<ResolvedEndpoint> {
   try {
     return await resolveEndpoint(values, config.endpoint, { scriptedIfUnset: values['scripted-if-unset'] === true, log });
   } catch (error) {
-    if (agent !== 'noop' || !isTrajError(error) || error.code !== 'endpoint_missing') throw error;
-    const endpoint: Endpoint = validate(EndpointSchema, { base_url: 'http://127.0.0.1:9/v1', model: 'noop', api_key_env: 'TRAJ_NOOP_KEY' }, 'endpoint');
-    return { endpoint, identity: 'noop' };
+    if (agent === 'model' || !isTrajError(error) || error.code !== 'endpoint_missing') throw error;
+    const endpoint: Endpoint = validate(EndpointSchema, { base_url: 'http://127.0.0.1:9/v1', model: agent, api_key_env: 'TRAJ_NOOP_KEY' }, 'endpoint');
+    return { endpoint, identity: agent };
   }
 }
 
-async function runEval(values: ParsedCommand['values']): Promise<number> {
+/** An eval run's report once written, for what a caller adds on top (traj bench: report.html, validation). */
+export interface FinishedEval {
+  report: EvalReport;
+  files: ReportFiles;
+  store: RunStore;
+  outDir: string;
+  agent: EvalAgent;
+}
+
+/** How `traj bench` runs "an eval, then its own report" through this same runner. */
+export interface EvalRunOptions {
+  kind: 'eval' | 'bench';
+  /** The environment module, when the caller resolved it (bench: the suite's environment); else --env. */
+  modulePath?: string;
+  /** Defaults over the environment's config.yaml and under the flags (bench: the suite). */
+  defaults?: EnvironmentConfig;
+  /** Run-config defaults config.yaml has no field for (bench: the suite's workers and endpoint settings). */
+  runDefaults?: Partial<RunConfig>;
+  /** Environment-specific settings handed to items() (bench: the suite's environment_settings and flags). */
+  environmentSettings?: Record<string, unknown>;
+  /** Runs once report.json and report.md are written; its lines are printed after the summary, its exit code used when the run itself succeeded. */
+  afterReport?(finished: FinishedEval): { lines: string[]; exitCode: number };
+}
+
+export async function runEval(values: ParsedCommand['values'], options: EvalRunOptions = { kind: 'eval' }): Promise<number> {
   const name = stringOption(values, 'env');
-  if (!name) throw new ConfigError('missing --env NAME|PATH (built-in: gsm8k, rubric, file-task)', { code: 'cli_usage' });
-  const modulePath = resolveEnvironmentModule(name);
+  if (!name && !options.modulePath) throw new ConfigError('missing --env NAME|PATH (built-in: gsm8k, rubric, file-task)', { code: 'cli_usage' });
+  const modulePath = options.modulePath ?? resolveEnvironmentModule(name!);
   const environment = await loadEnvironment(modulePath);
-  const environmentConfig = loadEnvironmentConfig(modulePath);
-  const config = evalRunConfig(values, environment, environmentConfig);
+  const environmentConfig: EnvironmentConfig = { ...loadEnvironmentConfig(modulePath), ...options.defaults };
+  const config = evalRunConfig(values, environment, environmentConfig, options.runDefaults);
   const agent = agentOption(values);
+  if (agent === 'oracle' && !environment.oracle) {
+    throw new ConfigError(`--agent oracle: environment '${environment.name}' has no oracle (reference solution) hook`, { code: 'oracle_missing' });
+  }
   const samples = integerOption(values, 'samples') ?? environmentConfig.samples ?? 1;
   const passThreshold = numberOption(values, 'pass-threshold') ?? environmentConfig.pass_threshold ?? environment.passThreshold ?? 1;
   const dataset = datasetLocation(config.dataset) ?? environmentConfig.dataset;
@@ -74,9 +102,10 @@ async function runEval(values: ParsedCommand['values']): Promise<number> {
   const { endpoint } = resolved;
   const storePath = storePathFor(config.checkpoints, config.run);
   const judges = judgeSettingsFrom(values, environmentConfig.judge, resolved.scripted ? undefined : endpoint);
-  const items = keyItems(environment, await collectItems(environment, { dataset, limit: config.limit }));
+  const environmentOptions = { image: config.image, sandbox: config.sandbox, settings: options.environmentSettings };
+  const items = keyItems(environment, await collectItems(environment, { dataset, limit: config.limit, ...environmentOptions }));
   if (items.length === 0) throw new ConfigError(`environment '${environment.name}' yielded no items${dataset ? ` from ${dataset}` : ''}`, { code: 'environment_empty' });
-  const stored: StoredEval = { environment_module: modulePath, dataset, limit: config.limit, samples, pass_threshold: passThreshold, judges };
+  const stored: StoredEval = { environment_module: modulePath, dataset, limit: config.limit, samples, pass_threshold: passThreshold, judges, environment_options: environmentOptions };
   const settings = rolloutSettings(config, endpoint, { environmentModule: modulePath, agent, judges: judges && { ...judges, cachePath: storePath } });
   const outDir = config.out ?? join('datasets', config.run);
   const signals = installStopSignals(
@@ -85,9 +114,10 @@ async function runEval(values: ParsedCommand['values']): Promise<number> {
   );
   let progress: RunProgress | undefined;
   let finished: { report: EvalReport; files: ReportFiles } | undefined;
+  let extras: { lines: string[]; exitCode: number } | undefined;
   try {
     const result = await executeRun({
-      kind: 'eval',
+      kind: options.kind,
       run: config.run,
       checkpointsDir: config.checkpoints,
       outDir,
@@ -107,6 +137,7 @@ async function runEval(values: ParsedCommand['values']): Promise<number> {
           sandbox: { kind: config.sandbox, image: config.image },
         }),
         judges: judges ? { models: judges.endpoints.map((judge) => judge.model), rubric: judges.rubric ?? null, scale: judges.scale ?? null } : null,
+        ...(options.environmentSettings ? { environment_settings: options.environmentSettings } : {}),
       },
       config: { ...config, endpoint: { ...endpoint }, eval: stored },
       force: values.force === true,
@@ -122,16 +153,18 @@ async function runEval(values: ParsedCommand['values']): Promise<number> {
         if (info.fingerprintChanges.length > 0) log(`[traj] --force: continuing although settings changed:\n  ${info.fingerprintChanges.join('\n  ')}`);
         const resumed = info.alreadyFinished > 0 ? `, resuming (${info.alreadyFinished} already finished)` : '';
         const judged = judges ? `, judged by ${judges.endpoints.map((judge) => judge.model).join(' + ')}` : '';
-        log(`[traj] eval '${config.run}': ${environment.name} ${environment.version}, ${items.length} items × ${samples} samples, ${agent === 'noop' ? 'noop agent' : `${endpoint.model} at ${endpoint.base_url}`}${judged}, ${info.workers} workers × ${Math.ceil(info.concurrency / info.workers)} rollouts, store ${info.storePath}${resumed}`);
+        log(`[traj] ${options.kind} '${config.run}': ${environment.name} ${environment.version}, ${items.length} items × ${samples} samples, ${agent === 'model' ? `${endpoint.model} at ${endpoint.base_url}` : `${agent} agent`}${judged}, ${info.workers} workers × ${Math.ceil(info.concurrency / info.workers)} rollouts, store ${info.storePath}${resumed}`);
         progress = new RunProgress(items.length * samples);
       },
       onEvent: (event) => progress?.onEvent(event),
       afterPipeline(store) {
         finished = finishEval(store, outDir, passThreshold, environment);
+        extras = options.afterReport?.({ ...finished, store, outDir, agent });
       },
     });
     progress?.stop();
     printResult(finished!, result.outputs.trajectories);
+    if (extras && extras.lines.length > 0) process.stdout.write(`${extras.lines.join('\n')}\n`);
     if (result.summary.stopped) {
       log(`[traj] interrupted: ${result.summary.interrupted} rollouts went back to pending. Resume with the same command.`);
       return EXIT_INTERRUPTED;
@@ -140,7 +173,7 @@ async function runEval(values: ParsedCommand['values']): Promise<number> {
       log(`[traj] ${result.summary.failed} rollouts failed (infrastructure; see statistics.json "failed_by_code"); rerun the same command to retry them.`);
       return 1;
     }
-    return 0;
+    return extras?.exitCode ?? 0;
   } finally {
     progress?.stop();
     signals.dispose();
@@ -177,7 +210,7 @@ async function rescore(values: ParsedCommand['values'], run: string): Promise<nu
     const environmentConfig = loadEnvironmentConfig(modulePath);
     const policy = meta?.config.endpoint as Endpoint | undefined;
     const judges = judgeSettingsFrom(values, values['judge-model'] === undefined ? undefined : environmentConfig.judge, policy) ?? stored.judges;
-    const items: KeyedEnvironmentItem[] = keyItems(environment, await collectItems(environment, { dataset: stored.dataset, limit: stored.limit }));
+    const items: KeyedEnvironmentItem[] = keyItems(environment, await collectItems(environment, { dataset: stored.dataset, limit: stored.limit, ...stored.environment_options }));
     const sandbox = meta?.config as { sandbox?: 'local' | 'docker'; image?: string; workdir?: string; docker?: Record<string, unknown> };
     const passThreshold = numberOption(values, 'pass-threshold') ?? stored.pass_threshold;
     log(`[traj] rescoring '${run}' with ${environment.name} ${environment.version}${judges ? `, judged by ${judges.endpoints.map((judge) => judge.model).join(' + ')}` : ''} (no rollouts; ${environment.rescore === 'replay' ? 'each reward gets a fresh sandbox with the recorded tool calls replayed' : 'no sandbox'})`);

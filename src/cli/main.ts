@@ -14,6 +14,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandDef
   chat: { summary: 'interactive debug chat on the agent core (streaming, approvals, sessions, /fork of stored rollouts)', load: async () => (await import('./chat.js')).command },
   sessions: { summary: 'list, search, show and export chat sessions', load: async () => (await import('./sessions.js')).command },
   eval: { summary: 'run an environment: K rollouts per item, rewards, LLM judges, pass@k and a report (resumable)', load: async () => (await import('./eval.js')).command },
+  bench: { summary: 'benchmark suites (terminal tasks, GSM8K, a demo): run one, validate it with the oracle/no-op agents, compare runs; HTML report', load: async () => (await import('./bench.js')).command },
   sandbox: { summary: "prune traj's leaked Docker sandbox containers", load: async () => (await import('./sandbox.js')).command },
 };
 

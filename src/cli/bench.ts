@@ -1,0 +1,252 @@
+import { appendFileSync, existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { listSuites, loadSuite, type BenchSuite, type LoadedSuite } from '../eval/bench-suite.js';
+import { resolveEnvironmentModule } from '../eval/load-environment.js';
+import { checkReferenceAgent, ReferenceCheckSchema, type FailedRollout, type ReferenceCheck } from '../eval/reference-check.js';
+import { formatEstimate, formatNumber, formatPassAtK } from '../eval/report-markdown.js';
+import { renderHtmlReport, type TranscriptRecord } from '../eval/report-html.js';
+import { EvalReportSchema, type EvalReport } from '../eval/report.js';
+import { compareRuns, type RunComparison } from '../eval/run-comparison.js';
+import { ConfigError } from '../errors.js';
+import type { RunStore } from '../run/store.js';
+import { stringOption, type CommandDefinition, type OptionSpec, type ParsedCommand } from './command.js';
+import { EVAL_OPTIONS, numberOption } from './eval-options.js';
+import { runEval, type FinishedEval } from './eval.js';
+import { table } from './summary.js';
+
+/** `traj bench NAME` found reference-agent rollouts that broke the rule (oracle 1.0, no-op 0.0). */
+export const EXIT_BROKEN_TASKS = 3;
+
+const { env: _env, rescore: _rescore, ...RUN_AND_EVAL_OPTIONS } = EVAL_OPTIONS;
+
+const BENCH_OPTIONS: Record<string, OptionSpec> = {
+  tasks: { type: 'string', value: 'DIR', description: 'task directory for task-folder suites (terminal-tasks: default ../shared/benchmarks/terminal-tasks/dev)' },
+  'agent-timeout': { type: 'string', value: 'S', description: 'seconds the agent gets per task, for every task (default: each task.toml [agent].timeout_sec)' },
+  'verifier-timeout': { type: 'string', value: 'S', description: 'seconds the tests get per task (default: each task.toml [verifier].timeout_sec)' },
+  json: { type: 'boolean', description: 'compare: print the comparison as JSON' },
+  ...RUN_AND_EVAL_OPTIONS,
+  agent: { type: 'string', value: 'model|oracle|noop', description: 'oracle replays each task\'s reference solution, noop does nothing: both validate the suite (default: the suite\'s, else model)' },
+  run: { type: 'string', value: 'NAME', description: 'run name (default SUITE-AGENT or SUITE-MODEL); rerunning the same name resumes it' },
+};
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+export const command: CommandDefinition = {
+  name: 'bench',
+  summary: 'run a benchmark suite (an environment + its items + settings), then write report.json, report.md and a self-contained report.html',
+  usage: 'traj bench NAME [--tasks DIR | --dataset FILE] [--samples K] [--agent model|oracle|noop] [--run NAME] [endpoint and batch options]\n       traj bench list\n       traj bench compare RUN_A RUN_B [--json]',
+  options: BENCH_OPTIONS,
+  allowPositionals: true,
+  details: `Suites are YAML files in benchmarks/ (traj bench list): terminal-tasks, gsm8k, demo.
+Examples:
+  traj bench demo --agent oracle --sandbox local              # no Docker: the shipped demo tasks
+  traj bench terminal-tasks --agent oracle                    # every dev task must score 1.0
+  traj bench terminal-tasks --agent noop                      # ... and 0.0 doing nothing
+  traj bench terminal-tasks --base-url URL --model M --run m1
+  traj bench compare m1 m2                                    # per-task deltas, pass-rate difference with a 95% CI
+Outputs: checkpoints/RUN.sqlite, datasets/RUN/ (trajectories.jsonl, statistics.json, report.json, report.md, report.html; validation.json with --agent oracle|noop).
+Exit codes: 0 done, 1 some rollouts failed (rerun to retry), 2 usage error, ${EXIT_BROKEN_TASKS} --agent oracle|noop found broken tasks, 130 interrupted.`,
+  async run({ values, positionals }) {
+    const [first, ...rest] = positionals;
+    if (!first) throw new ConfigError("missing the suite name: traj bench NAME (see 'traj bench list')", { code: 'cli_usage' });
+    if (first === 'list') return listCommand(rest);
+    if (first === 'compare') return compareCommand(rest, values.json === true);
+    if (rest.length > 0) throw new ConfigError(`traj bench ${first}: unexpected argument '${rest[0]}'`, { code: 'cli_usage' });
+    return benchCommand(loadSuite(first), values);
+  },
+};
+
+function listCommand(rest: string[]): number {
+  if (rest.length > 0) throw new ConfigError(`traj bench list: unexpected argument '${rest[0]}'`, { code: 'cli_usage' });
+  const suites = listSuites();
+  if (suites.length === 0) {
+    process.stdout.write('no suites in benchmarks/\n');
+    return 0;
+  }
+  const rows = suites.map((entry) =>
+    'suite' in entry ? [entry.name, entry.suite.environment, entry.suite.agent, entry.suite.samples, entry.suite.description ?? ''] : [entry.name, '(invalid)', '', '', entry.error.split('\n').join(' ')],
+  );
+  process.stdout.write(`${table(['suite', 'environment', 'agent', 'samples', 'description'], rows)}\n`);
+  return suites.some((entry) => 'error' in entry) ? 1 : 0;
+}
+
+/** The suite's settings under the flags, then an eval run with bench's report on top. */
+async function benchCommand(loaded: LoadedSuite, values: ParsedCommand['values']): Promise<number> {
+  const { suite } = loaded;
+  const tasks = stringOption(values, 'tasks');
+  if (tasks !== undefined && values.dataset !== undefined) throw new ConfigError('give either --tasks DIR or --dataset FILE, not both', { code: 'cli_usage' });
+  const agent = stringOption(values, 'agent') ?? suite.agent;
+  const merged: ParsedCommand['values'] = {
+    ...values,
+    agent,
+    run: stringOption(values, 'run') ?? defaultRunName(loaded.name, agent, stringOption(values, 'model') ?? suite.endpoint?.model ?? process.env.TRAJ_MODEL),
+    dataset: tasks !== undefined ? resolve(tasks) : values.dataset,
+  };
+  return runEval(merged, {
+    kind: 'bench',
+    modulePath: resolveEnvironmentModule(suite.environment),
+    defaults: suiteDefaults(suite),
+    runDefaults: { ...(suite.workers === undefined ? {} : { workers: suite.workers }), ...(suite.endpoint === undefined ? {} : { endpoint: suite.endpoint }) },
+    environmentSettings: environmentSettings(suite, values),
+    afterReport: (finished) => benchReport(loaded, finished),
+  });
+}
+
+function suiteDefaults(suite: BenchSuite) {
+  const defined = <T extends object>(value: T) => Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as Partial<T>;
+  return defined({
+    toolsets: suite.toolsets,
+    distribution: suite.distribution,
+    max_turns: suite.max_turns,
+    samples: suite.samples,
+    pass_threshold: suite.pass_threshold,
+    dataset: suite.tasks ?? suite.dataset,
+    system_prompt: suite.system_prompt,
+    sandbox: suite.sandbox,
+    image: suite.image,
+    concurrency: suite.concurrency,
+  });
+}
+
+function environmentSettings(suite: BenchSuite, values: ParsedCommand['values']): Record<string, unknown> | undefined {
+  const settings: Record<string, unknown> = { ...suite.environment_settings };
+  const agentTimeout = numberOption(values, 'agent-timeout');
+  const verifierTimeout = numberOption(values, 'verifier-timeout');
+  if (agentTimeout !== undefined) settings.agent_timeout = positive(agentTimeout, 'agent-timeout');
+  if (verifierTimeout !== undefined) settings.verifier_timeout = positive(verifierTimeout, 'verifier-timeout');
+  return Object.keys(settings).length > 0 ? settings : undefined;
+}
+
+function positive(value: number, flag: string): number {
+  if (value <= 0) throw new ConfigError(`flag --${flag}: expected seconds > 0, got ${value}`, { code: 'cli_usage' });
+  return value;
+}
+
+export function defaultRunName(suite: string, agent: string, model: string | undefined): string {
+  const who = agent === 'model' ? (model ?? 'model') : agent;
+  return `${suite}-${who}`.replace(/[^A-Za-z0-9._-]+/g, '-');
+}
+
+/** report.html (and, for the reference agents, validation.json and a report.md section) beside eval's report. */
+function benchReport(loaded: LoadedSuite, finished: FinishedEval): { lines: string[]; exitCode: number } {
+  const { report, store, outDir, agent } = finished;
+  const check = agent === 'model' ? undefined : checkReferenceAgent(agent, report, failedRollouts(store));
+  const html = join(outDir, 'report.html');
+  writeAtomically(html, renderHtmlReport({ report, records: transcripts(store), agent, suite: loaded.name, check }));
+  const lines = [headline(loaded.suite, report), `html report: ${html}`];
+  if (!check) return { lines, exitCode: 0 };
+  writeAtomically(join(outDir, 'validation.json'), `${JSON.stringify(ReferenceCheckSchema.parse(check), null, 2)}\n`);
+  appendFileSync(finished.files.markdown, validationMarkdown(check));
+  lines.push(...validationLines(check));
+  return { lines, exitCode: check.broken.length > 0 ? EXIT_BROKEN_TASKS : 0 };
+}
+
+function headline(suite: BenchSuite, report: EvalReport): string {
+  const { summary } = report;
+  const parts = suite.metrics.map((metric) => {
+    switch (metric) {
+      case 'pass_rate':
+        return `pass rate ${formatEstimate(summary.pass_rate)}`;
+      case 'mean_reward':
+        return `mean reward ${formatEstimate(summary.mean_reward)}`;
+      case 'pass_at_k':
+        return formatPassAtK(summary.pass_at_k);
+      case 'reward_errors':
+        return `reward errors ${summary.reward_errors}`;
+    }
+  });
+  return `headline: ${parts.join(' · ')}`;
+}
+
+function failedRollouts(store: RunStore): FailedRollout[] {
+  return [...store.items({ status: 'failed' })].map((row) => ({ key: row.key, sample: row.sample, message: row.error_message ?? row.error_code ?? 'failed' }));
+}
+
+function* transcripts(store: RunStore): Generator<TranscriptRecord> {
+  for (const row of store.items({ status: ['done', 'discarded'] })) if (row.record) yield JSON.parse(row.record) as TranscriptRecord;
+}
+
+function validationLines(check: ReferenceCheck): string[] {
+  const expected = formatNumber(check.expected_reward, 1);
+  if (check.broken.length === 0) return [`validation (${check.agent} agent): all ${check.checked} rollouts scored ${expected} as they must`];
+  return [
+    `validation (${check.agent} agent): ${check.broken.length} BROKEN of ${check.checked} (every rollout must score ${expected}):`,
+    ...check.broken.map((item) => `  ${item.key}#${item.sample}: ${item.reason}`),
+  ];
+}
+
+function validationMarkdown(check: ReferenceCheck): string {
+  const rows = check.broken.map((item) => `| ${item.key} | ${item.sample} | ${formatNumber(item.reward)} | ${item.reason.replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`);
+  const body =
+    check.broken.length === 0
+      ? `All ${check.checked} rollouts scored ${check.expected_reward} as they must.\n`
+      : `${check.broken.length} broken of ${check.checked} (every rollout must score ${check.expected_reward}):\n\n| item | sample | reward | why |\n| --- | --- | --- | --- |\n${rows.join('\n')}\n`;
+  return `\n## Validation with the ${check.agent} agent\n\n${body}`;
+}
+
+/** A run's report.json: a run name (datasets/RUN/report.json), a run folder, or the file itself. */
+function readRunReport(reference: string): EvalReport {
+  const candidates = [reference, join(reference, 'report.json'), join('datasets', reference, 'report.json')];
+  const path = candidates.find((candidate) => existsSync(candidate) && statSync(candidate).isFile());
+  if (!path) throw new ConfigError(`no report for '${reference}': looked for ${candidates.join(', ')} (run traj bench/eval first, or pass the report's path)`, { code: 'report_missing' });
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new ConfigError(`${path}: not JSON (${(error as Error).message})`, { code: 'report_invalid' });
+  }
+  const result = EvalReportSchema.safeParse(parsed);
+  if (!result.success) throw new ConfigError(`${path}: not a traj report (${result.error.issues[0]?.path.join('.')}: ${result.error.issues[0]?.message})`, { code: 'report_invalid' });
+  return result.data;
+}
+
+function compareCommand(runs: string[], json: boolean): number {
+  if (runs.length !== 2) throw new ConfigError('usage: traj bench compare RUN_A RUN_B (run names, run folders or report.json paths)', { code: 'cli_usage' });
+  const comparison = compareRuns(readRunReport(runs[0]!), readRunReport(runs[1]!));
+  process.stdout.write(json ? `${JSON.stringify(comparison, null, 2)}\n` : `${formatComparison(comparison)}\n`);
+  return 0;
+}
+
+function signed(value: number | null): string {
+  if (value === null) return '–';
+  return `${value > 0 ? '+' : ''}${value.toFixed(3)}`;
+}
+
+function formatDifference(difference: RunComparison['mean_reward']['difference']): string {
+  if (difference.value === null) return '–';
+  if (difference.low === null || difference.high === null) return signed(difference.value);
+  return `${signed(difference.value)} [${signed(difference.low)}, ${signed(difference.high)}]`;
+}
+
+export function formatComparison(comparison: RunComparison): string {
+  const who = (side: RunComparison['a']) => `${side.run} (${side.model ?? 'unknown model'}${side.environment ? `, ${side.environment}` : ''})`;
+  const changed = comparison.items.filter((item) => item.change !== 'same');
+  const counts = ['fixed', 'regressed', 'better', 'worse', 'only_a', 'only_b'].map((change) => `${change} ${comparison.items.filter((item) => item.change === change).length}`);
+  return [
+    `A = ${who(comparison.a)}`,
+    `B = ${who(comparison.b)}`,
+    '',
+    table(
+      ['', 'A', 'B', 'B − A [95% CI]'],
+      [
+        ['pass rate', formatEstimate(comparison.pass_rate.a), formatEstimate(comparison.pass_rate.b), formatDifference(comparison.pass_rate.difference)],
+        [`mean reward (paired, ${comparison.mean_reward.shared_items} shared items)`, '', '', formatDifference(comparison.mean_reward.difference)],
+      ],
+    ),
+    'pass-rate CI: Newcombe hybrid score (Wilson) interval, runs treated as independent; mean-reward CI: paired Student-t over per-item differences.',
+    '',
+    changed.length === 0
+      ? 'per item: no differences'
+      : table(
+          ['item', 'A reward', 'B reward', 'delta', 'A passed', 'B passed', 'change'],
+          changed.map((item) => [item.key, formatNumber(item.a_reward), formatNumber(item.b_reward), signed(item.delta), item.a_passed, item.b_passed, item.change]),
+        ),
+    `items: ${comparison.items.length} (${counts.join(', ')}, same ${comparison.items.length - changed.length})`,
+  ].join('\n');
+}
+
+function writeAtomically(path: string, text: string): void {
+  const temporary = `${path}.tmp-${process.pid}`;
+  writeFileSync(temporary, text);
+  renameSync(temporary, path);
+}

@@ -1,0 +1,89 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { z } from 'zod';
+import { EndpointSchema } from '../config/endpoint.js';
+import { loadConfigFile } from '../config/load.js';
+import { ConfigError } from '../errors.js';
+import { projectRoot } from '../util/paths.js';
+
+export const BENCH_METRICS = ['pass_rate', 'mean_reward', 'pass_at_k', 'reward_errors'] as const;
+
+/**
+ * A benchmark suite (`benchmarks/<name>.yaml`): an environment, where its items come from, and
+ * the settings a comparable run needs. Flags given to `traj bench` override every field.
+ * Relative paths are relative to the suite file.
+ */
+export const BenchSuiteSchema = z.strictObject({
+  description: z.string().optional(),
+  environment: z.string().min(1).describe('a built-in environment name, or a path to a compiled environment module'),
+  tasks: z.string().optional().describe('task directory for task-folder environments (--tasks overrides)'),
+  dataset: z.string().optional().describe('items file for dataset environments (--dataset overrides)'),
+  samples: z.number().int().positive().default(1).describe('rollouts per item (K)'),
+  agent: z.enum(['model', 'oracle', 'noop']).default('model'),
+  toolsets: z.array(z.string()).optional(),
+  distribution: z.string().optional(),
+  max_turns: z.number().int().positive().optional(),
+  sandbox: z.enum(['local', 'docker']).optional(),
+  image: z.string().optional(),
+  concurrency: z.number().int().positive().optional(),
+  workers: z.number().int().positive().optional(),
+  system_prompt: z.string().optional(),
+  pass_threshold: z.number().optional(),
+  endpoint: EndpointSchema.partial().optional().describe('model settings (base_url, model, temperature, ...); flags and the environment win for what they set'),
+  environment_settings: z.record(z.string(), z.unknown()).optional().describe('settings the environment itself validates (e.g. agent_timeout, verifier_timeout)'),
+  metrics: z.array(z.enum(BENCH_METRICS)).min(1).default([...BENCH_METRICS]).describe('what the terminal summary headlines'),
+});
+export type BenchSuite = z.infer<typeof BenchSuiteSchema>;
+
+export interface LoadedSuite {
+  name: string;
+  path: string;
+  suite: BenchSuite;
+}
+
+export function benchmarksDirectory(): string {
+  return join(projectRoot(), 'benchmarks');
+}
+
+/** A suite by name (benchmarks/NAME.yaml) or by path to a YAML file; relative paths in it resolved. */
+export function loadSuite(nameOrPath: string): LoadedSuite {
+  const path = suitePath(nameOrPath);
+  const suite = loadConfigFile(BenchSuiteSchema, path);
+  const folder = dirname(path);
+  const relative = (value: string | undefined) => (value === undefined ? undefined : resolve(folder, value));
+  const environment = suite.environment.includes('/') ? resolve(folder, suite.environment) : suite.environment;
+  return { name: basename(path).replace(/\.ya?ml$/, ''), path, suite: { ...suite, environment, tasks: relative(suite.tasks), dataset: relative(suite.dataset) } };
+}
+
+function suitePath(nameOrPath: string): string {
+  if (/\.ya?ml$/.test(nameOrPath) || nameOrPath.includes('/')) {
+    const path = resolve(nameOrPath);
+    if (!existsSync(path)) throw new ConfigError(`suite file ${nameOrPath} does not exist`, { code: 'suite_missing' });
+    return path;
+  }
+  for (const extension of ['yaml', 'yml']) {
+    const path = join(benchmarksDirectory(), `${nameOrPath}.${extension}`);
+    if (existsSync(path)) return path;
+  }
+  throw new ConfigError(`unknown suite '${nameOrPath}'; suites: ${listSuites().map((entry) => entry.name).join(', ') || '(none)'} (traj bench list), or pass a path to a suite YAML`, {
+    code: 'suite_unknown',
+  });
+}
+
+/** Every suite in benchmarks/, loaded (a broken one is reported with its error instead). */
+export function listSuites(): ({ name: string; path: string } & ({ suite: BenchSuite } | { error: string }))[] {
+  const folder = benchmarksDirectory();
+  if (!existsSync(folder)) return [];
+  return readdirSync(folder)
+    .filter((file) => /\.ya?ml$/.test(file))
+    .sort()
+    .map((file) => {
+      const path = join(folder, file);
+      const name = file.replace(/\.ya?ml$/, '');
+      try {
+        return { name, path, suite: loadSuite(path).suite };
+      } catch (error) {
+        return { name, path, error: (error as Error).message };
+      }
+    });
+}

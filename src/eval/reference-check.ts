@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import type { EvalReport } from './report.js';
+
+/** A rollout that broke the reference agents' promise: the oracle must solve it, the no-op must not. */
+export const BrokenItemSchema = z.object({
+  key: z.string(),
+  sample: z.number().int().nonnegative(),
+  reward: z.number().nullable(),
+  reason: z.string(),
+});
+export type BrokenItem = z.infer<typeof BrokenItemSchema>;
+
+export const ReferenceCheckSchema = z.object({
+  agent: z.enum(['oracle', 'noop']),
+  /** The reward every rollout of this agent must earn. */
+  expected_reward: z.number(),
+  checked: z.number().int().nonnegative(),
+  broken: z.array(BrokenItemSchema),
+});
+export type ReferenceCheck = z.infer<typeof ReferenceCheckSchema>;
+
+/** A rollout that failed for infrastructure reasons (no record), as the store lists it. */
+export interface FailedRollout {
+  key: string;
+  sample: number;
+  message: string;
+}
+
+const EXPECTED_REWARD = { oracle: 1, noop: 0 } as const;
+
+/**
+ * Validate an environment with a reference agent: every rollout of the oracle must earn reward
+ * 1.0 and every rollout of the no-op 0.0. Anything else (another reward, a reward error, a
+ * failed rollout) marks the item as broken: its setup, tests or reference solution need a look.
+ */
+export function checkReferenceAgent(agent: 'oracle' | 'noop', report: EvalReport, failed: readonly FailedRollout[]): ReferenceCheck {
+  const expected = EXPECTED_REWARD[agent];
+  const broken: BrokenItem[] = [];
+  for (const item of report.items) {
+    if (item.reward === expected) continue;
+    const reason =
+      item.reward === null
+        ? `reward error: ${item.reward_error ?? 'no reward'}`
+        : agent === 'oracle'
+          ? `the reference solution scored ${item.reward}, expected ${expected}`
+          : `doing nothing scored ${item.reward}, expected ${expected}`;
+    broken.push({ key: item.key, sample: item.sample, reward: item.reward, reason });
+  }
+  for (const rollout of failed) broken.push({ key: rollout.key, sample: rollout.sample, reward: null, reason: `rollout failed: ${rollout.message}` });
+  broken.sort((a, b) => a.key.localeCompare(b.key) || a.sample - b.sample);
+  return { agent, expected_reward: expected, checked: report.items.length + failed.length, broken };
+}
