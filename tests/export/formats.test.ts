@@ -220,14 +220,21 @@ test('shards: --shard-size cuts files the Hub way, every row once; an unchanged 
   assert.deepEqual(readdirSync(join(out, 'data')).sort(), ['notes.txt', 'train-00000-of-00001.parquet']);
 });
 
-test('a record that does not fit the schema is refused with its key, and a filter can leave it out', async (t) => {
+test('a record that does not fit the schema is refused with its key (the previous export stays), and a filter can leave it out', async (t) => {
   const directory = temporaryDirectory(t);
-  const storePath = buildStore(directory, 'broken', [{ key: 'good' }, { key: 'bad' }]);
+  const storePath = buildStore(directory, 'broken', [{ key: 'good' }, { key: 'bad' }, { key: 'fine' }]);
+  const out = join(directory, 'out');
+  await exportRun({ storePath, out });
+  const before = readFileSync(join(out, 'data', 'train-00000-of-00001.parquet'));
   const Database = (await import('better-sqlite3')).default;
   const db = new Database(storePath);
   db.prepare(`UPDATE items SET record = json_set(record, '$.turns', 'many') WHERE key = 'bad'`).run();
   db.close();
-  await assert.rejects(exportRun({ storePath, out: join(directory, 'out') }), /record "bad" \(sample 0\) .* at turns: .*--filter 'not \(id == "bad" and sample == 0\)'/);
-  const result = await exportRun({ storePath, out: join(directory, 'out'), filter: 'not (id == "bad" and sample == 0)' });
-  assert.equal(result.rows, 1);
+  for (const format of ['parquet', 'arrow', 'jsonl'] as const) {
+    await assert.rejects(exportRun({ storePath, out, format }), /record "bad" \(sample 0\) .* at turns: .*--filter 'not \(id == "bad" and sample == 0\)'/, format);
+    assert.deepEqual(readdirSync(join(out, 'data')), ['train-00000-of-00001.parquet'], `${format}: no partial shard is left behind`);
+    assert.ok(readFileSync(join(out, 'data', 'train-00000-of-00001.parquet')).equals(before), `${format}: the previous export is intact`);
+  }
+  const result = await exportRun({ storePath, out, filter: 'not (id == "bad" and sample == 0)' });
+  assert.equal(result.rows, 2);
 });

@@ -120,8 +120,9 @@ describe('docker sandbox isolation', options, () => {
 
   // Last: a backgrounded bomb outlives its command (background jobs must, for servers) until dispose.
   it('holds a background fork bomb at the pids limit while commands still run', async () => {
-    const bomb = await sandbox.exec(':(){ :|:& };:', { timeoutMs: 10_000 });
-    assert.equal(bomb.timedOut, false);
+    // Its own command returns at once, or at the timeout when the engine is slow to close the
+    // output the bomb's processes inherited; either way the bomb lives on in the background.
+    await sandbox.exec(':(){ :|:& };:', { timeoutMs: 5_000 });
     const next = await sandbox.exec('echo still-alive; ps -e --no-headers | wc -l', { timeoutMs: 30_000 });
     assert.equal(next.exitCode, 0, next.stderr);
     const [line, count] = next.stdout.trim().split('\n');
