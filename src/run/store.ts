@@ -257,9 +257,11 @@ export class RunStore {
       now: new Date().toISOString(),
     };
     const elapsed = segment ? Math.round(segment.elapsedMs) : 0;
+    const verdicts = (row.judgeCache ?? []).map((entry) => [entry.key, JSON.stringify(entry.verdict), values.now] as const);
     this.defer(() => {
       this.statements.save.run(values);
       if (segment) this.statements.finished.run(elapsed, segment.id);
+      for (const verdict of verdicts) this.statements.judgePut.run(...verdict);
     });
   }
 

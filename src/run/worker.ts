@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { BroadcastChannel, threadId } from 'node:worker_threads';
 import { executeRollout, type RolloutOutcome, type RolloutTask } from './rollout.js';
 import { createThreadServices } from './worker-services.js';
@@ -14,6 +15,8 @@ function controllerFor(channelName: string): AbortController {
   let controller = interrupts.get(channelName);
   if (controller) return controller;
   controller = new AbortController();
+  // Every rollout in flight in this thread listens to it: dozens at once is expected, not a leak.
+  setMaxListeners(0, controller.signal);
   interrupts.set(channelName, controller);
   const channel = new BroadcastChannel(channelName);
   channel.unref();
