@@ -1,6 +1,10 @@
 import { writeFileSync } from 'node:fs';
 import { ConfigError } from '../errors.js';
-import { createStyle, EXPORT_FORMATS, exportSession, forkLabel, formatSearchHits, formatSessionList, formatTranscript, SessionStore, type ExportFormat } from '../chat/index.js';
+// The session modules alone: listing sessions need not load the model client or the agent.
+import { EXPORT_FORMATS, exportSession, forkLabel, formatSearchHits, formatSessionList, type ExportFormat } from '../chat/session-format.js';
+import { SessionStore } from '../chat/session-store.js';
+import { createStyle } from '../chat/style.js';
+import { formatTranscript } from '../chat/transcript.js';
 import { integerOption, stringOption, type CommandDefinition } from './command.js';
 
 const ACTIONS = ['list', 'search', 'show', 'export'] as const;
