@@ -38,7 +38,7 @@ async function openClient(): Promise<Docker> {
 }
 
 /** Where traj looked for the engine, in words a user can check. */
-export function engineAddress(): string {
+function engineAddress(): string {
   const host = process.env.DOCKER_HOST;
   if (host) return `DOCKER_HOST=${host}`;
   return `the default socket (${join(homedir(), '.docker', 'run', 'docker.sock')}, else /var/run/docker.sock; DOCKER_HOST is unset)`;

@@ -124,11 +124,6 @@ class DockerSandbox implements Sandbox {
     this.unregister = registerLiveSandbox(this);
   }
 
-  /** The container's full id (for `docker` commands and labels checks). */
-  get containerId(): string {
-    return this.container.id;
-  }
-
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     this.assertLive();
     const result = await runDockerCommand(this.target, command, options);
