@@ -63,7 +63,8 @@ export async function runChat(launch: ChatLaunch): Promise<number> {
     chat?.interrupt();
     input.close();
   };
-  if (!launch.interactive) process.on('SIGINT', onSignal);
+  // On a terminal readline turns the Ctrl-C key into onInterrupt; a SIGINT sent from outside lands here.
+  process.on('SIGINT', onSignal);
   process.on('SIGTERM', onTerminate);
   const store = SessionStore.open(launch.sessionsFile);
   const approver = launch.sandbox.kind === 'local' ? new CommandApprover(approvalPrompt(input, output, style), alwaysApproved(output, style)) : undefined;

@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { parse } from 'yaml';
 import { callTool, conversationScript, createEchoScript, reply, startScriptedServer, type ChatRequest, type ScriptFunction } from '../../src/testing/index.js';
 import type { TrajectoryRecord } from '../../src/trajectory/record.js';
-import { runCli, temporaryDirectory } from '../helpers/cli.js';
+import { runCli, startCli, temporaryDirectory } from '../helpers/cli.js';
 
 function chatArgs(baseUrl: string, extra: string[] = []): string[] {
   return ['chat', '--base-url', baseUrl, '--model', 'scripted-chat', '--api-key-env', 'NO_KEY', '--toolsets', 'terminal,file', ...extra];
@@ -59,6 +59,27 @@ test('piped mode: a tool call is shown, runs in the sandbox, and the session is 
   const rows = storedMessages(home);
   assert.deepEqual(rows.map((row) => row.role), ['system', 'user', 'assistant', 'tool', 'assistant']);
   assert.deepEqual(JSON.parse(rows[3]!.message).content, '{"exit_code":0,"output":"wrote it\\n"}');
+});
+
+test('piped mode: SIGINT interrupts a long tool call, the session keeps the [interrupted] result, the chat ends normally', async (t) => {
+  const home = join(temporaryDirectory(t), 'home');
+  const server = await startScriptedServer(conversationScript([callTool('terminal', { command: 'sleep 30' })]));
+  t.after(() => server.close());
+  const { child, done } = startCli(chatArgs(server.url), { env: { TRAJ_HOME: home }, stdin: 'wait for it\n' });
+  let seen = '';
+  await new Promise<void>((resolve) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (seen.includes('⚙ terminal')) resolve();
+    });
+  });
+  child.kill('SIGINT');
+  const result = await done;
+  assert.equal(result.code, 0, result.stderr);
+  assert.match(result.stdout, /✗ terminal {2}\d+ ms {2}\[interrupted\]\n\[interrupted\]/);
+  const rows = storedMessages(home);
+  assert.deepEqual(rows.map((row) => row.role), ['system', 'user', 'assistant', 'tool']);
+  assert.match(JSON.parse(rows[3]!.message).content, /\[interrupted\]/);
 });
 
 test('/retry and /undo rewrite the stored session; /search finds it via FTS5; traj sessions lists, shows and exports it', async (t) => {
