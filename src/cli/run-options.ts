@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { ConfigError } from '../errors.js';
 import { readConfigFile, validate } from '../config/load.js';
 import { RunConfigSchema, type RunConfig } from '../run/run-config.js';
+import { parseDockerSandboxConfig } from '../sandbox/docker-config.js';
 import { loadMcpServers } from '../tools/mcp/config.js';
 import { ENDPOINT_OPTIONS, integerOption, listOption, stringOption, type OptionSpec, type ParsedCommand } from './command.js';
 
@@ -69,6 +70,8 @@ export function runConfigFrom(values: ParsedCommand['values'], defaults: Partial
   // names its file before any worker starts (and relative `cwd`s resolve against that file).
   const mcp = loadMcpServers(file);
   if (Object.keys(mcp.servers).length > 0) config.mcp_servers = mcp.servers;
+  // Likewise the docker isolation settings: a typo fails the command, not every rollout.
+  if (config.docker) parseDockerSandboxConfig(config.docker, `${file ?? 'run config'}: docker`);
   return config;
 }
 

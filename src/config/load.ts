@@ -1,27 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { parseDocument } from 'yaml';
 import { ConfigError } from '../errors.js';
+import { validate } from './validate.js';
 
-/**
- * Turn zod issues into one message naming the file, the path inside it and what was expected.
- * `where` is the file (or "flag --x") the value came from.
- */
-export function describeIssues(where: string, error: z.ZodError): string {
-  const lines = error.issues.map((issue) => {
-    const path = issue.path.length ? issue.path.map(String).join('.') : '(top level)';
-    return `  ${where}: ${path}: ${issue.message}`;
-  });
-  return `invalid configuration:\n${lines.join('\n')}`;
-}
-
-export function validate<S extends z.ZodType>(schema: S, value: unknown, where: string): z.infer<S> {
-  const result = schema.safeParse(value);
-  if (!result.success) {
-    throw new ConfigError(describeIssues(where, result.error), { code: 'config_invalid', details: { where } });
-  }
-  return result.data;
-}
+export { describeIssues, validate } from './validate.js';
 
 /** Parse YAML (or JSON, a subset) text; syntax errors name the file, line and column. */
 export function parseYaml(text: string, file: string): unknown {

@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
 import { EndpointSchema, type Endpoint, type EndpointInput } from '../config/endpoint.js';
-import { validate } from '../config/load.js';
+import { validate } from '../config/validate.js';
 import { ConfigError } from '../errors.js';
 import { nodeHttpFetch } from './http-fetch.js';
 import { endpointLimiter, runLimited } from './concurrency.js';

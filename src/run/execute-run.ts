@@ -81,6 +81,8 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
     } finally {
       store.endSegment(segmentId, performance.now() - started, input.stop?.aborted ? 'interrupted' : 'finished');
       await pool.close();
+      // Rollouts dispose their own containers; this catches any a worker thread could not.
+      if (input.settings.sandbox.kind === 'docker') await pruneDockerLeftovers(input.run, true);
     }
     await input.afterPipeline?.(store);
     const outputs = writeRunOutputs(store, input.outDir ?? join('datasets', input.run));
@@ -90,8 +92,8 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
   }
 }
 
-/** Containers a previous, killed invocation of this run left behind. */
-async function pruneDockerLeftovers(run: string): Promise<void> {
+/** Containers a previous, killed invocation of this run left behind (or, at the end, this one). */
+async function pruneDockerLeftovers(run: string, ownedByThisProcess = false): Promise<void> {
   const { pruneContainers } = await import('../sandbox/docker-prune.js');
-  await pruneContainers({ run });
+  await pruneContainers(ownedByThisProcess ? { run, ownedByThisProcess } : { run });
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { validate } from '../config/index.js';
+import { validate } from '../config/validate.js';
 import { DEFAULT_MAX_OUTPUT_BYTES } from './sandbox.js';
 
 export const DEFAULT_DOCKER_IMAGE = 'traj-sandbox:bookworm';
