@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
-import { DEFAULT_HUB_URL, ExportFormatSchema, ExportViewSchema, exportRun, pushToHub, SplitBySchema, type ExportResult, type PushResult } from '../export/index.js';
+import { compileFilter, DEFAULT_HUB_URL, ExportFormatSchema, ExportViewSchema, exportRun, pushToHub, SplitBySchema, type ExportResult, type PushResult } from '../export/index.js';
 import { stringOption, type CommandDefinition, type ParsedCommand } from './command.js';
 
 export const command: CommandDefinition = {
@@ -35,7 +35,9 @@ Examples:
   traj export demo --filter 'toolsets contains "terminal" and turns < 10'
   traj export evalrun --format atropos               # one line per group: scores + messages
   HF_TOKEN=hf_... traj export demo --push my-org/demo-trajectories --private
-A second push of an unchanged export commits nothing (files are compared by digest first).`,
+A second push of an unchanged export commits nothing (files are compared by digest first).
+--tokenizer is not supported: Atropos tokens/masks need the policy's tokenizer and chat template, which
+  trainers have; lines carry messages and scores for them to tokenize.`,
   async run({ values, positionals }) {
     if (positionals.length !== 1) throw new ConfigError('traj export: give exactly one RUN (a run name or a .sqlite path)', { code: 'cli_usage' });
     if (stringOption(values, 'tokenizer') !== undefined) {
@@ -49,6 +51,8 @@ A second push of an unchanged export commits nothing (files are compared by dige
     const run = basename(storePath, '.sqlite');
     const format = choice(values, 'format', ExportFormatSchema.options) ?? 'parquet';
     if (format === 'atropos' && values.view !== undefined) throw new ConfigError('--view does not apply to --format atropos (a group line carries messages)', { code: 'cli_usage' });
+    const filter = stringOption(values, 'filter');
+    if (filter !== undefined) checkFilter(filter);
     const repository = stringOption(values, 'push');
     const token = repository ? hubToken(values) : undefined;
     const result = await exportRun({
@@ -56,7 +60,7 @@ A second push of an unchanged export commits nothing (files are compared by dige
       format,
       view: choice(values, 'view', ExportViewSchema.options),
       splitBy: choice(values, 'split-by', SplitBySchema.options),
-      filter: stringOption(values, 'filter'),
+      filter,
       shardSizeMb: shardSize(values),
       out: stringOption(values, 'out') ?? join('datasets', run),
       repository,
@@ -86,6 +90,15 @@ function locateStore(argument: string, checkpoints: string): string {
   const runs = existsSync(checkpoints) ? readdirSync(checkpoints).filter((name) => name.endsWith('.sqlite')).map((name) => name.slice(0, -7)) : [];
   const known = runs.length ? `runs in ${checkpoints}/: ${runs.sort().join(', ')}` : `no run stores in ${checkpoints}/ (--checkpoints DIR names another folder)`;
   throw new ConfigError(`traj export: no run store at ${path}; ${known}`, { code: 'cli_usage' });
+}
+
+/** A filter that does not parse is a usage error (exit 2), reported before anything is written. */
+function checkFilter(filter: string): void {
+  try {
+    compileFilter(filter);
+  } catch (error) {
+    throw new ConfigError((error as Error).message, { code: 'cli_usage', cause: error });
+  }
 }
 
 function choice<T extends string>(values: ParsedCommand['values'], name: string, allowed: readonly T[]): T | undefined {

@@ -3,6 +3,7 @@ import { join, relative } from 'node:path';
 import { ConfigError, RunError } from '../errors.js';
 import { computeStatistics } from '../run/run-statistics.js';
 import { RunStore } from '../run/store.js';
+import type { TrajectoryRecord } from '../trajectory/record.js';
 import { arrowFormat } from './arrow-format.js';
 import { atroposGroups, GROUP_ORDER, type AtroposCounts } from './atropos.js';
 import { cardColumns } from './card-columns.js';
@@ -120,11 +121,15 @@ async function splitWriter(format: ExportRunInput['format'], view: ExportView, c
       return {
         format: jsonlFormat as ShardFormat<unknown>,
         order: GROUP_ORDER,
-        units: (records) => atroposGroups((function* () { for (const { record } of records) yield record; })(), counts),
+        units: (records) => atroposGroups(recordsOf(records), counts),
       };
     default:
       return { format: (await parquetFormat(view)) as ShardFormat<unknown>, units: asRecords };
   }
+}
+
+function* recordsOf(records: Generator<ExportedRecord>): Generator<TrajectoryRecord> {
+  for (const { record } of records) yield record;
 }
 
 /** JSON lines of the records; the `both` view writes each record exactly as stored. */

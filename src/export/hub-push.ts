@@ -89,7 +89,7 @@ async function remoteFiles(hub: HubModule, input: PushInput, guard: <T>(step: st
     return await list();
   } catch (error) {
     const missingBranch = (error as { statusCode?: number }).statusCode === 404 && input.revision !== 'main';
-    if (!missingBranch) return guard('listing the remote files', () => Promise.reject(error));
+    if (!missingBranch) throw hubError(input, 'listing the remote files', error);
     await guard(`creating the branch ${input.revision}`, () => hub.createBranch({ repo, branch: input.revision, hubUrl: input.hubUrl, accessToken: input.token }));
     return guard('listing the remote files', list);
   }
@@ -111,17 +111,22 @@ async function planCommit(input: PushInput, remote: Map<string, RemoteFile>): Pr
   return { uploaded, unchanged, deleted };
 }
 
-/** Run one Hub call; its failure becomes a HubError naming the step, with the token scrubbed out. */
+/** Run one Hub call; its failure becomes a HubError naming the step. */
 async function hubCall<T>(input: PushInput, step: string, call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
-    const status = (error as { statusCode?: number }).statusCode;
-    const message = errorMessage(error).split(input.token).join('[token]');
-    const reach = status === undefined ? ` (is ${input.hubUrl} reachable? --hub-url sets another Hub)` : '';
-    throw new HubError(`Hub push to ${input.repository}@${input.revision} failed while ${step}: ${status !== undefined ? `HTTP ${status}: ` : ''}${message}${reach}`, {
-      code: status === undefined ? 'hub_unreachable' : status === 401 || status === 403 ? 'hub_unauthorized' : 'hub_request_failed',
-      retryable: status === undefined || status === 429 || status >= 500,
-    });
+    throw hubError(input, step, error);
   }
+}
+
+/** A Hub failure as a typed error with the token scrubbed out of the message. */
+function hubError(input: PushInput, step: string, error: unknown): HubError {
+  const status = (error as { statusCode?: number }).statusCode;
+  const message = errorMessage(error).split(input.token).join('[token]');
+  const reach = status === undefined ? ` (is ${input.hubUrl} reachable? --hub-url sets another Hub)` : '';
+  return new HubError(`Hub push to ${input.repository}@${input.revision} failed while ${step}: ${status !== undefined ? `HTTP ${status}: ` : ''}${message}${reach}`, {
+    code: status === undefined ? 'hub_unreachable' : status === 401 || status === 403 ? 'hub_unauthorized' : 'hub_request_failed',
+    retryable: status === undefined || status === 429 || status >= 500,
+  });
 }

@@ -76,7 +76,7 @@ test('traj export --format jsonl --filter keeps matching rows; a bad filter name
   assert.deepEqual(lines, expected, 'lines are the stored records, byte for byte');
 
   const bad = await runCli(['export', 'mixed', '--filter', 'turns >> 2', '--out', out], { cwd: directory });
-  assert.equal(bad.code, 1);
+  assert.equal(bad.code, 2);
   assert.match(bad.stderr, /--filter: expected a field, a string, a number, true, false, null or a list, found '>' at position 8\n {2}turns >> 2\n {9}\^/);
   const usage = await runCli(['export', 'mixed', '--format', 'csv'], { cwd: directory });
   assert.equal(usage.code, 2);
