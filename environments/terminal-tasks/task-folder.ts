@@ -105,7 +105,7 @@ export function readTaskFolder(folder: string, overrides: TaskOverrides = {}): T
   const toml = parseTaskToml(tomlPath);
   const name = toml.task?.name ?? directory.split('/').pop()!;
   const instruction = readRequired(join(directory, 'instruction.md'), 'the task text given to the agent');
-  requireFile(join(directory, 'tests', 'test.sh'), 'the verifier entry point (run as bash /tests/test.sh after the agent)');
+  requireFile(join(directory, 'tests', 'test.sh'), "the verifier's entry point, run as bash /tests/test.sh after the agent");
   const dockerfile = existsSync(join(directory, 'environment', 'Dockerfile'));
   const meta = { ...toml.metadata, ...toml.task };
   return {
@@ -172,5 +172,5 @@ function readRequired(path: string, what: string): string {
 }
 
 function requireFile(path: string, what: string): void {
-  if (!existsSync(path)) throw new ConfigError(`${path}: missing (${what})`, { code: 'task_file_missing' });
+  if (!existsSync(path)) throw new ConfigError(`${path}: missing (expected ${what})`, { code: 'task_file_missing' });
 }
