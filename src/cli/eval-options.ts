@@ -93,3 +93,23 @@ export const StoredEvalSchema = z.object({
     .optional(),
 });
 export type StoredEval = z.infer<typeof StoredEvalSchema>;
+
+/**
+ * The judges of a rescore: a new panel when --judge-model is given; otherwise the run's own,
+ * with --judge-rubric / --judge-structured applied over it (regrade with a revised rubric).
+ */
+export function rescoreJudgeSettings(values: ParsedCommand['values'], stored: JudgeSettings | undefined, config: JudgeConfig | undefined, policy: Endpoint | undefined): JudgeSettings | undefined {
+  if (values['judge-model'] !== undefined || !stored) return judgeSettingsFrom(values, config, policy);
+  const rubricFile = stringOption(values, 'judge-rubric');
+  const structured = stringOption(values, 'judge-structured');
+  return validate(
+    JudgeSettingsSchema,
+    { ...stored, ...(rubricFile ? { rubric: readRubric(rubricFile, '--judge-rubric') } : {}), ...(structured ? { structured } : {}) },
+    '--judge-* flags over the run\'s judges',
+  );
+}
+
+/** The part of a run's fingerprint the judges make: a different panel, rubric or scale grades differently. */
+export function judgeFingerprint(judges: JudgeSettings | undefined): Record<string, unknown> | null {
+  return judges ? { models: judges.endpoints.map((judge) => judge.model), rubric: judges.rubric ?? null, scale: judges.scale ?? null } : null;
+}

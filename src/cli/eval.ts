@@ -15,10 +15,11 @@ import { executeRun, storePathFor } from '../run/execute-run.js';
 import { writeRunOutputs } from '../run/outputs.js';
 import type { RunConfig } from '../run/run-config.js';
 import { RunStore } from '../run/store.js';
+import { canonicalJson } from '../util/hash.js';
 import { EXIT_INTERRUPTED, rolloutSettings, runRegistry, toolsetChoice } from './batch.js';
 import { integerOption, stringOption, type CommandDefinition, type ParsedCommand } from './command.js';
 import { resolveEndpoint, type ResolvedEndpoint } from './endpoint.js';
-import { agentOption, datasetLocation, EVAL_OPTIONS, judgeSettingsFrom, numberOption, StoredEvalSchema, type EvalAgent, type StoredEval } from './eval-options.js';
+import { agentOption, datasetLocation, EVAL_OPTIONS, judgeSettingsFrom, judgeFingerprint, numberOption, rescoreJudgeSettings, StoredEvalSchema, type EvalAgent, type StoredEval } from './eval-options.js';
 import { formatEvalSummary } from './eval-summary.js';
 import { RunProgress } from './progress.js';
 import { runConfigFrom } from './run-options.js';
@@ -136,7 +137,7 @@ export async function runEval(values: ParsedCommand['values'], options: EvalRunO
           agent,
           sandbox: { kind: config.sandbox, image: config.image },
         }),
-        judges: judges ? { models: judges.endpoints.map((judge) => judge.model), rubric: judges.rubric ?? null, scale: judges.scale ?? null } : null,
+        judges: judgeFingerprint(judges),
         ...(options.environmentSettings ? { environment_settings: options.environmentSettings } : {}),
       },
       config: { ...config, endpoint: { ...endpoint }, eval: stored },
@@ -209,7 +210,7 @@ async function rescore(values: ParsedCommand['values'], run: string): Promise<nu
     const environment = await loadEnvironment(modulePath);
     const environmentConfig = loadEnvironmentConfig(modulePath);
     const policy = meta?.config.endpoint as Endpoint | undefined;
-    const judges = judgeSettingsFrom(values, values['judge-model'] === undefined ? undefined : environmentConfig.judge, policy) ?? stored.judges;
+    const judges = rescoreJudgeSettings(values, stored.judges, environmentConfig.judge, policy);
     const items: KeyedEnvironmentItem[] = keyItems(environment, await collectItems(environment, { dataset: stored.dataset, limit: stored.limit, ...stored.environment_options }));
     const sandbox = meta?.config as { sandbox?: 'local' | 'docker'; image?: string; workdir?: string; docker?: Record<string, unknown> };
     const passThreshold = numberOption(values, 'pass-threshold') ?? stored.pass_threshold;
@@ -223,6 +224,10 @@ async function rescore(values: ParsedCommand['values'], run: string): Promise<nu
       run,
       concurrency: integerOption(values, 'concurrency') ?? 16,
     });
+    if (meta && canonicalJson(judgeFingerprint(judges)) !== canonicalJson(meta.fingerprint_parts.judges ?? null)) {
+      // The records are now graded by these judges: a resume must use them too (or say what changed).
+      store.initRun({ name: run, kind: meta.kind, config: { ...meta.config, eval: { ...stored, judges } }, fingerprintParts: { ...meta.fingerprint_parts, judges: judgeFingerprint(judges) }, force: true });
+    }
     const outDir = stringOption(values, 'out') ?? join('datasets', run);
     const finished = finishEval(store, outDir, passThreshold, environment);
     const outputs = writeRunOutputs(store, outDir);

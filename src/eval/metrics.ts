@@ -44,16 +44,18 @@ export function populationStd(values: readonly number[]): number {
 
 /**
  * Mean with a 95% Student-t interval: mean ± t(0.975, n−1) · s / √n, s the sample standard
- * deviation. With fewer than two observations there is no interval.
+ * deviation. With fewer than two observations there is no interval. `bounds` clips the interval
+ * to where the mean can lie (rewards in [0, 1] have their mean in [0, 1] too).
  */
-export function meanInterval(values: readonly number[]): Estimate {
+export function meanInterval(values: readonly number[], bounds?: readonly [number, number]): Estimate {
   const n = values.length;
   const average = mean(values);
   if (average === null || n < 2) return { value: average, low: null, high: null, n };
   let squares = 0;
   for (const value of values) squares += (value - average) ** 2;
   const half = (tQuantile975(n - 1) * Math.sqrt(squares / (n - 1))) / Math.sqrt(n);
-  return { value: average, low: average - half, high: average + half, n };
+  const [lowest, highest] = bounds ?? [-Infinity, Infinity];
+  return { value: average, low: Math.max(lowest, average - half), high: Math.min(highest, average + half), n };
 }
 
 /** A proportion with its 95% Wilson score interval (well behaved at 0, 1 and small n). */

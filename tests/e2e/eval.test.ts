@@ -203,6 +203,20 @@ test('rubric with a three-judge panel: structured verdicts, agreement in the rep
   assert.equal(policy.requestCount(), 8);
   assert.equal(judges.requestCount(), 16, 'one call per distinct (item, response) for the new judge');
   assert.ok(readRecords(directory, 'panel').every((record) => record.reward === 1));
+
+  // A revised rubric regrades with the run's own (now judge-d) panel: new cache keys, new calls.
+  const rubric = join(directory, 'strict.md');
+  writeFileSync(rubric, 'Only answers citing a source pass.\n');
+  const revised = await runCli(['eval', '--rescore', 'panel', '--judge-rubric', rubric], { cwd: directory });
+  assert.equal(revised.code, 0, revised.stderr);
+  assert.equal(judges.requestCount(), 20);
+  assert.ok(judges.requests.slice(16).every((request) => String(request.messages[1]!.content).includes('Only answers citing a source pass.')));
+
+  // The run is now graded by judge-d with the strict rubric: resuming with the original panel is a changed run.
+  const stale = await runCli(args([]), { cwd: directory });
+  assert.equal(stale.code, 1);
+  assert.match(stale.stderr, /was started with different settings[\s\S]*judges: .*judge-d/);
+  assert.equal(policy.requestCount(), 8);
 });
 
 test('a throwing reward is recorded with its message (reward null), counted in the summary and report; --agent noop needs no endpoint', async (t) => {

@@ -39,6 +39,10 @@ test('mean interval uses Student t; Wilson interval stays inside [0, 1]', () => 
   close(estimate.low, 3 - 1.963, 1e-3);
   close(estimate.high, 3 + 1.963, 1e-3);
   assert.deepEqual(meanInterval([0.5]), { value: 0.5, low: null, high: null, n: 1 });
+  // 0, 1, 1: mean 2/3, half width 4.303·0.57735/√3 = 1.4343 → clipped to [0, 1] when bounds are given.
+  const unclipped = meanInterval([0, 1, 1]);
+  close(unclipped.low, 2 / 3 - 1.4343, 1e-3);
+  assert.deepEqual(meanInterval([0, 1, 1], [0, 1]), { value: 2 / 3, low: 0, high: 1, n: 3 });
   close(tQuantile975(30), 2.042);
   close(tQuantile975(31), 2.0395, 2e-4);
   close(tQuantile975(1000), 1.9623, 2e-4);
