@@ -44,6 +44,12 @@ export default defineEnvironment<Item>({
   toolsets: [],
   maxTurns: 2,
   fields: (item) => ({ reference: referenceNumber(item) ?? null }),
+  /** The reference agent (`--agent oracle`): answers the reference number, validating the reward. */
+  oracle(item) {
+    const expected = referenceNumber(item);
+    if (expected === undefined) throw new Error(`item ${item.id ?? '(no id)'}: no reference number to answer (expected a "#### N" line in "answer", or "final")`);
+    return `The answer is ${expected}.\n#### ${expected}`;
+  },
   judge: {
     rubric: 'The response solves the math problem with correct reasoning and reaches the reference answer. Arithmetic slips or unjustified steps lower the score.',
     reference: (item) => item.answer,

@@ -1,0 +1,112 @@
+import assert from 'node:assert/strict';
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import type { ReferenceCheck } from '../../src/eval/reference-check.js';
+import type { EvalReport } from '../../src/eval/report.js';
+import type { TrajectoryRecord } from '../../src/trajectory/record.js';
+import { projectRoot, sharedDir } from '../../src/util/paths.js';
+import { runCli, temporaryDirectory } from '../helpers/cli.js';
+
+/** The suites themselves, the reference agents on GSM8K, a broken task caught, and the errors a user meets first. */
+const GSM8K = join(sharedDir(), 'datasets', 'gsm8k', 'test-dev.jsonl');
+const DEMO_TASKS = join(projectRoot(), 'benchmarks', 'tasks');
+
+function readJson<T>(path: string): T {
+  return JSON.parse(readFileSync(path, 'utf8')) as T;
+}
+
+test('traj bench list shows the shipped suites with their environments', async () => {
+  const result = await runCli(['bench', 'list']);
+  assert.equal(result.code, 0, result.stderr);
+  const lines = result.stdout.split('\n');
+  for (const [suite, environment] of [
+    ['demo', 'terminal-tasks'],
+    ['gsm8k', 'gsm8k'],
+    ['terminal-tasks', 'terminal-tasks'],
+  ]) {
+    assert.ok(
+      lines.some((line) => new RegExp(`^${suite}\\s+${environment}\\s+model\\s+1\\s`).test(line)),
+      `${suite} → ${environment} in:\n${result.stdout}`,
+    );
+  }
+});
+
+test('traj bench gsm8k: the oracle answers every reference number (300 × 1.0), the no-op none (300 × 0.0)', async (t) => {
+  if (!existsSync(GSM8K)) return t.skip(`skipped: ${GSM8K} is absent (../shared beside the checkout)`);
+  const directory = temporaryDirectory(t);
+  for (const [agent, expected] of [
+    ['oracle', 1],
+    ['noop', 0],
+  ] as const) {
+    const result = await runCli(['bench', 'gsm8k', '--agent', agent, '--workers', '1'], { cwd: directory });
+    assert.equal(result.code, 0, `${result.stdout}\n${result.stderr}`);
+    const run = `gsm8k-${agent}`;
+    const report = readJson<EvalReport>(join(directory, 'datasets', run, 'report.json'));
+    assert.equal(report.items.length, 300);
+    assert.ok(report.items.every((item) => item.reward === expected));
+    assert.deepEqual(readJson<ReferenceCheck>(join(directory, 'datasets', run, 'validation.json')).broken, []);
+    assert.match(result.stdout, new RegExp(`validation \\(${agent} agent\\): all 300 rollouts scored ${expected}\\.0`));
+  }
+  const oracle = readFileSync(join(directory, 'datasets', 'gsm8k-oracle', 'trajectories.jsonl'), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as TrajectoryRecord);
+  const first = oracle.find((record) => record.id === 'gsm8k-test-0000')!;
+  assert.deepEqual(first.messages.at(-1), { role: 'assistant', content: 'The answer is 18.\n#### 18' });
+  assert.equal(first.api_calls, 0);
+});
+
+test('a task whose reference solution does not pass is reported as broken: exit 3, terminal, validation.json, report.md and report.html', async (t) => {
+  const directory = temporaryDirectory(t);
+  const tasks = join(directory, 'tasks');
+  cpSync(DEMO_TASKS, tasks, { recursive: true });
+  // Break one solution: the right file, the wrong text.
+  writeFileSync(join(tasks, 'create-greeting-file', 'solution', 'solve.sh'), "#!/bin/bash\nprintf 'Hello from somewhere else\\n' > greeting.txt\n");
+  const result = await runCli(['bench', 'demo', '--tasks', tasks, '--agent', 'oracle', '--sandbox', 'local', '--run', 'broken'], { cwd: directory });
+  assert.equal(result.code, 3, `${result.stdout}\n${result.stderr}`);
+  assert.match(result.stdout, /validation \(oracle agent\): 1 BROKEN of 3 \(every rollout must score 1\.0\):\n {2}create-greeting-file#0: the reference solution scored 0, expected 1/);
+  const check = readJson<ReferenceCheck>(join(directory, 'datasets', 'broken', 'validation.json'));
+  assert.deepEqual(check.broken.map((item) => [item.key, item.reward]), [['create-greeting-file', 0]]);
+  assert.match(readFileSync(join(directory, 'datasets', 'broken', 'report.md'), 'utf8'), /## Validation with the oracle agent\n\n1 broken of 3[^\n]*\n\n\| item \| sample \| reward \| why \|\n\| --- \| --- \| --- \| --- \|\n\| create-greeting-file \| 0 \| 0\.000 \|/);
+  const html = readFileSync(join(directory, 'datasets', 'broken', 'report.html'), 'utf8');
+  assert.match(html, /<section class="check broken" data-broken="1">/);
+  assert.match(html, /<tr data-broken-key="create-greeting-file">/);
+});
+
+test('what a user gets wrong first is named: unknown suite, missing task folder, Harbor task without --image, oracle without a solution hook, a bad suite file', async (t) => {
+  const directory = temporaryDirectory(t);
+  const unknown = await runCli(['bench', 'nope'], { cwd: directory });
+  assert.equal(unknown.code, 1);
+  assert.match(unknown.stderr, /unknown suite 'nope'; suites: demo, gsm8k, terminal-tasks/);
+
+  const missing = await runCli(['bench', 'demo', '--tasks', join(directory, 'absent'), '--agent', 'noop'], { cwd: directory });
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /--tasks .*absent: no such directory/);
+
+  const harbor = join(directory, 'harbor', 'tb2-task');
+  mkdirSync(join(harbor, 'environment'), { recursive: true });
+  mkdirSync(join(harbor, 'tests'));
+  writeFileSync(join(harbor, 'task.toml'), 'version = "1.0"\n[metadata]\ncategory = "x"\n');
+  writeFileSync(join(harbor, 'instruction.md'), 'do it\n');
+  writeFileSync(join(harbor, 'tests', 'test.sh'), 'exit 0\n');
+  writeFileSync(join(harbor, 'environment', 'Dockerfile'), 'FROM debian\nWORKDIR /app\n');
+  const noImage = await runCli(['bench', 'terminal-tasks', '--tasks', join(directory, 'harbor'), '--agent', 'noop'], { cwd: directory });
+  assert.equal(noImage.code, 1);
+  assert.match(noImage.stderr, /tb2-task\/task\.toml: this is a Terminal-Bench 2 \/ Harbor task .*pass --image IMAGE/);
+
+  const suite = join(directory, 'rubric-oracle.yaml');
+  writeFileSync(suite, 'environment: rubric\ndataset: prompts.jsonl\n');
+  writeFileSync(join(directory, 'prompts.jsonl'), '{"prompt": "write a haiku"}\n');
+  const noOracle = await runCli(['bench', suite, '--agent', 'oracle'], { cwd: directory });
+  assert.equal(noOracle.code, 1);
+  assert.match(noOracle.stderr, /--agent oracle: environment 'rubric' has no oracle/);
+
+  const bad = join(directory, 'bad.yaml');
+  writeFileSync(bad, 'environment: gsm8k\nsamples: two\nconcurrancy: 4\n');
+  const invalid = await runCli(['bench', bad], { cwd: directory });
+  assert.equal(invalid.code, 1);
+  assert.match(invalid.stderr, new RegExp(`${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: samples: `));
+  assert.match(invalid.stderr, /concurrancy/);
+
+  const usage = await runCli(['bench'], { cwd: directory });
+  assert.equal(usage.code, 2);
+  assert.match(usage.stderr, /missing the suite name/);
+});
