@@ -242,7 +242,7 @@ async function rescore(values: ParsedCommand['values'], run: string): Promise<nu
 export const command: CommandDefinition = {
   name: 'eval',
   summary: 'run an environment: K rollouts per item, rewards over the sandbox, LLM judges, metrics and a report (resumable)',
-  usage: 'traj eval --env NAME|PATH --run NAME [--samples K] [--limit N] [--agent model|noop] [--judge-model M ...] [batch options]\n       traj eval --rescore RUN [--judge-model M ...]',
+  usage: 'traj eval --env NAME|PATH --run NAME [--samples K] [--limit N] [--agent model|noop|oracle] [--judge-model M ...] [batch options]\n       traj eval --rescore RUN [--judge-model M ...]',
   options: EVAL_OPTIONS,
   details: `Examples:
   traj eval --env gsm8k --run gsm8k-dev --limit 50 --base-url http://127.0.0.1:8000/v1 --model qwen

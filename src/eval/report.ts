@@ -141,6 +141,9 @@ export function buildReport(store: ReportSource, options: BuildReportOptions = {
   };
 }
 
+/** Float noise (a panel mean of 0.9, 0.8 and 0.4 is 0.7000000000000001) must not decide a pass. */
+const PASS_TOLERANCE = 1e-9;
+
 function reportItem(stored: ReportStoreRow, record: ScoredRecord, threshold: number): ReportItem {
   const category = record.source.fields.category;
   return {
@@ -150,7 +153,7 @@ function reportItem(stored: ReportStoreRow, record: ScoredRecord, threshold: num
     category: typeof category === 'string' ? category : null,
     toolsets: record.toolsets,
     reward: record.reward,
-    passed: record.reward === null ? null : record.reward >= threshold,
+    passed: record.reward === null ? null : record.reward >= threshold - PASS_TOLERANCE,
     advantage: record.advantage,
     finish_reason: record.finish_reason,
     turns: record.turns,

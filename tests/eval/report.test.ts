@@ -111,3 +111,13 @@ test('a custom pass threshold changes pass rate but not mean', (t) => {
   assert.equal(lenient.summary.pass_rate.value, 0.5);
   assert.equal(lenient.summary.mean_reward.value, 0.5);
 });
+
+test('float noise around the threshold does not decide a pass', (t) => {
+  const directory = temporaryDirectory(t);
+  const store = storeWith(directory, [
+    { key: 'a', sample: 0, reward: 0.7 - 1e-12, category: 'x', toolsets: [] },
+    { key: 'b', sample: 0, reward: 0.69, category: 'x', toolsets: [] },
+  ]);
+  t.after(() => store.close());
+  assert.deepEqual(buildReport(store, { passThreshold: 0.7 }).items.map((item) => item.passed), [true, false]);
+});
