@@ -28,7 +28,7 @@ export const RunComparisonSchema = z.object({
   }),
   mean_reward: z.object({
     shared_items: z.number().int().nonnegative(),
-    difference: DifferenceSchema.describe('mean over shared items of (B − A) item mean reward, 95% paired Student-t interval'),
+    difference: DifferenceSchema.describe('mean over shared items of (B − A) item mean reward, 95% paired Student-t interval (clipped to [−1, 1] when rewards lie in [0, 1])'),
   }),
   items: z.array(ItemComparisonSchema),
 });
@@ -101,6 +101,9 @@ export function compareRuns(a: EvalReport, b: EvalReport): RunComparison {
   });
   const deltas = items.map((item) => item.delta).filter((delta): delta is number => delta !== null);
   const paired: Estimate = meanInterval(deltas);
+  // Rewards in [0, 1] differ by at most 1: the t interval of few items can reach past that.
+  const unitRewards = items.every((item) => [item.a_reward, item.b_reward].every((reward) => reward === null || (reward >= 0 && reward <= 1)));
+  const clip = (value: number | null, bound: number) => (value === null || !unitRewards ? value : bound < 0 ? Math.max(bound, value) : Math.min(bound, value));
   const successes = (report: EvalReport) => report.items.filter((item) => item.passed === true).length;
   const scored = (report: EvalReport) => report.items.filter((item) => item.reward !== null).length;
   return {
@@ -111,7 +114,7 @@ export function compareRuns(a: EvalReport, b: EvalReport): RunComparison {
       b: b.summary.pass_rate,
       difference: newcombeDifference({ successes: successes(a), n: scored(a) }, { successes: successes(b), n: scored(b) }),
     },
-    mean_reward: { shared_items: deltas.length, difference: { value: paired.value, low: paired.low, high: paired.high } },
+    mean_reward: { shared_items: deltas.length, difference: { value: paired.value, low: clip(paired.low, -1), high: clip(paired.high, 1) } },
     items,
   };
 }
