@@ -18,11 +18,11 @@ export interface RescoreStore extends AdvantageStore {
   judgeCachePut(key: string, verdict: unknown): void;
 }
 
-export interface RescoreInput {
+export interface RescoreInput<Item = unknown> {
   store: RescoreStore;
-  environment: Environment;
+  environment: Environment<Item>;
   /** The environment's items by key (the same keys the run stored). */
-  items: ReadonlyMap<string, unknown>;
+  items: ReadonlyMap<string, Item>;
   judges?: JudgeSettings;
   /** Where a replaying environment's fresh sandbox is created. */
   sandbox: { kind: 'local' | 'docker'; image?: string; workdir?: string; docker?: Record<string, unknown> };
@@ -66,7 +66,7 @@ interface StoredRecord {
  * set up and with the recorded tool calls re-executed; the others get none (a reward that
  * touches it fails with a message saying so, recorded as its reward_error).
  */
-export async function rescoreRun(input: RescoreInput): Promise<RescoreSummary> {
+export async function rescoreRun<Item>(input: RescoreInput<Item>): Promise<RescoreSummary> {
   const summary: RescoreSummary = { rescored: 0, missingItems: 0, rewardErrors: 0, judgeCacheHits: 0, judgeCalls: 0 };
   const cache = storeJudgeCache(input.store, summary);
   const stored = [...input.store.items({ status: ['done'] })].filter((row) => row.record !== null);
@@ -79,7 +79,7 @@ export async function rescoreRun(input: RescoreInput): Promise<RescoreSummary> {
           summary.missingItems++;
           return;
         }
-        const item = input.items.get(row.key);
+        const item = input.items.get(row.key) as Item;
         const reward = await rescoreOne(input, item, record, cache);
         input.store.updateRecord(row.key, row.sample, { ...record, ...reward }, reward.reward);
         summary.rescored++;
@@ -91,7 +91,7 @@ export async function rescoreRun(input: RescoreInput): Promise<RescoreSummary> {
   return summary;
 }
 
-async function rescoreOne(input: RescoreInput, item: unknown, record: StoredRecord, cache: JudgeCache): Promise<RewardResult> {
+async function rescoreOne<Item>(input: RescoreInput<Item>, item: Item, record: StoredRecord, cache: JudgeCache): Promise<RewardResult> {
   const result = resultFromRecord(record);
   const replay = input.environment.rescore === 'replay';
   const sandbox = replay ? await replaySandbox(input, item, record) : new NoSandbox(input.environment.name);
@@ -119,7 +119,7 @@ export function resultFromRecord(record: StoredRecord): AgentResult {
 }
 
 /** A fresh sandbox in the state the agent left: setup, then every recorded tool call in order. */
-async function replaySandbox(input: RescoreInput, item: unknown, record: StoredRecord): Promise<Sandbox> {
+async function replaySandbox<Item>(input: RescoreInput<Item>, item: Item, record: StoredRecord): Promise<Sandbox> {
   const create = () => createSandbox({ ...input.sandbox, run: input.run, key: record.id });
   const sandbox: Sandbox = input.environment.setup ? await create() : new LazySandbox(create, input.sandbox.kind, input.sandbox.workdir ?? '.');
   try {

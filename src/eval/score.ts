@@ -16,9 +16,9 @@ export interface RewardResult {
 
 export const DEFAULT_REWARD_TIMEOUT_MS = 10 * 60_000;
 
-export interface ScoreInput {
-  environment: Environment;
-  item: unknown;
+export interface ScoreInput<Item = unknown> {
+  environment: Environment<Item>;
+  item: Item;
   result: AgentResult;
   sandbox: Sandbox;
   judges?: JudgeSettings;
@@ -31,7 +31,7 @@ export interface ScoreInput {
  * never a silent 0. Judge grades the hook asked for are added to `scores` (judge, judge_pass,
  * judge_agreement, judges) unless the hook set those names itself.
  */
-export async function scoreRollout(input: ScoreInput): Promise<RewardResult> {
+export async function scoreRollout<Item>(input: ScoreInput<Item>): Promise<RewardResult> {
   const { environment } = input;
   if (!environment.reward) return { reward: null, scores: {}, reward_details: null, reward_error: null };
   const configured = environment.rewardTimeoutMs;
@@ -57,7 +57,7 @@ export async function scoreRollout(input: ScoreInput): Promise<RewardResult> {
   }
 }
 
-function judgeFor(input: ScoreInput, signal: AbortSignal, calls: PanelVerdict[]): RewardContext['judge'] {
+function judgeFor<Item>(input: ScoreInput<Item>, signal: AbortSignal, calls: PanelVerdict[]): RewardContext['judge'] {
   const { judges } = input;
   if (!judges) return NO_JUDGE;
   const spec = input.environment.judge;
