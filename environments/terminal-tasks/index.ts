@@ -61,6 +61,8 @@ export default defineEnvironment<TerminalTask>({
   setup: (task, sandbox) => setupTask(task, sandbox),
   reward: (task, _result, context) => runVerifier(task, context),
   rewardTimeoutMs: (task) => Math.round(task.verifier_timeout_sec * 1000) + REWARD_MARGIN_MS,
+  // The tests read the sandbox: `traj eval --rescore` rebuilds it (setup, then the recorded tool calls).
+  rescore: 'replay',
   /** Replays solution/solve.sh from the workdir through the real terminal tool. */
   async oracle(task, context) {
     if (!task.has_solution) throw new ConfigError(`task '${task.name}' has no solution/solve.sh; the oracle cannot run it`, { code: 'oracle_missing' });

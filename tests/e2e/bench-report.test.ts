@@ -122,6 +122,15 @@ describe('the HTML report and run comparison', () => {
     assert.equal(comparison.mean_reward.shared_items, 3);
     assert.ok(Math.abs(comparison.mean_reward.difference.value! + 1 / 3) < 1e-12);
     assert.deepEqual([comparison.mean_reward.difference.low, comparison.mean_reward.difference.high], [-1, 1], 'the paired t interval (−1.768, +1.101 for 3 items) clipped to [-1, 1]');
+    const rescored = await runCli(['eval', '--rescore', 'demo-b'], { cwd: directory });
+    assert.equal(rescored.code, 0, rescored.stderr);
+    assert.match(rescored.stderr, /each reward gets a fresh sandbox with the recorded tool calls replayed/);
+    const again = JSON.parse(readFileSync(join(directory, 'datasets', 'demo-b', 'report.json'), 'utf8')) as EvalReport;
+    assert.deepEqual(
+      again.items.map((item) => [item.key, item.reward]).sort(),
+      report.items.map((item) => [item.key, item.reward]).sort(),
+      'replaying the recorded tool calls in a fresh sandbox gives the same rewards',
+    );
     const missing = await runCli(['bench', 'compare', 'demo-a', 'nothing-here'], { cwd: directory });
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /no report for 'nothing-here'/);
