@@ -70,6 +70,7 @@ export default defineEnvironment<TerminalTask>({
     await context.sandbox.upload(join(task.directory, 'solution'), paths.solution);
     const timeout = Math.min(task.agent_timeout_sec, TERMINAL_MAX_TIMEOUT_SEC);
     const result = await context.callTool('terminal', { command: `bash ${shellQuote(`${paths.solution}/solve.sh`)}`, timeout });
-    return `Ran the reference solution (solution/solve.sh)${result.ok ? '' : ' but the terminal tool reported an error'}.`;
+    const exitCode = result.ok ? (JSON.parse(result.content) as { exit_code?: unknown }).exit_code : undefined;
+    return `Ran the reference solution (solution/solve.sh): ${typeof exitCode === 'number' ? `exit code ${exitCode}` : 'the terminal tool reported an error'}.`;
   },
 });

@@ -2,14 +2,16 @@ import { appendFileSync, existsSync, readFileSync, renameSync, statSync, writeFi
 import { join, resolve } from 'node:path';
 import { listSuites, loadSuite, type BenchSuite, type LoadedSuite } from '../eval/bench-suite.js';
 import { resolveEnvironmentModule } from '../eval/load-environment.js';
-import { checkReferenceAgent, ReferenceCheckSchema, type FailedRollout, type ReferenceCheck } from '../eval/reference-check.js';
+import { checkReferenceAgent, recheckBroken, ReferenceCheckSchema, type BrokenItem, type FailedRollout, type RecheckOutcome, type ReferenceCheck } from '../eval/reference-check.js';
 import { formatEstimate, formatNumber, formatPassAtK } from '../eval/report-markdown.js';
 import { renderHtmlReport, type TranscriptRecord } from '../eval/report-html.js';
 import { EvalReportSchema, type EvalReport } from '../eval/report.js';
 import { compareRuns, type RunComparison } from '../eval/run-comparison.js';
 import { ConfigError } from '../errors.js';
+import { executeRollout } from '../run/rollout.js';
 import type { RunStore } from '../run/store.js';
-import { stringOption, type CommandDefinition, type OptionSpec, type ParsedCommand } from './command.js';
+import { createThreadServices } from '../run/worker-services.js';
+import { integerOption, stringOption, type CommandDefinition, type OptionSpec, type ParsedCommand } from './command.js';
 import { EVAL_OPTIONS, numberOption } from './eval-options.js';
 import { runEval, type FinishedEval } from './eval.js';
 import { table } from './summary.js';
@@ -23,6 +25,7 @@ const BENCH_OPTIONS: Record<string, OptionSpec> = {
   tasks: { type: 'string', value: 'DIR', description: 'task directory for task-folder suites (terminal-tasks: default ../shared/benchmarks/terminal-tasks/dev)' },
   'agent-timeout': { type: 'string', value: 'S', description: 'seconds the agent gets per task, for every task (default: each task.toml [agent].timeout_sec)' },
   'verifier-timeout': { type: 'string', value: 'S', description: 'seconds the tests get per task (default: each task.toml [verifier].timeout_sec)' },
+  recheck: { type: 'string', value: 'N', description: 'with --agent oracle|noop: run each broken item again alone up to N times; one that then passes is reported as flaky, not broken (default 1; 0 = off)' },
   json: { type: 'boolean', description: 'compare: print the comparison as JSON' },
   ...RUN_AND_EVAL_OPTIONS,
   agent: { type: 'string', value: 'model|oracle|noop', description: 'oracle replays each task\'s reference solution, noop does nothing: both validate the suite (default: the suite\'s, else model)' },
@@ -88,7 +91,7 @@ async function benchCommand(loaded: LoadedSuite, values: ParsedCommand['values']
     defaults: suiteDefaults(suite),
     runDefaults: { ...(suite.workers === undefined ? {} : { workers: suite.workers }), ...(suite.endpoint === undefined ? {} : { endpoint: suite.endpoint }) },
     environmentSettings: environmentSettings(suite, values),
-    afterReport: (finished) => benchReport(loaded, finished),
+    afterReport: (finished) => benchReport(loaded, finished, integerOption(values, 'recheck', { min: 0 }) ?? 1),
   });
 }
 
@@ -128,9 +131,18 @@ export function defaultRunName(suite: string, agent: string, model: string | und
 }
 
 /** report.html (and, for the reference agents, validation.json and a report.md section) beside eval's report. */
-function benchReport(loaded: LoadedSuite, finished: FinishedEval): { lines: string[]; exitCode: number } {
+async function benchReport(loaded: LoadedSuite, finished: FinishedEval, recheck: number): Promise<{ lines: string[]; exitCode: number }> {
   const { report, store, outDir, agent } = finished;
-  const check = agent === 'model' ? undefined : checkReferenceAgent(agent, report, failedRollouts(store));
+  let check = agent === 'model' ? undefined : checkReferenceAgent(agent, report, failedRollouts(store));
+  if (check && check.broken.length > 0 && recheck > 0) {
+    log(`[traj] re-checking ${check.broken.length} broken item${check.broken.length === 1 ? '' : 's'} alone (up to ${recheck}× each; --recheck)`);
+    const services = createThreadServices();
+    try {
+      check = await recheckBroken(check, recheck, (item) => runAgain(finished, item, services));
+    } finally {
+      await services.close();
+    }
+  }
   const html = join(outDir, 'report.html');
   writeAtomically(html, renderHtmlReport({ report, records: transcripts(store), agent, suite: loaded.name, check }));
   const lines = [headline(loaded.suite, report), `html report: ${html}`];
@@ -158,6 +170,23 @@ function headline(suite: BenchSuite, report: EvalReport): string {
   return `headline: ${parts.join(' · ')}`;
 }
 
+/** One broken item run again outside the pool, nothing else running beside it; the result is not stored. */
+async function runAgain(finished: FinishedEval, broken: BrokenItem, services: ReturnType<typeof createThreadServices>): Promise<RecheckOutcome> {
+  const keyed = finished.items.find((item) => item.key === broken.key);
+  if (!keyed) return { reward: null, reason: 'the environment no longer yields this item' };
+  const stored = [...finished.store.items()].find((row) => row.key === broken.key && row.sample === broken.sample);
+  const toolsets = stored ? (JSON.parse(stored.toolsets) as string[]) : [];
+  const outcome = await executeRollout(
+    { key: keyed.key, sample: broken.sample, toolsets, messages: keyed.messages, system: keyed.system, image: keyed.sandbox.image, workdir: keyed.sandbox.workdir, item: keyed.item, settings: finished.settings },
+    services,
+    new AbortController().signal,
+  );
+  const reward = outcome.error ? null : (outcome.reward?.reward ?? null);
+  const reason = outcome.error?.message ?? outcome.reward?.reward_error ?? `scored ${reward}`;
+  log(`[traj]   ${broken.key}#${broken.sample}: ${reason}`);
+  return { reward, reason };
+}
+
 function failedRollouts(store: RunStore): FailedRollout[] {
   return [...store.items({ status: 'failed' })].map((row) => ({ key: row.key, sample: row.sample, message: row.error_message ?? row.error_code ?? 'failed' }));
 }
@@ -168,20 +197,30 @@ function* transcripts(store: RunStore): Generator<TranscriptRecord> {
 
 function validationLines(check: ReferenceCheck): string[] {
   const expected = formatNumber(check.expected_reward, 1);
-  if (check.broken.length === 0) return [`validation (${check.agent} agent): all ${check.checked} rollouts scored ${expected} as they must`];
+  const flaky =
+    check.flaky.length === 0
+      ? []
+      : [`validation (${check.agent} agent): ${check.flaky.length} FLAKY (wrong in the run, ${expected} when run again alone):`, ...check.flaky.map((item) => `  ${item.key}#${item.sample}: ${item.reason}`)];
+  if (check.broken.length === 0) {
+    const good = check.checked - check.flaky.length;
+    return [`validation (${check.agent} agent): ${check.flaky.length === 0 ? `all ${check.checked}` : `${good} of ${check.checked}`} rollouts scored ${expected} as they must`, ...flaky];
+  }
   return [
     `validation (${check.agent} agent): ${check.broken.length} BROKEN of ${check.checked} (every rollout must score ${expected}):`,
     ...check.broken.map((item) => `  ${item.key}#${item.sample}: ${item.reason}`),
+    ...flaky,
   ];
 }
 
 function validationMarkdown(check: ReferenceCheck): string {
-  const rows = check.broken.map((item) => `| ${item.key} | ${item.sample} | ${formatNumber(item.reward)} | ${item.reason.replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`);
+  const table = (items: readonly BrokenItem[]) =>
+    `| item | sample | reward | why |\n| --- | --- | --- | --- |\n${items.map((item) => `| ${item.key} | ${item.sample} | ${formatNumber(item.reward)} | ${item.reason.replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`).join('\n')}\n`;
   const body =
     check.broken.length === 0
-      ? `All ${check.checked} rollouts scored ${check.expected_reward} as they must.\n`
-      : `${check.broken.length} broken of ${check.checked} (every rollout must score ${check.expected_reward}):\n\n| item | sample | reward | why |\n| --- | --- | --- | --- |\n${rows.join('\n')}\n`;
-  return `\n## Validation with the ${check.agent} agent\n\n${body}`;
+      ? `${check.flaky.length === 0 ? `All ${check.checked}` : `${check.checked - check.flaky.length} of ${check.checked}`} rollouts scored ${check.expected_reward} as they must.\n`
+      : `${check.broken.length} broken of ${check.checked} (every rollout must score ${check.expected_reward}):\n\n${table(check.broken)}`;
+  const flaky = check.flaky.length === 0 ? '' : `\n${check.flaky.length} flaky (wrong in the run, ${check.expected_reward} when run again alone):\n\n${table(check.flaky)}`;
+  return `\n## Validation with the ${check.agent} agent\n\n${body}${flaky}`;
 }
 
 /** A run's report.json: a run name (datasets/RUN/report.json), a run folder, or the file itself. */

@@ -13,6 +13,7 @@ import { fingerprintParts, recordFilters } from '../run/batch.js';
 import { collectItems, environmentEntries, keyItems, type KeyedEnvironmentItem } from '../run/environment-entries.js';
 import { executeRun, storePathFor } from '../run/execute-run.js';
 import { writeRunOutputs } from '../run/outputs.js';
+import type { RolloutSettings } from '../run/rollout.js';
 import type { RunConfig } from '../run/run-config.js';
 import { RunStore } from '../run/store.js';
 import { canonicalJson } from '../util/hash.js';
@@ -66,6 +67,9 @@ export interface FinishedEval {
   store: RunStore;
   outDir: string;
   agent: EvalAgent;
+  /** What the rollouts ran with, so a caller can run an item again (bench: re-checking broken items). */
+  settings: RolloutSettings;
+  items: readonly KeyedEnvironmentItem[];
 }
 
 /** How `traj bench` runs "an eval, then its own report" through this same runner. */
@@ -80,7 +84,7 @@ export interface EvalRunOptions {
   /** Environment-specific settings handed to items() (bench: the suite's environment_settings and flags). */
   environmentSettings?: Record<string, unknown>;
   /** Runs once report.json and report.md are written; its lines are printed after the summary, its exit code used when the run itself succeeded. */
-  afterReport?(finished: FinishedEval): { lines: string[]; exitCode: number };
+  afterReport?(finished: FinishedEval): Promise<{ lines: string[]; exitCode: number }> | { lines: string[]; exitCode: number };
 }
 
 export async function runEval(values: ParsedCommand['values'], options: EvalRunOptions = { kind: 'eval' }): Promise<number> {
@@ -158,9 +162,9 @@ export async function runEval(values: ParsedCommand['values'], options: EvalRunO
         progress = new RunProgress(items.length * samples);
       },
       onEvent: (event) => progress?.onEvent(event),
-      afterPipeline(store) {
+      async afterPipeline(store) {
         finished = finishEval(store, outDir, passThreshold, environment);
-        extras = options.afterReport?.({ ...finished, store, outDir, agent });
+        extras = await options.afterReport?.({ ...finished, store, outDir, agent, settings, items });
       },
     });
     progress?.stop();

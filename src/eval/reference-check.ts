@@ -16,6 +16,10 @@ export const ReferenceCheckSchema = z.object({
   expected_reward: z.number(),
   checked: z.number().int().nonnegative(),
   broken: z.array(BrokenItemSchema),
+  /** Broken in the run, then as expected when run again alone (timing-sensitive tests, contention). */
+  flaky: z.array(BrokenItemSchema),
+  /** How many times each broken item was run again alone before being called broken. */
+  rechecks: z.number().int().nonnegative(),
 });
 export type ReferenceCheck = z.infer<typeof ReferenceCheckSchema>;
 
@@ -48,5 +52,31 @@ export function checkReferenceAgent(agent: 'oracle' | 'noop', report: EvalReport
   }
   for (const rollout of failed) broken.push({ key: rollout.key, sample: rollout.sample, reward: null, reason: `rollout failed: ${rollout.message}` });
   broken.sort((a, b) => a.key.localeCompare(b.key) || a.sample - b.sample);
-  return { agent, expected_reward: expected, checked: report.items.length + failed.length, broken };
+  return { agent, expected_reward: expected, checked: report.items.length + failed.length, broken, flaky: [], rechecks: 0 };
+}
+
+/** What one run-again of a broken item gave: its reward, or why it has none. */
+export interface RecheckOutcome {
+  reward: number | null;
+  reason: string;
+}
+
+/**
+ * Run each broken item again, alone, up to `times` times: one that then earns the expected
+ * reward is flaky (its tests are timing-sensitive or it lost a race for the machine), not broken.
+ */
+export async function recheckBroken(check: ReferenceCheck, times: number, runAgain: (item: BrokenItem) => Promise<RecheckOutcome>): Promise<ReferenceCheck> {
+  if (times === 0 || check.broken.length === 0) return { ...check, rechecks: times };
+  const broken: BrokenItem[] = [];
+  const flaky: BrokenItem[] = [...check.flaky];
+  for (const item of check.broken) {
+    let last: RecheckOutcome | undefined;
+    for (let attempt = 1; attempt <= times; attempt++) {
+      last = await runAgain(item);
+      if (last.reward === check.expected_reward) break;
+    }
+    if (last?.reward === check.expected_reward) flaky.push({ ...item, reason: `${item.reason}; as expected when run again alone` });
+    else broken.push({ ...item, reason: `${item.reason}; again when run alone (${times}×): ${last?.reason ?? 'not run'}` });
+  }
+  return { ...check, broken, flaky, rechecks: times };
 }

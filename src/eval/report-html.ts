@@ -92,18 +92,24 @@ function header(input: HtmlReportInput): string {
 
 function checkSection(check: ReferenceCheck): string {
   const what = check.agent === 'oracle' ? 'the reference solution must earn reward 1.0 on every item' : 'doing nothing must earn reward 0.0 on every item';
+  const table = (items: ReferenceCheck['broken'], attribute: string) =>
+    `<table><thead><tr><th>item</th><th>sample</th><th>reward</th><th>why</th></tr></thead><tbody>
+${items.map((item) => `<tr ${attribute}="${escapeHtml(item.key)}"><td>${escapeHtml(item.key)}</td><td>${item.sample}</td><td>${fixed(item.reward)}</td><td>${escapeHtml(item.reason)}</td></tr>`).join('\n')}
+</tbody></table>`;
+  const flaky =
+    check.flaky.length === 0
+      ? ''
+      : `<h3>${check.flaky.length} flaky</h3><p>Wrong in the run, as expected when run again alone: timing-sensitive tests or contention for the machine.</p>${table(check.flaky, 'data-flaky-key')}`;
   if (check.broken.length === 0) {
-    return `<section class="check ok" data-broken="0"><h2>Validation with the ${check.agent} agent: all ${check.checked} rollouts as expected</h2><p>${escapeHtml(what)}.</p></section>`;
+    const state = check.flaky.length === 0 ? 'ok' : 'flaky';
+    const counted = check.flaky.length === 0 ? `all ${check.checked} rollouts as expected` : `${check.checked - check.flaky.length} of ${check.checked} as expected, ${check.flaky.length} flaky`;
+    return `<section class="check ${state}" data-broken="0" data-flaky="${check.flaky.length}"><h2>Validation with the ${check.agent} agent: ${counted}</h2><p>${escapeHtml(what)}.</p>${flaky}</section>`;
   }
-  const rows = check.broken
-    .map((item) => `<tr data-broken-key="${escapeHtml(item.key)}"><td>${escapeHtml(item.key)}</td><td>${item.sample}</td><td>${fixed(item.reward)}</td><td>${escapeHtml(item.reason)}</td></tr>`)
-    .join('\n');
-  return `<section class="check broken" data-broken="${check.broken.length}">
+  return `<section class="check broken" data-broken="${check.broken.length}" data-flaky="${check.flaky.length}">
 <h2>Validation with the ${check.agent} agent: ${check.broken.length} broken of ${check.checked}</h2>
-<p>${escapeHtml(what)}; these items did not, so their setup, tests or reference solution need a look.</p>
-<table><thead><tr><th>item</th><th>sample</th><th>reward</th><th>why</th></tr></thead><tbody>
-${rows}
-</tbody></table>
+<p>${escapeHtml(what)}; these items did not${check.rechecks > 0 ? `, also when run again alone (${check.rechecks}×)` : ''}, so their setup, tests or reference solution need a look.</p>
+${table(check.broken, 'data-broken-key')}
+${flaky}
 </section>`;
 }
 
@@ -303,7 +309,8 @@ table.compact { width: auto; margin-top: 8px; }
 .status { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; font-weight: 600; color: #fff; }
 .status.passed { background: var(--pass); } .status.failed { background: var(--fail); } .status.error { background: var(--warn); }
 .check { border-radius: 8px; padding: 4px 16px 12px; margin-top: 20px; border: 1px solid; }
-.check h2 { border: none; margin: 12px 0 4px; } .check.ok { background: #eef8f1; border-color: #b9e0c6; } .check.broken { background: #fdf0ee; border-color: #f0c2bb; }
+.check h2 { border: none; margin: 12px 0 4px; } .check.ok { background: #eef8f1; border-color: #b9e0c6; } .check.broken { background: #fdf0ee; border-color: #f0c2bb; } .check.flaky { background: #fdf7e8; border-color: #ecd9a6; }
+.check h3 { font-size: 14px; margin: 14px 0 4px; }
 details.transcript { border: 1px solid var(--line); border-radius: 8px; margin: 8px 0; background: #fff; }
 details.transcript > summary { cursor: pointer; padding: 8px 12px; background: var(--panel); border-radius: 8px; }
 details.transcript[open] > summary { border-bottom: 1px solid var(--line); border-radius: 8px 8px 0 0; }

@@ -62,13 +62,39 @@ test('a task whose reference solution does not pass is reported as broken: exit 
   writeFileSync(join(tasks, 'create-greeting-file', 'solution', 'solve.sh'), "#!/bin/bash\nprintf 'Hello from somewhere else\\n' > greeting.txt\n");
   const result = await runCli(['bench', 'demo', '--tasks', tasks, '--agent', 'oracle', '--sandbox', 'local', '--run', 'broken'], { cwd: directory });
   assert.equal(result.code, 3, `${result.stdout}\n${result.stderr}`);
-  assert.match(result.stdout, /validation \(oracle agent\): 1 BROKEN of 3 \(every rollout must score 1\.0\):\n {2}create-greeting-file#0: the reference solution scored 0, expected 1/);
+  assert.match(result.stdout, /validation \(oracle agent\): 1 BROKEN of 3 \(every rollout must score 1\.0\):\n {2}create-greeting-file#0: the reference solution scored 0, expected 1; again when run alone \(1×\): scored 0/);
   const check = readJson<ReferenceCheck>(join(directory, 'datasets', 'broken', 'validation.json'));
   assert.deepEqual(check.broken.map((item) => [item.key, item.reward]), [['create-greeting-file', 0]]);
   assert.match(readFileSync(join(directory, 'datasets', 'broken', 'report.md'), 'utf8'), /## Validation with the oracle agent\n\n1 broken of 3[^\n]*\n\n\| item \| sample \| reward \| why \|\n\| --- \| --- \| --- \| --- \|\n\| create-greeting-file \| 0 \| 0\.000 \|/);
   const html = readFileSync(join(directory, 'datasets', 'broken', 'report.html'), 'utf8');
-  assert.match(html, /<section class="check broken" data-broken="1">/);
+  assert.match(html, /<section class="check broken" data-broken="1" data-flaky="0">/);
   assert.match(html, /<tr data-broken-key="create-greeting-file">/);
+});
+
+test('a task that fails in the run but passes when run again alone is reported as flaky, not broken (exit 0)', async (t) => {
+  const directory = temporaryDirectory(t);
+  const tasks = join(directory, 'tasks');
+  cpSync(join(DEMO_TASKS, 'create-greeting-file'), join(tasks, 'create-greeting-file'), { recursive: true });
+  const flaky = join(tasks, 'flaky-task');
+  mkdirSync(join(flaky, 'tests'), { recursive: true });
+  mkdirSync(join(flaky, 'solution'));
+  writeFileSync(join(flaky, 'task.toml'), '[task]\nname = "flaky-task"\ncategory = "timing"\n[environment]\nlocal_sandbox = true\n');
+  writeFileSync(join(flaky, 'instruction.md'), 'Nothing to do.\n');
+  writeFileSync(join(flaky, 'solution', 'solve.sh'), 'true\n');
+  // Fails the first time it runs, passes afterwards: a timing test losing its first race.
+  const marker = join(directory, 'ran-once');
+  writeFileSync(join(flaky, 'tests', 'test.sh'), `mkdir -p "$LOGS_DIR/verifier"\nif [ -f ${marker} ]; then echo 1 > "$LOGS_DIR/verifier/reward.txt"; exit 0; fi\ntouch ${marker}\necho "FAILED timing::race - too slow"\necho 0 > "$LOGS_DIR/verifier/reward.txt"\nexit 1\n`);
+  const result = await runCli(['bench', 'demo', '--tasks', tasks, '--agent', 'oracle', '--sandbox', 'local', '--run', 'flaky'], { cwd: directory });
+  assert.equal(result.code, 0, `${result.stdout}\n${result.stderr}`);
+  assert.match(result.stderr, /re-checking 1 broken item alone/);
+  assert.match(result.stdout, /validation \(oracle agent\): 1 of 2 rollouts scored 1\.0 as they must\nvalidation \(oracle agent\): 1 FLAKY \(wrong in the run, 1\.0 when run again alone\):\n {2}flaky-task#0: /);
+  const check = readJson<ReferenceCheck>(join(directory, 'datasets', 'flaky', 'validation.json'));
+  assert.deepEqual([check.broken, check.flaky.map((item) => item.key), check.rechecks], [[], ['flaky-task'], 1]);
+  const report = readJson<EvalReport>(join(directory, 'datasets', 'flaky', 'report.json'));
+  assert.equal(report.items.find((item) => item.key === 'flaky-task')?.reward, 0, 'the report keeps what the run measured');
+  assert.match(readFileSync(join(directory, 'datasets', 'flaky', 'report.html'), 'utf8'), /<section class="check flaky" data-broken="0" data-flaky="1">/);
+  const off = await runCli(['bench', 'demo', '--tasks', tasks, '--agent', 'oracle', '--sandbox', 'local', '--run', 'flaky-again', '--recheck', '0'], { cwd: directory });
+  assert.equal(off.code, 0, 'the marker exists now: the task passes at once');
 });
 
 test('what a user gets wrong first is named: unknown suite, missing task folder, Harbor task without --image, oracle without a solution hook, a bad suite file', async (t) => {

@@ -51,12 +51,17 @@ describe('traj bench terminal-tasks on the dev split (Docker)', devOptions, () =
       assert.equal(result.code, 0, `${result.stdout}\n${result.stderr}`);
       const report = readJson<EvalReport>(join(directory, 'datasets', run, 'report.json'));
       assert.deepEqual(report.items.map((item) => item.key).sort(), taskNames);
-      for (const item of report.items) assert.equal(item.reward, expected, `${item.key}: ${item.reward_error ?? JSON.stringify(item.details).slice(0, 400)}`);
-      assert.equal(report.summary.failed, 0);
-      assert.equal(report.summary.pass_rate.value, expected);
       const check = readJson<ReferenceCheck>(join(directory, 'datasets', run, 'validation.json'));
       assert.deepEqual([check.agent, check.checked, check.broken], [agent, taskNames.length, []]);
-      assert.match(result.stdout, new RegExp(`validation \\(${agent} agent\\): all ${taskNames.length} rollouts scored ${expected}\\.0 as they must`));
+      // A timing-sensitive test (cross-entropy-method measures a speedup) can lose to a loaded
+      // machine; bench runs such an item again alone and calls it flaky. Its verdict still counts.
+      const flaky = new Set(check.flaky.map((item) => item.key));
+      if (flaky.size > 0) t.diagnostic(`flaky under load, ${expected} when run again alone: ${[...flaky].join(', ')}`);
+      for (const item of report.items) {
+        if (!flaky.has(item.key)) assert.equal(item.reward, expected, `${item.key}: ${item.reward_error ?? JSON.stringify(item.details).slice(0, 400)}`);
+      }
+      assert.equal(report.summary.failed, 0);
+      assert.match(result.stdout, new RegExp(`validation \\(${agent} agent\\): (all ${taskNames.length}|${taskNames.length - flaky.size} of ${taskNames.length}) rollouts scored ${expected}\\.0 as they must`));
       assert.ok(existsSync(join(directory, 'datasets', run, 'report.html')));
       const records = readRecords(directory, run);
       if (agent === 'oracle') {
