@@ -125,11 +125,12 @@ function hubToken(values: ParsedCommand['values']): string {
 }
 
 function formatExport(result: ExportResult, format: string): string {
-  const lines = [`exported ${result.rows} rows of run '${result.run}' as ${format} to ${result.directory}/`];
+  const unit = format === 'atropos' ? 'groups' : 'rows';
+  const lines = [`exported ${result.rows} ${unit} of run '${result.run}' as ${format} to ${result.directory}/`];
   const width = Math.max(...result.splits.map((split) => split.name.length));
   for (const split of result.splits) {
     const files = split.files.length === 1 ? split.files[0]! : `${split.files.length} files (${split.files[0]} …)`;
-    lines.push(`  ${split.name.padEnd(width)}  ${String(split.rows).padStart(6)} rows  ${humanBytes(split.bytes).padStart(9)}  ${files}`);
+    lines.push(`  ${split.name.padEnd(width)}  ${String(split.rows).padStart(6)} ${unit}  ${humanBytes(split.bytes).padStart(9)}  ${files}`);
   }
   const left = result.left;
   const notes = [

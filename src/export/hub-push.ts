@@ -124,8 +124,14 @@ async function hubCall<T>(input: PushInput, step: string, call: () => Promise<T>
 function hubError(input: PushInput, step: string, error: unknown): HubError {
   const status = (error as { statusCode?: number }).statusCode;
   const message = errorMessage(error).split(input.token).join('[token]');
-  const reach = status === undefined ? ` (is ${input.hubUrl} reachable? --hub-url sets another Hub)` : '';
-  return new HubError(`Hub push to ${input.repository}@${input.revision} failed while ${step}: ${status !== undefined ? `HTTP ${status}: ` : ''}${message}${reach}`, {
+  const owner = input.repository.split('/')[0];
+  const hint =
+    status === undefined
+      ? ` (is ${input.hubUrl} reachable? --hub-url sets another Hub)`
+      : status === 401 || status === 403
+        ? ` (check that the token is valid and may write to ${owner})`
+        : '';
+  return new HubError(`Hub push to ${input.repository}@${input.revision} failed while ${step}: ${status !== undefined ? `HTTP ${status}: ` : ''}${message}${hint}`, {
     code: status === undefined ? 'hub_unreachable' : status === 401 || status === 403 ? 'hub_unauthorized' : 'hub_request_failed',
     retryable: status === undefined || status === 429 || status >= 500,
   });

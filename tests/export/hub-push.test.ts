@@ -107,7 +107,7 @@ test('Hub failures are typed errors naming the step, and the token never appears
   const wrongToken = 'hf_wrongwrongwrongwrong';
   await assert.rejects(pushToHub(pushInput(result, hub, { token: wrongToken })), (error: Error & { code?: string }) => {
     assert.equal(error.code, 'hub_unauthorized');
-    assert.match(error.message, /traj-tests\/pushed@main failed while creating the repository: HTTP 401: Invalid credentials/);
+    assert.match(error.message, /traj-tests\/pushed@main failed while creating the repository: HTTP 401: Invalid credentials.*\(check that the token is valid and may write to traj-tests\)/);
     assert.ok(!error.message.includes(wrongToken));
     return true;
   });
