@@ -3,7 +3,7 @@ import { DEFAULT_BUDGET } from '../tools/budget.js';
 import { createToolRegistry } from '../tools/builtin.js';
 import { loadDistribution } from '../tools/distributions.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import { batchEntries, fingerprintParts, recordFilters, type ToolsetChoice } from '../run/batch.js';
+import { batchEntries, fingerprintParts, type ToolsetChoice } from '../run/batch.js';
 import { executeRun } from '../run/execute-run.js';
 import type { RunConfig } from '../run/run-config.js';
 import type { RolloutSettings } from '../run/rollout.js';
@@ -12,10 +12,8 @@ import type { CommandDefinition } from './command.js';
 import { resolveEndpoint } from './endpoint.js';
 import { RunProgress } from './progress.js';
 import { RUN_OPTIONS, runConfigFrom, systemPromptFrom } from './run-options.js';
-import { installStopSignals } from './signals.js';
+import { logRunStart, pipelineControls, runExitCode, runStopSignals } from './run-controls.js';
 import { formatStatistics } from './summary.js';
-
-export const EXIT_INTERRUPTED = 130;
 
 /** The registry for choosing tools on the main thread: built-ins plus the configured MCP servers' toolsets. */
 export function runRegistry(config: RunConfig): ToolRegistry {
@@ -91,10 +89,7 @@ Exit codes: 0 all prompts done, 1 some failed (rerun to retry), 2 usage error, 1
     const settings = rolloutSettings(config, endpoint);
     const dataset = config.dataset;
     const total = await countJsonlRows(dataset);
-    const signals = installStopSignals(
-      () => log(`\n[traj] stopping: no new rollouts; in-flight ones get ${config.grace_period} s (Ctrl-C again to interrupt them now)`),
-      () => log('\n[traj] interrupting in-flight rollouts'),
-    );
+    const signals = runStopSignals(config, log);
     let progress: RunProgress | undefined;
     try {
       const result = await executeRun({
@@ -129,17 +124,9 @@ Exit codes: 0 all prompts done, 1 some failed (rerun to retry), 2 usage error, 1
             store,
             onDrop: warnOnce(log),
           }),
-        filters: recordFilters({ requireReasoning: config.require_reasoning, completedOnly: config.completed_only }),
-        workers: config.workers,
-        concurrency: config.concurrency,
-        maxAttempts: config.max_attempts,
-        graceMs: config.grace_period * 1000,
-        stop: signals.stop,
-        interruptNow: signals.interruptNow,
+        ...pipelineControls(config, signals),
         onStart(info) {
-          if (info.fingerprintChanges.length > 0) log(`[traj] --force: continuing although settings changed:\n  ${info.fingerprintChanges.join('\n  ')}`);
-          const resumed = info.alreadyFinished > 0 ? `, resuming (${info.alreadyFinished} already finished)` : '';
-          log(`[traj] run '${config.run}': ${endpoint.model} at ${endpoint.base_url}, ${info.workers} workers × ${Math.ceil(info.concurrency / info.workers)} rollouts, store ${info.storePath}${resumed}`);
+          logRunStart(log, info, `run '${config.run}': ${endpoint.model} at ${endpoint.base_url}`);
           progress = new RunProgress(total !== undefined ? Math.min(total, config.limit ?? total) : undefined);
         },
         onEvent: (event) => progress?.onEvent(event),
@@ -147,15 +134,7 @@ Exit codes: 0 all prompts done, 1 some failed (rerun to retry), 2 usage error, 1
       progress?.stop();
       process.stdout.write(`${formatStatistics(result.outputs.stats)}\n\n`);
       process.stdout.write(`wrote ${result.outputs.rows} trajectories to ${result.outputs.trajectories}\nstatistics: ${result.outputs.statistics}\n`);
-      if (result.summary.stopped) {
-        log(`[traj] interrupted: ${result.summary.interrupted} rollouts went back to pending. Resume with the same command.`);
-        return EXIT_INTERRUPTED;
-      }
-      if (result.summary.failed > 0) {
-        log(`[traj] ${result.summary.failed} prompts failed (see statistics.json "failed_by_code"); rerun the same command to retry them.`);
-        return 1;
-      }
-      return 0;
+      return runExitCode(result.summary, log, 'prompts') ?? 0;
     } finally {
       progress?.stop();
       signals.dispose();

@@ -9,7 +9,7 @@ import { loadEnvironment, resolveEnvironmentModule } from '../eval/load-environm
 import { buildReport, writeReport, type EvalReport, type ReportFiles } from '../eval/report.js';
 import { rescoreRun } from '../eval/rescore.js';
 import { ConfigError, isTrajError } from '../errors.js';
-import { fingerprintParts, recordFilters } from '../run/batch.js';
+import { fingerprintParts } from '../run/batch.js';
 import { collectItems, environmentEntries, keyItems, type KeyedEnvironmentItem } from '../run/environment-entries.js';
 import { executeRun, storePathFor } from '../run/execute-run.js';
 import { writeRunOutputs } from '../run/outputs.js';
@@ -17,14 +17,14 @@ import type { RolloutSettings } from '../run/rollout.js';
 import type { RunConfig } from '../run/run-config.js';
 import { RunStore } from '../run/store.js';
 import { canonicalJson } from '../util/hash.js';
-import { EXIT_INTERRUPTED, rolloutSettings, runRegistry, toolsetChoice } from './batch.js';
+import { rolloutSettings, runRegistry, toolsetChoice } from './batch.js';
 import { integerOption, stringOption, type CommandDefinition, type ParsedCommand } from './command.js';
 import { resolveEndpoint, type ResolvedEndpoint } from './endpoint.js';
 import { agentOption, datasetLocation, EVAL_OPTIONS, judgeSettingsFrom, judgeFingerprint, numberOption, rescoreJudgeSettings, StoredEvalSchema, type EvalAgent, type StoredEval } from './eval-options.js';
 import { formatEvalSummary } from './eval-summary.js';
 import { RunProgress } from './progress.js';
 import { runConfigFrom } from './run-options.js';
-import { installStopSignals } from './signals.js';
+import { logRunStart, pipelineControls, runExitCode, runStopSignals } from './run-controls.js';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -113,10 +113,7 @@ export async function runEval(values: ParsedCommand['values'], options: EvalRunO
   const stored: StoredEval = { environment_module: modulePath, dataset, limit: config.limit, samples, pass_threshold: passThreshold, judges, environment_options: environmentOptions };
   const settings = rolloutSettings(config, endpoint, { environmentModule: modulePath, agent, judges: judges && { ...judges, cachePath: storePath } });
   const outDir = config.out ?? join('datasets', config.run);
-  const signals = installStopSignals(
-    () => log(`\n[traj] stopping: no new rollouts; in-flight ones get ${config.grace_period} s (Ctrl-C again to interrupt them now)`),
-    () => log('\n[traj] interrupting in-flight rollouts'),
-  );
+  const signals = runStopSignals(config, log);
   let progress: RunProgress | undefined;
   let finished: { report: EvalReport; files: ReportFiles } | undefined;
   let extras: { lines: string[]; exitCode: number } | undefined;
@@ -147,18 +144,11 @@ export async function runEval(values: ParsedCommand['values'], options: EvalRunO
       config: { ...config, endpoint: { ...endpoint }, eval: stored },
       force: values.force === true,
       entries: (store) => environmentEntries({ environment, items, samples, choice, seed: config.seed, registry, store, dataset: dataset ?? `environment:${environment.name}` }),
-      filters: recordFilters({ requireReasoning: config.require_reasoning, completedOnly: config.completed_only }),
-      workers: config.workers,
-      concurrency: config.concurrency,
-      maxAttempts: config.max_attempts,
-      graceMs: config.grace_period * 1000,
-      stop: signals.stop,
-      interruptNow: signals.interruptNow,
+      ...pipelineControls(config, signals),
       onStart(info) {
-        if (info.fingerprintChanges.length > 0) log(`[traj] --force: continuing although settings changed:\n  ${info.fingerprintChanges.join('\n  ')}`);
-        const resumed = info.alreadyFinished > 0 ? `, resuming (${info.alreadyFinished} already finished)` : '';
         const judged = judges ? `, judged by ${judges.endpoints.map((judge) => judge.model).join(' + ')}` : '';
-        log(`[traj] ${options.kind} '${config.run}': ${environment.name} ${environment.version}, ${items.length} items × ${samples} samples, ${agent === 'model' ? `${endpoint.model} at ${endpoint.base_url}` : `${agent} agent`}${judged}, ${info.workers} workers × ${Math.ceil(info.concurrency / info.workers)} rollouts, store ${info.storePath}${resumed}`);
+        const policy = agent === 'model' ? `${endpoint.model} at ${endpoint.base_url}` : `${agent} agent`;
+        logRunStart(log, info, `${options.kind} '${config.run}': ${environment.name} ${environment.version}, ${items.length} items × ${samples} samples, ${policy}${judged}`);
         progress = new RunProgress(items.length * samples);
       },
       onEvent: (event) => progress?.onEvent(event),
@@ -170,15 +160,7 @@ export async function runEval(values: ParsedCommand['values'], options: EvalRunO
     progress?.stop();
     printResult(finished!, result.outputs.trajectories);
     if (extras && extras.lines.length > 0) process.stdout.write(`${extras.lines.join('\n')}\n`);
-    if (result.summary.stopped) {
-      log(`[traj] interrupted: ${result.summary.interrupted} rollouts went back to pending. Resume with the same command.`);
-      return EXIT_INTERRUPTED;
-    }
-    if (result.summary.failed > 0) {
-      log(`[traj] ${result.summary.failed} rollouts failed (infrastructure; see statistics.json "failed_by_code"); rerun the same command to retry them.`);
-      return 1;
-    }
-    return extras?.exitCode ?? 0;
+    return runExitCode(result.summary, log, 'rollouts (infrastructure)') ?? extras?.exitCode ?? 0;
   } finally {
     progress?.stop();
     signals.dispose();
