@@ -4,7 +4,6 @@ import { createModelClient } from '../model/client.js';
 import type { ModelClient } from '../model/types.js';
 import { createSandbox } from '../sandbox/index.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
-import type { Budget } from '../tools/budget.js';
 import { CommandApprover } from './approval.js';
 import { approvalPrompt } from './approval-prompt.js';
 import { loadApprovedCommands, saveApprovedCommand, userConfigFile } from './approved-commands.js';
@@ -22,13 +21,7 @@ import { SessionStore } from './session-store.js';
 import { createStyle, type Style } from './style.js';
 import { formatTranscript, lastExchanges } from './transcript.js';
 
-export interface ChatLaunch {
-  endpoint: Endpoint;
-  toolsets: string[];
-  systemPrompt?: string;
-  maxTurns: number;
-  budget: Budget;
-  toolConcurrency: number;
+export interface ChatLaunch extends ChatSettings {
   sandbox: { kind: 'local' | 'docker'; image?: string; workdir?: string; docker?: Record<string, unknown> };
   mcpServers?: Record<string, unknown>;
   checkpointsDir: string;

@@ -1,10 +1,10 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { MessageSchema, type Message } from '../model/messages.js';
 import { trajHome } from '../util/paths.js';
+import { openDatabase } from '../util/sqlite.js';
 import { toFtsQuery } from './fts-query.js';
 import { ForkOriginSchema, SessionSchema, type Session } from './session.js';
 
@@ -82,11 +82,7 @@ export class SessionStore {
   readonly db: Database.Database;
 
   private constructor(readonly path: string) {
-    mkdirSync(dirname(path), { recursive: true });
-    this.db = new Database(path);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
-    this.db.pragma('busy_timeout = 5000');
+    this.db = openDatabase(path);
     this.db.pragma('foreign_keys = ON');
     this.db.exec(SCHEMA);
   }

@@ -10,7 +10,7 @@ import { cardColumns } from './card-columns.js';
 import { renderDatasetCard, type CardSplit } from './dataset-card.js';
 import { ExportOptionsSchema, type ExportOptionsInput, type ExportView } from './export-options.js';
 import { exportRecords, type ExportedRecord, type RecordCounts } from './export-records.js';
-import { compileFilter, type RecordPredicate } from './filter-evaluate.js';
+import { compileFilter } from './filter-evaluate.js';
 import { jsonlFormat } from './jsonl-format.js';
 import { parquetFormat } from './parquet-format.js';
 import { DEFAULT_BATCH_BYTES, DEFAULT_BATCH_ROWS, discardShards, fileSize, publishShards, writeSplitShards, type ShardFormat, type ShardUnit, type WrittenSplit } from './shards.js';

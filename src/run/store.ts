@@ -1,8 +1,7 @@
-import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import type Database from 'better-sqlite3';
 import { RunError } from '../errors.js';
 import { canonicalJson, sha256 } from '../util/hash.js';
+import { openDatabase } from '../util/sqlite.js';
 
 export type ItemStatus = 'pending' | 'done' | 'discarded' | 'failed';
 export type ErrorClass = 'infra' | 'agent' | 'filtered';
@@ -116,11 +115,7 @@ export class RunStore {
   private flushScheduled = false;
 
   private constructor(readonly path: string) {
-    mkdirSync(dirname(path), { recursive: true });
-    this.db = new Database(path);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
-    this.db.pragma('busy_timeout = 5000');
+    this.db = openDatabase(path);
     this.db.exec(SCHEMA);
     this.statements = this.prepare();
   }

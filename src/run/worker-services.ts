@@ -3,7 +3,6 @@ import type { ModelClient } from '../model/types.js';
 import { createSandbox } from '../sandbox/index.js';
 import { createToolRegistry } from '../tools/builtin.js';
 import type { McpClientPool } from '../tools/mcp/client-pool.js';
-import type { ToolRegistry } from '../tools/registry.js';
 import type { RolloutServices, RolloutSettings } from './rollout.js';
 
 /**
