@@ -82,9 +82,10 @@ describe('traj bench terminal-tasks on the dev split (Docker)', devOptions, () =
 describe('traj bench in containers: the demo suite and scripted models (Docker)', options, () => {
   it('the shipped demo tasks validate in traj-sandbox:bookworm: oracle 1.0 on each', async (t) => {
     const directory = temporaryDirectory(t);
-    const result = await runCli(['bench', 'demo', '--agent', 'oracle', '--run', 'demo-docker'], { cwd: directory });
+    const run = `bench-demo-docker-${process.pid}`;
+    const result = await runCli(['bench', 'demo', '--agent', 'oracle', '--run', run], { cwd: directory });
     assert.equal(result.code, 0, `${result.stdout}\n${result.stderr}`);
-    const report = readJson<EvalReport>(join(directory, 'datasets', 'demo-docker', 'report.json'));
+    const report = readJson<EvalReport>(join(directory, 'datasets', run, 'report.json'));
     assert.deepEqual(
       report.items.map((item) => [item.key, item.reward]).sort(),
       [
@@ -93,6 +94,7 @@ describe('traj bench in containers: the demo suite and scripted models (Docker)'
         ['fix-broken-script', 1],
       ],
     );
+    assert.equal(await containersOf(run), 0);
   });
 
   it('a model that solves a task with tool calls earns 1.0; one that plants a conftest.py in /tests cannot pass', async (t) => {
