@@ -75,7 +75,7 @@ export interface PipelineSummary {
 export async function runPipeline(options: PipelineOptions): Promise<PipelineSummary> {
   const { store, runner, stop } = options;
   const summary: PipelineSummary = { dispatched: 0, skipped: 0, exhausted: 0, done: 0, discarded: 0, failed: 0, interrupted: 0, badRows: 0, stopped: false };
-  const slots = new Semaphore(options.concurrency);
+  const slots = new Semaphore(options.concurrency, stop);
   const inFlight = new Set<Promise<void>>();
   const emit = options.onEvent ?? (() => {});
 
@@ -98,7 +98,7 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineSum
       emit({ type: 'skipped', key: entry.key, status: 'exhausted' });
       continue;
     }
-    if (!(await slots.acquire(stop))) break;
+    if (!(await slots.acquire())) break;
     store.markDispatched(entry.key, entry.sample, entry.rowIndex, entry.task.toolsets);
     summary.dispatched++;
     emit({ type: 'dispatched', key: entry.key, sample: entry.sample });

@@ -61,6 +61,8 @@ export interface RunMeta {
   updated_at: string;
 }
 
+// A rowid table on purpose: rows carry whole records (~10 KB), and WITHOUT ROWID tables keep rows
+// inside the key's B-tree, where large rows spill to overflow pages and slow every lookup.
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS run (
   id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -70,6 +72,7 @@ CREATE TABLE IF NOT EXISTS run (
 );
 CREATE TABLE IF NOT EXISTS fingerprint_changes (at TEXT NOT NULL, changes TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS items (
+  id INTEGER PRIMARY KEY,
   key TEXT NOT NULL, sample INTEGER NOT NULL, row_index INTEGER,
   status TEXT NOT NULL CHECK (status IN ('pending','done','discarded','failed')),
   attempts INTEGER NOT NULL DEFAULT 0,
@@ -78,8 +81,8 @@ CREATE TABLE IF NOT EXISTS items (
   completed INTEGER, has_reasoning INTEGER, reward_error INTEGER,
   prompt_tokens INTEGER, completion_tokens INTEGER, reasoning_tokens INTEGER, tool_stats TEXT,
   record TEXT, updated_at TEXT NOT NULL,
-  PRIMARY KEY (key, sample)
-) WITHOUT ROWID;
+  UNIQUE (key, sample)
+);
 CREATE INDEX IF NOT EXISTS items_status ON items(status);
 CREATE TABLE IF NOT EXISTS segments (
   id INTEGER PRIMARY KEY, started_at TEXT NOT NULL, ended_at TEXT, wall_ms INTEGER,
