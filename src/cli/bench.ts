@@ -8,9 +8,8 @@ import { renderHtmlReport, type TranscriptRecord } from '../eval/report-html.js'
 import { EvalReportSchema, type EvalReport } from '../eval/report.js';
 import { compareRuns, type RunComparison } from '../eval/run-comparison.js';
 import { ConfigError } from '../errors.js';
-import { executeRollout } from '../run/rollout.js';
 import type { RunStore } from '../run/store.js';
-import { createThreadServices } from '../run/worker-services.js';
+import type { RolloutServices } from '../run/rollout.js';
 import { integerOption, stringOption, type CommandDefinition, type OptionSpec, type ParsedCommand } from './command.js';
 import { EVAL_OPTIONS, numberOption } from './eval-options.js';
 import { runEval, type FinishedEval } from './eval.js';
@@ -136,6 +135,8 @@ async function benchReport(loaded: LoadedSuite, finished: FinishedEval, recheck:
   let check = agent === 'model' ? undefined : checkReferenceAgent(agent, report, failedRollouts(store));
   if (check && check.broken.length > 0 && recheck > 0) {
     log(`[traj] re-checking ${check.broken.length} broken item${check.broken.length === 1 ? '' : 's'} alone (up to ${recheck}× each; --recheck)`);
+    // A thread's model client and tool registry load only here: list, compare and a clean validation never need them.
+    const { createThreadServices } = await import('../run/worker-services.js');
     const services = createThreadServices();
     try {
       check = await recheckBroken(check, recheck, (item) => runAgain(finished, item, services));
@@ -171,11 +172,12 @@ function headline(suite: BenchSuite, report: EvalReport): string {
 }
 
 /** One broken item run again outside the pool, nothing else running beside it; the result is not stored. */
-async function runAgain(finished: FinishedEval, broken: BrokenItem, services: ReturnType<typeof createThreadServices>): Promise<RecheckOutcome> {
+async function runAgain(finished: FinishedEval, broken: BrokenItem, services: RolloutServices): Promise<RecheckOutcome> {
   const keyed = finished.items.find((item) => item.key === broken.key);
   if (!keyed) return { reward: null, reason: 'the environment no longer yields this item' };
   const stored = [...finished.store.items()].find((row) => row.key === broken.key && row.sample === broken.sample);
   const toolsets = stored ? (JSON.parse(stored.toolsets) as string[]) : [];
+  const { executeRollout } = await import('../run/rollout.js');
   const outcome = await executeRollout(
     { key: keyed.key, sample: broken.sample, toolsets, messages: keyed.messages, system: keyed.system, image: keyed.sandbox.image, workdir: keyed.sandbox.workdir, item: keyed.item, settings: finished.settings },
     services,
