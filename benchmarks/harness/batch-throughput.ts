@@ -39,10 +39,12 @@ export async function batchThroughputBenchmark(options: BatchThroughputOptions):
       in_flight: options.concurrency,
       wall_s: round(wallSeconds),
       cpu_s: round(measured.cpu_ms / 1000),
+      children_cpu_s: round(measured.children_cpu_ms / 1000),
       achieved_rollouts_per_s: round(options.prompts / wallSeconds),
       ideal_rollouts_per_s: round(options.prompts / idealSeconds),
       achieved_over_ideal: round(idealSeconds / wallSeconds),
       harness_cpu_ms_per_rollout: round(measured.cpu_ms / options.prompts),
+      tool_processes_cpu_ms_per_rollout: round(measured.children_cpu_ms / options.prompts),
       peak_rss_mb: measured.max_rss_mb,
     };
   } finally {

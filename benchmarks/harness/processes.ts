@@ -31,7 +31,10 @@ export interface CliMeasurement {
   stdout: string;
   stderr: string;
   wall_ms: number;
+  /** The CLI process, all its threads. */
   cpu_ms: number;
+  /** Its exited children: spawn hosts and the tool commands they ran (real `bash` processes). */
+  children_cpu_ms: number;
   max_rss_mb: number;
 }
 
@@ -48,8 +51,16 @@ export async function measureCli(args: string[], options: { cwd: string; env?: N
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  const resources = JSON.parse(readFileSync(report, 'utf8')) as { wall_ms: number; cpu_user_ms: number; cpu_system_ms: number; max_rss_mb: number };
-  return { code, stdout, stderr, wall_ms: resources.wall_ms, cpu_ms: resources.cpu_user_ms + resources.cpu_system_ms, max_rss_mb: resources.max_rss_mb };
+  const resources = JSON.parse(readFileSync(report, 'utf8')) as { wall_ms: number; cpu_user_ms: number; cpu_system_ms: number; cpu_children_ms: number; max_rss_mb: number };
+  return {
+    code,
+    stdout,
+    stderr,
+    wall_ms: resources.wall_ms,
+    cpu_ms: resources.cpu_user_ms + resources.cpu_system_ms,
+    children_cpu_ms: resources.cpu_children_ms,
+    max_rss_mb: resources.max_rss_mb,
+  };
 }
 
 export function scratchDirectory(prefix: string): { path: string; remove(): void } {

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { isTrajError } from '../errors.js';
 import { formatHelp, parseCommand, type CommandDefinition } from './command.js';
 
@@ -10,9 +10,9 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandDef
   'mock-server': { summary: 'run the scripted OpenAI-compatible endpoint (tests, demos, benchmarks)', load: async () => (await import('./mock-server.js')).command },
   distributions: { summary: 'list the toolset distributions, or show one with what it draws in practice', load: async () => (await import('./distributions.js')).command },
   mcp: { summary: 'start the configured MCP servers and list their toolsets and tools', load: async () => (await import('./mcp.js')).command },
-  export: { summary: 'turn a run store into a Hugging Face dataset (Parquet/JSONL/Arrow/Atropos + card), optionally pushed to the Hub', load: async () => (await import('./export.js')).command },
   chat: { summary: 'interactive debug chat on the agent core (streaming, approvals, sessions, /fork of stored rollouts)', load: async () => (await import('./chat.js')).command },
   sessions: { summary: 'list, search, show and export chat sessions', load: async () => (await import('./sessions.js')).command },
+  export: { summary: 'turn a run store into a Hugging Face dataset (Parquet/JSONL/Arrow/Atropos + card), optionally pushed to the Hub', load: async () => (await import('./export.js')).command },
   eval: { summary: 'run an environment: K rollouts per item, rewards, LLM judges, pass@k and a report (resumable)', load: async () => (await import('./eval.js')).command },
   bench: { summary: 'benchmark suites (terminal tasks, GSM8K, a demo): run one, validate it with the oracle/no-op agents, compare runs; HTML report', load: async () => (await import('./bench.js')).command },
   sandbox: { summary: "prune traj's leaked Docker sandbox containers", load: async () => (await import('./sandbox.js')).command },
@@ -80,9 +80,21 @@ function writeResourceReport(): void {
     wall_ms: Math.round(process.uptime() * 1000),
     cpu_user_ms: Math.round(cpu.user / 1000),
     cpu_system_ms: Math.round(cpu.system / 1000),
+    cpu_children_ms: childrenCpuMs(),
     max_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
   };
   writeFileSync(file, `${JSON.stringify(report)}\n`);
+}
+
+/** CPU of exited children (the spawn hosts and the commands they ran), from /proc on Linux. */
+function childrenCpuMs(): number {
+  try {
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
+    // After "pid (comm) ", cutime and cstime are the 14th and 15th fields, in clock ticks (100 Hz).
+    return (Number(fields[13]) + Number(fields[14])) * 10;
+  } catch {
+    return 0;
+  }
 }
 
 main(process.argv.slice(2)).then(

@@ -1,6 +1,7 @@
 import { createModelClient } from '../model/client.js';
 import type { ModelClient } from '../model/types.js';
 import { createSandbox } from '../sandbox/index.js';
+import { closeSpawner } from '../sandbox/spawner.js';
 import { createToolRegistry } from '../tools/builtin.js';
 import type { McpClientPool } from '../tools/mcp/client-pool.js';
 import type { RolloutServices, RolloutSettings } from './rollout.js';
@@ -34,7 +35,7 @@ export function createThreadServices(): RolloutServices & { close(): Promise<voi
     },
     createSandbox: (options) => createSandbox(options),
     async close() {
-      await mcpPool?.closeAll();
+      await Promise.all([mcpPool?.closeAll(), closeSpawner()]);
     },
   };
 }

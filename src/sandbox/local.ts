@@ -1,28 +1,23 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cp, lstat, mkdir, mkdtemp, readFile, readlink, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { errorMessage, SandboxError } from '../errors.js';
 import { registerLiveSandbox } from './live-sandboxes.js';
+import { killProcessGroup, processGroupAlive } from './process-group.js';
 import {
-  DEFAULT_EXEC_TIMEOUT_MS,
-  DEFAULT_MAX_OUTPUT_BYTES,
   type ExecOptions,
   type ExecResult,
   type Sandbox,
   type SandboxOptions,
 } from './sandbox.js';
 import { scrubEnvironment } from './scrub-environment.js';
+import { runCommand } from './spawner.js';
 
 /** The only host variables a local command inherits; everything else (keys, tokens) stays out. */
 const INHERITED_VARIABLES = ['PATH', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TERM', 'TMPDIR', 'USER', 'SHELL'] as const;
 
-/** How long to wait for output pipes after bash exits: a background job may hold them open forever. */
-const PIPE_DRAIN_MS = 200;
 const MAX_SYMLINK_HOPS = 40;
-/** Node fires longer timers at once; about 24 days is "no timeout" in practice. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * A sandbox that is a fresh folder under the OS temp dir, with commands run by `bash -c` in it.
@@ -88,65 +83,18 @@ class LocalSandbox implements Sandbox {
     return { ...result, durationMs: Math.round(performance.now() - started) };
   }
 
-  private spawnCommand(command: string, cwd: string, options: ExecOptions): Promise<ExecResult> {
-    const child = spawn('bash', ['-c', command], {
-      cwd,
-      env: this.environment(options.env),
-      detached: true,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    const pid = child.pid;
-    if (pid !== undefined) this.groups.add(pid);
-    const limit = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
-    const stdout = new CappedBuffer(limit);
-    const stderr = new CappedBuffer(limit);
-    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
-    // A command that never reads its stdin closes the pipe early; that is not an error.
-    child.stdin.on('error', () => {});
-    child.stdin.end(options.stdin ?? '');
-
-    let timedOut = false;
-    let aborted = false;
-    const killGroup = () => {
-      if (pid !== undefined) killProcessGroup(pid);
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup();
-    }, Math.min(options.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS, MAX_TIMER_MS));
-    const onAbort = () => {
-      aborted = true;
-      killGroup();
-    };
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-
-    return new Promise<ExecResult>((resolvePromise, rejectPromise) => {
-      const cleanup = () => {
-        clearTimeout(timer);
-        options.signal?.removeEventListener('abort', onAbort);
-      };
-      child.on('error', (error) => {
-        cleanup();
-        rejectPromise(new SandboxError(`cannot run bash in sandbox ${this.id}: ${error.message}`, { code: 'exec_failed', cause: error }));
-      });
-      child.on('exit', (code, signal) => {
-        cleanup();
-        const finish = () => {
-          child.stdout.destroy();
-          child.stderr.destroy();
-          this.forgetFinishedGroups();
-          resolvePromise({
-            exitCode: exitCodeOf(code, signal, timedOut),
-            stdout: stdout.text(),
-            stderr: stderr.text(),
-            timedOut,
-            ...(aborted ? { aborted: true } : {}),
-          });
-        };
-        waitForPipes(child.stdout, child.stderr, PIPE_DRAIN_MS).then(finish, finish);
-      });
-    });
+  private async spawnCommand(command: string, cwd: string, options: ExecOptions): Promise<ExecResult> {
+    try {
+      return await runCommand(
+        { command, cwd, env: this.environment(options.env), stdin: options.stdin, timeoutMs: options.timeoutMs, maxOutputBytes: options.maxOutputBytes },
+        { signal: options.signal, onStart: (pid) => this.groups.add(pid) },
+      );
+    } catch (error) {
+      if (error instanceof SandboxError) throw error;
+      throw new SandboxError(`cannot run bash in sandbox ${this.id}: ${errorMessage(error)}`, { code: 'exec_failed', cause: error });
+    } finally {
+      this.forgetFinishedGroups();
+    }
   }
 
   /**
@@ -276,72 +224,5 @@ async function copyTree(source: string, target: string, what: string): Promise<v
       code: code === 'ENOENT' ? 'not_found' : 'copy_failed',
       cause: error,
     });
-  }
-}
-
-function processGroupAlive(pid: number): boolean {
-  try {
-    process.kill(-pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM still means the group exists; only ESRCH says it is gone.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-function killProcessGroup(pid: number): void {
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    // ESRCH: the group is already gone.
-  }
-}
-
-const SIGNAL_NUMBERS: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGPIPE: 13, SIGTERM: 15 };
-
-/** Shell conventions: 124 for a timeout (as GNU `timeout`), 128 + n for a death by signal n. */
-function exitCodeOf(code: number | null, signal: NodeJS.Signals | null, timedOut: boolean): number {
-  if (timedOut) return 124;
-  if (code !== null) return code;
-  return 128 + (signal ? (SIGNAL_NUMBERS[signal] ?? 0) : 0);
-}
-
-function waitForPipes(stdout: NodeJS.ReadableStream, stderr: NodeJS.ReadableStream, graceMs: number): Promise<void> {
-  const ended = (stream: NodeJS.ReadableStream) =>
-    new Promise<void>((done) => {
-      if ((stream as { readableEnded?: boolean }).readableEnded) return done();
-      stream.once('end', done);
-      stream.once('close', done);
-    });
-  let timer: NodeJS.Timeout | undefined;
-  const grace = new Promise<void>((done) => {
-    timer = setTimeout(done, graceMs);
-  });
-  return Promise.race([Promise.all([ended(stdout), ended(stderr)]).then(() => undefined), grace]).finally(() => clearTimeout(timer));
-}
-
-/** Keeps the first `limit` bytes of a stream and counts the rest. */
-class CappedBuffer {
-  private readonly chunks: Buffer[] = [];
-  private kept = 0;
-  private dropped = 0;
-
-  constructor(private readonly limit: number) {}
-
-  push(chunk: Buffer): void {
-    const room = this.limit - this.kept;
-    if (room <= 0) {
-      this.dropped += chunk.length;
-      return;
-    }
-    const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
-    this.chunks.push(part);
-    this.kept += part.length;
-    this.dropped += chunk.length - part.length;
-  }
-
-  text(): string {
-    const text = Buffer.concat(this.chunks).toString('utf8');
-    return this.dropped > 0 ? `${text}\n[output truncated: ${this.dropped} more bytes dropped]` : text;
   }
 }

@@ -1,0 +1,146 @@
+import { spawn } from 'node:child_process';
+import { DEFAULT_EXEC_TIMEOUT_MS, DEFAULT_MAX_OUTPUT_BYTES } from './sandbox.js';
+
+/** How long to wait for output pipes after bash exits: a background job may hold them open forever. */
+const PIPE_DRAIN_MS = 200;
+/** Node fires longer timers at once; about 24 days is "no timeout" in practice. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** One `bash -c` command to run in a process group of its own (plain data: it crosses IPC). */
+export interface CommandRequest {
+  command: string;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  stdin?: string | Buffer;
+  timeoutMs?: number;
+  maxOutputBytes?: number;
+}
+
+export interface CommandResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  aborted?: boolean;
+}
+
+/**
+ * Run a command as the leader of a new process group, so a timeout or an abort kills it and
+ * everything it started. Resolves once bash has exited and its output pipes drained (or the
+ * drain grace passed: a background job may keep them open).
+ */
+export function runInProcessGroup(request: CommandRequest, hooks: { signal?: AbortSignal; onStart?: (pid: number) => void } = {}): Promise<CommandResult> {
+  const child = spawn('bash', ['-c', request.command], { cwd: request.cwd, env: request.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+  const pid = child.pid;
+  if (pid !== undefined) hooks.onStart?.(pid);
+  const limit = request.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  const stdout = new CappedBuffer(limit);
+  const stderr = new CappedBuffer(limit);
+  child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+  child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+  // A command that never reads its stdin closes the pipe early; that is not an error.
+  child.stdin.on('error', () => {});
+  child.stdin.end(request.stdin ?? '');
+
+  let timedOut = false;
+  let aborted = false;
+  const killGroup = () => {
+    if (pid !== undefined) killProcessGroup(pid);
+  };
+  const timer = setTimeout(() => {
+    timedOut = true;
+    killGroup();
+  }, Math.min(request.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS, MAX_TIMER_MS));
+  const onAbort = () => {
+    aborted = true;
+    killGroup();
+  };
+  hooks.signal?.addEventListener('abort', onAbort, { once: true });
+
+  return new Promise<CommandResult>((resolvePromise, rejectPromise) => {
+    const cleanup = () => {
+      clearTimeout(timer);
+      hooks.signal?.removeEventListener('abort', onAbort);
+    };
+    child.on('error', (error) => {
+      cleanup();
+      rejectPromise(error);
+    });
+    child.on('exit', (code, signal) => {
+      cleanup();
+      const finish = () => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+        resolvePromise({ exitCode: exitCodeOf(code, signal, timedOut), stdout: stdout.text(), stderr: stderr.text(), timedOut, ...(aborted ? { aborted: true } : {}) });
+      };
+      waitForPipes(child.stdout, child.stderr, PIPE_DRAIN_MS).then(finish, finish);
+    });
+  });
+}
+
+export function processGroupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM still means the group exists; only ESRCH says it is gone.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export function killProcessGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // ESRCH: the group is already gone.
+  }
+}
+
+const SIGNAL_NUMBERS: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGPIPE: 13, SIGTERM: 15 };
+
+/** Shell conventions: 124 for a timeout (as GNU `timeout`), 128 + n for a death by signal n. */
+function exitCodeOf(code: number | null, signal: NodeJS.Signals | null, timedOut: boolean): number {
+  if (timedOut) return 124;
+  if (code !== null) return code;
+  return 128 + (signal ? (SIGNAL_NUMBERS[signal] ?? 0) : 0);
+}
+
+function waitForPipes(stdout: NodeJS.ReadableStream, stderr: NodeJS.ReadableStream, graceMs: number): Promise<void> {
+  const ended = (stream: NodeJS.ReadableStream) =>
+    new Promise<void>((done) => {
+      if ((stream as { readableEnded?: boolean }).readableEnded) return done();
+      stream.once('end', done);
+      stream.once('close', done);
+    });
+  let timer: NodeJS.Timeout | undefined;
+  const grace = new Promise<void>((done) => {
+    timer = setTimeout(done, graceMs);
+  });
+  return Promise.race([Promise.all([ended(stdout), ended(stderr)]).then(() => undefined), grace]).finally(() => clearTimeout(timer));
+}
+
+/** Keeps the first `limit` bytes of a stream and counts the rest. */
+class CappedBuffer {
+  private readonly chunks: Buffer[] = [];
+  private kept = 0;
+  private dropped = 0;
+
+  constructor(private readonly limit: number) {}
+
+  push(chunk: Buffer): void {
+    const room = this.limit - this.kept;
+    if (room <= 0) {
+      this.dropped += chunk.length;
+      return;
+    }
+    const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
+    this.chunks.push(part);
+    this.kept += part.length;
+    this.dropped += chunk.length - part.length;
+  }
+
+  text(): string {
+    const text = Buffer.concat(this.chunks).toString('utf8');
+    return this.dropped > 0 ? `${text}\n[output truncated: ${this.dropped} more bytes dropped]` : text;
+  }
+}

@@ -1,0 +1,119 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { SandboxError } from '../errors.js';
+import type { CommandRequest, CommandResult } from './process-group.js';
+import type { HostReply, HostRequest } from './spawn-host.js';
+
+interface Pending {
+  resolve(result: CommandResult): void;
+  reject(error: Error): void;
+  onStart?: (pid: number) => void;
+}
+
+/**
+ * The parent side of the spawn host (see spawn-host.ts): one host process per thread, started on
+ * the first command and again after it dies. It is unref'd while idle so it never keeps a
+ * finished program alive.
+ */
+class Spawner {
+  private host?: ChildProcess;
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+
+  run(request: CommandRequest, hooks: { signal?: AbortSignal; onStart?: (pid: number) => void } = {}): Promise<CommandResult> {
+    const host = this.ensureHost();
+    const id = this.nextId++;
+    return new Promise<CommandResult>((resolve, reject) => {
+      const onAbort = () => this.send(host, { type: 'abort', id });
+      hooks.signal?.addEventListener('abort', onAbort, { once: true });
+      const settle = () => {
+        hooks.signal?.removeEventListener('abort', onAbort);
+        this.pending.delete(id);
+        this.holdOpen(host);
+      };
+      this.pending.set(id, {
+        onStart: hooks.onStart,
+        resolve: (result) => {
+          settle();
+          resolve(result);
+        },
+        reject: (error) => {
+          settle();
+          reject(error);
+        },
+      });
+      this.holdOpen(host);
+      this.send(host, { type: 'run', id, request });
+      if (hooks.signal?.aborted) onAbort();
+    });
+  }
+
+  private ensureHost(): ChildProcess {
+    if (this.host && this.host.connected) return this.host;
+    const host = fork(fileURLToPath(new URL('./spawn-host.js', import.meta.url)), [], {
+      execArgv: [],
+      serialization: 'advanced',
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
+    host.on('message', (message: HostReply) => this.onReply(message));
+    host.on('exit', (code, signal) => this.onHostExit(host, code, signal));
+    host.on('error', () => {});
+    this.host = host;
+    return host;
+  }
+
+  private onReply(message: HostReply): void {
+    const pending = this.pending.get(message.id);
+    if (!pending) return;
+    if (message.type === 'started') pending.onStart?.(message.pid);
+    else if (message.type === 'done') pending.resolve(message.result);
+    else pending.reject(new SandboxError(`cannot run bash: ${message.message}`, { code: 'exec_failed', details: { cause: message.code } }));
+  }
+
+  private onHostExit(host: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.host === host) this.host = undefined;
+    const error = new SandboxError(`the process that starts sandbox commands exited (${signal ?? `code ${code}`}); the next command starts a new one`, {
+      code: 'spawn_host_exited',
+      retryable: true,
+    });
+    for (const pending of [...this.pending.values()]) pending.reject(error);
+  }
+
+  /** Stop the host (it kills what still runs) and wait until it has exited. */
+  async close(): Promise<void> {
+    const host = this.host;
+    if (!host || host.exitCode !== null || host.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => host.once('exit', () => resolve()));
+    host.disconnect();
+    await exited;
+  }
+
+  private send(host: ChildProcess, message: HostRequest): void {
+    if (host.connected) host.send(message);
+  }
+
+  /** Keep this process alive only while commands are running. */
+  private holdOpen(host: ChildProcess): void {
+    const channel = host.channel as { ref?(): void; unref?(): void } | undefined;
+    if (this.pending.size > 0) {
+      host.ref();
+      channel?.ref?.();
+    } else {
+      host.unref();
+      channel?.unref?.();
+    }
+  }
+}
+
+let spawner: Spawner | undefined;
+
+/** Run a command in a process group of its own, started by this thread's spawn host. */
+export function runCommand(request: CommandRequest, hooks: { signal?: AbortSignal; onStart?: (pid: number) => void } = {}): Promise<CommandResult> {
+  spawner ??= new Spawner();
+  return spawner.run(request, hooks);
+}
+
+/** Stop this thread's spawn host, if one runs (when a pool drains, or a command finishes). */
+export async function closeSpawner(): Promise<void> {
+  await spawner?.close();
+}
