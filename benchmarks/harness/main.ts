@@ -77,7 +77,7 @@ async function main(argv: string[]): Promise<number> {
     try {
       const figures = await scenario.run(quick);
       results[scenario.name] = figures;
-      for (const [key, value] of Object.entries(figures)) process.stdout.write(`   ${key.padEnd(32)}${typeof value === 'object' ? JSON.stringify(value) : String(value)}\n`);
+      for (const [key, value] of Object.entries(figures)) process.stdout.write(`   ${key.padEnd(36)}${typeof value === 'object' ? JSON.stringify(value) : String(value)}\n`);
     } catch (error) {
       failed++;
       results[scenario.name] = { error: error instanceof Error ? error.message : String(error) };
