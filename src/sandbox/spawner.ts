@@ -84,6 +84,9 @@ class Spawner {
     const host = this.host;
     if (!host || host.exitCode !== null || host.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => host.once('exit', () => resolve()));
+    // An idle host is unref'd; without this ref, waiting for its exit would not keep the
+    // process alive, and a caller awaiting close() would silently never resume.
+    host.ref();
     host.disconnect();
     await exited;
   }
