@@ -1,0 +1,13 @@
+/** The run pipeline shared by batch, eval and bench: datasets, keys, the store, the pool, outputs. */
+export * from './dataset/index.js';
+export * from './prompt-key.js';
+export * from './run-config.js';
+export * from './store.js';
+export * from './pipeline.js';
+export * from './rollout.js';
+export * from './pool.js';
+export * from './execute-run.js';
+export * from './batch.js';
+export * from './environment-entries.js';
+export * from './run-statistics.js';
+export * from './outputs.js';
