@@ -1,39 +1,30 @@
 import { Writable } from 'node:stream';
+import { CappedBuffer } from './capped-buffer.js';
 
 /**
- * One demultiplexed output stream of a command: keeps the first `limit` bytes, counts the rest
- * (the command keeps running; only what we keep is bounded), and notes the truncation the way
- * the local backend does.
+ * One demultiplexed output stream of a command, as a Writable for dockerode's demuxer: the same
+ * bounded buffer and truncation note as the local backend (the command keeps running; only what
+ * we keep is bounded).
  */
 export class CappedOutput extends Writable {
-  private readonly chunks: Buffer[] = [];
-  private kept = 0;
-  private dropped = 0;
+  private readonly buffer: CappedBuffer;
 
-  constructor(private readonly limit: number) {
+  constructor(limit: number) {
     super();
+    this.buffer = new CappedBuffer(limit);
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
-    const room = this.limit - this.kept;
-    if (room <= 0) {
-      this.dropped += chunk.length;
-    } else {
-      const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
-      this.chunks.push(part);
-      this.kept += part.length;
-      this.dropped += chunk.length - part.length;
-    }
+    this.buffer.push(chunk);
     done();
   }
 
   /** The raw kept bytes (used to recognise the runtime's own failure messages). */
   bytes(): Buffer {
-    return Buffer.concat(this.chunks);
+    return this.buffer.bytes();
   }
 
   text(): string {
-    const text = this.bytes().toString('utf8');
-    return this.dropped > 0 ? `${text}\n[output truncated: ${this.dropped} more bytes dropped]` : text;
+    return this.buffer.text();
   }
 }

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { CappedBuffer } from './capped-buffer.js';
 import { DEFAULT_EXEC_TIMEOUT_MS, DEFAULT_MAX_OUTPUT_BYTES } from './sandbox.js';
 
 /** How long to wait for output pipes after bash exits: a background job may hold them open forever. */
@@ -117,30 +118,4 @@ function waitForPipes(stdout: NodeJS.ReadableStream, stderr: NodeJS.ReadableStre
     timer = setTimeout(done, graceMs);
   });
   return Promise.race([Promise.all([ended(stdout), ended(stderr)]).then(() => undefined), grace]).finally(() => clearTimeout(timer));
-}
-
-/** Keeps the first `limit` bytes of a stream and counts the rest. */
-class CappedBuffer {
-  private readonly chunks: Buffer[] = [];
-  private kept = 0;
-  private dropped = 0;
-
-  constructor(private readonly limit: number) {}
-
-  push(chunk: Buffer): void {
-    const room = this.limit - this.kept;
-    if (room <= 0) {
-      this.dropped += chunk.length;
-      return;
-    }
-    const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
-    this.chunks.push(part);
-    this.kept += part.length;
-    this.dropped += chunk.length - part.length;
-  }
-
-  text(): string {
-    const text = Buffer.concat(this.chunks).toString('utf8');
-    return this.dropped > 0 ? `${text}\n[output truncated: ${this.dropped} more bytes dropped]` : text;
-  }
 }
