@@ -5,7 +5,8 @@ import { ConfigError } from '../../src/errors.js';
 import { defineEnvironment, type EnvironmentOptions } from '../../src/eval/environment.js';
 import { sharedDir } from '../../src/util/paths.js';
 import { listTaskFolders, readTaskFolder, type TerminalTask } from './task-folder.js';
-import { assertLocalAllowed, shellQuote, taskPaths } from './task-paths.js';
+import { shellQuote } from '../../src/util/shell.js';
+import { assertLocalAllowed, taskPaths } from './task-paths.js';
 import { setupTask } from './task-setup.js';
 import { runVerifier } from './verifier.js';
 

@@ -44,9 +44,3 @@ export function assertLocalAllowed(task: TerminalTask, kind: string): void {
 export function scriptVariables(paths: TaskPaths): Record<string, string> {
   return { WORKDIR: paths.workdir, TEST_DIR: paths.tests, LOGS_DIR: paths.logs, SOLUTION_DIR: paths.solution };
 }
-
-/** Quoted for bash only when needed, so recorded commands read as written (`bash /solution/solve.sh`). */
-export function shellQuote(text: string): string {
-  if (/^[\w\/.,:=+-]+$/.test(text)) return text;
-  return `'${text.replace(/'/g, `'\\''`)}'`;
-}

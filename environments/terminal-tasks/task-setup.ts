@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { SandboxError } from '../../src/errors.js';
 import type { Sandbox } from '../../src/sandbox/sandbox.js';
 import type { TerminalTask } from './task-folder.js';
-import { scriptVariables, shellQuote, taskPaths } from './task-paths.js';
+import { shellQuote } from '../../src/util/shell.js';
+import { scriptVariables, taskPaths } from './task-paths.js';
 
 /** Bound on a task's setup script (the shared tasks take seconds). */
 export const SETUP_TIMEOUT_MS = 10 * 60_000;

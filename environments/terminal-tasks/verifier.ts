@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import type { RewardContext, RewardOutput } from '../../src/eval/environment.js';
 import type { ExecResult } from '../../src/sandbox/sandbox.js';
 import type { TerminalTask } from './task-folder.js';
-import { scriptVariables, shellQuote, taskPaths } from './task-paths.js';
+import { shellQuote } from '../../src/util/shell.js';
+import { scriptVariables, taskPaths } from './task-paths.js';
 
 /** Characters of the verifier's output kept in the record (its end, where pytest summarises). */
 export const OUTPUT_TAIL_CHARS = 4_000;

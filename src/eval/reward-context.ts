@@ -1,10 +1,7 @@
 import { ConfigError } from '../errors.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
+import { shellQuote } from '../util/shell.js';
 import type { RewardContext } from './environment.js';
-
-function shellQuote(text: string): string {
-  return `'${text.replace(/'/g, `'\\''`)}'`;
-}
 
 /** The judge of a run that configured none: says how to configure one. */
 export const NO_JUDGE: RewardContext['judge'] = () =>

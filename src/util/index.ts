@@ -1,2 +1,3 @@
 export * from './paths.js';
 export * from './hash.js';
+export * from './shell.js';
