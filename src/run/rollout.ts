@@ -108,20 +108,16 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
     tools = (await services.registry(settings, task.toolsets)).select(task.toolsets, { env: process.env });
     const messages: Message[] = [{ role: 'system', content: buildSystemPrompt({ base: task.system ?? settings.systemPrompt, tools }) }, ...task.messages];
     try {
+      const workdir = task.workdir ?? settings.sandbox.workdir;
       const create = () =>
-        services.createSandbox({
-          kind: settings.sandbox.kind,
-          image: task.image ?? settings.sandbox.image,
-          workdir: task.workdir ?? settings.sandbox.workdir,
-          run: settings.run,
-          key: task.key,
-          docker: settings.sandbox.docker,
-        });
-      // Without a setup step nothing needs the sandbox before the first tool call: create it then.
-      sandbox = environment?.setup
-        ? await create()
-        : new LazySandbox(create, settings.sandbox.kind, task.workdir ?? settings.sandbox.workdir ?? '.', (error) => controller.abort(error));
-      if (environment?.setup) await environment.setup(task.item, sandbox);
+        services.createSandbox({ kind: settings.sandbox.kind, image: task.image ?? settings.sandbox.image, workdir, run: settings.run, key: task.key, docker: settings.sandbox.docker });
+      if (environment?.setup) {
+        sandbox = await create();
+        await environment.setup(task.item, sandbox);
+      } else {
+        // Without a setup step nothing needs the sandbox before the first tool call: create it then.
+        sandbox = new LazySandbox(create, settings.sandbox.kind, workdir ?? '.', (error) => controller.abort(error));
+      }
     } catch (error) {
       return outcome({ result: emptyResult(messages, 'api_error'), error: sandboxFault(error) });
     }

@@ -143,6 +143,8 @@ export class RunStore {
       ),
       release: db.prepare(`UPDATE items SET status = 'pending', attempts = MAX(attempts - 1, 0), updated_at = ? WHERE key = ? AND sample = ? AND status = 'pending'`),
       finished: db.prepare('UPDATE segments SET finished = finished + 1, wall_ms = ? WHERE id = ?'),
+      badRow: db.prepare('INSERT OR REPLACE INTO bad_rows (line, reason) VALUES (?, ?)'),
+      addCounter: db.prepare('INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = value + excluded.value'),
       judgePut: db.prepare('INSERT OR REPLACE INTO judge_cache (key, verdict, created_at) VALUES (?, ?, ?)'),
     };
   }
@@ -282,7 +284,7 @@ export class RunStore {
   }
 
   addBadRow(line: number, reason: string): void {
-    this.defer(() => this.db.prepare('INSERT OR REPLACE INTO bad_rows (line, reason) VALUES (?, ?)').run(line, reason));
+    this.defer(() => this.statements.badRow.run(line, reason));
   }
 
   setCounter(name: string, value: number): void {
@@ -291,7 +293,7 @@ export class RunStore {
   }
 
   addCounter(name: string, delta: number): void {
-    this.defer(() => this.db.prepare('INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = value + excluded.value').run(name, delta));
+    this.defer(() => this.statements.addCounter.run(name, delta));
   }
 
   counters(): Record<string, number> {
