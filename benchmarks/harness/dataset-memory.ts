@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createWriteStream, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { isBadRow, readDataset } from '../../src/run/dataset/index.js';
+import { isBadRow, readDataset } from '../../src/dataset/index.js';
 import { PromptKeyer } from '../../src/run/prompt-key.js';
 import { scratchDirectory } from './processes.js';
 

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { z } from 'zod';
-import { defineEnvironment, extractFinalNumber, finalAnswer, judgeReward, readJsonlItems } from '../../src/eval/index.js';
+import { defineEnvironment, extractFinalNumber, finalAnswer, judgeReward, readItems } from '../../src/eval/index.js';
 import { DatasetError } from '../../src/errors.js';
 import { sharedDir } from '../../src/util/paths.js';
 
@@ -29,7 +29,7 @@ export default defineEnvironment<Item>({
   async *items({ dataset, limit }) {
     const path = dataset ?? DEFAULT_DATASET;
     try {
-      yield* readJsonlItems(path, ItemSchema, { limit });
+      yield* readItems(path, ItemSchema, { limit });
     } catch (error) {
       if (error instanceof DatasetError && error.code === 'dataset_missing' && dataset === undefined) {
         throw new DatasetError(`gsm8k: the default dataset ${path} is absent (it lives in ../shared beside the checkout); pass --dataset FILE with "question" and "answer" fields`, {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineEnvironment, judgeReward, readJsonlItems } from '../../src/eval/index.js';
+import { defineEnvironment, judgeReward, readItems } from '../../src/eval/index.js';
 import { ConfigError } from '../../src/errors.js';
 
 /** An open-ended prompt, optionally with a reference answer the judge may compare against. */
@@ -18,7 +18,7 @@ export default defineEnvironment<Item>({
   items({ dataset, limit }) {
     // config.yaml names the shipped prompts; the CLI passes that (or --dataset) here.
     if (!dataset) throw new ConfigError('rubric: no dataset; pass --dataset FILE (JSONL with "prompt" and optional "reference")', { code: 'dataset_missing' });
-    return readJsonlItems(dataset, ItemSchema, { limit });
+    return readItems(dataset, ItemSchema, { limit });
   },
   id: (item) => item.id,
   prompt: (item) => item.prompt,

@@ -1,12 +1,12 @@
 import { appendFileSync, existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { listSuites, loadSuite, type BenchSuite, type LoadedSuite } from '../eval/bench-suite.js';
+import { listSuites, loadSuite, type BenchSuite, type LoadedSuite } from '../report/bench-suite.js';
 import { resolveEnvironmentModule } from '../eval/load-environment.js';
-import { checkReferenceAgent, recheckBroken, ReferenceCheckSchema, type BrokenItem, type FailedRollout, type RecheckOutcome, type ReferenceCheck } from '../eval/reference-check.js';
-import { formatEstimate, formatNumber, formatPassAtK } from '../eval/report-markdown.js';
-import { renderHtmlReport, type TranscriptRecord } from '../eval/report-html.js';
-import { EvalReportSchema, type EvalReport } from '../eval/report.js';
-import { compareRuns, type RunComparison } from '../eval/run-comparison.js';
+import { checkReferenceAgent, recheckBroken, ReferenceCheckSchema, type BrokenItem, type FailedRollout, type RecheckOutcome, type ReferenceCheck } from '../report/reference-check.js';
+import { formatEstimate, formatNumber, formatPassAtK } from '../report/report-markdown.js';
+import { renderHtmlReport, type TranscriptRecord } from '../report/report-html.js';
+import { EvalReportSchema, type EvalReport } from '../report/report-schema.js';
+import { compareRuns, type RunComparison } from '../report/run-comparison.js';
 import { ConfigError } from '../errors.js';
 import type { RunStore } from '../run/store.js';
 import type { RolloutServices } from '../run/rollout.js';

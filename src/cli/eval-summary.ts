@@ -1,5 +1,5 @@
-import { formatEstimate, formatNumber, formatPassAtK } from '../eval/report-markdown.js';
-import type { Breakdown, EvalReport } from '../eval/report.js';
+import { formatEstimate, formatNumber, formatPassAtK } from '../report/report-markdown.js';
+import type { Breakdown, EvalReport } from '../report/report-schema.js';
 import { table } from './summary.js';
 
 const HEADERS = ['rollouts', 'items', 'mean reward [95% CI]', 'pass rate [95% CI]', 'pass@k', 'reward errors'];

@@ -2,7 +2,7 @@ import type { Endpoint } from '../config/endpoint.js';
 import { sha256, canonicalJson } from '../util/hash.js';
 import { toolSpec, type ToolRegistry } from '../tools/registry.js';
 import { sampleToolsets, type Distribution } from '../tools/distributions.js';
-import { readDataset, type ReadDatasetOptions } from './dataset/index.js';
+import { readDataset, type ReadDatasetOptions } from '../dataset/index.js';
 import type { PipelineEntry, RecordFilter } from './pipeline.js';
 import { PromptKeyer } from './prompt-key.js';
 import type { RunStore } from './store.js';

@@ -1,5 +1,4 @@
-/** The run pipeline shared by batch, eval and bench: datasets, keys, the store, the pool, outputs. */
-export * from './dataset/index.js';
+/** The run pipeline shared by batch, eval and bench: keys, the store, the pool, outputs. */
 export * from './prompt-key.js';
 export * from './run-config.js';
 export * from './store.js';

@@ -1,8 +1,8 @@
 import { hash } from 'node:crypto';
 import { DatasetError } from '../errors.js';
 import { canonicalJson } from '../util/hash.js';
-import { positionUnit } from './dataset/location.js';
-import type { DatasetItem } from './dataset/row.js';
+import { positionUnit } from '../dataset/location.js';
+import type { DatasetItem } from '../dataset/row.js';
 
 export type KeyedContent = Pick<DatasetItem, 'messages' | 'system' | 'image' | 'cwd'>;
 export type KeyedItem = KeyedContent & Pick<DatasetItem, 'id' | 'line'>;

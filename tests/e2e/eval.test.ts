@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { EvalReportSchema, type EvalReport } from '../../src/eval/report.js';
+import { EvalReportSchema, type EvalReport } from '../../src/report/report-schema.js';
 import { callTool, conversationScript, reply, startScriptedServer, type ChatRequest, type ScriptedResponse } from '../../src/testing/index.js';
 import { TrajectoryRecordSchema, type TrajectoryRecord } from '../../src/trajectory/record.js';
 import { sharedDir } from '../../src/util/paths.js';

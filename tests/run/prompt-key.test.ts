@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DatasetError } from '../../src/errors.js';
-import type { DatasetItem } from '../../src/run/dataset/index.js';
+import type { DatasetItem } from '../../src/dataset/index.js';
 import { PromptKeyer } from '../../src/run/prompt-key.js';
 
 function row(content: string, extra: Partial<DatasetItem> = {}): DatasetItem {

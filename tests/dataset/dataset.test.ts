@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { DatasetError } from '../../src/errors.js';
-import { isBadRow, readDataset, type BadRow, type DatasetItem } from '../../src/run/dataset/index.js';
+import { isBadRow, readDataset, type BadRow, type DatasetItem } from '../../src/dataset/index.js';
 import { PromptKeyer } from '../../src/run/prompt-key.js';
 import { projectRoot } from '../../src/util/paths.js';
 

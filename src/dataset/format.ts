@@ -1,4 +1,4 @@
-import { DatasetError } from '../../errors.js';
+import { DatasetError } from '../errors.js';
 
 export type DatasetFormat = 'jsonl' | 'jsonl-gzip' | 'parquet' | 'arrow';
 

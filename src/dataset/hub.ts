@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
-import { DatasetError, errorMessage } from '../../errors.js';
-import { trajHome } from '../../util/paths.js';
+import { DatasetError, errorMessage } from '../errors.js';
+import { trajHome } from '../util/paths.js';
 
 export const HUB_URL_FORM = 'hf://datasets/ORG/NAME[@REVISION]/PATH';
 const DEFAULT_HUB_URL = 'https://huggingface.co';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { mean, meanInterval, wilsonInterval, type Estimate } from './metrics.js';
-import { EstimateSchema, type EvalReport, type ReportItem } from './report.js';
+import { mean, meanInterval, wilsonInterval, type Estimate } from '../eval/metrics.js';
+import { EstimateSchema, type EvalReport, type ReportItem } from './report-schema.js';
 
 const DifferenceSchema = z.object({ value: z.number().nullable(), low: z.number().nullable(), high: z.number().nullable() });
 export type Difference = z.infer<typeof DifferenceSchema>;

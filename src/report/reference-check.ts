@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { EvalReport } from './report.js';
+import type { EvalReport } from './report-schema.js';
 
 /** A rollout that broke the reference agents' promise: the oracle must solve it, the no-op must not. */
 export const BrokenItemSchema = z.object({

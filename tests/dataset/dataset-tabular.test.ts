@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import * as arrow from 'apache-arrow';
 import * as parquet from 'parquet-wasm';
 import { DatasetError } from '../../src/errors.js';
-import { isBadRow, readDataset, type BadRow, type DatasetItem } from '../../src/run/dataset/index.js';
+import { isBadRow, readDataset, type BadRow, type DatasetItem } from '../../src/dataset/index.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'traj-tabular-'));
 after(() => rmSync(directory, { recursive: true, force: true }));

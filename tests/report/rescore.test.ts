@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { applyAdvantages } from '../../src/eval/advantages.js';
+import { applyAdvantages } from '../../src/report/advantages.js';
 import { defineEnvironment } from '../../src/eval/environment.js';
-import { rescoreRun } from '../../src/eval/rescore.js';
+import { rescoreRun } from '../../src/report/rescore.js';
 import { RunStore } from '../../src/run/store.js';
 import { buildRecord } from '../../src/trajectory/build-record.js';
 import type { TrajectoryRecord } from '../../src/trajectory/record.js';

@@ -1,4 +1,4 @@
-import type { Message } from '../../model/messages.js';
+import type { Message } from '../model/messages.js';
 
 /**
  * A conversation prefix the model can continue: it ends with a user message or tool results,

@@ -1,20 +1,6 @@
-import { groupAdvantages } from './metrics.js';
-
-/** A stored rollout, as the run store lists it. */
-export interface StoredRollout {
-  key: string;
-  sample: number;
-  reward: number | null;
-  record: string | null;
-}
-
-/** What writing advantages needs of a run store; RunStore fits it. */
-export interface AdvantageStore {
-  items(where: { status?: ('pending' | 'done' | 'discarded' | 'failed')[] }): Iterable<StoredRollout>;
-  getItem(key: string, sample: number): StoredRollout | undefined;
-  updateRecord(key: string, sample: number, record: unknown, reward: number | null): void;
-  transaction<T>(work: () => T): T;
-}
+import { groupAdvantages } from '../eval/metrics.js';
+import type { RunStore } from '../run/store.js';
+import type { TrajectoryRecord } from '../trajectory/record.js';
 
 interface GroupMember {
   key: string;
@@ -28,11 +14,11 @@ interface GroupMember {
  * the group being the item's K samples. Recomputed over the whole store, so a resume that adds
  * samples updates the earlier ones too. Returns how many records changed.
  */
-export function applyAdvantages(store: AdvantageStore): number {
+export function applyAdvantages(store: RunStore): number {
   const groups = new Map<string, GroupMember[]>();
   for (const row of store.items({ status: ['done'] })) {
     if (row.record === null) continue;
-    const record = JSON.parse(row.record) as { group: string | null; reward: number | null; advantage: number | null };
+    const record = JSON.parse(row.record) as TrajectoryRecord;
     const group = record.group ?? row.key;
     let members = groups.get(group);
     if (!members) groups.set(group, (members = []));

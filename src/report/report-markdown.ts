@@ -1,4 +1,4 @@
-import type { Breakdown, EvalReport, ReportItem } from './report.js';
+import type { Breakdown, EvalReport, ReportItem } from './report-schema.js';
 
 /** Rows of the "not passed" table in report.md; report.json always has every item. */
 const MAX_LISTED_ITEMS = 50;

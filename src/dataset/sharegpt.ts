@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { parseHermesToolCalls } from '../../model/hermes.js';
-import type { AssistantMessage, Message, ToolMessage } from '../../model/messages.js';
-import { extractInlineReasoning } from '../../model/reasoning.js';
+import { parseHermesToolCalls } from '../model/hermes.js';
+import type { AssistantMessage, Message, ToolMessage } from '../model/messages.js';
+import { extractInlineReasoning } from '../model/reasoning.js';
 import type { ConvertedMessages } from './openai-messages.js';
 
 const ROLES = { system: 'system', human: 'user', user: 'user', gpt: 'assistant', assistant: 'assistant', tool: 'tool' } as const;

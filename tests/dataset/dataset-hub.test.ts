@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { DatasetError } from '../../src/errors.js';
-import { readDataset, type BadRow, type DatasetItem } from '../../src/run/dataset/index.js';
+import { readDataset, type BadRow, type DatasetItem } from '../../src/dataset/index.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'traj-hub-'));
 after(() => rmSync(directory, { recursive: true, force: true }));

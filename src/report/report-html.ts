@@ -1,7 +1,7 @@
 import type { Message } from '../model/messages.js';
 import type { TrajectoryRecord } from '../trajectory/record.js';
 import type { ReferenceCheck } from './reference-check.js';
-import type { Breakdown, EvalReport, ReportItem } from './report.js';
+import type { Breakdown, EvalReport, ReportItem } from './report-schema.js';
 
 /** What a transcript needs of a stored record. */
 export type TranscriptRecord = Pick<TrajectoryRecord, 'id' | 'sample' | 'messages' | 'finish_reason' | 'reward' | 'reward_error' | 'reward_details'>;

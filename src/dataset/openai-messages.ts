@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Message, ToolCall } from '../../model/messages.js';
+import type { Message, ToolCall } from '../model/messages.js';
 
 const TextPartSchema = z.object({ type: z.literal('text'), text: z.string() });
 /** Plain text, or OpenAI content parts (text only: traj's messages carry text). */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Message } from '../../model/messages.js';
+import type { Message } from '../model/messages.js';
 import { checkPrefix } from './conversation-prefix.js';
 import { messagesFromOpenAI, OpenAIMessageSchema } from './openai-messages.js';
 import { messagesFromShareGpt, ShareGptTurnSchema } from './sharegpt.js';

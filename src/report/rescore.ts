@@ -1,25 +1,19 @@
 import pLimit from 'p-limit';
 import type { AgentResult } from '../agent/result.js';
 import { SandboxError } from '../errors.js';
-import type { Message, Usage } from '../model/messages.js';
 import { createSandbox } from '../sandbox/index.js';
 import { LazySandbox } from '../sandbox/lazy-sandbox.js';
+import type { RunStore } from '../run/store.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { createToolRegistry } from '../tools/builtin.js';
 import { executeToolCall, type Tool } from '../tools/registry.js';
-import type { AdvantageStore } from './advantages.js';
-import type { Environment } from './environment.js';
-import { JudgeVerdictSchema, type JudgeCache, type JudgeSettings } from './judge.js';
-import { scoreRollout, type RewardResult } from './score.js';
-
-/** What rescoring needs of a run store; RunStore fits it. */
-export interface RescoreStore extends AdvantageStore {
-  judgeCacheGet(key: string): unknown;
-  judgeCachePut(key: string, verdict: unknown): void;
-}
+import type { Environment } from '../eval/environment.js';
+import { JudgeVerdictSchema, type JudgeCache, type JudgeSettings } from '../eval/judge.js';
+import { scoreRollout, type RewardResult } from '../eval/score.js';
+import type { TrajectoryRecord } from '../trajectory/record.js';
 
 export interface RescoreInput<Item = unknown> {
-  store: RescoreStore;
+  store: RunStore;
   environment: Environment<Item>;
   /** The environment's items by key (the same keys the run stored). */
   items: ReadonlyMap<string, Item>;
@@ -41,24 +35,6 @@ export interface RescoreSummary {
   judgeCalls: number;
 }
 
-/** The record fields rescoring reads back into an AgentResult. */
-interface StoredRecord {
-  id: string;
-  sample: number;
-  messages: Message[];
-  toolsets: string[];
-  finish_reason: AgentResult['finishReason'];
-  turns: number;
-  api_calls: number;
-  tool_stats: { name: string; ok: number; errors: number }[];
-  usage: Usage;
-  timing: AgentResult['timings'];
-  reward: number | null;
-  scores: Record<string, number>;
-  reward_details: unknown;
-  reward_error: string | null;
-}
-
 /**
  * Re-run only the reward (and its judge calls) over stored trajectories: no policy calls, no
  * rollouts. Judge verdicts come from the store's cache when the same grade was asked before.
@@ -74,7 +50,7 @@ export async function rescoreRun<Item>(input: RescoreInput<Item>): Promise<Resco
   await Promise.all(
     stored.map((row) =>
       limit(async () => {
-        const record = JSON.parse(row.record!) as StoredRecord;
+        const record = JSON.parse(row.record!) as TrajectoryRecord;
         if (!input.items.has(row.key)) {
           summary.missingItems++;
           return;
@@ -91,7 +67,7 @@ export async function rescoreRun<Item>(input: RescoreInput<Item>): Promise<Resco
   return summary;
 }
 
-async function rescoreOne<Item>(input: RescoreInput<Item>, item: Item, record: StoredRecord, cache: JudgeCache): Promise<RewardResult> {
+async function rescoreOne<Item>(input: RescoreInput<Item>, item: Item, record: TrajectoryRecord, cache: JudgeCache): Promise<RewardResult> {
   const result = resultFromRecord(record);
   const replay = input.environment.rescore === 'replay';
   const sandbox = replay ? await replaySandbox(input, item, record) : new NoSandbox(input.environment.name);
@@ -103,7 +79,7 @@ async function rescoreOne<Item>(input: RescoreInput<Item>, item: Item, record: S
 }
 
 /** The stored record as the AgentResult a reward hook reads (tool call timings are not kept). */
-export function resultFromRecord(record: StoredRecord): AgentResult {
+export function resultFromRecord(record: TrajectoryRecord): AgentResult {
   return {
     messages: record.messages,
     finishReason: record.finish_reason,
@@ -119,7 +95,7 @@ export function resultFromRecord(record: StoredRecord): AgentResult {
 }
 
 /** A fresh sandbox in the state the agent left: setup, then every recorded tool call in order. */
-async function replaySandbox<Item>(input: RescoreInput<Item>, item: Item, record: StoredRecord): Promise<Sandbox> {
+async function replaySandbox<Item>(input: RescoreInput<Item>, item: Item, record: TrajectoryRecord): Promise<Sandbox> {
   const create = () => createSandbox({ ...input.sandbox, run: input.run, key: record.id });
   const sandbox: Sandbox = input.environment.setup ? await create() : new LazySandbox(create, input.sandbox.kind, input.sandbox.workdir ?? '.');
   try {
@@ -132,7 +108,7 @@ async function replaySandbox<Item>(input: RescoreInput<Item>, item: Item, record
   }
 }
 
-async function replayToolCalls(record: StoredRecord, sandbox: Sandbox): Promise<void> {
+async function replayToolCalls(record: TrajectoryRecord, sandbox: Sandbox): Promise<void> {
   const registry = createToolRegistry();
   const tools: Tool[] = registry.select(record.toolsets.filter((toolset) => registry.hasToolset(toolset)), { env: process.env });
   const state = new Map<string, unknown>();
@@ -146,7 +122,7 @@ async function replayToolCalls(record: StoredRecord, sandbox: Sandbox): Promise<
 }
 
 /** Judge verdicts read from and written to the run store directly (rescoring runs on the main thread). */
-function storeJudgeCache(store: RescoreStore, summary: RescoreSummary): JudgeCache {
+function storeJudgeCache(store: RunStore, summary: RescoreSummary): JudgeCache {
   return {
     get(key) {
       const parsed = JudgeVerdictSchema.safeParse(store.judgeCacheGet(key));

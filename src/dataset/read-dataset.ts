@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises';
-import { DatasetError, errorMessage, isTrajError } from '../../errors.js';
+import { DatasetError, errorMessage, isTrajError } from '../errors.js';
 import { datasetFormat, type DatasetFormat } from './format.js';
 import { downloadHubFile, isHubUrl, type HubOptions } from './hub.js';
 import { readArrowRows } from './arrow-ipc.js';
@@ -47,7 +47,7 @@ export async function* readDataset(source: string, options: ReadDatasetOptions =
 }
 
 /** Each reader imports its heavy module (apache-arrow, parquet-wasm) only when it runs. */
-function rawRows(file: string, format: DatasetFormat): AsyncIterable<RawRow> {
+export function rawRows(file: string, format: DatasetFormat): AsyncIterable<RawRow> {
   switch (format) {
     case 'jsonl':
       return readJsonlRows(file);
@@ -60,7 +60,7 @@ function rawRows(file: string, format: DatasetFormat): AsyncIterable<RawRow> {
   }
 }
 
-async function existingFile(source: string): Promise<string> {
+export async function existingFile(source: string): Promise<string> {
   try {
     const info = await stat(source);
     if (info.isFile()) return source;

@@ -1,79 +1,10 @@
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { z } from 'zod';
-import { mean, meanInterval, passAtKTable, wilsonInterval, type ItemOutcomes } from './metrics.js';
+import type { RunStore, StoredItem } from '../run/store.js';
+import type { TrajectoryRecord } from '../trajectory/record.js';
+import { mean, meanInterval, passAtKTable, wilsonInterval, type ItemOutcomes } from '../eval/metrics.js';
 import { formatReportMarkdown } from './report-markdown.js';
-
-export const EstimateSchema = z.object({
-  value: z.number().nullable(),
-  low: z.number().nullable(),
-  high: z.number().nullable(),
-  n: z.number().int().nonnegative(),
-});
-
-/** Metrics of a set of rollouts (the whole run, one category, one toolset combination). */
-export const BreakdownSchema = z.object({
-  rollouts: z.number().int().nonnegative().describe('finished rollouts (status done)'),
-  items: z.number().int().nonnegative().describe('distinct items (groups) among them'),
-  scored: z.number().int().nonnegative().describe('rollouts with a numeric reward'),
-  mean_reward: EstimateSchema.describe('mean of the per-item mean rewards, 95% Student-t interval over items (clipped to [0, 1] when every reward lies there)'),
-  pass_rate: EstimateSchema.describe('share of scored rollouts with reward ≥ pass_threshold, 95% Wilson interval'),
-  pass_at_k: z.record(z.string(), z.number()).describe('unbiased pass@k for k = 1..K, averaged over items with ≥ k scored samples'),
-  reward_errors: z.number().int().nonnegative().describe('rollouts whose reward hook threw or timed out (reward null)'),
-});
-export type Breakdown = z.infer<typeof BreakdownSchema>;
-
-export const ReportItemSchema = z.object({
-  key: z.string(),
-  sample: z.number().int().nonnegative(),
-  group: z.string().nullable(),
-  category: z.string().nullable(),
-  toolsets: z.array(z.string()),
-  reward: z.number().nullable(),
-  passed: z.boolean().nullable(),
-  advantage: z.number().nullable(),
-  finish_reason: z.string(),
-  turns: z.number().int().nonnegative(),
-  tokens: z.number().int().nonnegative(),
-  duration_ms: z.number().nonnegative(),
-  reward_error: z.string().nullable(),
-  details: z.unknown(),
-});
-export type ReportItem = z.infer<typeof ReportItemSchema>;
-
-export const EvalReportSchema = z.object({
-  run: z.string(),
-  environment: z.object({ name: z.string(), version: z.string() }).nullable(),
-  model: z.string().nullable(),
-  pass_threshold: z.number(),
-  summary: BreakdownSchema.extend({
-    samples_per_item: z.number().int().nonnegative().describe('K: the most samples any item has'),
-    failed: z.number().int().nonnegative().describe('rollouts that failed for infrastructure reasons (no record; rerun to retry)'),
-    judged: z.number().int().nonnegative().describe('rollouts graded by a panel of two or more judges'),
-    judge_agreement: z.number().nullable().describe('mean share of judges agreeing with the majority, over judged rollouts'),
-    tokens: z.object({ prompt: z.number().int().nonnegative(), completion: z.number().int().nonnegative() }),
-  }),
-  by_category: z.array(BreakdownSchema.extend({ category: z.string() })),
-  by_toolsets: z.array(BreakdownSchema.extend({ toolsets: z.array(z.string()) })),
-  items: z.array(ReportItemSchema),
-  generated_at: z.string(),
-});
-export type EvalReport = z.infer<typeof EvalReportSchema>;
-
-/** One stored rollout as the report reads it (a RunStore row: the record is JSON text). */
-export interface ReportStoreRow {
-  key: string;
-  sample: number;
-  status: string;
-  toolsets: string;
-  record: string | null;
-}
-
-/** What the report needs of a run store; RunStore fits it. */
-export interface ReportSource {
-  items(where: { status?: ('pending' | 'done' | 'discarded' | 'failed')[] }): Iterable<ReportStoreRow>;
-  meta(): { name: string; fingerprint_parts: Record<string, unknown> } | undefined;
-}
+import { EvalReportSchema, type Breakdown, type EvalReport, type ReportItem } from './report-schema.js';
 
 export interface BuildReportOptions {
   /** A rollout passes when its reward is at least this (default 1). */
@@ -82,24 +13,8 @@ export interface BuildReportOptions {
   environment?: { name: string; version: string };
 }
 
-/** The record fields the report reads (records are validated when written). */
-interface ScoredRecord {
-  group: string | null;
-  toolsets: string[];
-  reward: number | null;
-  reward_error: string | null;
-  reward_details: unknown;
-  scores: Record<string, number>;
-  advantage: number | null;
-  finish_reason: string;
-  turns: number;
-  usage: { prompt_tokens: number; completion_tokens: number };
-  timing: { duration_ms: number };
-  source: { fields: Record<string, unknown> };
-}
-
 /** Build the report from everything the store holds (cumulative across resumes and rescoring). */
-export function buildReport(store: ReportSource, options: BuildReportOptions = {}): EvalReport {
+export function buildReport(store: RunStore, options: BuildReportOptions = {}): EvalReport {
   const threshold = options.passThreshold ?? 1;
   const meta = store.meta();
   const rows: ReportItem[] = [];
@@ -111,7 +26,7 @@ export function buildReport(store: ReportSource, options: BuildReportOptions = {
       failed++;
       continue;
     }
-    const record = JSON.parse(stored.record) as ScoredRecord;
+    const record = JSON.parse(stored.record) as TrajectoryRecord;
     tokens.prompt += record.usage.prompt_tokens;
     tokens.completion += record.usage.completion_tokens;
     const agreement = record.scores.judge_agreement;
@@ -144,7 +59,7 @@ export function buildReport(store: ReportSource, options: BuildReportOptions = {
 /** Float noise (a panel mean of 0.9, 0.8 and 0.4 is 0.7000000000000001) must not decide a pass. */
 const PASS_TOLERANCE = 1e-9;
 
-function reportItem(stored: ReportStoreRow, record: ScoredRecord, threshold: number): ReportItem {
+function reportItem(stored: StoredItem, record: TrajectoryRecord, threshold: number): ReportItem {
   const category = record.source.fields.category;
   return {
     key: stored.key,

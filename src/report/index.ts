@@ -1,0 +1,10 @@
+/** Everything that reads a finished run store: reports, comparison, reference checks, advantages, rescoring. */
+export * from './report-schema.js';
+export * from './report.js';
+export { formatEstimate, formatNumber, formatPassAtK, formatReportMarkdown } from './report-markdown.js';
+export * from './advantages.js';
+export * from './rescore.js';
+export * from './reference-check.js';
+export * from './run-comparison.js';
+export * from './bench-suite.js';
+export { escapeHtml, renderHtmlReport, type HtmlReportInput, type TranscriptRecord } from './report-html.js';
