@@ -1,8 +1,9 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { isMap, isSeq, parseDocument } from 'yaml';
 import { ConfigError } from '../errors.js';
 import { trajHome } from '../util/paths.js';
+import { writeFileAtomically } from '../util/atomic-write.js';
 
 /** The key under which "always" approvals live in TRAJ_HOME/config.yaml: a list of pattern ids. */
 export const APPROVED_COMMANDS_KEY = 'approved_commands';
@@ -48,10 +49,7 @@ export function saveApprovedCommand(id: string, file = userConfigFile()): string
   const next = [...approved, id];
   const document = existsSync(file) ? parse(file) : parseDocument('{}');
   document.set(APPROVED_COMMANDS_KEY, next);
-  mkdirSync(dirname(file), { recursive: true });
-  const temporary = `${file}.${process.pid}.tmp`;
   const text = String(document);
-  writeFileSync(temporary, text === '{}\n' ? '' : text);
-  renameSync(temporary, file);
+  writeFileAtomically(file, text === '{}\n' ? '' : text);
   return next;
 }

@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { listSuites, loadSuite, type BenchSuite, type LoadedSuite } from '../report/bench-suite.js';
 import { resolveEnvironmentModule } from '../eval/load-environment.js';
@@ -8,6 +8,7 @@ import { renderHtmlReport, type TranscriptRecord } from '../report/report-html.j
 import { EvalReportSchema, type EvalReport } from '../report/report-schema.js';
 import { compareRuns, type RunComparison } from '../report/run-comparison.js';
 import { ConfigError } from '../errors.js';
+import { writeFileAtomically } from '../util/atomic-write.js';
 import type { RunStore } from '../run/store.js';
 import type { RolloutServices } from '../run/rollout.js';
 import { integerOption, stringOption, type CommandDefinition, type OptionSpec, type ParsedCommand } from './command.js';
@@ -145,10 +146,10 @@ async function benchReport(loaded: LoadedSuite, finished: FinishedEval, recheck:
     }
   }
   const html = join(outDir, 'report.html');
-  writeAtomically(html, renderHtmlReport({ report, records: transcripts(store), agent, suite: loaded.name, check }));
+  writeFileAtomically(html, renderHtmlReport({ report, records: transcripts(store), agent, suite: loaded.name, check }));
   const lines = [headline(loaded.suite, report), `html report: ${html}`];
   if (!check) return { lines, exitCode: 0 };
-  writeAtomically(join(outDir, 'validation.json'), `${JSON.stringify(ReferenceCheckSchema.parse(check), null, 2)}\n`);
+  writeFileAtomically(join(outDir, 'validation.json'), `${JSON.stringify(ReferenceCheckSchema.parse(check), null, 2)}\n`);
   appendFileSync(finished.files.markdown, validationMarkdown(check));
   lines.push(...validationLines(check));
   return { lines, exitCode: check.broken.length > 0 ? EXIT_BROKEN_TASKS : 0 };
@@ -286,8 +287,3 @@ export function formatComparison(comparison: RunComparison): string {
   ].join('\n');
 }
 
-function writeAtomically(path: string, text: string): void {
-  const temporary = `${path}.tmp-${process.pid}`;
-  writeFileSync(temporary, text);
-  renameSync(temporary, path);
-}

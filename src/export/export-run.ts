@@ -1,8 +1,9 @@
-import { closeSync, existsSync, openSync, renameSync, writeSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ConfigError, RunError } from '../errors.js';
 import { computeStatistics } from '../run/run-statistics.js';
 import { RunStore } from '../run/store.js';
+import { writeFileAtomically } from '../util/atomic-write.js';
 import type { TrajectoryRecord } from '../trajectory/record.js';
 import { arrowFormat } from './arrow-format.js';
 import { atroposGroups, GROUP_ORDER, type AtroposCounts } from './atropos.js';
@@ -167,13 +168,3 @@ function nothingToExport(run: string, filter: string | undefined, counts: Record
   return new RunError(`nothing to export from run '${run}'${filter ? ` with --filter '${filter}'` : ''}${why}`, { code: 'nothing_to_export' });
 }
 
-function writeFileAtomically(path: string, text: string): void {
-  const temporary = `${path}.tmp-${process.pid}`;
-  const fd = openSync(temporary, 'w');
-  try {
-    writeSync(fd, text);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(temporary, path);
-}

@@ -1,5 +1,6 @@
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeFileAtomically } from '../util/atomic-write.js';
 import type { RunStore, StoredItem } from '../run/store.js';
 import type { TrajectoryRecord } from '../trajectory/record.js';
 import { mean, meanInterval, passAtKTable, wilsonInterval, type ItemOutcomes } from '../eval/metrics.js';
@@ -130,13 +131,8 @@ export interface ReportFiles {
 export function writeReport(directory: string, report: EvalReport): ReportFiles {
   mkdirSync(directory, { recursive: true });
   const files = { json: join(directory, 'report.json'), markdown: join(directory, 'report.md') };
-  writeAtomically(files.json, `${JSON.stringify(EvalReportSchema.parse(report), null, 2)}\n`);
-  writeAtomically(files.markdown, formatReportMarkdown(report));
+  writeFileAtomically(files.json, `${JSON.stringify(EvalReportSchema.parse(report), null, 2)}\n`);
+  writeFileAtomically(files.markdown, formatReportMarkdown(report));
   return files;
 }
 
-function writeAtomically(path: string, text: string): void {
-  const temporary = `${path}.tmp-${process.pid}`;
-  writeFileSync(temporary, text);
-  renameSync(temporary, path);
-}
