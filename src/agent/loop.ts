@@ -1,13 +1,13 @@
-import pLimit from 'p-limit';
 import { ModelError, serializeError, type SerializedError } from '../errors.js';
-import { addUsage, emptyUsage, type Message, type ToolMessage } from '../model/messages.js';
+import { addUsage, emptyUsage, type Message } from '../model/messages.js';
 import type { ModelClient, ModelResponse } from '../model/types.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
-import { applyBudget, DEFAULT_BUDGET, type Budget } from '../tools/budget.js';
-import { executeToolCall, toolError, toolSpec, type Tool, type ToolCallInput, type ToolCallOutcome } from '../tools/registry.js';
+import type { Budget } from '../tools/budget.js';
+import { toolSpec, type Tool, type ToolCallInput } from '../tools/registry.js';
 import type { AgentEventHandler } from './events.js';
 import type { AgentFinishReason, AgentResult } from './result.js';
 import { defaultStopAfterResponse, type StopCondition } from './stop-conditions.js';
+import { runToolStep } from './tool-step.js';
 
 export interface RunAgentOptions {
   model: ModelClient;
@@ -113,42 +113,30 @@ class AgentRun {
     return this.finish('max_turns');
   }
 
-  /** Run the response's tool calls concurrently, append their results in call order. */
+  /** Run the response's tool calls (one tool step) and append their results in call order. */
   async runTools(response: ModelResponse): Promise<void> {
-    const started = performance.now();
-    const limit = pLimit(this.options.toolConcurrency ?? 8);
+    const { onEvent, tools, sandbox, env, budget, toolConcurrency } = this.options;
     const calls: ToolCallInput[] = response.toolCalls.map((call) => ({
       id: call.id,
       name: call.function.name,
       arguments: call.function.arguments,
       parseError: call.parseError,
     }));
-    const outcomes = await Promise.all(calls.map((call) => limit(() => this.runTool(call))));
-    const toolsetOf = (name: string) => this.options.tools.find((tool) => tool.name === name)?.toolset;
-    const budgeted = await applyBudget(
-      calls.map((call, index) => ({ id: call.id, name: call.name, toolset: toolsetOf(call.name), content: outcomes[index]!.content })),
-      this.options.sandbox,
-      this.options.budget ?? DEFAULT_BUDGET,
-    );
-    for (const [index, call] of calls.entries()) {
-      const message: ToolMessage = { role: 'tool', tool_call_id: call.id, name: call.name, content: budgeted[index]!.content };
-      this.messages.push(message);
-      this.result.toolCalls.push({ name: call.name, ok: outcomes[index]!.ok, ms: outcomes[index]!.ms });
-    }
-    this.result.timings.tool_ms += Math.round(performance.now() - started);
-  }
-
-  private async runTool(call: ToolCallInput): Promise<ToolCallOutcome> {
-    const { onEvent, tools, sandbox, env } = this.options;
-    onEvent?.({ type: 'tool_start', turn: this.turns, call });
-    const interrupted = abortedOutcome(this.signal);
-    const outcome = await Promise.race([
-      executeToolCall(tools, call, { sandbox, signal: this.signal, state: this.state, callId: call.id, env: env ?? process.env }),
-      interrupted.promise,
-    ]);
-    interrupted.cancel();
-    onEvent?.({ type: 'tool_end', turn: this.turns, call, outcome });
-    return outcome;
+    const turn = this.turns;
+    const step = await runToolStep(calls, {
+      tools,
+      sandbox,
+      signal: this.signal,
+      state: this.state,
+      env: env ?? process.env,
+      budget,
+      concurrency: toolConcurrency,
+      onStart: (call) => onEvent?.({ type: 'tool_start', turn, call }),
+      onEnd: (call, outcome) => onEvent?.({ type: 'tool_end', turn, call, outcome }),
+    });
+    this.messages.push(...step.messages);
+    this.result.toolCalls.push(...step.records);
+    this.result.timings.tool_ms += step.ms;
   }
 
   finish(finishReason: AgentFinishReason, error?: SerializedError): AgentResult {
@@ -163,15 +151,4 @@ class AgentRun {
       ...(error ? { error } : {}),
     };
   }
-}
-
-/** Resolves with an "[interrupted]" result when the signal aborts, so a stuck tool cannot hold the loop. */
-function abortedOutcome(signal: AbortSignal): { promise: Promise<ToolCallOutcome>; cancel: () => void } {
-  let onAbort = () => {};
-  const promise = new Promise<ToolCallOutcome>((resolve) => {
-    onAbort = () => resolve({ content: toolError('[interrupted]'), ok: false, ms: 0 });
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-  });
-  return { promise, cancel: () => signal.removeEventListener('abort', onAbort) };
 }

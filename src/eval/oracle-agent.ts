@@ -2,8 +2,9 @@ import type { AgentResult } from '../agent/result.js';
 import { ConfigError, serializeError } from '../errors.js';
 import { emptyUsage, type AssistantMessage, type Message } from '../model/messages.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
-import { applyBudget, DEFAULT_BUDGET, type Budget } from '../tools/budget.js';
-import { executeToolCall, type Tool } from '../tools/registry.js';
+import { runToolStep } from '../agent/tool-step.js';
+import type { Budget } from '../tools/budget.js';
+import type { Tool } from '../tools/registry.js';
 import type { Environment } from './environment.js';
 import type { OracleContext, OracleToolResult } from './oracle-context.js';
 
@@ -43,13 +44,11 @@ export async function runOracleAgent(input: OracleRunInput): Promise<AgentResult
       const id = `oracle-${toolCalls.length + 1}`;
       const call = { id, name, arguments: JSON.stringify(args) };
       messages.push({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name, arguments: call.arguments } }] });
-      const outcome = await executeToolCall(input.tools, call, { sandbox: input.sandbox, signal: input.signal, state, callId: id, env: input.env ?? process.env });
-      const toolset = input.tools.find((tool) => tool.name === name)?.toolset;
-      const [budgeted] = await applyBudget([{ id, name, toolset, content: outcome.content }], input.sandbox, input.budget ?? DEFAULT_BUDGET);
-      messages.push({ role: 'tool', tool_call_id: id, name, content: budgeted!.content });
-      toolCalls.push({ name, ok: outcome.ok, ms: outcome.ms });
-      toolMs += outcome.ms;
-      return { content: budgeted!.content, ok: outcome.ok };
+      const step = await runToolStep([call], { tools: input.tools, sandbox: input.sandbox, signal: input.signal, state, env: input.env ?? process.env, budget: input.budget });
+      messages.push(...step.messages);
+      toolCalls.push(...step.records);
+      toolMs += step.ms;
+      return { content: step.messages[0]!.content, ok: step.records[0]!.ok };
     },
   };
   const finish = (finishReason: AgentResult['finishReason'], error?: unknown): AgentResult => ({
