@@ -134,6 +134,7 @@ ${exitCodeHelp()}`,
           progress = new RunProgress(total !== undefined ? Math.min(total, config.limit ?? total) : undefined);
         },
         onEvent: (event) => progress?.onEvent(event),
+        onNotice: (message) => log(`[traj] ${message}`),
         onPipelineDone: () => progress?.stop(),
       });
       progress?.stop();

@@ -154,6 +154,7 @@ export async function runEval(values: ParsedCommand['values'], options: EvalRunO
         progress = new RunProgress(items.length * samples);
       },
       onEvent: (event) => progress?.onEvent(event),
+      onNotice: (message) => log(`[traj] ${message}`),
       onPipelineDone: () => progress?.stop(),
       callsModel: agent === 'model',
       images: items.map((keyed) => keyed.sandbox.image ?? settings.sandbox.image ?? DEFAULT_DOCKER_IMAGE),

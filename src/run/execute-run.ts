@@ -46,6 +46,8 @@ export interface ExecuteRunInput {
   interruptNow?: AbortSignal;
   onStart?: (info: RunStartInfo) => void;
   onEvent?: (event: PipelineEvent) => void;
+  /** What the preflight checks before dispatch want the user to see while they wait (retries). */
+  onNotice?: (message: string) => void;
   /** Told as soon as no rollout runs any more (before the eval report and outputs): stop a live progress bar. */
   onPipelineDone?: () => void;
   /** After the rollouts, before outputs are written (eval: advantages, report). */
@@ -77,7 +79,7 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
     await preflight({
       endpoint: input.callsModel === false ? undefined : input.endpoint,
       images: docker ? [...new Set(input.images ?? [input.settings.sandbox.image ?? DEFAULT_DOCKER_IMAGE])] : [],
-      onNotice: (message) => input.onEvent?.({ type: 'retrying', message, attempt: 0, delayMs: 0 }),
+      onNotice: input.onNotice,
     });
     if (docker) await pruneDockerLeftovers(input.run);
     const retried = input.retryFailed ? store.resetFailedAttempts() : 0;
