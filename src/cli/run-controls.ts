@@ -66,7 +66,9 @@ export function runExitCode(summary: PipelineSummary, stats: RunStatistics, log:
     const forGood = stats.prompts.failed_for_good;
     log(`[traj] ${summary.failed + summary.exhausted} ${failedWhat} failed${forGood > 0 ? ` (${forGood} for good: attempts used up or a fault that repeats)` : ''}:`);
     for (const line of failureLines(stats)) log(`  ${line}`);
-    log(`[traj] rerun the same command to retry them${forGood > 0 ? '; add --retry-failed to give those failed for good fresh attempts' : ''}.`);
+    const retryable = summary.failed + summary.exhausted - forGood;
+    if (retryable > 0) log(`[traj] rerun the same command to retry the ${retryable} that may succeed on another try.`);
+    if (forGood > 0) log(`[traj] a rerun skips the ${forGood} failed for good: fix the cause, then rerun with --retry-failed to give them fresh attempts.`);
     return EXIT_FAILED;
   }
   return undefined;

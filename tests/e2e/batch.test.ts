@@ -241,6 +241,8 @@ test('SIGINT: stop dispatching, interrupted rollouts go back to pending, exit 13
   db.close();
   assert.ok((counts.done ?? 0) < 30, 'the run stopped early');
   assert.equal(counts.failed ?? 0, 0, 'interrupted rollouts are not failures');
+  const interruptedStats = JSON.parse(readFileSync(join(directory, 'datasets', 'sigint', 'statistics.json'), 'utf8'));
+  assert.equal(interruptedStats.prompts.total, 30, 'the statistics count the whole dataset, not only the rows read before the stop');
   const resumed = await runCli(args, { cwd: directory });
   assert.equal(resumed.code, 0, resumed.stderr);
   assert.equal(readRecords(directory, 'sigint').length, 30);
