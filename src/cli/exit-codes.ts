@@ -1,4 +1,4 @@
-import { isTrajError } from '../errors.js';
+import { isTrajError, type SerializedError } from '../errors.js';
 import { RUN_FAULT_CODES } from '../run/failure-policy.js';
 
 /** What every traj command's exit status means; README "Exit codes" and `traj --help` show this table. */
@@ -37,12 +37,17 @@ const USAGE_CODES = new Set(['cli_usage', 'fingerprint_changed']);
 const RUN_CODES = new Set(['run_locked']);
 const BUDGET_CODES = new Set(['budget_exceeded']);
 
-/** The exit status for an error that ended a command. */
+/** The exit status for an error that ended a command (a TrajError, or one serialized from a worker thread). */
 export function exitCodeFor(error: unknown): number {
-  if (!isTrajError(error)) return EXIT_FAILED;
+  if (!isTrajError(error) && !isSerializedError(error)) return EXIT_FAILED;
   if (RUN_FAULT_CODES.has(error.code) || RUN_CODES.has(error.code)) return EXIT_RUN_FAULT;
   if (BUDGET_CODES.has(error.code)) return EXIT_BUDGET;
   if (USAGE_CODES.has(error.code)) return EXIT_USAGE;
   if (error.name === 'ConfigError' || error.name === 'DatasetError') return EXIT_USAGE;
   return EXIT_FAILED;
+}
+
+function isSerializedError(value: unknown): value is SerializedError {
+  const candidate = value as Partial<SerializedError> | null;
+  return typeof candidate === 'object' && candidate !== null && typeof candidate.code === 'string' && typeof candidate.name === 'string' && !(value instanceof Error);
 }

@@ -125,6 +125,19 @@ test('an endpoint answering 401: the preflight stops the run (exit 4, the server
   assert.equal(readRecords(directory, 'auth').length, 20);
 });
 
+test('traj eval and traj ask against a 401 endpoint exit 4 with the server message too', async (t) => {
+  const directory = temporaryDirectory(t);
+  const refusing = await startErrorServer(403, 'Project key revoked');
+  t.after(() => refusing.close());
+  const endpoint = ['--base-url', refusing.url, '--model', 'm', '--api-key-env', 'TRAJ_TEST_KEY'];
+  const evaluated = await runCli(['eval', '--env', 'file-task', '--run', 'auth-eval', '--limit', '2', ...endpoint], { cwd: directory, env: { TRAJ_TEST_KEY: 'k' } });
+  assert.equal(evaluated.code, 4, evaluated.stderr);
+  assert.match(evaluated.stderr, /HTTP 403: Project key revoked/);
+  const asked = await runCli(['ask', 'hello', ...endpoint], { cwd: directory, env: { TRAJ_TEST_KEY: 'k' } });
+  assert.equal(asked.code, 4, asked.stderr);
+  assert.match(asked.stderr, /HTTP 403: Project key revoked/);
+});
+
 test('a 401 on completions only (the model list answers): the circuit breaker stops at the first, in-flight rollouts go back to pending, exit 4', async (t) => {
   const directory = temporaryDirectory(t);
   const dataset = join(directory, 'breaker.jsonl');
