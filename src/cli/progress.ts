@@ -24,7 +24,7 @@ export class RunProgress {
   private bar?: cliProgress.SingleBar;
   private timer?: NodeJS.Timeout;
   private lastError = '';
-  private lastErrorShownAt = 0;
+  private lastErrorShownAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly total: number | undefined,

@@ -86,7 +86,7 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
     const pool = new RolloutPool({
       workers: input.workers,
       concurrency: input.concurrency,
-      onRetry: (retry) => input.onEvent?.({ type: 'retrying', ...retry }),
+      onRetry: ({ attempt, delayMs, message }) => input.onEvent?.({ type: 'retrying', attempt, delayMs, message }),
     });
     const alreadyFinished = (store.db.prepare(`SELECT COUNT(*) FROM items WHERE status IN ('done','discarded')`).pluck().get() as number) ?? 0;
     input.onStart?.({ storePath, workers: pool.workers, concurrency: input.concurrency, fingerprintChanges: changes, alreadyFinished, retried });

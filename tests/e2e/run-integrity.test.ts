@@ -203,6 +203,20 @@ test('an endpoint that goes down mid-run (503 after retries): five in a row stop
   assert.equal(readRecords(directory, 'outage').length, 40);
 });
 
+test('while a model call is retried, progress shows what the server said (never a silent wait)', async (t) => {
+  const directory = temporaryDirectory(t);
+  const dataset = join(directory, 'retry-notice.jsonl');
+  writeJsonl(dataset, prompts(1));
+  const busy: ScriptFunction = (_request, context) =>
+    context.index < 2 ? { fault: 'http', status: 503, headers: { 'retry-after-ms': '300' }, body: { error: { message: 'engine warming up, try later' } } } : { content: 'fine' };
+  const server = await startScriptedServer(busy);
+  t.after(() => server.close());
+  const result = await runCli(batchArgs(dataset, 'retry-notice', server.url), { cwd: directory });
+  assert.equal(result.code, 0, result.stderr);
+  assert.match(result.stderr, /\[traj\] retrying a model call \(attempt 1 failed, next in 0\.3 s\): HTTP 503: engine warming up, try later/);
+  assert.equal(readRecords(directory, 'retry-notice').length, 1);
+});
+
 test('a missing key for a remote endpoint is refused before any rollout (exit 4)', async (t) => {
   const directory = temporaryDirectory(t);
   const dataset = join(directory, 'key.jsonl');
