@@ -3,7 +3,7 @@ import { buildRecord } from '../trajectory/build-record.js';
 import type { TrajectoryRecord } from '../trajectory/record.js';
 import type { RolloutOutcome, RolloutSettings, RolloutTask } from './rollout.js';
 import { CircuitBreaker } from './circuit-breaker.js';
-import { decideFailure } from './failure-policy.js';
+import { decideFailure, type FailureDecision } from './failure-policy.js';
 import { Semaphore } from './semaphore.js';
 import type { ErrorClass, ItemStatus, RunStore } from './store.js';
 
@@ -216,23 +216,8 @@ function land(context: LandingContext, entry: WorkItem, outcome: RolloutOutcome)
     context.halt(`run-level fault ${error.code}: ${error.message}`, true);
     return;
   }
-  let status: Exclude<ItemStatus, 'pending'>;
-  let errorClass: ErrorClass | null = null;
-  let errorCode: string | null = null;
-  let message: string | null = null;
-  if (error && decision!.action !== 'agent') {
-    status = 'failed';
-    errorClass = decision!.errorClass === 'input' ? 'input' : 'infra';
-    errorCode = error.code;
-    message = error.message;
-    record.error = error;
-  } else {
-    message = (options.filters ?? []).map((filter) => filter(record)).find((reason) => reason !== undefined) ?? null;
-    status = message ? 'discarded' : 'done';
-    errorClass = message ? 'filtered' : record.finish_reason === 'stop' && !error ? null : 'agent';
-    errorCode = status === 'discarded' ? 'filtered' : errorClass === 'agent' ? (error?.code ?? record.finish_reason) : null;
-    if (!message && errorClass === 'agent') message = error?.message ?? `finished with ${record.finish_reason}`;
-  }
+  const { status, errorClass, errorCode, message } = resultStatus(record, error, decision, options.filters ?? []);
+  if (status === 'failed') record.error = error!;
   store.saveResult(
     {
       key: entry.key,
@@ -254,6 +239,24 @@ function land(context: LandingContext, entry: WorkItem, outcome: RolloutOutcome)
   options.onEvent?.({ type: 'finished', key: entry.key, sample: entry.sample, status, record, error });
   const tripped = context.breaker.observe(status === 'failed' ? errorCode : null, entry);
   if (tripped) tripBreaker(context, error!, tripped);
+}
+
+interface ResultStatus {
+  status: Exclude<ItemStatus, 'pending'>;
+  errorClass: ErrorClass | null;
+  errorCode: string | null;
+  message: string | null;
+}
+
+/** How a landed rollout is stored: failed (infra or input), discarded by a filter, or done (an agent outcome is done too). */
+function resultStatus(record: TrajectoryRecord, error: SerializedError | undefined, decision: FailureDecision | undefined, filters: RecordFilter[]): ResultStatus {
+  if (error && decision && decision.action !== 'agent') {
+    return { status: 'failed', errorClass: decision.errorClass === 'input' ? 'input' : 'infra', errorCode: error.code, message: error.message };
+  }
+  const filtered = filters.map((filter) => filter(record)).find((reason) => reason !== undefined);
+  if (filtered) return { status: 'discarded', errorClass: 'filtered', errorCode: 'filtered', message: filtered };
+  if (record.finish_reason === 'stop' && !error) return { status: 'done', errorClass: null, errorCode: null, message: null };
+  return { status: 'done', errorClass: 'agent', errorCode: error?.code ?? record.finish_reason, message: error?.message ?? `finished with ${record.finish_reason}` };
 }
 
 /** A worker that died (out of memory, a native crash): the rollout is failed as infra and retried later. */
