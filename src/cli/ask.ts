@@ -4,6 +4,7 @@ import { createThreadServices } from '../run/worker-services.js';
 import { ConfigError } from '../errors.js';
 import { ENDPOINT_OPTIONS, integerOption, listOption, stringOption, type CommandDefinition } from './command.js';
 import { resolveEndpoint } from './endpoint.js';
+import { exitCodeFor } from './exit-codes.js';
 import { renderConversation } from './render-conversation.js';
 import { createToolRegistry } from '../tools/builtin.js';
 import { readFileSync } from 'node:fs';
@@ -70,7 +71,7 @@ export const command: CommandDefinition = {
       const error = outcome.error ?? outcome.result.error;
       if (error) {
         process.stderr.write(`traj: ${error.message}\n`);
-        return 1;
+        return exitCodeFor(error);
       }
       return 0;
     } finally {

@@ -13,6 +13,7 @@ import { resolveEndpoint } from './endpoint.js';
 import { RunProgress } from './progress.js';
 import { RUN_OPTIONS, runConfigFrom, systemPromptFrom } from './run-options.js';
 import { logRunStart, pipelineControls, runExitCode, runStopSignals } from './run-controls.js';
+import { exitCodeHelp } from './exit-codes.js';
 import { formatStatistics } from './summary.js';
 
 /** The registry for choosing tools on the main thread: built-ins plus the configured MCP servers' toolsets. */
@@ -76,9 +77,11 @@ export const command: CommandDefinition = {
   details: `Examples:
   traj batch --dataset datasets/sample/prompts.jsonl --run demo --distribution development
   traj batch --config run.yaml --concurrency 64          # flags override the config file
-Resume: run the same command again; finished prompts are skipped, failed ones retried.
+Resume: run the same command again; finished prompts are skipped, failed ones retried until --max-attempts
+recorded failures (a kill or a run-level fault uses no attempt); --retry-failed gives those failed for good fresh attempts.
+Before the first rollout a preflight checks the key, the endpoint (GET /models) and, for --sandbox docker, the image.
 Outputs: checkpoints/NAME.sqlite (the source of truth), datasets/NAME/trajectories.jsonl and statistics.json.
-Exit codes: 0 all prompts done, 1 some failed (rerun to retry), 2 usage error, 130 interrupted.`,
+${exitCodeHelp()}`,
   async run({ values }) {
     const config = runConfigFrom(values);
     if (!config.dataset) throw new ConfigError('missing --dataset FILE (JSONL, Parquet, Arrow or hf://datasets/...)', { code: 'cli_usage' });
@@ -122,6 +125,7 @@ Exit codes: 0 all prompts done, 1 some failed (rerun to retry), 2 usage error, 1
             limit: config.limit,
             registry,
             store,
+            expectedRows: total,
             onDrop: warnOnce(log),
           }),
         ...pipelineControls(config, signals),
@@ -130,11 +134,13 @@ Exit codes: 0 all prompts done, 1 some failed (rerun to retry), 2 usage error, 1
           progress = new RunProgress(total !== undefined ? Math.min(total, config.limit ?? total) : undefined);
         },
         onEvent: (event) => progress?.onEvent(event),
+        onNotice: (message) => log(`[traj] ${message}`),
+        onPipelineDone: () => progress?.stop(),
       });
       progress?.stop();
       process.stdout.write(`${formatStatistics(result.outputs.stats)}\n\n`);
       process.stdout.write(`wrote ${result.outputs.rows} trajectories to ${result.outputs.trajectories}\nstatistics: ${result.outputs.statistics}\n`);
-      return runExitCode(result.summary, log, 'prompts') ?? 0;
+      return runExitCode(result.summary, result.outputs.stats, log, 'prompts') ?? 0;
     } finally {
       progress?.stop();
       signals.dispose();

@@ -23,6 +23,8 @@ import { integerOption, stringOption, type CommandDefinition, type ParsedCommand
 import { resolveEndpoint, type ResolvedEndpoint } from './endpoint.js';
 import { agentOption, datasetLocation, EVAL_OPTIONS, judgeSettingsFrom, judgeFingerprint, numberOption, rescoreJudgeSettings, StoredEvalSchema, type EvalAgent, type StoredEval } from './eval-options.js';
 import { formatEvalSummary } from './eval-summary.js';
+import { exitCodeHelp } from './exit-codes.js';
+import { DEFAULT_DOCKER_IMAGE } from '../sandbox/docker-config.js';
 import { RunProgress } from './progress.js';
 import { runConfigFrom } from './run-options.js';
 import { logRunStart, pipelineControls, runExitCode, runStopSignals } from './run-controls.js';
@@ -153,6 +155,10 @@ export async function runEval(values: ParsedCommand['values'], options: EvalRunO
         progress = new RunProgress(items.length * samples);
       },
       onEvent: (event) => progress?.onEvent(event),
+      onNotice: (message) => log(`[traj] ${message}`),
+      onPipelineDone: () => progress?.stop(),
+      callsModel: agent === 'model',
+      images: items.map((keyed) => keyed.sandbox.image ?? settings.sandbox.image ?? DEFAULT_DOCKER_IMAGE),
       async afterPipeline(store) {
         finished = finishEval(store, outDir, passThreshold, environment);
         extras = await options.afterReport?.({ ...finished, store, outDir, agent, settings, items });
@@ -161,7 +167,7 @@ export async function runEval(values: ParsedCommand['values'], options: EvalRunO
     progress?.stop();
     printResult(finished!, result.outputs.trajectories);
     if (extras && extras.lines.length > 0) process.stdout.write(`${extras.lines.join('\n')}\n`);
-    return runExitCode(result.summary, log, 'rollouts (infrastructure)') ?? extras?.exitCode ?? 0;
+    return runExitCode(result.summary, result.outputs.stats, log, 'rollouts') ?? extras?.exitCode ?? 0;
   } finally {
     progress?.stop();
     signals.dispose();
@@ -239,7 +245,8 @@ export const command: CommandDefinition = {
 Defaults come from environments/<name>/config.yaml; flags and --config override them.
 Resume: run the same command again (more --samples adds samples to every item).
 Outputs: checkpoints/NAME.sqlite, datasets/NAME/trajectories.jsonl (with reward, scores, group, advantage), statistics.json, report.json, report.md.
-Exit codes: 0 all rollouts done (reward errors are results, not failures), 1 some failed (rerun to retry), 2 usage error, 130 interrupted.`,
+Reward errors are results, not failures. Before the first rollout a preflight checks the key, the endpoint and, for docker, the images.
+${exitCodeHelp()}`,
   async run({ values }) {
     const rescoreRunName = stringOption(values, 'rescore');
     return rescoreRunName ? rescore(values, rescoreRunName) : runEval(values);

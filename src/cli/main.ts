@@ -2,6 +2,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { isTrajError } from '../errors.js';
 import { formatHelp, parseCommand, type CommandDefinition } from './command.js';
+import { exitCodeFor, exitCodeHelp } from './exit-codes.js';
 
 /** Commands load lazily so `traj --help` never pays for dockerode, arrow or the MCP SDK. */
 const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandDefinition> }> = {
@@ -28,6 +29,8 @@ function mainHelp(): string {
     '',
     'commands:',
     ...rows,
+    '',
+    exitCodeHelp(),
   ].join('\n');
 }
 
@@ -59,13 +62,11 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+/** Print what ended a command and return its exit status (exit-codes.ts: the same table for every command). */
 export function reportError(error: unknown): number {
-  if (isTrajError(error)) {
-    process.stderr.write(`traj: ${error.message}\n`);
-    return error.code === 'cli_usage' ? 2 : 1;
-  }
-  process.stderr.write(`traj: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  return 1;
+  if (isTrajError(error)) process.stderr.write(`traj: ${error.message}\n`);
+  else process.stderr.write(`traj: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  return exitCodeFor(error);
 }
 
 /**

@@ -28,7 +28,8 @@ export function formatStatistics(stats: RunStatistics): string {
       ),
     );
   }
-  const failures = Object.entries(p.failed_by_code).map(([code, count]) => `${code}: ${count}`).join(', ');
+  const failures = Object.entries(p.failures).map(([code, failure]) => `  ${code} ×${failure.count} (e.g. ${failure.example_key}): ${failure.first_message}`);
+  const badRows = p.bad_row_examples.map((row) => `  line ${row.line}: ${row.reason}`);
   const drops = Object.entries(stats.toolset_drops).map(([toolset, count]) => `${toolset} ×${count}`).join(', ');
   parts.push(
     [
@@ -37,7 +38,8 @@ export function formatStatistics(stats: RunStatistics): string {
       `tokens: ${stats.tokens.prompt} prompt + ${stats.tokens.completion} completion (${stats.tokens.reasoning} reasoning)`,
       `wall time: ${(stats.wall_time_ms / 1000).toFixed(1)} s over ${stats.segments} invocation(s), ${stats.rollouts_per_minute.toFixed(1)} rollouts/min`,
       ...(stats.rewards.scored > 0 || stats.rewards.errors > 0 ? [`rewards: ${stats.rewards.scored} scored, mean ${stats.rewards.mean ?? '-'}, ${stats.rewards.errors} reward errors`] : []),
-      ...(failures ? [`failed: ${failures}`] : []),
+      ...(failures.length > 0 ? [`failed (per code: count, an example prompt key, the first message):`, ...failures] : []),
+      ...(badRows.length > 0 ? [`bad rows (${p.bad_rows}${p.bad_rows > badRows.length ? `, first ${badRows.length}` : ''}):`, ...badRows] : []),
       ...(drops ? [`toolsets dropped as unavailable: ${drops}`] : []),
     ].join('\n'),
   );

@@ -64,30 +64,51 @@ export interface FailureContext {
   model: string;
 }
 
-/** The typed error a caller sees: names the endpoint, the model, the status and the server's message. */
+/** Failures to connect at all (no server answered), as opposed to a server that answered badly. */
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
+
+/** What a 400 says when the conversation no longer fits the model's context (OpenAI, vLLM, llama.cpp, Anthropic gateways). */
+const CONTEXT_OVERFLOW =
+  /context[ _-]?(length|window)|maximum (context )?length|prompt is too long|too many tokens|exceeds? the (model'?s? )?(maximum|context)|context_length_exceeded/i;
+
+/**
+ * The typed error a caller sees: names the endpoint, the model, the status and the server's message.
+ * Its code says what the run pipeline does with it (src/run/failure-policy.ts): `model_auth`,
+ * `model_not_found` and `model_unreachable` stop the run; `context_overflow` is the agent's outcome.
+ */
 export function modelErrorFor(failure: AttemptFailure, attempts: number, context: FailureContext): ModelError {
   const where = `model endpoint ${context.baseURL} (model '${context.model}')`;
   const status = failure.status === undefined ? '' : `HTTP ${failure.status}: `;
   const details = { baseURL: context.baseURL, model: context.model, status: failure.status, attempts };
-  if (failure.kind === 'aborted') {
-    return new ModelError(`request to ${where} aborted`, { code: 'aborted', retryable: false, cause: failure.cause, details });
-  }
+  const fault = (message: string, code: string, retryable: boolean) => new ModelError(message, { code, retryable, cause: failure.cause, details });
+  if (failure.kind === 'aborted') return fault(`request to ${where} aborted`, 'aborted', false);
   if (failure.kind === 'retryable') {
     const tries = attempts === 1 ? '1 attempt' : `${attempts} attempts`;
-    return new ModelError(`${where} unavailable after ${tries}: ${status}${failure.message}`, {
-      code: 'model_unavailable',
-      retryable: true,
-      cause: failure.cause,
-      details,
-    });
+    if (failure.status === undefined && isUnreachable(failure.cause)) {
+      return fault(`${where} unreachable after ${tries}: ${failure.message}`, 'model_unreachable', true);
+    }
+    return fault(`${where} unavailable after ${tries}: ${status}${failure.message}`, 'model_unavailable', true);
   }
-  if (failure.status === undefined) {
-    return new ModelError(`${where} failed: ${failure.message}`, { code: 'model_failed', retryable: false, cause: failure.cause, details });
+  if (failure.status === undefined) return fault(`${where} failed: ${failure.message}`, 'model_failed', false);
+  if (failure.status === 401 || failure.status === 403) {
+    return fault(`${where} refused the credentials: ${status}${failure.message} (check the API key variable, --api-key-env)`, 'model_auth', false);
   }
-  return new ModelError(`${where} rejected the request: ${status}${failure.message}`, {
-    code: 'model_request_rejected',
-    retryable: false,
-    cause: failure.cause,
-    details,
-  });
+  if (failure.status === 404) {
+    return fault(`${where} does not know this model or route: ${status}${failure.message} (check --model and --base-url)`, 'model_not_found', false);
+  }
+  if ((failure.status === 400 || failure.status === 413) && CONTEXT_OVERFLOW.test(failure.message)) {
+    return fault(`${where}: the conversation exceeds the model's context: ${status}${failure.message}`, 'context_overflow', false);
+  }
+  return fault(`${where} rejected the request: ${status}${failure.message}`, 'model_request_rejected', false);
+}
+
+function isUnreachable(cause: unknown): boolean {
+  if (cause instanceof APIConnectionTimeoutError || cause instanceof AttemptTimeoutError) return false;
+  let current: unknown = cause;
+  for (let depth = 0; current instanceof Error && depth < 5; depth++) {
+    const code = (current as NodeJS.ErrnoException).code;
+    if (code && UNREACHABLE_CODES.has(code)) return true;
+    current = current.cause;
+  }
+  return false;
 }

@@ -1,4 +1,5 @@
 import type { Endpoint } from '../config/endpoint.js';
+import { DatasetError } from '../errors.js';
 import { sha256, canonicalJson } from '../util/hash.js';
 import { toolSpec, type ToolRegistry } from '../tools/registry.js';
 import { sampleToolsets, type Distribution } from '../tools/distributions.js';
@@ -18,6 +19,8 @@ export interface BatchEntriesInput {
   limit?: number;
   registry: ToolRegistry;
   store: RunStore;
+  /** Rows the dataset holds when known up front (a JSONL line count): statistics count them even if the run stops early. */
+  expectedRows?: number;
   /** Called once per toolset dropped from a draw because it is unavailable here. */
   onDrop?: (toolset: string, reason: string) => void;
 }
@@ -29,11 +32,14 @@ export interface BatchEntriesInput {
 export async function* batchEntries(input: BatchEntriesInput): AsyncGenerator<PipelineEntry> {
   const keyer = new PromptKeyer({ source: input.dataset });
   const available = (toolset: string): true | string => input.registry.unavailableReason(toolset, { env: process.env }) ?? true;
+  if (input.expectedRows !== undefined) input.store.setCounter('dataset_rows', Math.min(input.expectedRows, input.limit ?? input.expectedRows));
   let rows = 0;
+  let bad = 0;
   for await (const row of readDataset(input.dataset, input.reader)) {
     if (input.limit !== undefined && rows >= input.limit) break;
     rows++;
     if ('bad' in row) {
+      bad++;
       yield { bad: true, line: row.line, reason: row.reason };
       continue;
     }
@@ -53,10 +59,18 @@ export async function* batchEntries(input: BatchEntriesInput): AsyncGenerator<Pi
       rowIndex: row.index,
       group: null,
       task: { toolsets, messages: row.messages, system: row.system, image: row.image, workdir: row.cwd },
-      source: { dataset: input.dataset, row: row.index, fields: row.fields },
+      // The same number a bad row is reported with (file:line), so a user finds either the same way.
+      source: { dataset: input.dataset, row: row.line, fields: row.fields },
     };
   }
   input.store.setCounter('dataset_rows', rows);
+  if (rows === 0) throw new DatasetError(`${input.dataset}: the dataset has no rows (nothing to run)`, { code: 'dataset_empty', details: { source: input.dataset } });
+  if (bad === rows) {
+    throw new DatasetError(`${input.dataset}: all ${rows} rows are malformed (skipped with --skip-bad-rows; see statistics.json "bad_rows")`, {
+      code: 'dataset_all_bad',
+      details: { source: input.dataset, rows },
+    });
+  }
 }
 
 /** The toolsets a run may offer: every toolset of the distribution, or the fixed list. */

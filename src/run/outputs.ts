@@ -33,11 +33,11 @@ export interface RunOutputs {
 }
 
 /** `datasets/<run>/trajectories.jsonl` and `statistics.json`, both generated from the store. */
-export function writeRunOutputs(store: RunStore, directory: string): RunOutputs {
+export function writeRunOutputs(store: RunStore, directory: string, maxAttempts?: number): RunOutputs {
   const trajectories = join(directory, 'trajectories.jsonl');
   const statistics = join(directory, 'statistics.json');
   const rows = writeRecordsJsonl(store, trajectories);
-  const stats = computeStatistics(store);
+  const stats = computeStatistics(store, 0, maxAttempts);
   writeFileAtomically(statistics, `${JSON.stringify(stats, null, 2)}\n`);
   return { directory, trajectories, statistics, rows, stats };
 }

@@ -23,6 +23,7 @@ export const RunConfigSchema = z.strictObject({
   require_reasoning: z.boolean().default(false),
   completed_only: z.boolean().default(false),
   max_attempts: z.number().int().positive().default(3),
+  retry_failed: z.boolean().default(false).describe('give prompts failed for good fresh attempts'),
   rollout_timeout: z.number().positive().optional().describe('seconds'),
   limit: z.number().int().positive().optional(),
   skip_bad_rows: z.boolean().default(false),

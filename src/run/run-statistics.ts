@@ -19,7 +19,13 @@ export interface RunStatistics {
     pending: number;
     failed_by_class: Record<string, number>;
     failed_by_code: Record<string, number>;
+    /** Per failure code: how many, the first message in full and an example prompt key to look it up by. */
+    failures: Record<string, FailureSummary>;
+    /** Failed prompts that no rerun retries (attempts used up, or a fault that repeats): `--retry-failed` does. */
+    failed_for_good: number;
     bad_rows: number;
+    /** The first bad rows (line and reason), so the summary can name them. */
+    bad_row_examples: Array<{ line: number; reason: string }>;
   };
   finish_reasons: Record<string, number>;
   tools: ToolTableRow[];
@@ -34,13 +40,19 @@ export interface RunStatistics {
   generated_at: string;
 }
 
+export interface FailureSummary {
+  count: number;
+  first_message: string;
+  example_key: string;
+}
+
 const RECORDED = `status IN ('done','discarded')`;
 
 /**
  * Statistics over everything the store holds, so they are cumulative across resumes by
  * construction. Aggregated inside SQLite over columns kept beside each record, so no record JSON is parsed.
  */
-export function computeStatistics(store: RunStore, extraWallMs = 0): RunStatistics {
+export function computeStatistics(store: RunStore, extraWallMs = 0, maxAttempts?: number): RunStatistics {
   store.flush();
   const db = store.db;
   const meta = store.meta();
@@ -85,7 +97,10 @@ export function computeStatistics(store: RunStore, extraWallMs = 0): RunStatisti
       pending: byStatus.pending ?? 0,
       failed_by_class: grouped(`SELECT error_class, COUNT(*) FROM items WHERE status = 'failed' GROUP BY error_class`),
       failed_by_code: grouped(`SELECT error_code, COUNT(*) FROM items WHERE status = 'failed' GROUP BY error_code`),
+      failures: failureSummaries(store),
+      failed_for_good: count(`SELECT COUNT(*) FROM items WHERE status = 'failed' AND (retryable = 0 OR attempts >= ?)`, maxAttempts ?? Number.MAX_SAFE_INTEGER),
       bad_rows: count('SELECT COUNT(*) FROM bad_rows'),
+      bad_row_examples: db.prepare('SELECT line, reason FROM bad_rows ORDER BY line LIMIT 5').all() as Array<{ line: number; reason: string }>,
     },
     finish_reasons: grouped(`SELECT finish_reason, COUNT(*) FROM items WHERE ${RECORDED} GROUP BY finish_reason`),
     tools,
@@ -103,6 +118,19 @@ export function computeStatistics(store: RunStore, extraWallMs = 0): RunStatisti
     },
     generated_at: new Date().toISOString(),
   };
+}
+
+/** The earliest failure of each code, in full: what the user reads to fix the cause. */
+function failureSummaries(store: RunStore): Record<string, FailureSummary> {
+  const rows = store.db
+    .prepare(
+      `SELECT COALESCE(error_code, 'unknown') AS code, COUNT(*) AS count,
+              (SELECT error_message FROM items AS first WHERE first.status = 'failed' AND COALESCE(first.error_code, 'unknown') = COALESCE(items.error_code, 'unknown') ORDER BY first.updated_at, first.id LIMIT 1) AS message,
+              (SELECT key || CASE WHEN sample > 0 THEN '#s' || sample ELSE '' END FROM items AS first WHERE first.status = 'failed' AND COALESCE(first.error_code, 'unknown') = COALESCE(items.error_code, 'unknown') ORDER BY first.updated_at, first.id LIMIT 1) AS example
+       FROM items WHERE status = 'failed' GROUP BY code ORDER BY count DESC, code`,
+    )
+    .all() as { code: string; count: number; message: string | null; example: string }[];
+  return Object.fromEntries(rows.map((row) => [row.code, { count: row.count, first_message: row.message ?? '(no message)', example_key: row.example }]));
 }
 
 function round(value: number): number {

@@ -1,4 +1,4 @@
-import { createModelClient } from '../model/client.js';
+import { createModelClient, type ModelClientOptions } from '../model/client.js';
 import type { ModelClient } from '../model/types.js';
 import { createSandbox } from '../sandbox/index.js';
 import { closeSpawner } from '../sandbox/spawner.js';
@@ -11,7 +11,7 @@ import type { RolloutServices, RolloutSettings } from './rollout.js';
  * the tool registry and MCP server connections are built once and shared by every rollout the
  * thread runs. MCP servers start lazily, only when a rollout draws their toolset.
  */
-export function createThreadServices(): RolloutServices & { close(): Promise<void> } {
+export function createThreadServices(options: Pick<ModelClientOptions, 'onRetry'> = {}): RolloutServices & { close(): Promise<void> } {
   const models = new Map<string, ModelClient>();
   const registry = createToolRegistry();
   let mcpPool: McpClientPool | undefined;
@@ -20,7 +20,7 @@ export function createThreadServices(): RolloutServices & { close(): Promise<voi
       const id = JSON.stringify(settings.endpoint);
       let client = models.get(id);
       if (!client) {
-        client = createModelClient(settings.endpoint);
+        client = createModelClient(settings.endpoint, options);
         models.set(id, client);
       }
       return client;

@@ -139,7 +139,7 @@ describe('traj distributions (the CLI as a subprocess)', () => {
 
   it('fails with the known names for an unknown distribution and with usage for a bad action', () => {
     const unknown = traj('show', 'nonesuch');
-    assert.equal(unknown.status, 1);
+    assert.equal(unknown.status, 2, "an unknown name is a usage error (exit 2)");
     assert.match(unknown.stderr, /unknown toolset distribution 'nonesuch'.*known distributions: balanced, default/);
     assert.equal(traj('frobnicate').status, 2);
   });
