@@ -1,12 +1,11 @@
-import { readConfigFile, validate } from '../config/load.js';
 import { ConfigError } from '../errors.js';
 import { loadFork, parseTurn, runChat, type ForkedConversation } from '../chat/index.js';
-import { RunConfigSchema, type RunConfig } from '../run/run-config.js';
+import type { RunConfig } from '../run/run-config.js';
 import { DEFAULT_BUDGET } from '../tools/budget.js';
 import { loadMcpServers } from '../tools/mcp/config.js';
 import { ENDPOINT_OPTIONS, integerOption, listOption, stringOption, type CommandDefinition, type ParsedCommand } from './command.js';
 import { resolveEndpoint } from './endpoint.js';
-import { systemPromptFrom } from './run-options.js';
+import { readRunConfigFile, systemPromptFrom } from './run-options.js';
 
 const DEFAULT_TOOLSETS = ['terminal', 'file', 'todo'];
 const DEFAULT_MAX_TURNS = 20;
@@ -79,7 +78,7 @@ Sessions live in TRAJ_HOME/sessions.sqlite (default ~/.traj); see traj sessions 
 /** The --config file's settings (any run-config key; `run` is not needed for a chat). */
 function chatConfig(values: ParsedCommand['values']): Partial<RunConfig> {
   const file = stringOption(values, 'config');
-  return file ? validate(RunConfigSchema.partial(), readConfigFile(file), file) : {};
+  return file ? readRunConfigFile(file) : {};
 }
 
 /** --system FILE wins over the config's system_prompt / system. */

@@ -1,3 +1,4 @@
 export * from './paths.js';
 export * from './hash.js';
 export * from './shell.js';
+export * from './closest-match.js';
