@@ -178,6 +178,11 @@ export class ChatSession {
 
   /** Write the session and its messages; the row is created on the first write. */
   persist(): void {
+    // One transaction: another chat on the same TRAJ_HOME never sees the row without its messages.
+    this.services.store.write(() => this.persistNow());
+  }
+
+  private persistNow(): void {
     const { store } = this.services;
     if (!this.stored) {
       store.create({
