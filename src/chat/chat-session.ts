@@ -179,8 +179,20 @@ export class ChatSession {
   /** Write the session and its messages; the row is created on the first write. */
   persist(): void {
     // One transaction: another chat on the same TRAJ_HOME never sees the row without its messages.
-    this.services.store.write(() => this.persistNow());
+    try {
+      this.services.store.write(() => this.persistNow());
+      this.unsaved = false;
+    } catch (error) {
+      this.unsaved = true;
+      throw error;
+    }
   }
+
+  /**
+   * True while the last write of this session failed (e.g. the store stayed locked past the busy
+   * timeout). The next persist writes the whole history, so one later success heals it.
+   */
+  unsaved = false;
 
   private persistNow(): void {
     const { store } = this.services;

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
+import { SessionStore } from '../../src/chat/session-store.js';
 import { createEchoScript, startScriptedServer } from '../../src/testing/index.js';
 import { startCli, temporaryDirectory } from '../helpers/cli.js';
 
@@ -49,4 +50,30 @@ test('two traj chat processes on one TRAJ_HOME: every message and every answer i
   assert.equal(db.prepare("SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH 'alpha'").pluck().get(), 2 * MESSAGES_PER_CHAT);
   assert.equal(db.prepare("SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH 'beta'").pluck().get(), 2 * MESSAGES_PER_CHAT);
   assert.equal(server.requests.length, 2 * MESSAGES_PER_CHAT);
+});
+
+test('a chat waits while another process holds the write lock, then stores its messages', async (t) => {
+  const home = join(temporaryDirectory(t), 'home');
+  const server = await startScriptedServer(createEchoScript());
+  t.after(() => server.close());
+  const holder = SessionStore.open(join(home, 'sessions.sqlite'));
+  t.after(() => holder.close());
+  holder.db.exec('BEGIN IMMEDIATE');
+  const { done } = startCli(['chat', '--base-url', server.url, '--model', 'scripted-chat', '--api-key-env', 'NO_KEY', '--toolsets', 'todo'], {
+    env: { TRAJ_HOME: home },
+    stdin: 'first while locked\nsecond while locked\n',
+  });
+  // Hold the lock for a while (well within the busy timeout) after the chat started: its first
+  // writes must wait for it rather than fail.
+  let exited = false;
+  void done.then(() => (exited = true));
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  assert.equal(exited, false, 'the chat waits for the lock');
+  holder.db.exec('COMMIT');
+  const result = await done;
+  assert.equal(result.code, 0, result.stderr);
+  assert.doesNotMatch(result.stdout + result.stderr, /database is locked|error:/);
+  const texts = holder.db.prepare("SELECT text FROM messages WHERE role IN ('user', 'assistant') ORDER BY position").pluck().all() as string[];
+  assert.equal(texts.length, 4);
+  assert.deepEqual(texts.filter((_, index) => index % 2 === 0), ['first while locked', 'second while locked']);
 });
