@@ -5,6 +5,7 @@ import { loadDistribution } from '../tools/distributions.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { batchEntries, fingerprintParts, type ToolsetChoice } from '../run/batch.js';
 import { executeRun } from '../run/execute-run.js';
+import { defaultOutputDirectory } from '../run/outputs.js';
 import type { RunConfig } from '../run/run-config.js';
 import type { RolloutSettings } from '../run/rollout.js';
 import { ConfigError } from '../errors.js';
@@ -77,11 +78,14 @@ export const command: CommandDefinition = {
   traj batch --dataset datasets/sample/prompts.jsonl --run demo --distribution development
   traj batch --config run.yaml --concurrency 64          # flags override the config file
 Resume: run the same command again; finished prompts are skipped, failed ones retried.
-Outputs: checkpoints/NAME.sqlite (the source of truth), datasets/NAME/trajectories.jsonl and statistics.json.
+Outputs: checkpoints/NAME.sqlite (the source of truth), datasets/NAME/trajectories.jsonl and statistics.json
+(or --out DIR). A datasets/NAME/ that holds other files but no run outputs (e.g. the shipped datasets/sample/)
+is refused: choose another run name or --out.
 Exit codes: 0 all prompts done, 1 some failed (rerun to retry), 2 usage error, 130 interrupted.`,
   async run({ values }) {
     const config = runConfigFrom(values);
     if (!config.dataset) throw new ConfigError('missing --dataset FILE (JSONL, Parquet, Arrow or hf://datasets/...)', { code: 'cli_usage' });
+    const outDir = config.out ?? defaultOutputDirectory(config.run);
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const registry = runRegistry(config);
     const choice = toolsetChoice(config, registry);
@@ -96,7 +100,7 @@ Exit codes: 0 all prompts done, 1 some failed (rerun to retry), 2 usage error, 1
         kind: 'batch',
         run: config.run,
         checkpointsDir: config.checkpoints,
-        outDir: config.out,
+        outDir,
         endpoint,
         settings,
         fingerprintParts: fingerprintParts({
