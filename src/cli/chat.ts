@@ -37,7 +37,8 @@ export const command: CommandDefinition = {
 Piped input: one message or /command per line, plain output. A dangerous command's approval
 question reads the next line: y/once, s/session, a/always (saved in TRAJ_HOME/config.yaml), anything else denies.
 --fork KEY: the record's "id", or a unique prefix of it; KEY:SAMPLE for a sample other than 0.
-Sessions live in TRAJ_HOME/sessions.sqlite (default ~/.traj); see traj sessions --help.`,
+Sessions live in TRAJ_HOME/sessions.sqlite (default ~/.traj); several chats may share it (each write waits
+for the lock instead of failing). See traj sessions --help.`,
   async run({ values, positionals }) {
     const config = chatConfig(values);
     const fork = values.fork === true ? forkFromArguments(positionals, stringOption(values, 'checkpoints')) : undefined;

@@ -9,7 +9,7 @@ import { ENDPOINT_OPTIONS, integerOption, listOption, stringOption, type OptionS
 
 /** Flags shared by batch, eval and bench; each maps onto a run-config key. */
 export const RUN_OPTIONS: Record<string, OptionSpec> = {
-  config: { type: 'string', value: 'FILE', description: 'YAML run config holding any of these settings (flags override it)' },
+  config: { type: 'string', value: 'FILE', description: 'YAML run config holding any of these settings (flags override it); an unknown key is an error' },
   run: { type: 'string', value: 'NAME', description: 'run name: the store is checkpoints/NAME.sqlite, outputs go to datasets/NAME/' },
   dataset: { type: 'string', value: 'FILE', description: 'JSONL, Parquet or Arrow file, or hf://datasets/ORG/NAME/PATH' },
   distribution: { type: 'string', value: 'NAME', description: 'toolset distribution drawn per prompt (traj distributions list)' },
