@@ -82,6 +82,8 @@ export interface EvalRunOptions {
   runDefaults?: Partial<RunConfig>;
   /** Environment-specific settings handed to items() (bench: the suite's environment_settings and flags). */
   environmentSettings?: Record<string, unknown>;
+  /** The file the environment settings came from (bench: the suite), named in their errors. */
+  environmentSettingsFile?: string;
   /** Runs once report.json and report.md are written; its lines are printed after the summary, its exit code used when the run itself succeeded. */
   afterReport?(finished: FinishedEval): Promise<{ lines: string[]; exitCode: number }> | { lines: string[]; exitCode: number };
 }
@@ -107,7 +109,7 @@ export async function runEval(values: ParsedCommand['values'], options: EvalRunO
   const storePath = storePathFor(config.checkpoints, config.run);
   const judges = judgeSettingsFrom(values, environmentConfig.judge, resolved.scripted ? undefined : endpoint);
   const environmentOptions = { image: config.image, sandbox: config.sandbox, settings: options.environmentSettings };
-  const items = keyItems(environment, await collectItems(environment, { dataset, limit: config.limit, ...environmentOptions }));
+  const items = keyItems(environment, await collectItems(environment, { dataset, limit: config.limit, ...environmentOptions, settingsFile: options.environmentSettingsFile }));
   if (items.length === 0) throw new ConfigError(`environment '${environment.name}' yielded no items${dataset ? ` from ${dataset}` : ''}`, { code: 'environment_empty' });
   const stored: StoredEval = { environment_module: modulePath, dataset, limit: config.limit, samples, pass_threshold: passThreshold, judges, environment_options: environmentOptions };
   const settings = rolloutSettings(config, endpoint, { environmentModule: modulePath, agent, judges: judges && { ...judges, cachePath: storePath } });

@@ -120,6 +120,22 @@ describe('the other user-written files', () => {
     assert.match(message, /: judge: a suite has no judge section: judge settings go under `judge:` in the environment's config\.yaml/);
   });
 
+  test("suite file: environment_settings (validated by the environment, named as the suite's section)", async () => {
+    const { default: environment } = await import('../../environments/terminal-tasks/index.js');
+    const file = write('suites/terminal.yaml', 'environment: terminal-tasks\nenvironment_settings:\n  agent_timout: 60\n');
+    const { suite } = loadSuite(file);
+    await assert.rejects(
+      (async () => {
+        for await (const _ of environment.items({ settings: suite.environment_settings, settingsFile: file, dataset: scratch })) void _;
+      })(),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assertUnknownKey(error.message, file, 'environment_settings.agent_timout', 'agent_timeout');
+        return true;
+      },
+    );
+  });
+
   test('toolset distribution', () => {
     const file = write('distributions/mine.yaml', 'name: mine\ndescription: for a test\ntoolset:\n  terminal: 1\n');
     assertUnknownKey(configError(() => loadDistribution(file)), file, 'toolset', 'toolsets');
