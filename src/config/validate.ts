@@ -126,6 +126,14 @@ function childrenOf(schema: z.ZodType, key: PropertyKey, depth = 0): z.ZodType[]
 export function knownKeysAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
   let current: z.ZodType[] = [schema];
   for (const key of path) current = current.flatMap((candidate) => childrenOf(candidate, key));
-  const keys = new Set(current.flatMap((candidate) => objectsOf(candidate)).flatMap((def) => Object.keys(def.shape ?? {})));
+  const shapes = current.flatMap((candidate) => objectsOf(candidate)).map((def) => def.shape ?? {});
+  // A key whose only valid value is absence (z.never(), e.g. a misplaced `judge:`) is not one to suggest.
+  const keys = new Set(shapes.flatMap((shape) => Object.entries(shape).filter(([, child]) => !isNever(child)).map(([key]) => key)));
   return [...keys].sort();
+}
+
+function isNever(schema: z.ZodType): boolean {
+  const def = definition(schema);
+  if (def.type === 'never') return true;
+  return def.type === 'optional' && def.innerType !== undefined && isNever(def.innerType);
 }
