@@ -1,13 +1,16 @@
 /** Edit distance (insertions, deletions, substitutions, adjacent swaps) between two short strings. */
 export function editDistance(a: string, b: string): number {
-  const rows = a.length + 1;
-  const columns = b.length + 1;
-  const distance: number[][] = Array.from({ length: rows }, (_, row) => Array.from({ length: columns }, (__, column) => (row === 0 ? column : column === 0 ? row : 0)));
-  for (let row = 1; row < rows; row++) {
-    for (let column = 1; column < columns; column++) {
+  // distance[i][j]: the distance between the first i characters of a and the first j of b.
+  const distance: number[][] = [];
+  for (let row = 0; row <= a.length; row++) distance.push([row, ...Array<number>(b.length).fill(0)]);
+  for (let column = 0; column <= b.length; column++) distance[0]![column] = column;
+  for (let row = 1; row <= a.length; row++) {
+    for (let column = 1; column <= b.length; column++) {
       const cost = a[row - 1] === b[column - 1] ? 0 : 1;
-      let best = Math.min(distance[row - 1]![column]! + 1, distance[row]![column - 1]! + 1, distance[row - 1]![column - 1]! + cost);
-      if (row > 1 && column > 1 && a[row - 1] === b[column - 2] && a[row - 2] === b[column - 1]) best = Math.min(best, distance[row - 2]![column - 2]! + 1);
+      const above = distance[row - 1]!;
+      let best = Math.min(above[column]! + 1, distance[row]![column - 1]! + 1, above[column - 1]! + cost);
+      const swapped = row > 1 && column > 1 && a[row - 1] === b[column - 2] && a[row - 2] === b[column - 1];
+      if (swapped) best = Math.min(best, distance[row - 2]![column - 2]! + 1);
       distance[row]![column] = best;
     }
   }
