@@ -9,7 +9,7 @@ import type { Sandbox } from '../sandbox/sandbox.js';
 import type { Budget } from '../tools/budget.js';
 import { toolSpec, type Tool } from '../tools/registry.js';
 import type { ChatTools } from './chat-tools.js';
-import { emptySessionUsage, type ForkOrigin, type SessionUsage } from './session.js';
+import { emptySessionUsage, type ForkOrigin, type Session, type SessionUsage } from './session.js';
 import { newSessionId, type SessionStore } from './session-store.js';
 
 /** What a new session is started with; /model, /toolsets and /system change it for the next one. */
@@ -176,24 +176,45 @@ export class ChatSession {
     this.persist();
   }
 
-  /** Write the session and its messages; the row is created on the first write. */
+  /**
+   * True while the last write of this session failed (e.g. the store stayed locked past the busy
+   * timeout). The next persist writes the whole history, so one later success heals it.
+   */
+  unsaved = false;
+
+  /**
+   * Write the session and its messages; the row is created on the first write. One transaction:
+   * another chat on the same TRAJ_HOME never sees the row without its messages, and a failed
+   * write leaves nothing half done (`stored` changes only once the row is really there).
+   */
   persist(): void {
     const { store } = this.services;
-    if (!this.stored) {
-      store.create({
-        id: this.id,
-        title: this.title,
-        model: this.endpoint.model,
-        base_url: this.endpoint.base_url,
-        toolsets: this.toolsets,
-        tools: this.toolSpecs,
-        sandbox: this.services.sandbox.kind,
-        forked_from: this.forkedFrom,
-        usage: this.usage,
+    try {
+      store.write(() => {
+        if (!this.stored) store.create(this.sessionRow());
+        else store.update(this.id, { title: this.title ?? undefined, usage: this.usage });
+        store.replaceMessages(this.id, this.history);
       });
       this.stored = true;
-    } else store.update(this.id, { title: this.title ?? undefined, usage: this.usage });
-    store.replaceMessages(this.id, this.history);
+      this.unsaved = false;
+    } catch (error) {
+      this.unsaved = true;
+      throw error;
+    }
+  }
+
+  private sessionRow(): Omit<Session, 'created_at' | 'updated_at' | 'message_count'> {
+    return {
+      id: this.id,
+      title: this.title,
+      model: this.endpoint.model,
+      base_url: this.endpoint.base_url,
+      toolsets: this.toolsets,
+      tools: this.toolSpecs,
+      sandbox: this.services.sandbox.kind,
+      forked_from: this.forkedFrom,
+      usage: this.usage,
+    };
   }
 
   private lastUserIndex(): number | undefined {

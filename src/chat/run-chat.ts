@@ -84,7 +84,7 @@ export async function runChat(launch: ChatLaunch): Promise<number> {
     if (launch.fork) showFork(chat, launch.fork);
     else if (launch.resume) showTail(chat, style);
     await runRepl(chat, commands);
-    return 0;
+    return finalSave(chat, style);
   } finally {
     input.close();
     process.off('SIGINT', onSignal);
@@ -92,6 +92,18 @@ export async function runChat(launch: ChatLaunch): Promise<number> {
     await tools.close().catch(() => undefined);
     await sandbox?.dispose().catch(() => undefined);
     store.close();
+  }
+}
+
+/** A session whose last write failed gets one more try; if that fails too, the chat exits 1 saying so. */
+function finalSave(chat: Chat, style: Style): number {
+  if (!chat.session.unsaved) return 0;
+  try {
+    chat.session.persist();
+    return 0;
+  } catch (error) {
+    chat.print(style.red(`error: session ${chat.session.id} could not be stored: ${errorMessage(error)}`));
+    return 1;
   }
 }
 

@@ -5,6 +5,7 @@ import { loadDistribution } from '../tools/distributions.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { batchEntries, fingerprintParts, type ToolsetChoice } from '../run/batch.js';
 import { executeRun } from '../run/execute-run.js';
+import { defaultOutputDirectory } from '../run/outputs.js';
 import type { RunConfig } from '../run/run-config.js';
 import type { RolloutSettings } from '../run/rollout.js';
 import { ConfigError } from '../errors.js';
@@ -80,11 +81,14 @@ export const command: CommandDefinition = {
 Resume: run the same command again; finished prompts are skipped, failed ones retried until --max-attempts
 recorded failures (a kill or a run-level fault uses no attempt); --retry-failed gives those failed for good fresh attempts.
 Before the first rollout a preflight checks the key, the endpoint (GET /models) and, for --sandbox docker, the image.
-Outputs: checkpoints/NAME.sqlite (the source of truth), datasets/NAME/trajectories.jsonl and statistics.json.
+Outputs: checkpoints/NAME.sqlite (the source of truth), datasets/NAME/trajectories.jsonl and statistics.json
+(or --out DIR). A datasets/NAME/ that holds other files but no run outputs (e.g. the shipped datasets/sample/)
+is refused: choose another run name or --out.
 ${exitCodeHelp()}`,
   async run({ values }) {
     const config = runConfigFrom(values);
     if (!config.dataset) throw new ConfigError('missing --dataset FILE (JSONL, Parquet, Arrow or hf://datasets/...)', { code: 'cli_usage' });
+    const outDir = config.out ?? defaultOutputDirectory(config.run);
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const registry = runRegistry(config);
     const choice = toolsetChoice(config, registry);
@@ -99,7 +103,7 @@ ${exitCodeHelp()}`,
         kind: 'batch',
         run: config.run,
         checkpointsDir: config.checkpoints,
-        outDir: config.out,
+        outDir,
         endpoint,
         settings,
         fingerprintParts: fingerprintParts({

@@ -93,6 +93,7 @@ async function benchCommand(loaded: LoadedSuite, values: ParsedCommand['values']
     defaults: suiteDefaults(suite),
     runDefaults: { ...(suite.workers === undefined ? {} : { workers: suite.workers }), ...(suite.endpoint === undefined ? {} : { endpoint: suite.endpoint }) },
     environmentSettings: environmentSettings(suite, values),
+    environmentSettingsFile: loaded.path,
     afterReport: (finished) => benchReport(loaded, finished, integerOption(values, 'recheck', { min: 0 }) ?? 1),
   });
 }

@@ -1,12 +1,11 @@
-import { readConfigFile, validate } from '../config/load.js';
 import { ConfigError } from '../errors.js';
 import { loadFork, parseTurn, runChat, type ForkedConversation } from '../chat/index.js';
-import { RunConfigSchema, type RunConfig } from '../run/run-config.js';
+import type { RunConfig } from '../run/run-config.js';
 import { DEFAULT_BUDGET } from '../tools/budget.js';
 import { loadMcpServers } from '../tools/mcp/config.js';
 import { ENDPOINT_OPTIONS, integerOption, listOption, stringOption, type CommandDefinition, type ParsedCommand } from './command.js';
 import { resolveEndpoint } from './endpoint.js';
-import { systemPromptFrom } from './run-options.js';
+import { readRunConfigFile, systemPromptFrom } from './run-options.js';
 
 const DEFAULT_TOOLSETS = ['terminal', 'file', 'todo'];
 const DEFAULT_MAX_TURNS = 20;
@@ -38,7 +37,8 @@ export const command: CommandDefinition = {
 Piped input: one message or /command per line, plain output. A dangerous command's approval
 question reads the next line: y/once, s/session, a/always (saved in TRAJ_HOME/config.yaml), anything else denies.
 --fork KEY: the record's "id", or a unique prefix of it; KEY:SAMPLE for a sample other than 0.
-Sessions live in TRAJ_HOME/sessions.sqlite (default ~/.traj); see traj sessions --help.`,
+Sessions live in TRAJ_HOME/sessions.sqlite (default ~/.traj); several chats may share it (each write waits
+for the lock instead of failing). See traj sessions --help.`,
   async run({ values, positionals }) {
     const config = chatConfig(values);
     const fork = values.fork === true ? forkFromArguments(positionals, stringOption(values, 'checkpoints')) : undefined;
@@ -79,7 +79,7 @@ Sessions live in TRAJ_HOME/sessions.sqlite (default ~/.traj); see traj sessions 
 /** The --config file's settings (any run-config key; `run` is not needed for a chat). */
 function chatConfig(values: ParsedCommand['values']): Partial<RunConfig> {
   const file = stringOption(values, 'config');
-  return file ? validate(RunConfigSchema.partial(), readConfigFile(file), file) : {};
+  return file ? readRunConfigFile(file) : {};
 }
 
 /** --system FILE wins over the config's system_prompt / system. */

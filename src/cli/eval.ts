@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { EndpointSchema, type Endpoint } from '../config/endpoint.js';
 import { validate } from '../config/load.js';
 import { applyAdvantages } from '../report/advantages.js';
@@ -13,7 +12,7 @@ import { ConfigError, isTrajError } from '../errors.js';
 import { fingerprintParts } from '../run/batch.js';
 import { collectItems, environmentEntries, keyItems, type KeyedEnvironmentItem } from '../run/environment-entries.js';
 import { executeRun, storePathFor } from '../run/execute-run.js';
-import { writeRunOutputs } from '../run/outputs.js';
+import { defaultOutputDirectory, writeRunOutputs } from '../run/outputs.js';
 import type { RolloutSettings } from '../run/rollout.js';
 import type { RunConfig } from '../run/run-config.js';
 import { RunStore } from '../run/store.js';
@@ -86,6 +85,8 @@ export interface EvalRunOptions {
   runDefaults?: Partial<RunConfig>;
   /** Environment-specific settings handed to items() (bench: the suite's environment_settings and flags). */
   environmentSettings?: Record<string, unknown>;
+  /** The file the environment settings came from (bench: the suite), named in their errors. */
+  environmentSettingsFile?: string;
   /** Runs once report.json and report.md are written; its lines are printed after the summary, its exit code used when the run itself succeeded. */
   afterReport?(finished: FinishedEval): Promise<{ lines: string[]; exitCode: number }> | { lines: string[]; exitCode: number };
 }
@@ -111,11 +112,11 @@ export async function runEval(values: ParsedCommand['values'], options: EvalRunO
   const storePath = storePathFor(config.checkpoints, config.run);
   const judges = judgeSettingsFrom(values, environmentConfig.judge, resolved.scripted ? undefined : endpoint);
   const environmentOptions = { image: config.image, sandbox: config.sandbox, settings: options.environmentSettings };
-  const items = keyItems(environment, await collectItems(environment, { dataset, limit: config.limit, ...environmentOptions }));
+  const items = keyItems(environment, await collectItems(environment, { dataset, limit: config.limit, ...environmentOptions, settingsFile: options.environmentSettingsFile }));
   if (items.length === 0) throw new ConfigError(`environment '${environment.name}' yielded no items${dataset ? ` from ${dataset}` : ''}`, { code: 'environment_empty' });
   const stored: StoredEval = { environment_module: modulePath, dataset, limit: config.limit, samples, pass_threshold: passThreshold, judges, environment_options: environmentOptions };
   const settings = rolloutSettings(config, endpoint, { environmentModule: modulePath, agent, judges: judges && { ...judges, cachePath: storePath } });
-  const outDir = config.out ?? join('datasets', config.run);
+  const outDir = config.out ?? defaultOutputDirectory(config.run);
   const signals = runStopSignals(config, log);
   let progress: RunProgress | undefined;
   let finished: { report: EvalReport; files: ReportFiles } | undefined;
@@ -221,7 +222,7 @@ async function rescore(values: ParsedCommand['values'], run: string): Promise<nu
       // The records are now graded by these judges: a resume must use them too (or say what changed).
       store.initRun({ name: run, kind: meta.kind, config: { ...meta.config, eval: { ...stored, judges } }, fingerprintParts: { ...meta.fingerprint_parts, judges: judgeFingerprint(judges) }, force: true });
     }
-    const outDir = stringOption(values, 'out') ?? join('datasets', run);
+    const outDir = stringOption(values, 'out') ?? defaultOutputDirectory(run);
     const finished = finishEval(store, outDir, passThreshold, environment);
     const outputs = writeRunOutputs(store, outDir);
     log(`[traj] rescored ${summary.rescored} rollouts (${summary.rewardErrors} reward errors; judge: ${summary.judgeCalls} new verdicts, ${summary.judgeCacheHits} from the cache)${summary.missingItems > 0 ? `; ${summary.missingItems} stored rollouts kept as they were: the environment no longer yields their items` : ''}`);

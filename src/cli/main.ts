@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync, writeFileSync } from 'node:fs';
 import { isTrajError } from '../errors.js';
+import { closestMatch } from '../util/closest-match.js';
 import { formatHelp, parseCommand, type CommandDefinition } from './command.js';
 import { exitCodeFor, exitCodeHelp } from './exit-codes.js';
 
@@ -25,7 +26,7 @@ function mainHelp(): string {
   return [
     'traj — a harness for tool-using LLM agents',
     '',
-    'usage: traj <command> [options]     (traj <command> --help for its options)',
+    'usage: traj <command> [options]     (traj help <command> or traj <command> --help for its options)',
     '',
     'commands:',
     ...rows,
@@ -34,8 +35,18 @@ function mainHelp(): string {
   ].join('\n');
 }
 
+/** "unknown command 'bacth' (did you mean 'batch'?)", else the list of commands. */
+function unknownCommand(name: string): number {
+  const near = closestMatch(name, Object.keys(COMMANDS));
+  const hint = near ? ` (did you mean '${near}'?)` : `; commands: ${Object.keys(COMMANDS).join(', ')}`;
+  process.stderr.write(`traj: unknown command '${name}'${hint} (see 'traj --help')\n`);
+  return 2;
+}
+
 export async function main(argv: string[]): Promise<number> {
-  const [name, ...rest] = argv;
+  const [first, ...afterFirst] = argv;
+  // `traj help CMD` is `traj CMD --help`.
+  const [name, ...rest] = first === 'help' && afterFirst.length > 0 ? [afterFirst[0]!, '--help'] : [first, ...afterFirst];
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(`${mainHelp()}\n`);
     return name ? 0 : 2;
@@ -45,10 +56,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const entry = COMMANDS[name];
-  if (!entry) {
-    process.stderr.write(`traj: unknown command '${name}'; commands: ${Object.keys(COMMANDS).join(', ')}\n`);
-    return 2;
-  }
+  if (!entry) return unknownCommand(name);
   const command = await entry.load();
   try {
     const parsed = parseCommand(command, rest);
@@ -98,6 +106,19 @@ function childrenCpuMs(): number {
   }
 }
 
+/**
+ * `traj batch ... | head`: once the reader of stdout is gone, further output has nowhere to go.
+ * Drop it quietly and let the command finish its work (a batch still writes its store and
+ * outputs) and exit with its own code, instead of dying on an unhandled EPIPE.
+ */
+function ignoreClosedStdout(): void {
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.stdout.write = (() => true) as typeof process.stdout.write;
+  });
+}
+
+ignoreClosedStdout();
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;

@@ -1,14 +1,15 @@
 import { readFileSync } from 'node:fs';
+import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { readConfigFile, validate } from '../config/load.js';
 import { RunConfigSchema, type RunConfig } from '../run/run-config.js';
-import { parseDockerSandboxConfig } from '../sandbox/docker-config.js';
+import { DockerSandboxConfigSchema } from '../sandbox/docker-config.js';
 import { loadMcpServers } from '../tools/mcp/config.js';
 import { ENDPOINT_OPTIONS, integerOption, listOption, stringOption, type OptionSpec, type ParsedCommand } from './command.js';
 
 /** Flags shared by batch, eval and bench; each maps onto a run-config key. */
 export const RUN_OPTIONS: Record<string, OptionSpec> = {
-  config: { type: 'string', value: 'FILE', description: 'YAML run config holding any of these settings (flags override it)' },
+  config: { type: 'string', value: 'FILE', description: 'YAML run config holding any of these settings (flags override it); an unknown key is an error' },
   run: { type: 'string', value: 'NAME', description: 'run name: the store is checkpoints/NAME.sqlite, outputs go to datasets/NAME/' },
   dataset: { type: 'string', value: 'FILE', description: 'JSONL, Parquet or Arrow file, or hf://datasets/ORG/NAME/PATH' },
   distribution: { type: 'string', value: 'NAME', description: 'toolset distribution drawn per prompt (traj distributions list)' },
@@ -36,10 +37,21 @@ export const RUN_OPTIONS: Record<string, OptionSpec> = {
   ...ENDPOINT_OPTIONS,
 };
 
+/**
+ * A run config file (`--config`), every section checked strictly so an error names the file and
+ * the key path: the top level and `endpoint:`/`budget:` here, `docker:` by the sandbox's own
+ * schema (so a typo fails the command, not every rollout), `mcp_servers:` by loadMcpServers.
+ */
+export function readRunConfigFile(file: string): Partial<RunConfig> {
+  const config = validate(RunConfigSchema.partial(), readConfigFile(file), file);
+  if (config.docker !== undefined) validate(z.strictObject({ docker: DockerSandboxConfigSchema }), { docker: config.docker }, file);
+  return config;
+}
+
 /** The run config: the --config file (validated on its own so errors name it), then flags over it. */
 export function runConfigFrom(values: ParsedCommand['values'], defaults: Partial<RunConfig> = {}): RunConfig {
   const file = stringOption(values, 'config');
-  const fromFile = file ? validate(RunConfigSchema.partial(), readConfigFile(file), file) : {};
+  const fromFile = file ? readRunConfigFile(file) : {};
   const flags: Record<string, unknown> = {
     run: stringOption(values, 'run'),
     dataset: stringOption(values, 'dataset'),
@@ -72,8 +84,6 @@ export function runConfigFrom(values: ParsedCommand['values'], defaults: Partial
   // names its file before any worker starts (and relative `cwd`s resolve against that file).
   const mcp = loadMcpServers(file);
   if (Object.keys(mcp.servers).length > 0) config.mcp_servers = mcp.servers;
-  // Likewise the docker isolation settings: a typo fails the command, not every rollout.
-  if (config.docker) parseDockerSandboxConfig(config.docker, `${file ?? 'run config'}: docker`);
   return config;
 }
 

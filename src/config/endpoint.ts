@@ -1,7 +1,10 @@
 import { z } from 'zod';
 
-/** One OpenAI-compatible endpoint. The key itself is never stored: only the variable naming it. */
-export const EndpointSchema = z.object({
+/**
+ * One OpenAI-compatible endpoint. The key itself is never stored: only the variable naming it.
+ * Strict: `temprature: 0.2` is an error, never a run at the default temperature.
+ */
+export const EndpointSchema = z.strictObject({
   base_url: z.string().url().describe('OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1'),
   model: z.string().min(1).describe('model name sent in each request'),
   api_key_env: z.string().default('OPENAI_API_KEY').describe('environment variable holding the API key'),

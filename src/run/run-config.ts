@@ -3,6 +3,16 @@ import { EndpointSchema } from '../config/endpoint.js';
 import { BudgetSchema } from '../tools/budget.js';
 
 /**
+ * `judge:` where it does not belong: an error that says where it does (README, "LLM judge").
+ * Accepting any value but undefined, it only ever fails with this message.
+ */
+export function misplacedJudge(what: string) {
+  const message = `${what} has no judge section: judge settings go under \`judge:\` in the environment's config.yaml ` +
+    '(environments/<name>/config.yaml), or in the --judge-model/--judge-base-url/--judge-api-key-env/--judge-rubric flags of traj eval and traj bench';
+  return z.never({ error: message }).optional();
+}
+
+/**
  * Everything a run can be told, in a YAML file (`--config`) or by flags (flags win). Strict: an
  * unknown key is an error naming it, so a typo never silently falls back to a default.
  */
@@ -36,6 +46,8 @@ export const RunConfigSchema = z.strictObject({
   docker: z.record(z.string(), z.unknown()).optional(),
   mcp_servers: z.record(z.string(), z.unknown()).optional(),
   tool_concurrency: z.number().int().positive().default(8),
+  // Not a run setting: a known key only so that the error says where judge settings go.
+  judge: misplacedJudge('a run config'),
 });
 export type RunConfig = z.infer<typeof RunConfigSchema>;
 export type RunConfigInput = z.input<typeof RunConfigSchema>;

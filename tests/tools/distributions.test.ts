@@ -52,7 +52,7 @@ describe('loading distributions', () => {
     assert.match(configError(() => loadDistribution(percent)).message, /percent\.yaml: toolsets\.terminal: a probability is at most 1 \(write 0\.3, not 30\)/);
     const typo = writeDistribution('typo.yaml', 'name: typo\ndescription: d\ntoolset:\n  terminal: 1\n');
     assert.match(configError(() => loadDistribution(typo)).message, /typo\.yaml: toolsets: /);
-    assert.match(configError(() => loadDistribution(typo)).message, /typo\.yaml: \(top level\): Unrecognized key: "toolset"/);
+    assert.match(configError(() => loadDistribution(typo)).message, /typo\.yaml: toolset: unknown key \(did you mean 'toolsets'\?\)/);
   });
 
   it('says which distributions exist when a name is unknown', () => {
