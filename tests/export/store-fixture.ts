@@ -55,7 +55,7 @@ function agentResult(shape: RolloutShape): AgentResult {
     turns: shape.toolCall ? 2 : 1,
     apiCalls: shape.toolCall ? 2 : 1,
     toolCalls: shape.toolCall ? [{ name: 'terminal', ok: true, ms: 12 }] : [],
-    usage: { prompt_tokens: 120, completion_tokens: 30, reasoning_tokens: shape.reasoning ? 9 : 0 },
+    usage: { prompt_tokens: 120, completion_tokens: 30, reasoning_tokens: shape.reasoning ? 9 : 0, cached_tokens: 0, cost: null },
     timings: { started_at: '2026-01-02T03:04:05.000Z', duration_ms: 250.5, model_ms: 200, tool_ms: shape.toolCall ? 12 : 0 },
     ...(shape.finishReason === 'api_error' ? { error: { name: 'ModelError', code: 'http_503', retryable: true, message: 'endpoint down' } } : {}),
   };
