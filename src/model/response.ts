@@ -32,7 +32,8 @@ export function toModelResponse(completion: WireCompletion, settings: ResponseSe
   if (extracted.reasoning !== undefined) message.reasoning = extracted.reasoning;
   const details = wire.reasoning_details?.filter(isRecord);
   if (details && details.length > 0) message.reasoning_details = details;
-  if (extracted.images.length > 0) message.images = extracted.images;
+  const images = [...extracted.images, ...imagesField(wire.images)];
+  if (images.length > 0) message.images = images;
   if (toolCalls.length > 0) message.tool_calls = toolCalls.map(withoutParseError);
   const echo = reasoningEcho(settings.reasoning_echo, wire, extracted, content, toolCalls.length > 0);
   if (echo) message.echo = echo;
@@ -81,6 +82,14 @@ export function finishReasonOf(reason: string | null, hasToolCalls: boolean): Fi
     default:
       return hasToolCalls ? 'tool_calls' : reason;
   }
+}
+
+/** OpenRouter's image models put their images beside the content: `images: [{type: 'image_url', image_url: {url}}]`. */
+function imagesField(images: unknown): string[] {
+  if (!Array.isArray(images)) return [];
+  return images
+    .map((image) => (isRecord(image) && isRecord(image.image_url) ? image.image_url.url : undefined))
+    .filter((url): url is string => typeof url === 'string');
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

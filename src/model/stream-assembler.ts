@@ -42,6 +42,7 @@ export class StreamAssembler {
   /** Set once the content arrives as parts (magistral): the parts, merged piece by piece. */
   private parts: Array<Record<string, unknown>> | undefined;
   private refusal = '';
+  private readonly images: unknown[] = [];
   private reasoningContent = '';
   private reasoning = '';
   private readonly details: ReasoningDetail[] = [];
@@ -64,6 +65,7 @@ export class StreamAssembler {
     this.addReasoning(delta);
     this.addContent(delta.content);
     if (typeof delta.refusal === 'string') this.refusal += delta.refusal;
+    if (Array.isArray(delta.images)) this.images.push(...(delta.images as unknown[]));
     for (const call of delta.tool_calls ?? []) this.addToolCall(call);
   }
 
@@ -196,6 +198,7 @@ export class StreamAssembler {
   result(): WireCompletion {
     const message: WireMessage = { content: this.parts ?? (this.content === '' ? null : this.content) };
     if (this.refusal) message.refusal = this.refusal;
+    if (this.images.length > 0) message.images = this.images;
     if (this.reasoningContent) message.reasoning_content = this.reasoningContent;
     if (this.reasoning) message.reasoning = this.reasoning;
     if (this.details.length > 0) message.reasoning_details = this.details;

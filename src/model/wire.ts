@@ -18,6 +18,8 @@ export interface WireMessage {
   /** A string, null, or an array of parts (text, thinking, image_url). */
   content?: unknown;
   refusal?: string | null;
+  /** OpenRouter's generated images. */
+  images?: unknown;
   reasoning_content?: string | null;
   reasoning?: string | null;
   reasoning_details?: unknown[];
