@@ -72,7 +72,7 @@ function withDetail(message: string, body: Record<string, unknown>): string {
 function plainText(text: string): string {
   if (!/^<(!doctype|html|head|body)/i.test(text)) return text;
   const title = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(text)?.[1]?.trim();
-  const body = text.replace(/<(script|style)[\s\S]*?<\/\1>/gi, ' ').replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim();
+  const body = text.replace(/<(head|script|style)[\s\S]*?<\/\1>/gi, ' ').replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim();
   return title && !body.startsWith(title) ? `${title}: ${body}` : body || text;
 }
 
