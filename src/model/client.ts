@@ -122,11 +122,15 @@ function giveUp(failure: AttemptFailure, attempts: number, context: FailureConte
   return modelErrorFor(failure, attempts, context);
 }
 
+const ERROR_BODY_BYTES = 1024 * 1024;
+
 /** nodeHttpFetch, keeping the text of each error body for serverMessage (see error-body.ts). */
 async function keepingErrorBodies(input: string | URL | Request, init?: RequestInit): Promise<Response> {
   const response = await nodeHttpFetch(input, init);
   if (response.ok) return response;
-  const text = await readCappedText(response, 1024 * 1024).catch((error: unknown) => (error instanceof Error ? error.message : String(error)));
+  const text = await readCappedText(response, ERROR_BODY_BYTES).catch((error: unknown) =>
+    error instanceof ReplyTooLargeError ? `(an error body over ${ERROR_BODY_BYTES} bytes, not read)` : String(error),
+  );
   const copy = new Response(text, { status: response.status, statusText: response.statusText, headers: response.headers });
   rememberErrorBody(copy.headers, text);
   return copy;

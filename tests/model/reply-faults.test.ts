@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ModelError } from '../../src/errors.js';
+import { ConfigError, ModelError } from '../../src/errors.js';
 import { createModelClient } from '../../src/model/client.js';
 import { errorTextMessage } from '../../src/model/error-body.js';
+import { readServerSentEvents } from '../../src/model/reply-body.js';
 import { StreamAssembler } from '../../src/model/stream-assembler.js';
 import type { ModelDelta } from '../../src/model/types.js';
 import type { ScriptedResponse } from '../../src/testing/index.js';
@@ -113,4 +114,33 @@ test('streamed tool calls: index reused with new ids, id-only pieces, several ca
     ['e', 'h', '[]'],
   ]);
   assert.deepEqual([...new Set(deltas.map((delta) => (delta as { index: number }).index))], [0, 1, 2, 3, 4]);
+});
+
+test('reasoning_echo and max_reply_bytes are validated like every endpoint field', () => {
+  assert.throws(
+    () => createModelClient({ base_url: 'http://127.0.0.1:1/v1', model: 'm', reasoning_echo: 'sometimes' as never, max_reply_bytes: 0 }),
+    (error: unknown) => error instanceof ConfigError && /reasoning_echo/.test(error.message) && /max_reply_bytes/.test(error.message),
+  );
+});
+
+test('server-sent events: CRLF lines, comments, event names, multi-line data and a last event without a blank line', async () => {
+  const body = ': OPENROUTER PROCESSING\r\n\r\nevent: message\r\ndata: {"a":\r\ndata: 1}\r\n\r\ndata: two\n\ndata: [DONE]';
+  const events = [];
+  for await (const event of readServerSentEvents(new Response(body), 1024)) events.push(event);
+  assert.deepEqual(events, [
+    { event: 'message', data: '{"a":\n1}' },
+    { event: undefined, data: 'two' },
+    { event: undefined, data: '[DONE]' },
+  ]);
+});
+
+test('an error chunk inside a 200 stream fails the call with its message', async () => {
+  const stream = raw(
+    'data: {"choices":[{"index":0,"delta":{"content":"par"}}]}\n\n' + 'data: {"error":{"code":502,"message":"Provider disconnected"},"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}]}\n\n',
+    'text/event-stream',
+  );
+  await withServer([stream], async (server) => {
+    const client = createModelClient(endpointFor(server, { max_retries: 0 }), FAST);
+    await assert.rejects(client.complete({ messages: HELLO, onDelta: () => {} }), /the stream carried an error: Provider disconnected/);
+  });
 });
