@@ -5,14 +5,15 @@ import { validate } from '../config/validate.js';
 import { ConfigError, ModelError } from '../errors.js';
 import { nodeHttpFetch } from './http-fetch.js';
 import { endpointLimiter, runLimited } from './concurrency.js';
-import { errorBodyMessage, rememberErrorBody } from './error-body.js';
+import { completionOf, isEventStream, parseChunk, parseJsonBody, streamedError } from './completion-reply.js';
+import { rememberErrorBody } from './error-body.js';
 import { AttemptTimeoutError, BadResponseError, classifyFailure, modelErrorFor, ReplyTooLargeError, type FailureContext } from './failure.js';
 import { readCappedText, readServerSentEvents } from './reply-body.js';
 import { toModelResponse } from './response.js';
 import { DEFAULT_RETRY_DELAYS, withRetries, type AttemptFailure, type RetryDelays, type RetryEvent } from './retry.js';
 import { StreamAssembler, type WireChunk } from './stream-assembler.js';
 import type { CompletionRequest, ModelClient, ModelDelta, ModelResponse } from './types.js';
-import { buildRequestBody, type WireCompletion, type WireMessage } from './wire.js';
+import { buildRequestBody, type WireCompletion } from './wire.js';
 
 export interface ModelClientOptions {
   /** Where the API key variable is read (default process.env). */
@@ -64,7 +65,8 @@ class OpenAICompatibleClient implements ModelClient {
       giveUp: (failure, count) => giveUp(failure, count, { baseURL: this.baseURL, model: this.model }),
       onRetry: this.options.onRetry,
     });
-    return toModelResponse(value, { tool_call_format: this.endpoint.tool_call_format, reasoning_echo: this.endpoint.reasoning_echo ?? 'auto' }, { durationMs: Math.round(performance.now() - started), attempts });
+    const settings = { tool_call_format: this.endpoint.tool_call_format, reasoning_echo: this.endpoint.reasoning_echo ?? 'auto' } as const;
+    return toModelResponse(value, settings, { durationMs: Math.round(performance.now() - started), attempts });
   }
 
   /** One HTTP exchange, bounded by timeout_ms from request to the last streamed byte. */
@@ -95,7 +97,6 @@ class OpenAICompatibleClient implements ModelClient {
   private async streamed(request: CompletionRequest, signal: AbortSignal, onDelta: (delta: ModelDelta) => void): Promise<WireCompletion> {
     const body = buildRequestBody(this.endpoint, request.messages, request.tools, true);
     const response = await this.openai.chat.completions.create(body as unknown as ChatCompletionCreateParamsStreaming, { signal }).asResponse();
-    // A server that ignores `stream: true` answers with one JSON body: it is read as such.
     if (!isEventStream(response)) return completionOf(parseJsonBody(await readCappedText(response, this.maxReplyBytes), response));
     const assembler = new StreamAssembler(onDelta);
     for await (const event of readServerSentEvents(response, this.maxReplyBytes)) {
@@ -112,7 +113,8 @@ class OpenAICompatibleClient implements ModelClient {
 /** A reply past the cap is its own failure; everything else is classified by failure.ts. */
 function giveUp(failure: AttemptFailure, attempts: number, context: FailureContext): ModelError {
   if (failure.cause instanceof ReplyTooLargeError) {
-    return new ModelError(`model endpoint ${context.baseURL} (model '${context.model}'): ${failure.message}; raise endpoint.max_reply_bytes if such replies are expected`, {
+    const where = `model endpoint ${context.baseURL} (model '${context.model}')`;
+    return new ModelError(`${where}: ${failure.message}; raise endpoint.max_reply_bytes if such replies are expected`, {
       code: 'reply_too_large',
       retryable: false,
       cause: failure.cause,
@@ -134,68 +136,6 @@ async function keepingErrorBodies(input: string | URL | Request, init?: RequestI
   const copy = new Response(text, { status: response.status, statusText: response.statusText, headers: response.headers });
   rememberErrorBody(copy.headers, text);
   return copy;
-}
-
-function isEventStream(response: Response): boolean {
-  const type = response.headers.get('content-type') ?? '';
-  return type.includes('text/event-stream') || !type.includes('json');
-}
-
-/** A 200 whose body is not JSON (an HTML page from a proxy, a truncated body) is a transport fault, retried. */
-function parseJsonBody(text: string, response: Response): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    const type = response.headers.get('content-type') ?? 'no content-type';
-    throw new BadResponseError(`the response body is not valid JSON (${type}; ${(error as Error).message}): ${preview(text)}`);
-  }
-}
-
-function parseChunk(data: string): unknown {
-  try {
-    return JSON.parse(data);
-  } catch (error) {
-    throw new BadResponseError(`a streamed chunk is not valid JSON (${(error as Error).message}): ${preview(data)}`);
-  }
-}
-
-/** OpenRouter and others report a failure mid-stream as a chunk with an `error` object. */
-function streamedError(chunk: unknown, event: string | undefined): string | undefined {
-  if (!chunk || typeof chunk !== 'object') return event === 'error' ? String(chunk) : undefined;
-  const { error } = chunk as { error?: unknown };
-  if (error !== undefined && error !== null) return errorBodyMessage(chunk) ?? JSON.stringify(error);
-  return event === 'error' ? (errorBodyMessage(chunk) ?? JSON.stringify(chunk)) : undefined;
-}
-
-/**
- * The one choice of a completion body. A body without choices (an error object sent with 200)
- * or a choice without a message is a bad response: retried, then reported with the server's words.
- */
-function completionOf(body: unknown): WireCompletion {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new BadResponseError(`the response is not a JSON object: ${preview(JSON.stringify(body))}`);
-  const { choices, usage, timings } = body as { choices?: unknown; usage?: unknown; timings?: unknown };
-  const choice = Array.isArray(choices) ? (choices[0] as { message?: unknown; finish_reason?: unknown } | undefined) : undefined;
-  if (!choice) {
-    const error = errorBodyMessage(body);
-    throw new BadResponseError(error ? `the response is an error: ${error}` : `the response has no choices: ${preview(JSON.stringify(body))}`);
-  }
-  if (!choice.message || typeof choice.message !== 'object') {
-    throw new BadResponseError(`the response's choice has no message (message: ${JSON.stringify(choice.message ?? null)}): ${preview(JSON.stringify(body))}`);
-  }
-  return {
-    message: choice.message as WireMessage,
-    finishReason: typeof choice.finish_reason === 'string' ? choice.finish_reason : null,
-    usage: isObject(usage) ? usage : undefined,
-    ...(isObject(timings) ? { timings } : {}),
-  };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function preview(text: string): string {
-  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
 }
 
 /** The key from the named variable; local servers need none, so a placeholder stands in. */
