@@ -160,7 +160,8 @@ test('abort during a long tool: the tool is killed, "[interrupted]" appended, fi
   assert.match(last.content as string, /\[interrupted\]/);
   assert.ok(result.timings.duration_ms < 20_000);
   await new Promise((resolve) => setTimeout(resolve, 300));
-  const check = await sandbox.exec('ps -eo args | grep -c "[s]leep 30" || true');
+  // Whole-line matches: other processes on a shared machine may run e.g. `sleep 300`.
+  const check = await sandbox.exec('ps -eo args | grep -cE "^(sleep 30|.*[s]leep 30; echo never.*)$" || true');
   assert.equal(check.stdout.trim(), '0', 'the sleep was killed with its tool call');
 });
 
