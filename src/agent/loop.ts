@@ -79,7 +79,9 @@ class AgentRun {
     const turn = ++this.turns;
     for (let attempt = 0; attempt <= (this.options.emptyRetries ?? 2); attempt++) {
       const response = await this.request(turn, withTools);
-      const empty = !response.message.content?.trim() && response.toolCalls.length === 0 && response.finishReason !== 'length';
+      // Only a normal stop can be empty: a cut-off or filtered reply is kept with its reason.
+      const normal = response.finishReason === 'stop' || response.finishReason === 'tool_calls';
+      const empty = normal && !response.message.content?.trim() && response.toolCalls.length === 0;
       if (!empty) {
         this.messages.push(response.message);
         return response;

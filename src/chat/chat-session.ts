@@ -3,7 +3,7 @@ import type { AgentEventHandler } from '../agent/events.js';
 import type { AgentResult } from '../agent/result.js';
 import { buildSystemPrompt } from '../agent/system-prompt.js';
 import type { Endpoint } from '../config/endpoint.js';
-import type { Message, ToolSpec } from '../model/messages.js';
+import { addUsage, type Message, type ToolSpec } from '../model/messages.js';
 import type { ModelClient } from '../model/types.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { Budget } from '../tools/budget.js';
@@ -151,12 +151,7 @@ export class ChatSession {
       state: this.state,
     });
     this.history = result.messages;
-    this.usage = {
-      prompt_tokens: this.usage.prompt_tokens + result.usage.prompt_tokens,
-      completion_tokens: this.usage.completion_tokens + result.usage.completion_tokens,
-      reasoning_tokens: this.usage.reasoning_tokens + result.usage.reasoning_tokens,
-      api_calls: this.usage.api_calls + result.apiCalls,
-    };
+    this.usage = { ...addUsage({ ...this.usage }, result.usage), api_calls: this.usage.api_calls + result.apiCalls };
     this.persist();
     return result;
   }

@@ -76,12 +76,13 @@ export const SESSION_COMMANDS: SlashCommand[] = [
   },
   {
     name: 'usage',
-    help: 'tokens and model calls of this session',
+    help: 'tokens (cached, reasoning), provider-reported cost and model calls of this session',
     run(chat) {
       const { usage, messages } = chat.session;
       chat.print(
-        `session ${chat.session.id}: ${usage.api_calls} model calls · ${usage.prompt_tokens} prompt + ${usage.completion_tokens} completion tokens` +
-          ` (${usage.reasoning_tokens} reasoning) · ${messages.length} messages`,
+        `session ${chat.session.id}: ${usage.api_calls} model calls · ${usage.prompt_tokens} prompt (${usage.cached_tokens ?? 0} cached)` +
+          ` + ${usage.completion_tokens} completion tokens (${usage.reasoning_tokens} reasoning)` +
+          `${usage.cost === null || usage.cost === undefined ? '' : ` · cost ${usage.cost} (provider-reported)`} · ${messages.length} messages`,
       );
     },
   },

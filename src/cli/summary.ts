@@ -35,7 +35,8 @@ export function formatStatistics(stats: RunStatistics): string {
     [
       `finish reasons: ${Object.entries(stats.finish_reasons).map(([reason, count]) => `${reason} ${count}`).join(', ') || '(none)'}`,
       `reasoning coverage: ${(stats.reasoning_coverage * 100).toFixed(1)}%`,
-      `tokens: ${stats.tokens.prompt} prompt + ${stats.tokens.completion} completion (${stats.tokens.reasoning} reasoning)`,
+      `tokens: ${stats.tokens.prompt} prompt (${stats.tokens.cached} cached) + ${stats.tokens.completion} completion (${stats.tokens.reasoning} reasoning)` +
+        (stats.tokens.cost === null ? '' : ` · cost ${stats.tokens.cost} (provider-reported)`),
       `wall time: ${(stats.wall_time_ms / 1000).toFixed(1)} s over ${stats.segments} invocation(s), ${stats.rollouts_per_minute.toFixed(1)} rollouts/min`,
       ...(stats.rewards.scored > 0 || stats.rewards.errors > 0 ? [`rewards: ${stats.rewards.scored} scored, mean ${stats.rewards.mean ?? '-'}, ${stats.rewards.errors} reward errors`] : []),
       ...(failures.length > 0 ? [`failed (per code: count, an example prompt key, the first message):`, ...failures] : []),

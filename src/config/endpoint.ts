@@ -1,5 +1,8 @@
 import { z } from 'zod';
 
+/** 4 MiB: hundreds of thousands of tokens of text, far past any normal turn. */
+export const DEFAULT_MAX_REPLY_BYTES = 4 * 1024 * 1024;
+
 /**
  * One OpenAI-compatible endpoint. The key itself is never stored: only the variable naming it.
  * Strict: `temprature: 0.2` is an error, never a run at the default temperature.
@@ -17,6 +20,20 @@ export const EndpointSchema = z.strictObject({
   max_retries: z.number().int().min(0).default(6),
   concurrency: z.number().int().positive().default(64).describe('requests in flight to this endpoint at most'),
   tool_call_format: z.enum(['native', 'hermes']).default('native'),
+  reasoning_echo: z
+    .enum(['auto', 'always', 'never'])
+    .optional()
+    .describe(
+      'pass reasoning back on later requests: auto = the state providers need to continue a thinking model across tool ' +
+        'calls (reasoning_details with signatures; reasoning_content or thinking parts of tool-calling turns); ' +
+        'always = every turn\'s reasoning, in the form it came; never = none (default auto)',
+    ),
+  max_reply_bytes: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe(`a reply (body or stream) larger than this fails with reply_too_large (default ${DEFAULT_MAX_REPLY_BYTES})`),
 });
 export type Endpoint = z.infer<typeof EndpointSchema>;
 export type EndpointInput = z.input<typeof EndpointSchema>;

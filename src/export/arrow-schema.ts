@@ -4,7 +4,7 @@ import type { ExportView } from './export-options.js';
 export type ArrowModule = typeof Arrow;
 
 /** Bumped when a column is added, removed or changes type; stored in the schema metadata. */
-export const TRAJECTORY_SCHEMA_VERSION = '1';
+export const TRAJECTORY_SCHEMA_VERSION = '2';
 
 /** A column of the export: its name, whether it may be null, and its Arrow type. */
 interface ColumnSpec {
@@ -43,7 +43,11 @@ function columns(arrow: ArrowModule): ColumnSpec[] {
     field('role', text()),
     field('content', text(), true),
     field('reasoning', text(), true),
+    // Provider-shaped objects differ per provider: JSON strings, like the other free-form fields.
+    field('reasoning_details', text(), true),
+    field('images', listOf(text()), true),
     field('tool_calls', listOf(toolCall), true),
+    field('echo', text(), true),
     field('tool_call_id', text(), true),
     field('name', text(), true),
   ]);
@@ -68,7 +72,13 @@ function columns(arrow: ArrowModule): ColumnSpec[] {
     {
       name: 'usage',
       nullable: false,
-      type: new Struct([field('prompt_tokens', new Int64()), field('completion_tokens', new Int64()), field('reasoning_tokens', new Int64())]),
+      type: new Struct([
+        field('prompt_tokens', new Int64()),
+        field('completion_tokens', new Int64()),
+        field('reasoning_tokens', new Int64()),
+        field('cached_tokens', new Int64()),
+        field('cost', new Float64(), true),
+      ]),
     },
     { name: 'has_reasoning', nullable: false, type: new Bool() },
     { name: 'reward', nullable: true, type: new Float64() },

@@ -1,9 +1,20 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { ModelError } from '../errors.js';
+import { errorBodyMessage, errorTextMessage, rememberedErrorBody } from './error-body.js';
 import { parseRetryAfter, type AttemptFailure } from './retry.js';
 
-/** A 200 answer the client cannot use (no choices, an error object instead of a completion). */
+/**
+ * A 200 answer the client cannot use (malformed JSON, no choices, a null message, an error object
+ * instead of a completion): retried like other transport faults.
+ */
 export class BadResponseError extends Error {}
+
+/** The reply grew past the endpoint's `max_reply_bytes`: not retried, the next try would run away too. */
+export class ReplyTooLargeError extends Error {
+  constructor(readonly limitBytes: number) {
+    super(`the reply is larger than max_reply_bytes (${limitBytes} bytes); reading stopped there`);
+  }
+}
 
 /** Raised when the attempt's own deadline (endpoint timeout_ms) passed. */
 export class AttemptTimeoutError extends Error {}
@@ -27,6 +38,7 @@ export function classifyFailure(error: unknown, signal: AbortSignal | undefined)
     return { kind: isRetryableStatus(status) ? 'retryable' : 'fatal', status, message, ...(retryAfterMs === undefined ? {} : { retryAfterMs }), cause: error };
   }
   if (error instanceof BadResponseError) return { kind: 'retryable', message: error.message, cause: error };
+  if (error instanceof ReplyTooLargeError) return { kind: 'fatal', message: error.message, cause: error };
   if (isNetworkError(error)) return { kind: 'retryable', message: connectionMessage(error as Error), cause: error };
   return { kind: 'fatal', message: error instanceof Error ? error.message : String(error), cause: error };
 }
@@ -35,11 +47,11 @@ function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 429 || status >= 500;
 }
 
-/** The server's own words: `error.message` of the JSON body, else the SDK's summary. */
+/** The server's own words from the error body, whatever its shape (see error-body.ts), else the SDK's summary. */
 function serverMessage(error: APIError): string {
-  const body = error.error as { message?: unknown } | undefined;
-  if (body && typeof body.message === 'string') return body.message;
-  return error.message.replace(/^\d{3} /, '');
+  const raw = rememberedErrorBody(error.headers);
+  const fromBody = raw === undefined ? errorBodyMessage(error.error) : errorTextMessage(raw);
+  return fromBody ?? error.message.replace(/^\d{3} /, '');
 }
 
 function connectionMessage(error: Error): string {

@@ -30,7 +30,8 @@ export interface RunStatistics {
   finish_reasons: Record<string, number>;
   tools: ToolTableRow[];
   reasoning_coverage: number;
-  tokens: { prompt: number; completion: number; reasoning: number; total: number };
+  /** cached: prompt tokens served from the provider's cache; cost: provider-reported, null when none reported. */
+  tokens: { prompt: number; completion: number; reasoning: number; cached: number; total: number; cost: number | null };
   wall_time_ms: number;
   segments: number;
   rollouts_per_minute: number;
@@ -71,9 +72,11 @@ export function computeStatistics(store: RunStore, extraWallMs = 0, maxAttempts?
   const tokens = db
     .prepare(
       `SELECT COALESCE(SUM(prompt_tokens), 0) AS prompt, COALESCE(SUM(completion_tokens), 0) AS completion,
-              COALESCE(SUM(reasoning_tokens), 0) AS reasoning FROM items WHERE record IS NOT NULL`,
+              COALESCE(SUM(reasoning_tokens), 0) AS reasoning,
+              COALESCE(SUM(json_extract(record, '$.usage.cached_tokens')), 0) AS cached,
+              SUM(json_extract(record, '$.usage.cost')) AS cost FROM items WHERE record IS NOT NULL`,
     )
-    .get() as { prompt: number; completion: number; reasoning: number };
+    .get() as { prompt: number; completion: number; reasoning: number; cached: number; cost: number | null };
   const wallMs = count('SELECT COALESCE(SUM(wall_ms), 0) FROM segments') + extraWallMs;
   const finished = recorded + (byStatus.failed ?? 0);
   const byToolsets = (db
@@ -105,7 +108,7 @@ export function computeStatistics(store: RunStore, extraWallMs = 0, maxAttempts?
     finish_reasons: grouped(`SELECT finish_reason, COUNT(*) FROM items WHERE ${RECORDED} GROUP BY finish_reason`),
     tools,
     reasoning_coverage: recorded ? round(count(`SELECT COUNT(*) FROM items WHERE ${RECORDED} AND has_reasoning = 1`) / recorded) : 0,
-    tokens: { ...tokens, total: tokens.prompt + tokens.completion },
+    tokens: { ...tokens, total: tokens.prompt + tokens.completion, cost: tokens.cost === null ? null : round(tokens.cost, 1e8) },
     wall_time_ms: wallMs,
     segments: count('SELECT COUNT(*) FROM segments'),
     rollouts_per_minute: wallMs > 0 ? round(finished / (wallMs / 60_000)) : 0,
@@ -133,6 +136,6 @@ function failureSummaries(store: RunStore): Record<string, FailureSummary> {
   return Object.fromEntries(rows.map((row) => [row.code, { count: row.count, first_message: row.message ?? '(no message)', example_key: row.example }]));
 }
 
-function round(value: number): number {
-  return Math.round(value * 10_000) / 10_000;
+function round(value: number, scale = 10_000): number {
+  return Math.round(value * scale) / scale;
 }

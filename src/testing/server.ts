@@ -91,6 +91,10 @@ export async function startScriptedServer(script: Script, options: ScriptedServe
       case 'drop':
         request.socket.destroy();
         return;
+      case 'raw':
+        response.writeHead(answer.status ?? 200, { 'content-type': answer.content_type ?? 'application/json' });
+        response.end(answer.body);
+        return;
       case 'delay':
         await wait(answer.ms);
         return answerWith(answer.then, parsed, index, request, response);

@@ -15,7 +15,11 @@ export const ToolStatSchema = z.object({
 });
 export type ToolStat = z.infer<typeof ToolStatSchema>;
 
-export const FinishReasonSchema = z.enum(['stop', 'max_turns', 'length', 'api_error', 'aborted', 'empty']);
+/** traj's own reasons, plus any model finish reason other than stop/tool_calls/length, kept as sent. */
+export const FinishReasonSchema = z
+  .string()
+  .min(1)
+  .describe('stop, max_turns, length, api_error, aborted, empty, content_filter, or another reason the model sent');
 
 export const RecordErrorSchema = z.object({
   name: z.string(),

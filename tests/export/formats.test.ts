@@ -25,7 +25,8 @@ const EXPECTED_TYPES: Record<string, string> = {
   sample: 'INTEGER',
   conversations: 'STRUCT("from" VARCHAR, "value" VARCHAR)[]',
   messages:
-    'STRUCT("role" VARCHAR, "content" VARCHAR, reasoning VARCHAR, tool_calls STRUCT(id VARCHAR, "type" VARCHAR, "function" STRUCT("name" VARCHAR, arguments VARCHAR))[], tool_call_id VARCHAR, "name" VARCHAR)[]',
+    'STRUCT("role" VARCHAR, "content" VARCHAR, reasoning VARCHAR, reasoning_details VARCHAR, images VARCHAR[], ' +
+    'tool_calls STRUCT(id VARCHAR, "type" VARCHAR, "function" STRUCT("name" VARCHAR, arguments VARCHAR))[], echo VARCHAR, tool_call_id VARCHAR, "name" VARCHAR)[]',
   tools: 'VARCHAR',
   toolsets: 'VARCHAR[]',
   model: 'VARCHAR',
@@ -35,7 +36,7 @@ const EXPECTED_TYPES: Record<string, string> = {
   turns: 'INTEGER',
   api_calls: 'INTEGER',
   tool_stats: 'STRUCT("name" VARCHAR, calls INTEGER, ok INTEGER, errors INTEGER)[]',
-  usage: 'STRUCT(prompt_tokens BIGINT, completion_tokens BIGINT, reasoning_tokens BIGINT)',
+  usage: 'STRUCT(prompt_tokens BIGINT, completion_tokens BIGINT, reasoning_tokens BIGINT, cached_tokens BIGINT, "cost" DOUBLE)',
   has_reasoning: 'BOOLEAN',
   reward: 'DOUBLE',
   scores: 'VARCHAR',
@@ -115,7 +116,7 @@ test('Arrow IPC shards carry the same schema and rows as Parquet', async (t) => 
   const arrow = await import('apache-arrow');
   const table = arrow.tableFromIPC(readFileSync(join(out, 'data', 'train-00000-of-00001.arrow')));
   assert.equal(table.numRows, 5);
-  assert.equal(table.schema.metadata.get('traj.schema_version'), '1');
+  assert.equal(table.schema.metadata.get('traj.schema_version'), '2');
   const parquetOut = join(directory, 'parquet');
   await exportRun({ storePath, out: parquetOut });
   const parquet = await readParquet([join(parquetOut, 'data', 'train-00000-of-00001.parquet')]);
