@@ -100,6 +100,8 @@ export function fingerprintParts(input: FingerprintInput): Record<string, unknow
     model: input.endpoint.model,
     base_url: input.endpointIdentity,
     tool_call_format: input.endpoint.tool_call_format,
+    // What is echoed back changes every later request; the default stays out so older stores resume.
+    ...(input.endpoint.reasoning_echo && input.endpoint.reasoning_echo !== 'auto' ? { reasoning_echo: input.endpoint.reasoning_echo } : {}),
     sampling: {
       temperature: input.endpoint.temperature ?? null,
       top_p: input.endpoint.top_p ?? null,
