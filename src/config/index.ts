@@ -1,2 +1,4 @@
 export * from './endpoint.js';
 export * from './load.js';
+export * from './web.js';
+export * from './auxiliary.js';

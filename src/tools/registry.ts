@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ConfigError, errorMessage } from '../errors.js';
 import type { ToolSpec } from '../model/messages.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
+import type { ToolServices } from './services.js';
 
 /** What a tool sees when it runs: the rollout's sandbox, its abort signal and per-run state. */
 export interface ToolContext {
@@ -13,9 +14,11 @@ export interface ToolContext {
   callId: string;
   /** Environment of the process choosing tools (API keys for `available`), never the sandbox's. */
   env: NodeJS.ProcessEnv;
+  /** Settings, auxiliary models and the web cache for tools that reach outside services. */
+  services?: ToolServices;
 }
 
-export type AvailabilityContext = Pick<ToolContext, 'env'>;
+export type AvailabilityContext = Pick<ToolContext, 'env' | 'services'>;
 
 export type ToolOutput = string | Record<string, unknown> | unknown[];
 

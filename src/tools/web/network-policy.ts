@@ -1,25 +1,14 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
-import { z } from 'zod';
+import { NetworkPolicySchema, type NetworkPolicy } from '../../config/web.js';
 
 /**
  * Where tools that fetch may go. Every fetch a model can steer (web_extract, vision_analyze of a
  * URL, a browser) asks this module first, and again on every redirect hop, about the address the
  * host name RESOLVES to: a page must not be able to make the harness reach an internal service.
+ * The schema (`web.allow_domains`, `web.deny_domains`, `web.allow_private`) lives in config/.
  */
-export const NetworkPolicySchema = z.strictObject({
-  allow_domains: z
-    .array(z.string().min(1))
-    .default([])
-    .describe('when non-empty, only these domains (and their subdomains) may be fetched; "*.example.com" and "example.com" mean the same'),
-  deny_domains: z.array(z.string().min(1)).default([]).describe('never fetched, with their subdomains; wins over allow_domains'),
-  allow_private: z
-    .boolean()
-    .default(false)
-    .describe('allow loopback, link-local and private addresses (local test servers); refused by default'),
-});
-export type NetworkPolicy = z.infer<typeof NetworkPolicySchema>;
-export type NetworkPolicyInput = z.input<typeof NetworkPolicySchema>;
+export { NetworkPolicySchema, type NetworkPolicy };
 
 export const DEFAULT_NETWORK_POLICY: NetworkPolicy = { allow_domains: [], deny_domains: [], allow_private: false };
 
