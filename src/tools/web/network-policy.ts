@@ -35,6 +35,7 @@ for (const [network, prefix] of [
   ['fc00::', 7],
   ['fe80::', 10],
   ['ff00::', 8],
+  // NAT64: the IPv4 address it carries could be a private one.
   ['64:ff9b::', 96],
 ] as const) {
   BLOCKED.addSubnet(network, prefix, 'ipv6');
@@ -104,12 +105,6 @@ export function urlRefusal(url: string | URL, policy: NetworkPolicy): string | u
   if (refusal) return refusal;
   const literal = parsed.hostname.replace(/^\[|\]$/g, '');
   return isIP(literal) ? addressRefusal(literal, policy) : undefined;
-}
-
-/** Throws NetworkPolicyError when `urlRefusal` refuses. */
-export function assertUrlAllowed(url: string | URL, policy: NetworkPolicy): void {
-  const reason = urlRefusal(url, policy);
-  if (reason) throw new NetworkPolicyError(String(url), reason);
 }
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
