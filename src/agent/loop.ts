@@ -4,6 +4,7 @@ import type { ModelClient, ModelResponse } from '../model/types.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { Budget } from '../tools/budget.js';
 import { toolSpec, type Tool, type ToolCallInput } from '../tools/registry.js';
+import type { ToolServices } from '../tools/services.js';
 import type { AgentEventHandler } from './events.js';
 import type { AgentFinishReason, AgentResult } from './result.js';
 import { defaultStopAfterResponse, type StopCondition } from './stop-conditions.js';
@@ -29,6 +30,8 @@ export interface RunAgentOptions {
   /** Per-run tool state (the todo list); pass one to keep it across runs of one chat session. */
   state?: Map<string, unknown>;
   env?: NodeJS.ProcessEnv;
+  /** Settings, auxiliary models and the web cache for tools that reach outside services. */
+  services?: ToolServices;
 }
 
 export const GRACE_PROMPT = 'You have used all available turns. Reply now with your final answer; do not call any tools.';
@@ -62,6 +65,8 @@ class AgentRun {
   private readonly result: Omit<AgentResult, 'messages' | 'finishReason' | 'turns' | 'apiCalls'>;
   private readonly started = performance.now();
   private readonly state: Map<string, unknown>;
+  /** The caller's tool services, with inner model calls' usage counted in this run's usage. */
+  private readonly services: ToolServices | undefined;
 
   constructor(private readonly options: RunAgentOptions) {
     this.messages = [...options.messages];
@@ -71,6 +76,14 @@ class AgentRun {
       toolCalls: [],
       usage: emptyUsage(),
       timings: { started_at: new Date().toISOString(), duration_ms: 0, model_ms: 0, tool_ms: 0 },
+    };
+    const usage = this.result.usage;
+    this.services = options.services && {
+      ...options.services,
+      reportUsage: (more) => {
+        addUsage(usage, more);
+        options.services!.reportUsage?.(more);
+      },
     };
   }
 
@@ -133,6 +146,7 @@ class AgentRun {
       env: env ?? process.env,
       budget,
       concurrency: toolConcurrency,
+      services: this.services,
       onStart: (call) => onEvent?.({ type: 'tool_start', turn, call }),
       onEnd: (call, outcome) => onEvent?.({ type: 'tool_end', turn, call, outcome }),
     });

@@ -3,7 +3,7 @@ import type { AgentEventHandler } from '../agent/events.js';
 import type { AgentResult } from '../agent/result.js';
 import { buildSystemPrompt } from '../agent/system-prompt.js';
 import type { Endpoint } from '../config/endpoint.js';
-import { addUsage, type Message, type ToolSpec } from '../model/messages.js';
+import { addUsage, contentText, type Message, type ToolSpec } from '../model/messages.js';
 import type { ModelClient } from '../model/types.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { Budget } from '../tools/budget.js';
@@ -149,6 +149,7 @@ export class ChatSession {
       onEvent: options.onEvent,
       stream: true,
       state: this.state,
+      services: this.services.tools.services,
     });
     this.history = result.messages;
     this.usage = { ...addUsage({ ...this.usage }, result.usage), api_calls: this.usage.api_calls + result.apiCalls };
@@ -163,7 +164,7 @@ export class ChatSession {
     const message = this.history[index]!;
     this.history = this.history.slice(0, index);
     this.persist();
-    return message.role === 'user' ? message.content : undefined;
+    return message.role === 'user' ? contentText(message.content) : undefined;
   }
 
   setTitle(title: string): void {

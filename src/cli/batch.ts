@@ -3,8 +3,9 @@ import { DEFAULT_BUDGET } from '../tools/budget.js';
 import { createToolRegistry } from '../tools/builtin.js';
 import { loadDistribution } from '../tools/distributions.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import { batchEntries, fingerprintParts, type ToolsetChoice } from '../run/batch.js';
-import { executeRun } from '../run/execute-run.js';
+import { resolveAuxiliary } from '../config/auxiliary.js';
+import { availabilityContext, batchEntries, fingerprintParts, type ToolsetChoice } from '../run/batch.js';
+import { executeRun, storePathFor } from '../run/execute-run.js';
 import { defaultOutputDirectory } from '../run/outputs.js';
 import type { RunConfig } from '../run/run-config.js';
 import type { RolloutSettings } from '../run/rollout.js';
@@ -44,6 +45,9 @@ export function rolloutSettings(config: RunConfig, endpoint: RolloutSettings['en
     rolloutTimeoutMs: config.rollout_timeout ? config.rollout_timeout * 1000 : undefined,
     toolConcurrency: config.tool_concurrency,
     mcpServers: config.mcp_servers,
+    web: config.web,
+    auxiliary: resolveAuxiliary(config.auxiliary, endpoint),
+    webCache: { path: storePathFor(config.checkpoints, config.run), mode: config.web_cache },
     ...extra,
   };
 }
@@ -117,6 +121,7 @@ ${exitCodeHelp()}`,
           environment: { name: 'prompts', version: '1' },
           agent: 'model',
           sandbox: { kind: config.sandbox, image: config.image },
+          tools: settings,
         }),
         config: { ...config, endpoint: { ...endpoint } },
         force: values.force === true,
@@ -131,6 +136,7 @@ ${exitCodeHelp()}`,
             store,
             expectedRows: total,
             onDrop: warnOnce(log),
+            availability: availabilityContext(settings),
           }),
         ...pipelineControls(config, signals),
         onStart(info) {

@@ -3,6 +3,7 @@ import { loadFork, parseTurn, runChat, type ForkedConversation } from '../chat/i
 import type { RunConfig } from '../run/run-config.js';
 import { DEFAULT_BUDGET } from '../tools/budget.js';
 import { loadMcpServers } from '../tools/mcp/config.js';
+import { loadToolConfig, type ToolConfig } from '../config/tool-config.js';
 import { ENDPOINT_OPTIONS, integerOption, listOption, stringOption, type CommandDefinition, type ParsedCommand } from './command.js';
 import { resolveEndpoint } from './endpoint.js';
 import { readRunConfigFile, systemPromptFrom } from './run-options.js';
@@ -24,7 +25,7 @@ export const command: CommandDefinition = {
     resume: { type: 'string', value: 'ID', description: 'continue a stored session (id, unique prefix, or "last")' },
     fork: { type: 'boolean', description: 'continue a stored rollout: give RUN KEY [TURN] as arguments' },
     checkpoints: { type: 'string', value: 'DIR', description: 'folder of run stores for --fork and /fork', default: 'checkpoints' },
-    config: { type: 'string', value: 'FILE', description: 'a run config YAML (endpoint, budget, mcp_servers, toolsets, system_prompt, …); flags win' },
+    config: { type: 'string', value: 'FILE', description: 'a run config YAML (endpoint, budget, mcp_servers, web, auxiliary, toolsets, system_prompt, …); flags win' },
     plain: { type: 'boolean', description: 'no colours, prompts or line editing even on a terminal' },
     'scripted-if-unset': { type: 'boolean', description: 'with no endpoint configured, use the built-in scripted endpoint' },
     ...ENDPOINT_OPTIONS,
@@ -62,6 +63,7 @@ for the lock instead of failing). See traj sessions --help.`,
         toolConcurrency: config.tool_concurrency ?? 8,
         sandbox: { kind: sandboxKind, image: stringOption(values, 'image') ?? config.image ?? (sandboxKind === fork?.sandbox.kind ? fork.sandbox.image : undefined), workdir: config.workdir, docker: config.docker },
         mcpServers: loadMcpServers(stringOption(values, 'config')).servers,
+        ...toolConfigOf(loadToolConfig(stringOption(values, 'config'))),
         checkpointsDir: stringOption(values, 'checkpoints') ?? 'checkpoints',
         resume: stringOption(values, 'resume'),
         fork,
@@ -75,6 +77,10 @@ for the lock instead of failing). See traj sessions --help.`,
     }
   },
 };
+
+function toolConfigOf(tools: ToolConfig): { web: ToolConfig['web']; auxiliary: ToolConfig['auxiliary'] } {
+  return { web: tools.web, auxiliary: tools.auxiliary };
+}
 
 /** The --config file's settings (any run-config key; `run` is not needed for a chat). */
 function chatConfig(values: ParsedCommand['values']): Partial<RunConfig> {

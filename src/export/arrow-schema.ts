@@ -98,5 +98,6 @@ function columns(arrow: ArrowModule): ColumnSpec[] {
       type: new Struct([field('started_at', text()), field('duration_ms', new Float64()), field('model_ms', new Float64()), field('tool_ms', new Float64())]),
     },
     { name: 'error', nullable: true, type: text() },
+    { name: 'images', nullable: false, type: listOf(text()) },
   ];
 }

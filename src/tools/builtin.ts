@@ -1,13 +1,31 @@
+import { imageGenerateTool } from './image/image-generate.js';
+import { mixtureOfAgentsTool } from './moa/mixture-of-agents.js';
 import { patchTool } from './patch.js';
 import { readFileTool } from './read-file.js';
 import { ToolRegistry, type Tool } from './registry.js';
 import { searchFilesTool } from './search-files.js';
 import { terminalTool } from './terminal.js';
+import { visionAnalyzeTool } from './vision/vision-analyze.js';
+import { webExtractTool } from './web/web-extract.js';
+import { webSearchTool } from './web/web-search.js';
 import { todoReadTool, todoWriteTool } from './todo.js';
 import { writeFileTool } from './write-file.js';
 
-/** The tools traj ships, in the order they are offered: toolsets terminal, file and todo. */
-export const BUILTIN_TOOLS: readonly Tool[] = [terminalTool, readFileTool, writeFileTool, patchTool, searchFilesTool, todoWriteTool, todoReadTool];
+/** The tools traj ships, in the order they are offered: toolsets terminal, file, todo, web, vision, moa and image_gen. */
+export const BUILTIN_TOOLS: readonly Tool[] = [
+  terminalTool,
+  readFileTool,
+  writeFileTool,
+  patchTool,
+  searchFilesTool,
+  todoWriteTool,
+  todoReadTool,
+  webSearchTool,
+  webExtractTool,
+  visionAnalyzeTool,
+  mixtureOfAgentsTool,
+  imageGenerateTool,
+];
 
 /** A fresh registry holding the built-in tools; callers add MCP and other tools to it. */
 export function createToolRegistry(): ToolRegistry {

@@ -9,3 +9,9 @@ export { searchFilesTool, SearchFilesParameters, SEARCH_DEFAULT_LIMIT } from './
 export { todoWriteTool, todoReadTool, TodoItemSchema, TodoWriteParameters, TODO_STATUSES, TODO_STATE_KEY, readTodos, type TodoItem } from './todo.js';
 export { inSandbox } from './sandbox-failure.js';
 export * from './distributions.js';
+export * from './services.js';
+export * from './web/index.js';
+export { visionAnalyzeTool, VisionAnalyzeParameters } from './vision/vision-analyze.js';
+export { imageAsDataUrl, sniffImageType } from './vision/image-source.js';
+export { mixtureOfAgentsTool, MixtureOfAgentsParameters } from './moa/mixture-of-agents.js';
+export { imageGenerateTool, ImageGenerateParameters } from './image/image-generate.js';

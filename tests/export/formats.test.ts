@@ -47,6 +47,7 @@ const EXPECTED_TYPES: Record<string, string> = {
   source: 'STRUCT(dataset VARCHAR, "row" BIGINT, fields VARCHAR)',
   timing: 'STRUCT(started_at VARCHAR, duration_ms DOUBLE, model_ms DOUBLE, tool_ms DOUBLE)',
   error: 'VARCHAR',
+  images: 'VARCHAR[]',
 };
 
 test('Parquet read back by DuckDB: one fixed schema, every row equal to the JSONL export', async (t) => {
