@@ -60,7 +60,7 @@ function syntheticRecord(key: string, toolsets: string[], finish: string, reward
   const system = `You are a helpful agent. ${'Use the tools to inspect the working directory before answering. '.repeat(12)}`;
   const messages = [
     { role: 'system', content: system },
-    { role: 'user', content: `Task ${key}: count the lines of data.csv and write the number to count.txt.` },
+    { role: 'user', content: `Task ${key}: count the lines of data.csv\nand write the number to count.txt.` },
     { role: 'assistant', content: null, reasoning: 'I should look at the file first.', tool_calls: [{ id: `call_${key}`, type: 'function', function: { name: 'terminal', arguments: '{"command":"wc -l data.csv"}' } }] },
     { role: 'tool', tool_call_id: `call_${key}`, name: 'terminal', content: '{"exit_code":0,"output":"42 data.csv\\n"}' },
     { role: 'assistant', content: answer },

@@ -142,7 +142,13 @@ export class RunReader {
   private refreshedAt = 0;
   private searched = '';
 
-  constructor(readonly path: string) {
+  private readonly refreshIntervalMs: number;
+
+  constructor(
+    readonly path: string,
+    options: { refreshIntervalMs?: number } = {},
+  ) {
+    this.refreshIntervalMs = options.refreshIntervalMs ?? REFRESH_INTERVAL_MS;
     if (!existsSync(path)) throw new RunError(`no run store at ${path}`, { code: 'view_store_missing' });
     try {
       this.db = new Database(path, { readonly: true, fileMustExist: true });
@@ -163,7 +169,7 @@ export class RunReader {
   refresh(): void {
     const version = [this.path, `${this.path}-wal`].map((file) => (existsSync(file) ? `${statSync(file).mtimeMs}:${statSync(file).size}` : '-')).join('/');
     if (version === this.version) return;
-    if (this.version !== '' && Date.now() - this.refreshedAt < REFRESH_INTERVAL_MS) return;
+    if (this.version !== '' && Date.now() - this.refreshedAt < this.refreshIntervalMs) return;
     this.db.transaction(() => this.db.exec(MIRROR(this.hasCost)))();
     this.version = version;
     this.refreshedAt = Date.now();
