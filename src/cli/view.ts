@@ -41,6 +41,8 @@ export const command: CommandDefinition = {
       );
     }
     const sessions = stringOption(values, 'sessions') ?? defaultSessionsPath();
+    // Listen for the stop signals before anyone can learn the URL and send one.
+    const stopped = untilStopped();
     const viewer = await startViewer({ stores: positionals, checkpointsDir: stringOption(values, 'checkpoints') ?? 'checkpoints', sessionsPath: sessions, host, port }).catch(
       (error: NodeJS.ErrnoException) => {
         if (error.code === 'EADDRINUSE') throw new ConfigError(`traj view: port ${port} on ${host} is in use; pick another with --port N (0: any free port)`, { code: 'view_port_in_use' });
@@ -49,7 +51,7 @@ export const command: CommandDefinition = {
     );
     process.stdout.write(`traj view: ${viewer.url}\n`);
     process.stdout.write(`serving ${positionals.length > 0 ? positionals.join(', ') : `the run stores in ${stringOption(values, 'checkpoints') ?? 'checkpoints'}/`} and the chat sessions in ${sessions}, read-only; stop with Ctrl-C\n`);
-    const signal = await untilStopped();
+    const signal = await stopped;
     await viewer.close();
     process.stdout.write(`stopped by ${signal}\n`);
     return 0;
