@@ -50,7 +50,12 @@ export const command: CommandDefinition = {
       },
     );
     process.stdout.write(`traj view: ${viewer.url}\n`);
-    process.stdout.write(`serving ${positionals.length > 0 ? positionals.join(', ') : `the run stores in ${stringOption(values, 'checkpoints') ?? 'checkpoints'}/`} and the chat sessions in ${sessions}, read-only; stop with Ctrl-C\n`);
+    const { runs, sessions: sessionCount } = viewer.contents();
+    const listed = runs.length > 6 ? `${runs.slice(0, 6).join(', ')}, …` : runs.join(', ');
+    process.stdout.write(
+      `serving ${runs.length} run${runs.length === 1 ? '' : 's'}${runs.length > 0 ? ` (${listed})` : ''}${positionals.length > 0 ? '' : ` from ${stringOption(values, 'checkpoints') ?? 'checkpoints'}/`}` +
+        ` and ${sessionCount} chat session${sessionCount === 1 ? '' : 's'} from ${sessions}; read-only, stop with Ctrl-C\n`,
+    );
     const signal = await stopped;
     await viewer.close();
     process.stdout.write(`stopped by ${signal}\n`);

@@ -68,6 +68,6 @@ export function weightedHistogram(rows: readonly { value: number; count: number 
 export function compact(value: number): string {
   if (Math.abs(value) >= 1_000_000) return `${(value / 1_000_000).toFixed(1)}M`;
   if (Math.abs(value) >= 10_000) return `${Math.round(value / 1000)}k`;
-  if (Number.isInteger(value)) return String(value);
+  if (Number.isInteger(value) || Math.abs(value) >= 100) return String(Math.round(value));
   return value.toFixed(2);
 }

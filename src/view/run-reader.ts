@@ -105,7 +105,8 @@ export interface RunPlots {
   durations: number[];
   completionByToolsets: { toolsets: string[]; rollouts: number; completed: number }[];
   failures: { label: string; count: number }[];
-  throughput: { minute: string; done: number }[];
+  /** Finished rollouts per bucket of `bucketSeconds`, from the first one on. */
+  throughput: { bucketSeconds: number; buckets: { offsetSeconds: number; done: number }[] };
 }
 
 /** Rows read for the distribution plots of values only record JSON holds (turns). */
@@ -320,9 +321,7 @@ export class RunReader {
          GROUP BY label ORDER BY count DESC`,
       )
       .all() as RunPlots['failures'];
-    const throughput = db
-      .prepare("SELECT substr(updated_at, 1, 16) AS minute, COUNT(*) AS done FROM temp.rows WHERE status = 'done' GROUP BY minute ORDER BY minute")
-      .all() as RunPlots['throughput'];
+    const throughput = this.throughput();
     return {
       rewards,
       turns,
@@ -332,6 +331,20 @@ export class RunReader {
       failures,
       throughput,
     };
+  }
+
+  /** Finished rollouts over time, in at most ~60 buckets of a round width (1 s … 1 h). */
+  private throughput(): RunPlots['throughput'] {
+    const span = this.db.prepare("SELECT MIN(julianday(updated_at)) AS first, MAX(julianday(updated_at)) AS last FROM temp.rows WHERE status = 'done'").get() as { first: number | null; last: number | null };
+    if (span.first === null || span.last === null) return { bucketSeconds: 1, buckets: [] };
+    const seconds = (span.last - span.first) * 86_400;
+    const bucketSeconds = [1, 5, 10, 30, 60, 300, 900, 3_600, 21_600, 86_400].find((width) => seconds / width <= 60) ?? 86_400;
+    const rows = this.db
+      .prepare("SELECT CAST((julianday(updated_at) - ?) * 86400 / ? AS INTEGER) AS bucket, COUNT(*) AS done FROM temp.rows WHERE status = 'done' GROUP BY bucket ORDER BY bucket")
+      .all(span.first, bucketSeconds) as { bucket: number; done: number }[];
+    const counts = new Map(rows.map((row) => [row.bucket, row.done]));
+    const last = rows.length === 0 ? 0 : rows[rows.length - 1]!.bucket;
+    return { bucketSeconds, buckets: Array.from({ length: last + 1 }, (_, bucket) => ({ offsetSeconds: bucket * bucketSeconds, done: counts.get(bucket) ?? 0 })) };
   }
 
   /** Finished rollouts as compare needs them: key, sample, reward, pass, from columns only. */

@@ -26,6 +26,8 @@ export interface Viewer {
   url: string;
   host: string;
   port: number;
+  /** What is served right now: run names, and how many chat sessions. */
+  contents(): { runs: string[]; sessions: number };
   close(): Promise<void>;
 }
 
@@ -157,6 +159,7 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
     url: `http://${shown}:${address.port}/`,
     host: address.address,
     port: address.port,
+    contents: () => ({ runs: catalog.entries().map((entry) => entry.name), sessions: sessions.list(Number.MAX_SAFE_INTEGER).length }),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -93,7 +93,10 @@ describe('RunReader (read-only queries over a run store)', () => {
     assert.deepEqual(plots.failures.find((row) => row.label === 'infra: sandbox_create'), { label: 'infra: sandbox_create', count: 40 });
     const completion = plots.completionByToolsets.find((row) => row.toolsets.length === 0)!;
     assert.equal(completion.completed, sqlCount("status = 'done' AND toolsets = '[]' AND completed = 1"));
-    assert.equal(plots.throughput.reduce((sum, row) => sum + row.done, 0), 1_880);
+    // Rows land 0.6 s apart over 20 minutes: 30-second buckets (at most 60 of them).
+    assert.equal(plots.throughput.bucketSeconds, 30);
+    assert.equal(plots.throughput.buckets.reduce((sum, row) => sum + row.done, 0), 1_880);
+    assert.equal(plots.throughput.buckets.length, 40);
 
     reader.close();
     assert.deepEqual({ hash: sha256(readFileSync(path)), size: statSync(path).size }, before, 'the store file is byte for byte unchanged');
