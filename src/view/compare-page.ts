@@ -1,4 +1,4 @@
-import { breakdown } from '../report/report.js';
+import { wilsonInterval } from '../eval/metrics.js';
 import { escapeHtml, fixed } from '../report/html-parts.js';
 import { compareRuns, type Difference, type RunComparison } from '../report/run-comparison.js';
 import type { EvalReport, ReportItem } from '../report/report-schema.js';
@@ -35,7 +35,10 @@ export function reportFromStore(name: string, reader: RunReader): EvalReport {
       details: null,
     });
   }
-  const summary = breakdown(items);
+  // compareRuns reads the pass rate of the summary; the rest of a report's breakdown is not needed here.
+  const scored = items.filter((item) => item.reward !== null);
+  const passRate = wilsonInterval(scored.filter((item) => item.passed).length, scored.length);
+  const summary = { rollouts: items.length, items: new Set(items.map((item) => item.key)).size, scored: scored.length, mean_reward: { value: null, low: null, high: null, n: 0 }, pass_rate: passRate, pass_at_k: {}, reward_errors: 0 };
   return {
     run: info.name ?? name,
     environment: info.environment,

@@ -93,6 +93,15 @@ export interface Facets {
   errorClasses: [string, number][];
 }
 
+export interface Outcome {
+  key: string;
+  sample: number;
+  reward: number | null;
+  finish_reason: string;
+  tokens: number;
+  duration_ms: number;
+}
+
 export interface StoredRow extends ItemRow {
   record: unknown | null;
 }
@@ -142,6 +151,7 @@ export class RunReader {
   private version = '';
   private refreshedAt = 0;
   private searched = '';
+  private readonly memos = new Map<string, unknown>();
 
   private readonly refreshIntervalMs: number;
 
@@ -172,6 +182,7 @@ export class RunReader {
     if (version === this.version) return;
     if (this.version !== '' && Date.now() - this.refreshedAt < this.refreshIntervalMs) return;
     this.db.transaction(() => this.db.exec(MIRROR(this.hasCost)))();
+    this.memos.clear();
     this.version = version;
     this.refreshedAt = Date.now();
   }
@@ -188,6 +199,16 @@ export class RunReader {
 
   summary(fallbackName: string): RunSummary {
     this.refresh();
+    return this.memo('summary', () => this.computeSummary(fallbackName));
+  }
+
+  /** Values that change only with the store: computed once per build of the copy. */
+  private memo<T>(name: string, compute: () => T): T {
+    if (!this.memos.has(name)) this.memos.set(name, compute());
+    return this.memos.get(name) as T;
+  }
+
+  private computeSummary(fallbackName: string): RunSummary {
     const meta = this.meta();
     const parts = parseObject(meta?.fingerprint_parts);
     const environment = parts.environment as { name?: unknown; version?: unknown } | undefined;
@@ -225,6 +246,10 @@ export class RunReader {
 
   facets(): Facets {
     this.refresh();
+    return this.memo('facets', () => this.computeFacets());
+  }
+
+  private computeFacets(): Facets {
     const grouped = (column: string) =>
       this.db.prepare(`SELECT ${column}, COUNT(*) FROM temp.rows WHERE ${column} IS NOT NULL GROUP BY ${column} ORDER BY COUNT(*) DESC`).raw().all() as [string, number][];
     const combinations = grouped('toolsets');
@@ -347,12 +372,12 @@ export class RunReader {
     return { bucketSeconds, buckets: Array.from({ length: last + 1 }, (_, bucket) => ({ offsetSeconds: bucket * bucketSeconds, done: counts.get(bucket) ?? 0 })) };
   }
 
-  /** Finished rollouts as compare needs them: key, sample, reward, pass, from columns only. */
-  *outcomes(): IterableIterator<{ key: string; sample: number; reward: number | null; finish_reason: string; toolsets: string; tokens: number; duration_ms: number }> {
+  /** Finished rollouts as compare needs them, from the copy's columns (in no particular order). */
+  outcomes(): Outcome[] {
     this.refresh();
-    yield* this.db
-      .prepare("SELECT key, sample, reward, finish_reason, toolsets, COALESCE(prompt_tokens + completion_tokens, 0) AS tokens, COALESCE(duration_ms, 0) AS duration_ms FROM temp.rows WHERE status = 'done' AND has_record ORDER BY key, sample")
-      .iterate() as IterableIterator<{ key: string; sample: number; reward: number | null; finish_reason: string; toolsets: string; tokens: number; duration_ms: number }>;
+    return this.db
+      .prepare("SELECT key, sample, reward, finish_reason, COALESCE(prompt_tokens + completion_tokens, 0) AS tokens, COALESCE(duration_ms, 0) AS duration_ms FROM temp.rows WHERE status = 'done' AND has_record")
+      .all() as Outcome[];
   }
 
   runInfo(): { name: string | null; model: string | null; environment: { name: string; version: string } | null } {

@@ -63,6 +63,7 @@ describe('RunReader (read-only queries over a run store)', () => {
     assert.equal(count({ toolset: 'web', rewardMin: 0.9, status: 'done' }), sqlCount("toolsets LIKE '%\"web\"%' AND reward >= 0.9 AND status = 'done'"));
 
     const byReward = reader.page({ ...base, sort: 'reward', descending: true, pageSize: 200 }).rows.map((row) => row.reward!);
+    assert.ok(byReward.every((value) => value !== null), 'rows without a reward sort last descending too');
     assert.deepEqual(byReward, [...byReward].sort((a, b) => b - a));
     assert.equal(byReward[0], Math.max(...rewards));
     const ascending = reader.page({ ...base, sort: 'reward', pageSize: 200 }).rows.map((row) => row.reward);
