@@ -6,10 +6,19 @@ import { RunStore } from '../../src/run/store.js';
  * error classes, tool calls and reasoning. Every 997th record mentions the word "lighthouse"
  * (a rare term for text search); the scheme is deterministic, so tests can count on it.
  */
-export function writeSyntheticRun(path: string, rows: number, options: { name?: string; model?: string; rewardShift?: number } = {}): void {
+export function writeSyntheticRun(
+  path: string,
+  rows: number,
+  options: { name?: string; model?: string; rewardShift?: number } = {},
+): void {
   const store = RunStore.open(path);
   const name = options.name ?? 'synthetic';
-  store.initRun({ name, kind: 'eval', config: { eval: { pass_threshold: 1 } }, fingerprintParts: { model: options.model ?? 'synthetic-model', environment: { name: 'synthetic', version: '1' } } });
+  store.initRun({
+    name,
+    kind: 'eval',
+    config: { eval: { pass_threshold: 1 } },
+    fingerprintParts: { model: options.model ?? 'synthetic-model', environment: { name: 'synthetic', version: '1' } },
+  });
   const insert = store.db.prepare(
     `INSERT INTO items (key, sample, row_index, status, attempts, error_class, error_code, error_message, toolsets, reward, finish_reason, duration_ms,
      completed, has_reasoning, reward_error, prompt_tokens, completion_tokens, reasoning_tokens, tool_stats, record, updated_at)
@@ -30,15 +39,27 @@ export function writeSyntheticRun(path: string, rows: number, options: { name?: 
       const prompt = 300 + ((row * 31) % 2000);
       const completion = 40 + ((row * 17) % 600);
       const duration = 500 + ((row * 104_729) % 60_000);
-      const text = row % 997 === 0 ? `The lighthouse keeper logged entry ${row}.` : `Routine answer number ${row}: the files are in place.`;
+      const text =
+        row % 997 === 0
+          ? `The lighthouse keeper logged entry ${row}.`
+          : `Routine answer number ${row}: the files are in place.`;
       const key = `item-${String(row).padStart(6, '0')}`;
-      const record = done ? JSON.stringify(syntheticRecord(key, toolsets, finish!, reward, turns, prompt, completion, duration, text)) : null;
+      const record = done
+        ? JSON.stringify(syntheticRecord(key, toolsets, finish!, reward, turns, prompt, completion, duration, text))
+        : null;
       insert.run({
         key,
         row,
         status,
         attempts: status === 'failed' ? 3 : 1,
-        error_class: status === 'failed' ? 'infra' : status === 'discarded' ? 'filtered' : done && finish !== 'stop' ? 'agent' : null,
+        error_class:
+          status === 'failed'
+            ? 'infra'
+            : status === 'discarded'
+              ? 'filtered'
+              : done && finish !== 'stop'
+                ? 'agent'
+                : null,
         error_code: status === 'failed' ? 'sandbox_create' : status === 'discarded' ? 'filter_min_turns' : null,
         error_message: status === 'failed' ? 'docker: container create failed (synthetic)' : null,
         toolsets: JSON.stringify(toolsets),
@@ -56,21 +77,59 @@ export function writeSyntheticRun(path: string, rows: number, options: { name?: 
   store.close();
 }
 
-function syntheticRecord(key: string, toolsets: string[], finish: string, reward: number | null, turns: number, prompt: number, completion: number, duration: number, answer: string) {
+function syntheticRecord(
+  key: string,
+  toolsets: string[],
+  finish: string,
+  reward: number | null,
+  turns: number,
+  prompt: number,
+  completion: number,
+  duration: number,
+  answer: string,
+) {
   const system = `You are a helpful agent. ${'Use the tools to inspect the working directory before answering. '.repeat(12)}`;
   const messages = [
     { role: 'system', content: system },
     { role: 'user', content: `Task ${key}: count the lines of data.csv\nand write the number to count.txt.` },
-    { role: 'assistant', content: null, reasoning: 'I should look at the file first.', tool_calls: [{ id: `call_${key}`, type: 'function', function: { name: 'terminal', arguments: '{"command":"wc -l data.csv"}' } }] },
-    { role: 'tool', tool_call_id: `call_${key}`, name: 'terminal', content: '{"exit_code":0,"output":"42 data.csv\\n"}' },
+    {
+      role: 'assistant',
+      content: null,
+      reasoning: 'I should look at the file first.',
+      tool_calls: [
+        {
+          id: `call_${key}`,
+          type: 'function',
+          function: { name: 'terminal', arguments: '{"command":"wc -l data.csv"}' },
+        },
+      ],
+    },
+    {
+      role: 'tool',
+      tool_call_id: `call_${key}`,
+      name: 'terminal',
+      content: '{"exit_code":0,"output":"42 data.csv\\n"}',
+    },
     { role: 'assistant', content: answer },
   ];
   return {
     id: key,
     sample: 0,
-    conversations: messages.map((message) => ({ from: message.role === 'assistant' ? 'gpt' : message.role === 'user' ? 'human' : message.role, value: String(message.content ?? '') })),
+    conversations: messages.map((message) => ({
+      from: message.role === 'assistant' ? 'gpt' : message.role === 'user' ? 'human' : message.role,
+      value: String(message.content ?? ''),
+    })),
     messages,
-    tools: [{ type: 'function', function: { name: 'terminal', description: 'Run a shell command in the working directory.', parameters: { type: 'object', properties: { command: { type: 'string' } } } } }],
+    tools: [
+      {
+        type: 'function',
+        function: {
+          name: 'terminal',
+          description: 'Run a shell command in the working directory.',
+          parameters: { type: 'object', properties: { command: { type: 'string' } } },
+        },
+      },
+    ],
     toolsets,
     model: 'synthetic-model',
     completed: finish === 'stop',

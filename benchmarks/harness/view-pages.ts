@@ -14,7 +14,13 @@ export async function viewPagesBenchmark(rows: number): Promise<Record<string, u
     const built = performance.now();
     writeSyntheticRun(path, rows, { name: 'view' });
     const buildMs = performance.now() - built;
-    const viewer = await startViewer({ stores: [path, path], checkpointsDir: join(scratch.path, 'checkpoints'), sessionsPath: join(scratch.path, 'no-sessions.sqlite'), host: '127.0.0.1', port: 0 });
+    const viewer = await startViewer({
+      stores: [path, path],
+      checkpointsDir: join(scratch.path, 'checkpoints'),
+      sessionsPath: join(scratch.path, 'no-sessions.sqlite'),
+      host: '127.0.0.1',
+      port: 0,
+    });
     const pages: Record<string, string> = {
       runs: '',
       table: 'runs/view',

@@ -6,19 +6,35 @@ export const DEFAULT_VIEW_PORT = 7373;
 
 export const command: CommandDefinition = {
   name: 'view',
-  summary: 'a local, read-only web app over run stores and chat sessions: runs, filterable trajectories, plots, compare',
+  summary:
+    'a local, read-only web app over run stores and chat sessions: runs, filterable trajectories, plots, compare',
   usage: 'traj view [RUN|STORE.sqlite ...] [--port N] [--host 127.0.0.1] [--checkpoints DIR] [--sessions FILE]',
   allowPositionals: true,
   options: {
-    port: { type: 'string', value: 'N', description: 'port to listen on (0: any free port)', default: String(DEFAULT_VIEW_PORT) },
+    port: {
+      type: 'string',
+      value: 'N',
+      description: 'port to listen on (0: any free port)',
+      default: String(DEFAULT_VIEW_PORT),
+    },
     host: {
       type: 'string',
       value: 'HOST',
-      description: 'address to listen on; anything but loopback prints a warning: trajectories may hold secrets a tool printed',
+      description:
+        'address to listen on; anything but loopback prints a warning: trajectories may hold secrets a tool printed',
       default: '127.0.0.1',
     },
-    checkpoints: { type: 'string', value: 'DIR', description: 'folder of run stores (run names and the default list come from here)', default: 'checkpoints' },
-    sessions: { type: 'string', value: 'FILE', description: 'chat sessions store (default $TRAJ_HOME/sessions.sqlite)' },
+    checkpoints: {
+      type: 'string',
+      value: 'DIR',
+      description: 'folder of run stores (run names and the default list come from here)',
+      default: 'checkpoints',
+    },
+    sessions: {
+      type: 'string',
+      value: 'FILE',
+      description: 'chat sessions store (default $TRAJ_HOME/sessions.sqlite)',
+    },
   },
   details: [
     'Without arguments every store in the checkpoints folder is listed (newest first); name runs',
@@ -43,12 +59,20 @@ export const command: CommandDefinition = {
     const sessions = stringOption(values, 'sessions') ?? defaultSessionsPath();
     // Listen for the stop signals before anyone can learn the URL and send one.
     const stopped = untilStopped();
-    const viewer = await startViewer({ stores: positionals, checkpointsDir: stringOption(values, 'checkpoints') ?? 'checkpoints', sessionsPath: sessions, host, port }).catch(
-      (error: NodeJS.ErrnoException) => {
-        if (error.code === 'EADDRINUSE') throw new ConfigError(`traj view: port ${port} on ${host} is in use; pick another with --port N (0: any free port)`, { code: 'view_port_in_use' });
-        throw error;
-      },
-    );
+    const viewer = await startViewer({
+      stores: positionals,
+      checkpointsDir: stringOption(values, 'checkpoints') ?? 'checkpoints',
+      sessionsPath: sessions,
+      host,
+      port,
+    }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'EADDRINUSE')
+        throw new ConfigError(
+          `traj view: port ${port} on ${host} is in use; pick another with --port N (0: any free port)`,
+          { code: 'view_port_in_use' },
+        );
+      throw error;
+    });
     process.stdout.write(`traj view: ${viewer.url}\n`);
     const { runs, sessions: sessionCount } = viewer.contents();
     const listed = runs.length > 6 ? `${runs.slice(0, 6).join(', ')}, …` : runs.join(', ');

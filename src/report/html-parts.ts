@@ -24,7 +24,8 @@ export function metric(name: string, value: number | null, text = fixed(value)):
 }
 
 export function interval(name: string, estimate: Breakdown['mean_reward']): string {
-  if (estimate.low === null || estimate.high === null) return `<span class="ci" data-metric="${escapeHtml(name)}_ci">no interval (n=${estimate.n})</span>`;
+  if (estimate.low === null || estimate.high === null)
+    return `<span class="ci" data-metric="${escapeHtml(name)}_ci">no interval (n=${estimate.n})</span>`;
   return `<span class="ci" data-metric="${escapeHtml(name)}_ci" data-low="${estimate.low}" data-high="${estimate.high}">95% CI [${fixed(estimate.low)}, ${fixed(estimate.high)}]</span>`;
 }
 
@@ -55,7 +56,10 @@ const ROW_HEIGHT = 30;
 const LABEL_WIDTH = 190;
 
 /** Horizontal bars as inline SVG (no script), with an axis from 0 to `axisMax` and optional whiskers. */
-export function barChart(bars: readonly Bar[], options: { ariaLabel: string; axisMax?: number } = { ariaLabel: 'bar chart' }): string {
+export function barChart(
+  bars: readonly Bar[],
+  options: { ariaLabel: string; axisMax?: number } = { ariaLabel: 'bar chart' },
+): string {
   const height = bars.length * ROW_HEIGHT + 28;
   const width = LABEL_WIDTH + BAR_WIDTH + 150;
   const x = (share: number) => LABEL_WIDTH + Math.max(0, Math.min(1, share)) * BAR_WIDTH;
@@ -92,15 +96,20 @@ ${whisker}
 const MESSAGE_MAX_CHARS = 20_000;
 
 export function clip(text: string): string {
-  return text.length <= MESSAGE_MAX_CHARS ? text : `${text.slice(0, MESSAGE_MAX_CHARS)}\n[... ${text.length - MESSAGE_MAX_CHARS} more characters in trajectories.jsonl]`;
+  return text.length <= MESSAGE_MAX_CHARS
+    ? text
+    : `${text.slice(0, MESSAGE_MAX_CHARS)}\n[... ${text.length - MESSAGE_MAX_CHARS} more characters in trajectories.jsonl]`;
 }
 
 /** Reward evidence: the details as JSON, a verifier's output tail as text. */
 export function detailsBlock(details: unknown): string {
-  if (details === null || typeof details !== 'object' || Array.isArray(details)) return `<pre>${escapeHtml(clip(JSON.stringify(details, null, 2)))}</pre>`;
+  if (details === null || typeof details !== 'object' || Array.isArray(details))
+    return `<pre>${escapeHtml(clip(JSON.stringify(details, null, 2)))}</pre>`;
   const { output_tail: tail, ...rest } = details as Record<string, unknown>;
   const summary = `<pre>${escapeHtml(clip(JSON.stringify(rest, null, 2)))}</pre>`;
-  return typeof tail === 'string' ? `${summary}<h4>verifier output (tail)</h4><pre>${escapeHtml(clip(tail))}</pre>` : summary;
+  return typeof tail === 'string'
+    ? `${summary}<h4>verifier output (tail)</h4><pre>${escapeHtml(clip(tail))}</pre>`
+    : summary;
 }
 
 export interface MessageOptions {
@@ -138,16 +147,26 @@ export function messageBlock(message: Message, options: MessageOptions = {}): st
 export function conversationBlock(messages: readonly Message[]): string {
   const results = new Map<string, string>();
   for (const message of messages) if (message.role === 'tool') results.set(message.tool_call_id, message.content);
-  const called = new Set(messages.flatMap((message) => (message.role === 'assistant' ? (message.tool_calls ?? []).map((call) => call.id) : [])));
+  const called = new Set(
+    messages.flatMap((message) =>
+      message.role === 'assistant' ? (message.tool_calls ?? []).map((call) => call.id) : [],
+    ),
+  );
   return messages
     .filter((message) => message.role !== 'tool' || !called.has(message.tool_call_id))
     .map((message) => messageBlock(message, { results }))
     .join('\n');
 }
 
-function toolCallBlock(call: NonNullable<Extract<Message, { role: 'assistant' }>['tool_calls']>[number], options: MessageOptions): string {
+function toolCallBlock(
+  call: NonNullable<Extract<Message, { role: 'assistant' }>['tool_calls']>[number],
+  options: MessageOptions,
+): string {
   const result = options.results?.get(call.id);
-  const resultBlock = result === undefined ? '' : `<div class="result"><span class="role">result</span><pre>${escapeHtml(clip(prettyToolResult(result)))}</pre></div>`;
+  const resultBlock =
+    result === undefined
+      ? ''
+      : `<div class="result"><span class="role">result</span><pre>${escapeHtml(clip(prettyToolResult(result)))}</pre></div>`;
   return `<div class="call" data-call-id="${escapeHtml(call.id)}"><span class="tool">${escapeHtml(call.function.name)}</span> <span class="note mono">${escapeHtml(call.id)}</span><pre>${escapeHtml(clip(prettyArguments(call.function.arguments)))}</pre>${resultBlock}</div>`;
 }
 
@@ -163,7 +182,12 @@ function prettyArguments(text: string): string {
 function prettyToolResult(text: string): string {
   try {
     const parsed = JSON.parse(text) as unknown;
-    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed) && typeof (parsed as { output?: unknown }).output === 'string') {
+    if (
+      parsed &&
+      typeof parsed === 'object' &&
+      !Array.isArray(parsed) &&
+      typeof (parsed as { output?: unknown }).output === 'string'
+    ) {
       const { output, ...rest } = parsed as { output: string } & Record<string, unknown>;
       return `${JSON.stringify(rest)}\n${output}`;
     }

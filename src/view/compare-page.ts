@@ -38,13 +38,28 @@ export function reportFromStore(name: string, reader: RunReader): EvalReport {
   // compareRuns reads the pass rate of the summary; the rest of a report's breakdown is not needed here.
   const scored = items.filter((item) => item.reward !== null);
   const passRate = wilsonInterval(scored.filter((item) => item.passed).length, scored.length);
-  const summary = { rollouts: items.length, items: new Set(items.map((item) => item.key)).size, scored: scored.length, mean_reward: { value: null, low: null, high: null, n: 0 }, pass_rate: passRate, pass_at_k: {}, reward_errors: 0 };
+  const summary = {
+    rollouts: items.length,
+    items: new Set(items.map((item) => item.key)).size,
+    scored: scored.length,
+    mean_reward: { value: null, low: null, high: null, n: 0 },
+    pass_rate: passRate,
+    pass_at_k: {},
+    reward_errors: 0,
+  };
   return {
     run: info.name ?? name,
     environment: info.environment,
     model: info.model,
     pass_threshold: threshold,
-    summary: { ...summary, samples_per_item: 0, failed: 0, judged: 0, judge_agreement: null, tokens: { prompt: 0, completion: 0 } },
+    summary: {
+      ...summary,
+      samples_per_item: 0,
+      failed: 0,
+      judged: 0,
+      judge_agreement: null,
+      tokens: { prompt: 0, completion: 0 },
+    },
     by_category: [],
     by_toolsets: [],
     items,
@@ -54,10 +69,22 @@ export function reportFromStore(name: string, reader: RunReader): EvalReport {
 
 /** Rows of the items table: a 100,000-item comparison lists its most changed items. */
 const MAX_ROWS = 500;
-const CHANGE_ORDER: Record<string, number> = { regressed: 0, fixed: 1, worse: 2, better: 3, only_a: 4, only_b: 5, same: 6 };
+const CHANGE_ORDER: Record<string, number> = {
+  regressed: 0,
+  fixed: 1,
+  worse: 2,
+  better: 3,
+  only_a: 4,
+  only_b: 5,
+  same: 6,
+};
 
 function byInterest(a: RunComparison['items'][number], b: RunComparison['items'][number]): number {
-  return CHANGE_ORDER[a.change]! - CHANGE_ORDER[b.change]! || Math.abs(b.delta ?? 0) - Math.abs(a.delta ?? 0) || a.key.localeCompare(b.key);
+  return (
+    CHANGE_ORDER[a.change]! - CHANGE_ORDER[b.change]! ||
+    Math.abs(b.delta ?? 0) - Math.abs(a.delta ?? 0) ||
+    a.key.localeCompare(b.key)
+  );
 }
 
 function signed(value: number | null): string {
@@ -65,7 +92,8 @@ function signed(value: number | null): string {
 }
 
 function difference(name: string, value: Difference): string {
-  const interval = value.low === null || value.high === null ? 'no interval' : `95% CI [${signed(value.low)}, ${signed(value.high)}]`;
+  const interval =
+    value.low === null || value.high === null ? 'no interval' : `95% CI [${signed(value.low)}, ${signed(value.high)}]`;
   return `<span class="value" data-metric="${name}" data-value="${value.value ?? ''}">${signed(value.value)}</span><span class="ci" data-metric="${name}_ci">${interval}</span>`;
 }
 

@@ -22,7 +22,9 @@ export function parseItemQuery(parameters: URLSearchParams): { query: ItemQuery;
   const sort = (SORTS as readonly string[]).includes(sortText) ? (sortText as SortKey) : 'row';
   if (sort !== sortText) problems.push(`sort: '${sortText}' is not one of ${SORTS.join(', ')}`);
   const size = number('size');
-  const pageSize = (PAGE_SIZES as readonly number[]).includes(size ?? DEFAULT_PAGE_SIZE) ? (size ?? DEFAULT_PAGE_SIZE) : DEFAULT_PAGE_SIZE;
+  const pageSize = (PAGE_SIZES as readonly number[]).includes(size ?? DEFAULT_PAGE_SIZE)
+    ? (size ?? DEFAULT_PAGE_SIZE)
+    : DEFAULT_PAGE_SIZE;
   const page = Math.max(1, Math.floor(number('page') ?? 1));
   const query: ItemQuery = {
     status: text('status'),

@@ -3,7 +3,9 @@ import { escapeHtml, STYLE } from '../report/html-parts.js';
 /** The page shell: one stylesheet from the viewer itself, no scripts, nothing from the network. */
 export function layout(title: string, body: string, crumbs: [string, string | null][] = []): string {
   const trail = [['runs', '/'] as [string, string | null], ...crumbs]
-    .map(([text, href]) => (href === null ? `<span>${escapeHtml(text)}</span>` : `<a href="${escapeHtml(href)}">${escapeHtml(text)}</a>`))
+    .map(([text, href]) =>
+      href === null ? `<span>${escapeHtml(text)}</span>` : `<a href="${escapeHtml(href)}">${escapeHtml(text)}</a>`,
+    )
     .join(' <span class="sep">/</span> ');
   return `<!DOCTYPE html>
 <html lang="en">
@@ -26,7 +28,8 @@ ${body}
 /** A link with query parameters (values escaped for the URL and the attribute). */
 export function href(path: string, parameters: Record<string, string | number | undefined | null> = {}): string {
   const query = new URLSearchParams();
-  for (const [name, value] of Object.entries(parameters)) if (value !== undefined && value !== null && value !== '') query.set(name, String(value));
+  for (const [name, value] of Object.entries(parameters))
+    if (value !== undefined && value !== null && value !== '') query.set(name, String(value));
   const text = query.toString();
   return `${path}${text ? `?${text}` : ''}`;
 }
@@ -44,7 +47,8 @@ export function duration(ms: number | null): string {
 }
 
 /** What pages show where a cost would be when the store records none (cost accounting lands separately). */
-export const COST_NOT_RECORDED = '<span class="cost missing" data-field="cost" title="this run store records no cost">not recorded</span>';
+export const COST_NOT_RECORDED =
+  '<span class="cost missing" data-field="cost" title="this run store records no cost">not recorded</span>';
 
 export function cost(value: number | null | undefined): string {
   if (value === null || value === undefined) return COST_NOT_RECORDED;

@@ -27,7 +27,10 @@ export function columnPlot(name: string, columns: readonly Column[], options: { 
     .map((column, index) => {
       const height = (column.count / max) * plotHeight;
       const x = LEFT + index * step;
-      const label = index % every === 0 ? `<text class="tick" x="${(x + step / 2).toFixed(1)}" y="${HEIGHT - BOTTOM + 14}" text-anchor="middle">${escapeHtml(column.label)}</text>` : '';
+      const label =
+        index % every === 0
+          ? `<text class="tick" x="${(x + step / 2).toFixed(1)}" y="${HEIGHT - BOTTOM + 14}" text-anchor="middle">${escapeHtml(column.label)}</text>`
+          : '';
       return `<rect class="bar" data-label="${escapeHtml(column.label)}" data-count="${column.count}" x="${(x + 1).toFixed(1)}" y="${(10 + plotHeight - height).toFixed(1)}" width="${Math.max(1, step - 2).toFixed(1)}" height="${height.toFixed(1)}"><title>${escapeHtml(`${column.label}: ${column.count}`)}</title></rect>${label}`;
     })
     .join('');
@@ -55,7 +58,8 @@ export function histogram(values: readonly number[], bins = 20, format: (value: 
 export function weightedHistogram(rows: readonly { value: number; count: number }[], bins = 20): Column[] {
   if (rows.length === 0) return [];
   const distinct = rows.length;
-  if (distinct <= bins && rows.every((row) => Number.isInteger(row.value))) return rows.map((row) => ({ label: String(row.value), count: row.count }));
+  if (distinct <= bins && rows.every((row) => Number.isInteger(row.value)))
+    return rows.map((row) => ({ label: String(row.value), count: row.count }));
   const low = rows[0]!.value;
   const high = rows[rows.length - 1]!.value;
   if (low === high) return [{ label: compact(low), count: rows[0]!.count }];

@@ -22,7 +22,11 @@ export class RunCatalog {
     private readonly checkpointsDir: string,
   ) {
     for (const path of this.requested.map((entry) => this.resolvePath(entry))) {
-      if (!existsSync(path)) throw new ConfigError(`traj view: no run store at ${path} (give a run name from ${this.checkpointsDir}/ or a .sqlite file)`, { code: 'view_store_missing' });
+      if (!existsSync(path))
+        throw new ConfigError(
+          `traj view: no run store at ${path} (give a run name from ${this.checkpointsDir}/ or a .sqlite file)`,
+          { code: 'view_store_missing' },
+        );
     }
   }
 
@@ -32,7 +36,8 @@ export class RunCatalog {
   }
 
   entries(): CatalogEntry[] {
-    const paths = this.requested.length > 0 ? this.requested.map((entry) => this.resolvePath(entry)) : this.discovered();
+    const paths =
+      this.requested.length > 0 ? this.requested.map((entry) => this.resolvePath(entry)) : this.discovered();
     const used = new Map<string, number>();
     return paths.map((path) => {
       const base = basename(path).replace(/\.sqlite$/, '');
@@ -68,7 +73,9 @@ export class RunCatalog {
   forkArgument(name: string): string {
     const entry = this.entries().find((candidate) => candidate.name === name);
     if (!entry) return name;
-    return entry.path === resolve(this.checkpointsDir, `${name}.sqlite`) && this.checkpointsDir === 'checkpoints' ? name : entry.path;
+    return entry.path === resolve(this.checkpointsDir, `${name}.sqlite`) && this.checkpointsDir === 'checkpoints'
+      ? name
+      : entry.path;
   }
 
   close(): void {

@@ -168,7 +168,9 @@ export class RunReader {
       if (!columns.includes('record')) throw new Error('no items table with records');
       this.hasCost = columns.includes('cost');
     } catch (error) {
-      throw new RunError(`${path} is not a traj run store: ${(error as Error).message}`, { code: 'view_store_invalid' });
+      throw new RunError(`${path} is not a traj run store: ${(error as Error).message}`, {
+        code: 'view_store_invalid',
+      });
     }
   }
 
@@ -178,7 +180,9 @@ export class RunReader {
 
   /** Rebuild the compact copy when the store (or its write-ahead log) changed since the last build. */
   refresh(): void {
-    const version = [this.path, `${this.path}-wal`].map((file) => (existsSync(file) ? `${statSync(file).mtimeMs}:${statSync(file).size}` : '-')).join('/');
+    const version = [this.path, `${this.path}-wal`]
+      .map((file) => (existsSync(file) ? `${statSync(file).mtimeMs}:${statSync(file).size}` : '-'))
+      .join('/');
     if (version === this.version) return;
     if (this.version !== '' && Date.now() - this.refreshedAt < this.refreshIntervalMs) return;
     this.db.transaction(() => this.db.exec(MIRROR(this.hasCost)))();
@@ -213,7 +217,9 @@ export class RunReader {
     const parts = parseObject(meta?.fingerprint_parts);
     const environment = parts.environment as { name?: unknown; version?: unknown } | undefined;
     const threshold = this.passThreshold();
-    const statuses = Object.fromEntries(this.db.prepare('SELECT status, COUNT(*) FROM temp.rows GROUP BY status').raw().all() as [string, number][]);
+    const statuses = Object.fromEntries(
+      this.db.prepare('SELECT status, COUNT(*) FROM temp.rows GROUP BY status').raw().all() as [string, number][],
+    );
     const totals = this.db
       .prepare(
         `SELECT COUNT(reward) AS scored, AVG(reward) AS mean, SUM(reward >= ? - 1e-9) AS passed,
@@ -221,13 +227,24 @@ export class RunReader {
          ${this.hasCost ? ', SUM(cost) AS cost' : ''}
          FROM temp.rows WHERE status = 'done'`,
       )
-      .get(threshold) as { scored: number; mean: number | null; passed: number | null; prompt: number; completion: number; rollout_ms: number; cost?: number | null };
-    const wall = this.db.prepare("SELECT COALESCE(SUM(wall_ms), 0) FROM segments").pluck().get() as number;
+      .get(threshold) as {
+      scored: number;
+      mean: number | null;
+      passed: number | null;
+      prompt: number;
+      completion: number;
+      rollout_ms: number;
+      cost?: number | null;
+    };
+    const wall = this.db.prepare('SELECT COALESCE(SUM(wall_ms), 0) FROM segments').pluck().get() as number;
     return {
       name: meta?.name ?? fallbackName,
       kind: meta?.kind ?? 'unknown',
       model: typeof parts.model === 'string' ? parts.model : null,
-      environment: typeof environment?.name === 'string' ? `${environment.name} ${String(environment.version ?? '')}`.trim() : null,
+      environment:
+        typeof environment?.name === 'string'
+          ? `${environment.name} ${String(environment.version ?? '')}`.trim()
+          : null,
       created_at: meta?.created_at ?? null,
       updated_at: meta?.updated_at ?? null,
       statuses,
@@ -251,11 +268,22 @@ export class RunReader {
 
   private computeFacets(): Facets {
     const grouped = (column: string) =>
-      this.db.prepare(`SELECT ${column}, COUNT(*) FROM temp.rows WHERE ${column} IS NOT NULL GROUP BY ${column} ORDER BY COUNT(*) DESC`).raw().all() as [string, number][];
+      this.db
+        .prepare(
+          `SELECT ${column}, COUNT(*) FROM temp.rows WHERE ${column} IS NOT NULL GROUP BY ${column} ORDER BY COUNT(*) DESC`,
+        )
+        .raw()
+        .all() as [string, number][];
     const combinations = grouped('toolsets');
     const toolsets = new Set<string>();
     for (const [json] of combinations) for (const name of parseList(json)) toolsets.add(name);
-    return { statuses: grouped('status'), finishReasons: grouped('finish_reason'), toolsetCombinations: combinations, toolsets: [...toolsets].sort(), errorClasses: grouped('error_class') };
+    return {
+      statuses: grouped('status'),
+      finishReasons: grouped('finish_reason'),
+      toolsetCombinations: combinations,
+      toolsets: [...toolsets].sort(),
+      errorClasses: grouped('error_class'),
+    };
   }
 
   private where(query: ItemQuery): { sql: string; parameters: unknown[] } {
@@ -268,8 +296,12 @@ export class RunReader {
     if (query.status) add('status = ?', query.status);
     if (query.finish) add('finish_reason = ?', query.finish);
     if (query.toolsets) add('toolsets = ?', query.toolsets);
-    if (query.toolset) add("EXISTS (SELECT 1 FROM json_each(rows.toolsets) WHERE value = ?)", query.toolset);
-    if (query.errorClass) add(query.errorClass === '(none)' ? 'error_class IS NULL' : 'error_class = ?', ...(query.errorClass === '(none)' ? [] : [query.errorClass]));
+    if (query.toolset) add('EXISTS (SELECT 1 FROM json_each(rows.toolsets) WHERE value = ?)', query.toolset);
+    if (query.errorClass)
+      add(
+        query.errorClass === '(none)' ? 'error_class IS NULL' : 'error_class = ?',
+        ...(query.errorClass === '(none)' ? [] : [query.errorClass]),
+      );
     if (query.rewardMin !== undefined) add('reward >= ?', query.rewardMin);
     if (query.rewardMax !== undefined) add('reward <= ?', query.rewardMax);
     if (query.search) {
@@ -287,7 +319,9 @@ export class RunReader {
     if (this.searched === `${this.version}\n${text}`) return;
     this.db.transaction(() => {
       this.db.exec('CREATE TEMP TABLE IF NOT EXISTS matches (id INTEGER PRIMARY KEY); DELETE FROM temp.matches;');
-      this.db.prepare(`INSERT INTO temp.matches SELECT id FROM main.items WHERE record LIKE ? ESCAPE '\\'`).run(messagesPattern(text));
+      this.db
+        .prepare(`INSERT INTO temp.matches SELECT id FROM main.items WHERE record LIKE ? ESCAPE '\\'`)
+        .run(messagesPattern(text));
     })();
     this.searched = `${this.version}\n${text}`;
   }
@@ -301,9 +335,15 @@ export class RunReader {
       .map((term) => (term.endsWith('IS NULL') ? term : `${term}${query.descending ? ' DESC' : ''}`))
       .join(', ');
     const offset = (query.page - 1) * query.pageSize;
-    const ids = this.db.prepare(`SELECT id FROM temp.rows ${sql} ORDER BY ${order}, id LIMIT ? OFFSET ?`).pluck().all(...parameters, query.pageSize, offset) as number[];
+    const ids = this.db
+      .prepare(`SELECT id FROM temp.rows ${sql} ORDER BY ${order}, id LIMIT ? OFFSET ?`)
+      .pluck()
+      .all(...parameters, query.pageSize, offset) as number[];
     const rows = ids.map((id) => this.rowById(id)!);
-    const total = this.db.prepare(`SELECT COUNT(*) FROM temp.rows ${sql}`).pluck().get(...parameters) as number;
+    const total = this.db
+      .prepare(`SELECT COUNT(*) FROM temp.rows ${sql}`)
+      .pluck()
+      .get(...parameters) as number;
     return { rows, total };
   }
 
@@ -319,25 +359,50 @@ export class RunReader {
 
   /** One stored rollout with its record parsed (null for a failed rollout, which has none). */
   item(key: string, sample: number): StoredRow | undefined {
-    const id = this.db.prepare('SELECT id FROM items WHERE key = ? AND sample = ?').pluck().get(key, sample) as number | undefined;
+    const id = this.db.prepare('SELECT id FROM items WHERE key = ? AND sample = ?').pluck().get(key, sample) as
+      | number
+      | undefined;
     if (id === undefined) return undefined;
     const row = this.rowById(id)!;
-    const full = this.db.prepare('SELECT error_message, record FROM items WHERE id = ?').get(id) as { error_message: string | null; record: string | null };
-    return { ...row, error_message: full.error_message, record: full.record === null ? null : (JSON.parse(full.record) as unknown) };
+    const full = this.db.prepare('SELECT error_message, record FROM items WHERE id = ?').get(id) as {
+      error_message: string | null;
+      record: string | null;
+    };
+    return {
+      ...row,
+      error_message: full.error_message,
+      record: full.record === null ? null : (JSON.parse(full.record) as unknown),
+    };
   }
 
   plots(): RunPlots {
     this.refresh();
     const db = this.db;
-    const rewards = db.prepare("SELECT reward AS value, COUNT(*) AS count FROM temp.rows WHERE status = 'done' AND reward IS NOT NULL GROUP BY reward ORDER BY reward").all() as RunPlots['rewards'];
+    const rewards = db
+      .prepare(
+        "SELECT reward AS value, COUNT(*) AS count FROM temp.rows WHERE status = 'done' AND reward IS NOT NULL GROUP BY reward ORDER BY reward",
+      )
+      .all() as RunPlots['rewards'];
     // turns live only in record JSON: read the newest rows, at most TURNS_SAMPLE of them.
     const turns = db
-      .prepare(`SELECT turns AS value, COUNT(*) AS count FROM (SELECT json_extract(record, '$.turns') AS turns FROM items WHERE status = 'done' AND record IS NOT NULL ORDER BY id DESC LIMIT ?) GROUP BY turns ORDER BY turns`)
+      .prepare(
+        `SELECT turns AS value, COUNT(*) AS count FROM (SELECT json_extract(record, '$.turns') AS turns FROM items WHERE status = 'done' AND record IS NOT NULL ORDER BY id DESC LIMIT ?) GROUP BY turns ORDER BY turns`,
+      )
       .all(TURNS_SAMPLE) as RunPlots['turns'];
-    const tokens = db.prepare("SELECT prompt_tokens + completion_tokens FROM temp.rows WHERE status = 'done' AND prompt_tokens IS NOT NULL").pluck().all() as number[];
-    const durations = db.prepare("SELECT duration_ms FROM temp.rows WHERE status = 'done' AND duration_ms IS NOT NULL").pluck().all() as number[];
+    const tokens = db
+      .prepare(
+        "SELECT prompt_tokens + completion_tokens FROM temp.rows WHERE status = 'done' AND prompt_tokens IS NOT NULL",
+      )
+      .pluck()
+      .all() as number[];
+    const durations = db
+      .prepare("SELECT duration_ms FROM temp.rows WHERE status = 'done' AND duration_ms IS NOT NULL")
+      .pluck()
+      .all() as number[];
     const completion = db
-      .prepare("SELECT toolsets, COUNT(*) AS rollouts, COALESCE(SUM(completed), 0) AS completed FROM temp.rows WHERE status = 'done' GROUP BY toolsets ORDER BY rollouts DESC")
+      .prepare(
+        "SELECT toolsets, COUNT(*) AS rollouts, COALESCE(SUM(completed), 0) AS completed FROM temp.rows WHERE status = 'done' GROUP BY toolsets ORDER BY rollouts DESC",
+      )
       .all() as { toolsets: string; rollouts: number; completed: number }[];
     const failures = db
       .prepare(
@@ -352,7 +417,11 @@ export class RunReader {
       turns,
       tokens,
       durations,
-      completionByToolsets: completion.map((row) => ({ toolsets: parseList(row.toolsets), rollouts: row.rollouts, completed: row.completed })),
+      completionByToolsets: completion.map((row) => ({
+        toolsets: parseList(row.toolsets),
+        rollouts: row.rollouts,
+        completed: row.completed,
+      })),
       failures,
       throughput,
     };
@@ -360,23 +429,38 @@ export class RunReader {
 
   /** Finished rollouts over time, in at most ~60 buckets of a round width (1 s … 1 h). */
   private throughput(): RunPlots['throughput'] {
-    const span = this.db.prepare("SELECT MIN(julianday(updated_at)) AS first, MAX(julianday(updated_at)) AS last FROM temp.rows WHERE status = 'done'").get() as { first: number | null; last: number | null };
+    const span = this.db
+      .prepare(
+        "SELECT MIN(julianday(updated_at)) AS first, MAX(julianday(updated_at)) AS last FROM temp.rows WHERE status = 'done'",
+      )
+      .get() as { first: number | null; last: number | null };
     if (span.first === null || span.last === null) return { bucketSeconds: 1, buckets: [] };
     const seconds = (span.last - span.first) * 86_400;
-    const bucketSeconds = [1, 5, 10, 30, 60, 300, 900, 3_600, 21_600, 86_400].find((width) => seconds / width <= 60) ?? 86_400;
+    const bucketSeconds =
+      [1, 5, 10, 30, 60, 300, 900, 3_600, 21_600, 86_400].find((width) => seconds / width <= 60) ?? 86_400;
     const rows = this.db
-      .prepare("SELECT CAST((julianday(updated_at) - ?) * 86400 / ? AS INTEGER) AS bucket, COUNT(*) AS done FROM temp.rows WHERE status = 'done' GROUP BY bucket ORDER BY bucket")
+      .prepare(
+        "SELECT CAST((julianday(updated_at) - ?) * 86400 / ? AS INTEGER) AS bucket, COUNT(*) AS done FROM temp.rows WHERE status = 'done' GROUP BY bucket ORDER BY bucket",
+      )
       .all(span.first, bucketSeconds) as { bucket: number; done: number }[];
     const counts = new Map(rows.map((row) => [row.bucket, row.done]));
     const last = rows.length === 0 ? 0 : rows[rows.length - 1]!.bucket;
-    return { bucketSeconds, buckets: Array.from({ length: last + 1 }, (_, bucket) => ({ offsetSeconds: bucket * bucketSeconds, done: counts.get(bucket) ?? 0 })) };
+    return {
+      bucketSeconds,
+      buckets: Array.from({ length: last + 1 }, (_, bucket) => ({
+        offsetSeconds: bucket * bucketSeconds,
+        done: counts.get(bucket) ?? 0,
+      })),
+    };
   }
 
   /** Finished rollouts as compare needs them, from the copy's columns (in no particular order). */
   outcomes(): Outcome[] {
     this.refresh();
     return this.db
-      .prepare("SELECT key, sample, reward, finish_reason, COALESCE(prompt_tokens + completion_tokens, 0) AS tokens, COALESCE(duration_ms, 0) AS duration_ms FROM temp.rows WHERE status = 'done' AND has_record")
+      .prepare(
+        "SELECT key, sample, reward, finish_reason, COALESCE(prompt_tokens + completion_tokens, 0) AS tokens, COALESCE(duration_ms, 0) AS duration_ms FROM temp.rows WHERE status = 'done' AND has_record",
+      )
       .all() as Outcome[];
   }
 
@@ -387,7 +471,10 @@ export class RunReader {
     return {
       name: meta?.name ?? null,
       model: typeof parts.model === 'string' ? parts.model : null,
-      environment: typeof environment?.name === 'string' && typeof environment.version === 'string' ? { name: environment.name, version: environment.version } : null,
+      environment:
+        typeof environment?.name === 'string' && typeof environment.version === 'string'
+          ? { name: environment.name, version: environment.version }
+          : null,
     };
   }
 }
@@ -400,7 +487,9 @@ export class RunReader {
  * tool schemas, the ShareGPT copy and other fields never match. One LIKE scan, no JSON parsing.
  */
 export function messagesPattern(text: string): string {
-  const asJson = JSON.stringify(text).slice(1, -1).replace(/[\\%_]/g, (character) => `\\${character}`);
+  const asJson = JSON.stringify(text)
+    .slice(1, -1)
+    .replace(/[\\%_]/g, (character) => `\\${character}`);
   return `%,"messages":[%${asJson}%],"tools":[%`;
 }
 

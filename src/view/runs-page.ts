@@ -6,10 +6,21 @@ import type { SessionListing } from './session-reader.js';
 export type RunListing = { name: string; summary: RunSummary } | { name: string; error: string };
 
 /** The start page: every run with its headline numbers, a compare form, the chat sessions. */
-export function runsPage(runs: readonly RunListing[], sessions: readonly SessionListing[], sessionsPath: string): string {
-  const rows = runs.map((run) => ('error' in run ? errorRow(run.name, run.error) : runRow(run.name, run.summary))).join('\n');
+export function runsPage(
+  runs: readonly RunListing[],
+  sessions: readonly SessionListing[],
+  sessionsPath: string,
+): string {
+  const rows = runs
+    .map((run) => ('error' in run ? errorRow(run.name, run.error) : runRow(run.name, run.summary)))
+    .join('\n');
   const options = (selected: number) =>
-    runs.map((run, index) => `<option value="${escapeHtml(run.name)}"${index === selected ? ' selected' : ''}>${escapeHtml(run.name)}</option>`).join('');
+    runs
+      .map(
+        (run, index) =>
+          `<option value="${escapeHtml(run.name)}"${index === selected ? ' selected' : ''}>${escapeHtml(run.name)}</option>`,
+      )
+      .join('');
   const compare =
     runs.length >= 2
       ? `<form class="filters" method="get" action="/compare" data-form="compare"><label>run A<select name="a">${options(1)}</select></label><label>run B<select name="b">${options(0)}</select></label><button type="submit">compare</button></form>`
@@ -31,7 +42,10 @@ function runRow(name: string, summary: RunSummary): string {
   const counts = Object.entries(summary.statuses)
     .map(([status, count]) => `<span data-status="${escapeHtml(status)}">${escapeHtml(status)} ${count}</span>`)
     .join('');
-  const pass = summary.pass_rate.value === null ? '–' : `${fixed(summary.pass_rate.value)} <span class="note">(≥ ${summary.pass_threshold}, n=${summary.pass_rate.n})</span>`;
+  const pass =
+    summary.pass_rate.value === null
+      ? '–'
+      : `${fixed(summary.pass_rate.value)} <span class="note">(≥ ${summary.pass_threshold}, n=${summary.pass_rate.n})</span>`;
   return `<tr data-run="${escapeHtml(name)}"><td><a href="${escapeHtml(runPath(name))}">${escapeHtml(name)}</a></td><td>${escapeHtml(summary.kind)}</td><td>${escapeHtml(summary.model ?? '–')}</td>
 <td class="counts">${counts || '–'}</td><td class="number" data-field="mean-reward">${fixed(summary.mean_reward)}</td><td class="number" data-field="pass-rate">${pass}</td><td>${cost(summary.cost)}</td>
 <td class="number" data-field="tokens">${summary.tokens.prompt + summary.tokens.completion}</td><td class="number">${duration(summary.wall_ms)}</td>

@@ -36,7 +36,8 @@ export interface Viewer {
  * viewer, images only as inline SVG. Model output is escaped on top of that.
  */
 const SECURITY_HEADERS = {
-  'content-security-policy': "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  'content-security-policy':
+    "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'cache-control': 'no-store',
@@ -67,7 +68,12 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
       handle(request, response);
     } catch (error) {
       const status = error instanceof HttpProblem ? error.status : 500;
-      send(response, status, layout(`traj view · ${status}`, `<h1>${status}</h1><p data-problem>${escapeHtml(errorMessage(error))}</p>`), request.method === 'HEAD');
+      send(
+        response,
+        status,
+        layout(`traj view · ${status}`, `<h1>${status}</h1><p data-problem>${escapeHtml(errorMessage(error))}</p>`),
+        request.method === 'HEAD',
+      );
     }
   });
 
@@ -80,22 +86,28 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
     // A page bound to loopback answers only to loopback names: a web page elsewhere cannot reach it
     // through a DNS name that resolves to 127.0.0.1 (DNS rebinding).
     const hostHeader = (request.headers.host ?? '').replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1');
-    if (loopbackOnly && !isLoopback(hostHeader)) throw new HttpProblem(403, `host '${hostHeader}' is not a loopback name`);
+    if (loopbackOnly && !isLoopback(hostHeader))
+      throw new HttpProblem(403, `host '${hostHeader}' is not a loopback name`);
     const url = new URL(request.url ?? '/', 'http://viewer.invalid');
     const head = request.method === 'HEAD';
-    const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
     if (url.pathname === '/assets/view.css') {
       response.writeHead(200, { 'content-type': 'text/css; charset=utf-8', ...SECURITY_HEADERS });
       response.end(head ? undefined : VIEW_STYLE);
       return;
     }
-    if (parts.length === 0) return send(response, 200, listing(), head);
-    if (parts[0] === 'runs' && parts.length >= 2) return send(response, 200, runRoute(parts[1]!, parts.slice(2), url.searchParams), head);
-    if (parts[0] === 'compare') return send(response, 200, compareRoute(url.searchParams), head);
+    send(response, 200, route(url), head);
+  }
+
+  /** The page at a URL, or an HttpProblem. */
+  function route(url: URL): string {
+    const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+    if (parts.length === 0) return listing();
+    if (parts[0] === 'runs' && parts.length >= 2) return runRoute(parts[1]!, parts.slice(2), url.searchParams);
+    if (parts[0] === 'compare') return compareRoute(url.searchParams);
     if (parts[0] === 'sessions' && parts.length === 2) {
       const found = sessions.get(parts[1]!);
       if (!found) throw new HttpProblem(404, `no chat session '${parts[1]}' in ${options.sessionsPath}`);
-      return send(response, 200, sessionPage(found.session, found.messages), head);
+      return sessionPage(found.session, found.messages);
     }
     throw new HttpProblem(404, `nothing at ${url.pathname}`);
   }
@@ -159,7 +171,10 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
     url: `http://${shown}:${address.port}/`,
     host: address.address,
     port: address.port,
-    contents: () => ({ runs: catalog.entries().map((entry) => entry.name), sessions: sessions.list(Number.MAX_SAFE_INTEGER).length }),
+    contents: () => ({
+      runs: catalog.entries().map((entry) => entry.name),
+      sessions: sessions.list(Number.MAX_SAFE_INTEGER).length,
+    }),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -173,6 +188,10 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
 }
 
 function send(response: ServerResponse, status: number, html: string, head: boolean): void {
-  response.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(html), ...SECURITY_HEADERS });
+  response.writeHead(status, {
+    'content-type': 'text/html; charset=utf-8',
+    'content-length': Buffer.byteLength(html),
+    ...SECURITY_HEADERS,
+  });
   response.end(head ? undefined : html);
 }

@@ -65,7 +65,10 @@ export class SessionReader {
     if (!this.db) return undefined;
     const [session] = this.select('WHERE s.id = ?', id);
     if (!session) return undefined;
-    const texts = this.db.prepare('SELECT message FROM messages WHERE session_id = ? ORDER BY position').pluck().all(id) as string[];
+    const texts = this.db
+      .prepare('SELECT message FROM messages WHERE session_id = ? ORDER BY position')
+      .pluck()
+      .all(id) as string[];
     const messages = texts.flatMap((text) => {
       const parsed = MessageSchema.safeParse(JSON.parse(text));
       return parsed.success ? [parsed.data] : [];

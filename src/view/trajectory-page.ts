@@ -52,13 +52,24 @@ function factsList(row: StoredRow, record: LooseRecord): string {
     ['reward', fixed(row.reward)],
     ['turns', String(record.turns ?? '–')],
     ['api calls', String(record.api_calls ?? '–')],
-    ['tokens', `${number(usage.prompt_tokens) ?? '–'} prompt + ${number(usage.completion_tokens) ?? '–'} completion (${number(usage.reasoning_tokens) ?? 0} reasoning)`],
-    ['duration', `${duration(number(timing.duration_ms) ?? row.duration_ms)} (model ${duration(number(timing.model_ms))}, tools ${duration(number(timing.tool_ms))})`],
+    [
+      'tokens',
+      `${number(usage.prompt_tokens) ?? '–'} prompt + ${number(usage.completion_tokens) ?? '–'} completion (${number(usage.reasoning_tokens) ?? 0} reasoning)`,
+    ],
+    [
+      'duration',
+      `${duration(number(timing.duration_ms) ?? row.duration_ms)} (model ${duration(number(timing.model_ms))}, tools ${duration(number(timing.tool_ms))})`,
+    ],
     ['model', String(record.model ?? '–')],
     ['toolsets', row.toolsets.join(', ') || '(none)'],
     ['attempts', String(row.attempts)],
   ];
-  const list = facts.map(([name, value]) => `<div><dt>${escapeHtml(name)}</dt><dd data-fact="${escapeHtml(name)}">${escapeHtml(value)}</dd></div>`).join('');
+  const list = facts
+    .map(
+      ([name, value]) =>
+        `<div><dt>${escapeHtml(name)}</dt><dd data-fact="${escapeHtml(name)}">${escapeHtml(value)}</dd></div>`,
+    )
+    .join('');
   // Cost shows when the record carries one (usage.cost or cost); the accounting itself lands separately.
   const recorded = number(usage.cost) ?? number(record.cost);
   return `<dl class="facts">${list}<div><dt>cost</dt><dd>${cost(recorded)}</dd></div></dl>`;
@@ -67,23 +78,38 @@ function factsList(row: StoredRow, record: LooseRecord): string {
 function errorSection(row: StoredRow, record: LooseRecord): string {
   const error = record.error as { name?: string; code?: string; message?: string } | null | undefined;
   const parts: string[] = [];
-  if (row.error_class || row.error_message) parts.push(`<p><b>${escapeHtml(row.error_class ?? 'error')}${row.error_code ? ` · ${escapeHtml(row.error_code)}` : ''}</b></p><pre>${escapeHtml(row.error_message ?? '')}</pre>`);
-  if (error && typeof error === 'object') parts.push(`<p>agent error <b>${escapeHtml(String(error.code ?? error.name ?? ''))}</b></p><pre>${escapeHtml(String(error.message ?? ''))}</pre>`);
-  return parts.length === 0 ? '' : `<section class="evidence error" data-section="error"><h2>Error</h2>${parts.join('')}</section>`;
+  if (row.error_class || row.error_message)
+    parts.push(
+      `<p><b>${escapeHtml(row.error_class ?? 'error')}${row.error_code ? ` · ${escapeHtml(row.error_code)}` : ''}</b></p><pre>${escapeHtml(row.error_message ?? '')}</pre>`,
+    );
+  if (error && typeof error === 'object')
+    parts.push(
+      `<p>agent error <b>${escapeHtml(String(error.code ?? error.name ?? ''))}</b></p><pre>${escapeHtml(String(error.message ?? ''))}</pre>`,
+    );
+  return parts.length === 0
+    ? ''
+    : `<section class="evidence error" data-section="error"><h2>Error</h2>${parts.join('')}</section>`;
 }
 
 function rewardSection(record: LooseRecord): string {
   const rewardError = typeof record.reward_error === 'string' ? record.reward_error : null;
   const details = record.reward_details;
-  const scores = record.scores && typeof record.scores === 'object' ? Object.entries(record.scores as Record<string, unknown>) : [];
+  const scores =
+    record.scores && typeof record.scores === 'object' ? Object.entries(record.scores as Record<string, unknown>) : [];
   if (rewardError === null && (details === null || details === undefined) && scores.length === 0) return '';
   const parts: string[] = [];
-  if (rewardError !== null) parts.push(`<div class="evidence error"><h4>reward error</h4><pre>${escapeHtml(rewardError)}</pre></div>`);
-  if (scores.length > 0) parts.push(`<p class="counts">${scores.map(([name, value]) => `<span data-score="${escapeHtml(name)}">${escapeHtml(name)} ${escapeHtml(String(value))}</span>`).join('')}</p>`);
+  if (rewardError !== null)
+    parts.push(`<div class="evidence error"><h4>reward error</h4><pre>${escapeHtml(rewardError)}</pre></div>`);
+  if (scores.length > 0)
+    parts.push(
+      `<p class="counts">${scores.map(([name, value]) => `<span data-score="${escapeHtml(name)}">${escapeHtml(name)} ${escapeHtml(String(value))}</span>`).join('')}</p>`,
+    );
   const judges = judgesOf(details);
   if (judges) {
     const verdict = (details as { pass?: unknown }).pass;
-    parts.push(`<p>panel verdict: <b data-field="panel-verdict">${verdict === true ? 'pass' : verdict === false ? 'fail' : '–'}</b></p>`);
+    parts.push(
+      `<p>panel verdict: <b data-field="panel-verdict">${verdict === true ? 'pass' : verdict === false ? 'fail' : '–'}</b></p>`,
+    );
     parts.push(
       judges
         .map(
@@ -101,13 +127,23 @@ function rewardSection(record: LooseRecord): string {
 function judgesOf(details: unknown): JudgeEntry[] | undefined {
   const judges = (details as { judges?: unknown } | null | undefined)?.judges;
   if (!Array.isArray(judges)) return undefined;
-  return judges.filter((judge): judge is JudgeEntry => judge && typeof judge === 'object' && typeof (judge as JudgeEntry).model === 'string');
+  return judges.filter(
+    (judge): judge is JudgeEntry =>
+      judge && typeof judge === 'object' && typeof (judge as JudgeEntry).model === 'string',
+  );
 }
 
 function toolStatsSection(record: LooseRecord): string {
-  const stats = Array.isArray(record.tool_stats) ? (record.tool_stats as { name: string; calls: number; ok: number; errors: number }[]) : [];
+  const stats = Array.isArray(record.tool_stats)
+    ? (record.tool_stats as { name: string; calls: number; ok: number; errors: number }[])
+    : [];
   if (stats.length === 0) return '';
-  const rows = stats.map((stat) => `<tr data-tool="${escapeHtml(stat.name)}"><td>${escapeHtml(stat.name)}</td><td class="number">${stat.calls}</td><td class="number">${stat.ok}</td><td class="number">${stat.errors}</td></tr>`).join('');
+  const rows = stats
+    .map(
+      (stat) =>
+        `<tr data-tool="${escapeHtml(stat.name)}"><td>${escapeHtml(stat.name)}</td><td class="number">${stat.calls}</td><td class="number">${stat.ok}</td><td class="number">${stat.errors}</td></tr>`,
+    )
+    .join('');
   return `<h2>Tool calls</h2><table class="compact"><thead><tr><th>tool</th><th>calls</th><th>ok</th><th>errors</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 

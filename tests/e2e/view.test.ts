@@ -14,17 +14,30 @@ import { runCli, startCli, temporaryDirectory, type CliResult } from '../helpers
  * model's markup must show as text and never run. Screenshots land in test-results/.
  */
 const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
-const INJECTION = 'A haiku, of sorts. <script>document.title = "pwned"</script><img src=x onerror="document.title = \'pwned\'"> & "quoted"';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+  '--disable-sync',
+];
+const INJECTION =
+  'A haiku, of sorts. <script>document.title = "pwned"</script><img src=x onerror="document.title = \'pwned\'"> & "quoted"';
 const REASONING = 'The user wants facts; check the sandbox first.';
 
-const userText = (request: ChatRequest) => String(request.messages.find((message) => message.role === 'user')?.content ?? '');
+const userText = (request: ChatRequest) =>
+  String(request.messages.find((message) => message.role === 'user')?.content ?? '');
 
 /** A policy that looks around with `terminal` (reasoning on that turn), then answers; `hostile` answers the haiku with markup. */
 function policy(hostile: boolean) {
   return conversationScript([
     callTool('terminal', { command: 'echo sandbox-ok' }, { reasoning_content: REASONING }),
-    (request) => reply(hostile && userText(request).includes('haiku') ? INJECTION : `My answer to: ${userText(request).slice(0, 60)}`),
+    (request) =>
+      reply(
+        hostile && userText(request).includes('haiku') ? INJECTION : `My answer to: ${userText(request).slice(0, 60)}`,
+      ),
   ]);
 }
 
@@ -62,15 +75,46 @@ describe('traj view in a browser', () => {
     const hostile = await startScriptedServer(policy(true));
     const judges = await startScriptedServer((request) => {
       const markup = JSON.stringify(request.messages).includes('<script>');
-      return reply(JSON.stringify({ reasoning: markup ? 'The answer is markup, not a haiku.' : 'Meets the rubric.', score: markup ? 1 : 9, pass: !markup }));
+      return reply(
+        JSON.stringify({
+          reasoning: markup ? 'The answer is markup, not a haiku.' : 'Meets the rubric.',
+          score: markup ? 1 : 9,
+          pass: !markup,
+        }),
+      );
     });
     t.after(() => Promise.all([good.close(), hostile.close(), judges.close()]).then(() => undefined));
     const evalArgs = (run: string, url: string) => [
-      'eval', '--env', 'rubric', '--run', run, '--toolsets', 'terminal', '--max-turns', '3', '--workers', '1', '--concurrency', '4',
-      '--base-url', url, '--model', `policy-${run}`, '--api-key-env', 'NO_KEY',
-      '--judge-model', 'judge-a', '--judge-base-url', judges.url, '--judge-api-key-env', 'NO_KEY',
+      'eval',
+      '--env',
+      'rubric',
+      '--run',
+      run,
+      '--toolsets',
+      'terminal',
+      '--max-turns',
+      '3',
+      '--workers',
+      '1',
+      '--concurrency',
+      '4',
+      '--base-url',
+      url,
+      '--model',
+      `policy-${run}`,
+      '--api-key-env',
+      'NO_KEY',
+      '--judge-model',
+      'judge-a',
+      '--judge-base-url',
+      judges.url,
+      '--judge-api-key-env',
+      'NO_KEY',
     ];
-    for (const [run, server] of [['good', good], ['hostile', hostile]] as const) {
+    for (const [run, server] of [
+      ['good', good],
+      ['hostile', hostile],
+    ] as const) {
       const result = await runCli(evalArgs(run, server.url), { cwd: directory });
       assert.equal(result.code, 0, `${result.stdout}\n${result.stderr}`);
     }
@@ -89,10 +133,19 @@ describe('traj view in a browser', () => {
 
     // The runs list.
     await page.goto(url);
-    assert.deepEqual((await page.$$eval('tr[data-run]', (rows) => rows.map((row) => row.getAttribute('data-run')))).sort(), ['good', 'hostile']);
-    assert.equal(await page.$eval('tr[data-run="good"] [data-field="mean-reward"]', (cell) => cell.textContent), '0.900');
+    assert.deepEqual(
+      (await page.$$eval('tr[data-run]', (rows) => rows.map((row) => row.getAttribute('data-run')))).sort(),
+      ['good', 'hostile'],
+    );
+    assert.equal(
+      await page.$eval('tr[data-run="good"] [data-field="mean-reward"]', (cell) => cell.textContent),
+      '0.900',
+    );
     assert.equal(await page.$eval('tr[data-run="hostile"] [data-status="done"]', (cell) => cell.textContent), 'done 4');
-    assert.equal(await page.$eval('tr[data-run="good"] [data-field="cost"]', (cell) => cell.textContent), 'not recorded');
+    assert.equal(
+      await page.$eval('tr[data-run="good"] [data-field="cost"]', (cell) => cell.textContent),
+      'not recorded',
+    );
     await screenshot(page, 'view-runs.png');
 
     // The trajectory table, filtered by the form.
@@ -102,11 +155,18 @@ describe('traj view in a browser', () => {
     await page.selectOption('select[name="status"]', 'done');
     await page.click('form[data-form="filters"] button');
     assert.match(page.url(), /status=done/);
-    assert.deepEqual(await page.$$eval('table.items tbody tr', (rows) => rows.map((row) => row.getAttribute('data-key'))), ['rubric-haiku']);
+    assert.deepEqual(
+      await page.$$eval('table.items tbody tr', (rows) => rows.map((row) => row.getAttribute('data-key'))),
+      ['rubric-haiku'],
+    );
     await page.fill('input[name="q"]', '');
     await page.fill('input[name="min"]', '0.5');
     await page.click('form[data-form="filters"] button');
-    assert.equal(await page.locator('table.items tbody tr').count(), 3, 'reward ≥ 0.5 leaves the three passing answers');
+    assert.equal(
+      await page.locator('table.items tbody tr').count(),
+      3,
+      'reward ≥ 0.5 leaves the three passing answers',
+    );
     await page.click('th a[data-sort="reward"]');
     assert.match(page.url(), /sort=reward&order=desc/);
     await screenshot(page, 'view-table.png');
@@ -115,18 +175,25 @@ describe('traj view in a browser', () => {
     await page.goto(`${url}runs/hostile`);
     await page.click('tr[data-key="rubric-haiku"] a');
     const reasoning = page.locator('details.reasoning').first();
-    assert.equal(await reasoning.evaluate((element) => element.hasAttribute('open')), false, 'reasoning starts collapsed');
+    assert.equal(
+      await reasoning.evaluate((element) => element.hasAttribute('open')),
+      false,
+      'reasoning starts collapsed',
+    );
     assert.equal(await page.getByText(REASONING, { exact: true }).isVisible(), false);
     await reasoning.locator('summary').click();
     assert.ok(await page.getByText(REASONING, { exact: true }).isVisible());
     const call = page.locator('.call').first();
     assert.equal(await call.locator('.tool').textContent(), 'terminal');
-    assert.match(await call.innerText(), /"command": "echo sandbox-ok"/);
-    assert.match(await call.locator('.result').innerText(), /sandbox-ok/, 'the result sits under its call');
+    assert.match((await call.textContent())!, /"command": "echo sandbox-ok"/);
+    assert.match((await call.locator('.result').textContent())!, /sandbox-ok/, 'the result sits under its call');
     assert.equal(await page.$eval('[data-judge="judge-a"] .verdict', (element) => element.textContent), 'fail');
-    assert.match(await page.locator('[data-judge="judge-a"]').innerText(), /The answer is markup, not a haiku\./);
-    assert.equal(await page.$eval('[data-field="fork"]', (element) => element.textContent), 'traj chat --fork hostile rubric-haiku');
-    assert.ok(await page.getByText(INJECTION, { exact: true }).isVisible(), 'the model\'s markup shows as text');
+    assert.match((await page.locator('[data-judge="judge-a"]').textContent())!, /The answer is markup, not a haiku\./);
+    assert.equal(
+      await page.$eval('[data-field="fork"]', (element) => element.textContent),
+      'traj chat --fork hostile rubric-haiku',
+    );
+    assert.ok(await page.getByText(INJECTION, { exact: true }).isVisible(), "the model's markup shows as text");
     assert.equal(await page.evaluate('document.scripts.length'), 0);
     assert.equal(await page.evaluate("document.querySelectorAll('img').length"), 0);
     assert.match(await page.title(), /^traj view · hostile · rubric-haiku #0$/, 'nothing the model wrote ran');
@@ -134,11 +201,23 @@ describe('traj view in a browser', () => {
 
     // The plots, drawn from the store.
     await page.goto(`${url}runs/good/plots`);
-    const counts = await page.$$eval('svg[data-plot="reward"] rect.bar', (bars) => bars.map((bar) => Number(bar.getAttribute('data-count'))));
-    assert.equal(counts.reduce((sum, count) => sum + count, 0), 4);
-    for (const plot of ['turns', 'tokens', 'duration', 'throughput']) assert.ok((await page.locator(`svg[data-plot="${plot}"] rect.bar`).count()) > 0, plot);
-    assert.equal(await page.$eval('g[data-toolsets="terminal"]', (group) => group.getAttribute('data-completion')), '1');
-    const width = await page.$eval('g[data-toolsets="terminal"] rect.bar', (bar) => (bar as unknown as { getBBox(): { width: number } }).getBBox().width);
+    const counts = await page.$$eval('svg[data-plot="reward"] rect.bar', (bars) =>
+      bars.map((bar) => Number(bar.getAttribute('data-count'))),
+    );
+    assert.equal(
+      counts.reduce((sum, count) => sum + count, 0),
+      4,
+    );
+    for (const plot of ['turns', 'tokens', 'duration', 'throughput'])
+      assert.ok((await page.locator(`svg[data-plot="${plot}"] rect.bar`).count()) > 0, plot);
+    assert.equal(
+      await page.$eval('g[data-toolsets="terminal"]', (group) => group.getAttribute('data-completion')),
+      '1',
+    );
+    const width = await page.$eval(
+      'g[data-toolsets="terminal"] rect.bar',
+      (bar) => (bar as unknown as { getBBox(): { width: number } }).getBBox().width,
+    );
     assert.ok(width > 400, `a full completion bar (${width})`);
     await screenshot(page, 'view-plots.png');
 
@@ -147,12 +226,22 @@ describe('traj view in a browser', () => {
     await page.selectOption('select[name="a"]', 'good');
     await page.selectOption('select[name="b"]', 'hostile');
     await page.click('form[data-form="compare"] button');
-    assert.equal(await page.$eval('tr[data-compare-key="rubric-haiku"] [data-field="change"]', (cell) => cell.textContent), 'regressed');
-    assert.equal(await page.$eval('[data-metric="pass_rate_difference"]', (cell) => cell.getAttribute('data-value')), String(-0.25));
+    assert.equal(
+      await page.$eval('tr[data-compare-key="rubric-haiku"] [data-field="change"]', (cell) => cell.textContent),
+      'regressed',
+    );
+    assert.equal(
+      await page.$eval('[data-metric="pass_rate_difference"]', (cell) => cell.getAttribute('data-value')),
+      String(-0.25),
+    );
     assert.match(await page.$eval('[data-metric="mean_reward_difference"]', (cell) => cell.textContent!), /^-0\.200$/);
     await screenshot(page, 'view-compare.png');
 
-    assert.deepEqual(requests.filter((request) => !request.startsWith(url)), [], 'every request goes to the viewer itself');
+    assert.deepEqual(
+      requests.filter((request) => !request.startsWith(url)),
+      [],
+      'every request goes to the viewer itself',
+    );
     viewer.child.kill('SIGINT');
     const exit = await viewer.done;
     assert.equal(exit.code, 0, exit.stderr);
@@ -162,14 +251,20 @@ describe('traj view in a browser', () => {
 
   it('warns when bound beyond loopback, and names a missing store', async (t) => {
     const directory = temporaryDirectory(t);
-    const open = startCli(['view', '--host', '0.0.0.0', '--port', '0'], { cwd: directory, env: { TRAJ_HOME: join(directory, 'home') } });
+    const open = startCli(['view', '--host', '0.0.0.0', '--port', '0'], {
+      cwd: directory,
+      env: { TRAJ_HOME: join(directory, 'home') },
+    });
     t.after(() => open.child.kill('SIGKILL'));
     const url = await waitForUrl(open);
     assert.match(url, /^http:\/\/0\.0\.0\.0:\d+\/$/);
     open.child.kill('SIGTERM');
     const result = await open.done;
     assert.equal(result.code, 0);
-    assert.match(result.stderr, /WARNING: listening on 0\.0\.0\.0, not loopback: anyone who can reach this address can read every trajectory/);
+    assert.match(
+      result.stderr,
+      /WARNING: listening on 0\.0\.0\.0, not loopback: anyone who can reach this address can read every trajectory/,
+    );
 
     const missing = await runCli(['view', 'no-such-run', '--port', '0'], { cwd: directory });
     assert.equal(missing.code, 1);

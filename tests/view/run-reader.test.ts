@@ -16,7 +16,10 @@ const base: ItemQuery = { sort: 'row', descending: false, page: 1, pageSize: 50 
 function direct(path: string, sql: string, ...parameters: unknown[]): unknown[] {
   const db = new Database(path, { readonly: true });
   try {
-    return db.prepare(sql).pluck().all(...parameters);
+    return db
+      .prepare(sql)
+      .pluck()
+      .all(...parameters);
   } finally {
     db.close();
   }
@@ -45,35 +48,66 @@ describe('RunReader (read-only queries over a run store)', () => {
 
     const all = reader.page(base);
     assert.equal(all.total, ROWS);
-    assert.deepEqual(all.rows.map((row) => row.row_index), Array.from({ length: 50 }, (_, index) => index));
+    assert.deepEqual(
+      all.rows.map((row) => row.row_index),
+      Array.from({ length: 50 }, (_, index) => index),
+    );
     const last = reader.page({ ...base, page: 40 });
-    assert.deepEqual(last.rows.map((row) => row.row_index), Array.from({ length: 50 }, (_, index) => 1_950 + index));
+    assert.deepEqual(
+      last.rows.map((row) => row.row_index),
+      Array.from({ length: 50 }, (_, index) => 1_950 + index),
+    );
     assert.equal(reader.page({ ...base, page: 41 }).rows.length, 0);
 
     const count = (query: Partial<ItemQuery>) => reader.page({ ...base, ...query }).total;
-    const sqlCount = (where: string, ...parameters: unknown[]) => (direct(path, `SELECT COUNT(*) FROM items WHERE ${where}`, ...parameters) as number[])[0];
+    const sqlCount = (where: string, ...parameters: unknown[]) =>
+      (direct(path, `SELECT COUNT(*) FROM items WHERE ${where}`, ...parameters) as number[])[0];
     assert.equal(count({ status: 'failed' }), 40);
-    assert.equal(count({ status: 'done', finish: 'max_turns' }), sqlCount("status = 'done' AND finish_reason = 'max_turns'"));
-    assert.equal(count({ toolset: 'terminal' }), sqlCount("toolsets LIKE '%\"terminal\"%'"));
-    assert.equal(count({ toolsets: '["terminal","file"]' }), sqlCount("toolsets = '[\"terminal\",\"file\"]'"));
+    assert.equal(
+      count({ status: 'done', finish: 'max_turns' }),
+      sqlCount("status = 'done' AND finish_reason = 'max_turns'"),
+    );
+    assert.equal(count({ toolset: 'terminal' }), sqlCount('toolsets LIKE \'%"terminal"%\''));
+    assert.equal(count({ toolsets: '["terminal","file"]' }), sqlCount('toolsets = \'["terminal","file"]\''));
     assert.equal(count({ toolsets: '[]' }), ROWS / 5);
     assert.equal(count({ errorClass: 'infra' }), 40);
     assert.equal(count({ errorClass: '(none)' }), sqlCount('error_class IS NULL'));
     assert.equal(count({ rewardMin: 0.25, rewardMax: 0.5 }), sqlCount('reward >= 0.25 AND reward <= 0.5'));
-    assert.equal(count({ toolset: 'web', rewardMin: 0.9, status: 'done' }), sqlCount("toolsets LIKE '%\"web\"%' AND reward >= 0.9 AND status = 'done'"));
+    assert.equal(
+      count({ toolset: 'web', rewardMin: 0.9, status: 'done' }),
+      sqlCount("toolsets LIKE '%\"web\"%' AND reward >= 0.9 AND status = 'done'"),
+    );
 
-    const byReward = reader.page({ ...base, sort: 'reward', descending: true, pageSize: 200 }).rows.map((row) => row.reward!);
-    assert.ok(byReward.every((value) => value !== null), 'rows without a reward sort last descending too');
-    assert.deepEqual(byReward, [...byReward].sort((a, b) => b - a));
+    const byReward = reader
+      .page({ ...base, sort: 'reward', descending: true, pageSize: 200 })
+      .rows.map((row) => row.reward!);
+    assert.ok(
+      byReward.every((value) => value !== null),
+      'rows without a reward sort last descending too',
+    );
+    assert.deepEqual(
+      byReward,
+      [...byReward].sort((a, b) => b - a),
+    );
     assert.equal(byReward[0], Math.max(...rewards));
     const ascending = reader.page({ ...base, sort: 'reward', pageSize: 200 }).rows.map((row) => row.reward);
-    assert.ok(ascending.every((value) => value !== null), 'rows without a reward sort last, both ways');
+    assert.ok(
+      ascending.every((value) => value !== null),
+      'rows without a reward sort last, both ways',
+    );
     const byDuration = reader.page({ ...base, sort: 'duration', descending: true }).rows.map((row) => row.duration_ms!);
-    assert.deepEqual(byDuration, [...byDuration].sort((a, b) => b - a));
+    assert.deepEqual(
+      byDuration,
+      [...byDuration].sort((a, b) => b - a),
+    );
 
     // Every 997th row mentions a lighthouse: rows 0, 997 and 1994, all finished.
     const search = reader.page({ ...base, search: 'LIGHTHOUSE keeper' });
-    assert.deepEqual(search.rows.map((row) => row.row_index), [0, 997, 1_994], 'case-insensitive, over the messages');
+    assert.deepEqual(
+      search.rows.map((row) => row.row_index),
+      [0, 997, 1_994],
+      'case-insensitive, over the messages',
+    );
     assert.equal(search.total, 3);
     assert.equal(count({ search: 'lighthouse', rewardMin: 2 }), 0, 'search combines with the other filters');
     assert.equal(count({ search: 'Run a shell command' }), 0, 'the tool schemas are not messages');
@@ -83,24 +117,43 @@ describe('RunReader (read-only queries over a run store)', () => {
 
     const item = reader.item('item-000997', 0)!;
     assert.equal(item.turns, 1 + (997 % 6));
-    assert.equal((item.record as { messages: { content: string }[] }).messages[4]!.content, 'The lighthouse keeper logged entry 997.');
+    assert.equal(
+      (item.record as { messages: { content: string }[] }).messages[4]!.content,
+      'The lighthouse keeper logged entry 997.',
+    );
     assert.equal(reader.item('item-000997', 1), undefined);
     assert.equal(reader.item('item-000007', 0)!.record, null, 'a failed rollout has no record');
 
     const plots = reader.plots();
-    assert.equal(plots.rewards.reduce((sum, row) => sum + row.count, 0), rewards.length);
+    assert.equal(
+      plots.rewards.reduce((sum, row) => sum + row.count, 0),
+      rewards.length,
+    );
     assert.equal(plots.durations.length, 1_880);
-    assert.equal(plots.turns.reduce((sum, row) => sum + row.count, 0), 1_880);
-    assert.deepEqual(plots.failures.find((row) => row.label === 'infra: sandbox_create'), { label: 'infra: sandbox_create', count: 40 });
+    assert.equal(
+      plots.turns.reduce((sum, row) => sum + row.count, 0),
+      1_880,
+    );
+    assert.deepEqual(
+      plots.failures.find((row) => row.label === 'infra: sandbox_create'),
+      { label: 'infra: sandbox_create', count: 40 },
+    );
     const completion = plots.completionByToolsets.find((row) => row.toolsets.length === 0)!;
     assert.equal(completion.completed, sqlCount("status = 'done' AND toolsets = '[]' AND completed = 1"));
     // Rows land 0.6 s apart over 20 minutes: 30-second buckets (at most 60 of them).
     assert.equal(plots.throughput.bucketSeconds, 30);
-    assert.equal(plots.throughput.buckets.reduce((sum, row) => sum + row.done, 0), 1_880);
+    assert.equal(
+      plots.throughput.buckets.reduce((sum, row) => sum + row.done, 0),
+      1_880,
+    );
     assert.equal(plots.throughput.buckets.length, 40);
 
     reader.close();
-    assert.deepEqual({ hash: sha256(readFileSync(path)), size: statSync(path).size }, before, 'the store file is byte for byte unchanged');
+    assert.deepEqual(
+      { hash: sha256(readFileSync(path)), size: statSync(path).size },
+      before,
+      'the store file is byte for byte unchanged',
+    );
   });
 
   it('sees rollouts that land while it is open (a live run), and refuses what is not a run store', (t) => {

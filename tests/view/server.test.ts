@@ -8,7 +8,8 @@ import { RunStore } from '../../src/run/store.js';
 import { startViewer } from '../../src/view/index.js';
 import { temporaryDirectory } from '../helpers/cli.js';
 
-export const INJECTION = 'Done. <script>document.title = "pwned"</script><img src=x onerror="document.title = \'pwned\'"> & "quoted"';
+export const INJECTION =
+  'Done. <script>document.title = "pwned"</script><img src=x onerror="document.title = \'pwned\'"> & "quoted"';
 
 /** A run store whose item-000003 answer is markup, as a hostile or confused model might write. */
 export function writeHostileRun(path: string): void {
@@ -22,14 +23,21 @@ export function writeHostileRun(path: string): void {
   store.close();
 }
 
-function send(url: string, options: { method?: string; path?: string; host?: string } = {}): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+function send(
+  url: string,
+  options: { method?: string; path?: string; host?: string } = {},
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
   const target = new URL(options.path ?? '/', url);
   return new Promise((resolve, reject) => {
-    const outgoing = request(target, { method: options.method ?? 'GET', headers: options.host ? { host: options.host } : {} }, (response) => {
-      let body = '';
-      response.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body }));
-    });
+    const outgoing = request(
+      target,
+      { method: options.method ?? 'GET', headers: options.host ? { host: options.host } : {} },
+      (response) => {
+        let body = '';
+        response.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body }));
+      },
+    );
     outgoing.on('error', reject);
     outgoing.end();
   });
@@ -43,20 +51,40 @@ describe('the viewer server', () => {
     writeSyntheticRun(join(checkpoints, 'other.sqlite'), 30, { name: 'other', rewardShift: 0.5 });
     const sessionsPath = join(directory, 'home', 'sessions.sqlite');
     const sessions = SessionStore.open(sessionsPath);
-    sessions.create({ id: '20260101-000000-abcdef', title: null, model: 'm', base_url: 'http://127.0.0.1:1/v1', toolsets: ['terminal'], tools: [], sandbox: 'local', forked_from: null, usage: { prompt_tokens: 0, completion_tokens: 0, reasoning_tokens: 0, api_calls: 0 } });
+    sessions.create({
+      id: '20260101-000000-abcdef',
+      title: null,
+      model: 'm',
+      base_url: 'http://127.0.0.1:1/v1',
+      toolsets: ['terminal'],
+      tools: [],
+      sandbox: 'local',
+      forked_from: null,
+      usage: { prompt_tokens: 0, completion_tokens: 0, reasoning_tokens: 0, api_calls: 0 },
+    });
     sessions.replaceMessages('20260101-000000-abcdef', [
       { role: 'user', content: 'What is in <b>here</b>?' },
       { role: 'assistant', content: 'A bold tag, shown as text.' },
     ]);
     sessions.close();
-    const viewer = await startViewer({ stores: [], checkpointsDir: checkpoints, sessionsPath, host: '127.0.0.1', port: 0 });
+    const viewer = await startViewer({
+      stores: [],
+      checkpointsDir: checkpoints,
+      sessionsPath,
+      host: '127.0.0.1',
+      port: 0,
+    });
     t.after(() => viewer.close());
     assert.match(viewer.url, /^http:\/\/127\.0\.0\.1:\d+\/$/);
 
     const home = await send(viewer.url);
     assert.equal(home.status, 200);
     assert.match(String(home.headers['content-security-policy']), /default-src 'none'; style-src 'self'/);
-    assert.doesNotMatch(String(home.headers['content-security-policy']), /script-src/, 'no script source is allowed at all');
+    assert.doesNotMatch(
+      String(home.headers['content-security-policy']),
+      /script-src/,
+      'no script source is allowed at all',
+    );
     assert.match(home.body, /data-run="hostile"/);
     assert.match(home.body, /data-run="other"/);
     assert.match(home.body, /data-session="20260101-000000-abcdef"/);
@@ -74,14 +102,21 @@ describe('the viewer server', () => {
 
     const item = await send(viewer.url, { path: '/runs/hostile/item?key=item-000003&sample=0' });
     assert.equal(item.status, 200);
-    assert.ok(!item.body.includes('<script>document'), 'the model\'s script is not markup');
-    assert.ok(!item.body.includes('<img src=x'), 'the model\'s image is not markup');
-    assert.ok(item.body.includes('Done. &lt;script&gt;document.title = &quot;pwned&quot;&lt;/script&gt;&lt;img src=x onerror=&quot;document.title = &#39;pwned&#39;&quot;&gt; &amp; &quot;quoted&quot;'));
+    assert.ok(!item.body.includes('<script>document'), "the model's script is not markup");
+    assert.ok(!item.body.includes('<img src=x'), "the model's image is not markup");
+    assert.ok(
+      item.body.includes(
+        'Done. &lt;script&gt;document.title = &quot;pwned&quot;&lt;/script&gt;&lt;img src=x onerror=&quot;document.title = &#39;pwned&#39;&quot;&gt; &amp; &quot;quoted&quot;',
+      ),
+    );
     assert.match(item.body, /traj chat --fork hostile item-000003|traj chat --fork \/[^ ]*hostile\.sqlite item-000003/);
 
     const filtered = await send(viewer.url, { path: '/runs/hostile?status=done&q=pwned' });
     assert.equal(filtered.status, 200);
-    assert.deepEqual([...filtered.body.matchAll(/<tr data-key="([^"]+)"/g)].map((match) => match[1]), ['item-000003']);
+    assert.deepEqual(
+      [...filtered.body.matchAll(/<tr data-key="([^"]+)"/g)].map((match) => match[1]),
+      ['item-000003'],
+    );
     const bad = await send(viewer.url, { path: '/runs/hostile?min=abc&sort=nonsense' });
     assert.equal(bad.status, 200);
     assert.match(bad.body, /min: &#39;abc&#39; is not a number/);
