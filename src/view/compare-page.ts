@@ -14,6 +14,10 @@ const PASS_TOLERANCE = 1e-9;
  * enough for compareRuns (items, pass rate), without parsing a record.
  */
 export function reportFromStore(name: string, reader: RunReader): EvalReport {
+  return reader.memo(`compare-report:${name}`, () => buildReport(name, reader));
+}
+
+function buildReport(name: string, reader: RunReader): EvalReport {
   const info = reader.runInfo();
   const threshold = reader.passThreshold();
   const items: ReportItem[] = [];

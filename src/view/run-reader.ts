@@ -207,7 +207,8 @@ export class RunReader {
   }
 
   /** Values that change only with the store: computed once per build of the copy. */
-  private memo<T>(name: string, compute: () => T): T {
+  memo<T>(name: string, compute: () => T): T {
+    this.refresh();
     if (!this.memos.has(name)) this.memos.set(name, compute());
     return this.memos.get(name) as T;
   }
@@ -457,11 +458,21 @@ export class RunReader {
   /** Finished rollouts as compare needs them, from the copy's columns (in no particular order). */
   outcomes(): Outcome[] {
     this.refresh();
-    return this.db
+    // Rows as arrays: 100,000 of them allocate far less than as objects.
+    const rows = this.db
       .prepare(
-        "SELECT key, sample, reward, finish_reason, COALESCE(prompt_tokens + completion_tokens, 0) AS tokens, COALESCE(duration_ms, 0) AS duration_ms FROM temp.rows WHERE status = 'done' AND has_record",
+        "SELECT key, sample, reward, finish_reason, COALESCE(prompt_tokens + completion_tokens, 0), COALESCE(duration_ms, 0) FROM temp.rows WHERE status = 'done' AND has_record",
       )
-      .all() as Outcome[];
+      .raw()
+      .all() as [string, number, number | null, string, number, number][];
+    return rows.map(([key, sample, reward, finish_reason, tokens, duration_ms]) => ({
+      key,
+      sample,
+      reward,
+      finish_reason,
+      tokens,
+      duration_ms,
+    }));
   }
 
   runInfo(): { name: string | null; model: string | null; environment: { name: string; version: string } | null } {
