@@ -100,7 +100,7 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
 
   /** The page at a URL, or an HttpProblem. */
   function route(url: URL): string {
-    const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+    const parts = url.pathname.split('/').filter(Boolean).map(decodePart);
     if (parts.length === 0) return listing();
     if (parts[0] === 'runs' && parts.length >= 2) return runRoute(parts[1]!, parts.slice(2), url.searchParams);
     if (parts[0] === 'compare') return compareRoute(url.searchParams);
@@ -185,6 +185,14 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
         });
       }),
   };
+}
+
+function decodePart(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw new HttpProblem(400, `malformed escape in the path: '${part}'`);
+  }
 }
 
 function send(response: ServerResponse, status: number, html: string, head: boolean): void {

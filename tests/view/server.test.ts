@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, it } from 'node:test';
 import { writeSyntheticRun } from '../../benchmarks/harness/synthetic-run.js';
 import { SessionStore } from '../../src/chat/session-store.js';
@@ -49,6 +50,7 @@ describe('the viewer server', () => {
     const checkpoints = join(directory, 'checkpoints');
     writeHostileRun(join(checkpoints, 'hostile.sqlite'));
     writeSyntheticRun(join(checkpoints, 'other.sqlite'), 30, { name: 'other', rewardShift: 0.5 });
+    new Database(join(checkpoints, 'not-a-run.sqlite')).exec('CREATE TABLE things (x)');
     const sessionsPath = join(directory, 'home', 'sessions.sqlite');
     const sessions = SessionStore.open(sessionsPath);
     sessions.create({
@@ -87,6 +89,11 @@ describe('the viewer server', () => {
     );
     assert.match(home.body, /data-run="hostile"/);
     assert.match(home.body, /data-run="other"/);
+    assert.match(
+      home.body,
+      /<tr data-run="not-a-run" class="broken">.*not-a-run\.sqlite is not a traj run store/s,
+      'a foreign file is listed with why, not a crash',
+    );
     assert.match(home.body, /data-session="20260101-000000-abcdef"/);
     assert.match(home.body, /What is in &lt;b&gt;here&lt;\/b&gt;\?/);
     assert.doesNotMatch(home.body, /<script/i);
@@ -136,5 +143,6 @@ describe('the viewer server', () => {
     assert.equal((await send(viewer.url, { path: '/runs/hostile/item?key=nope&sample=0' })).status, 404);
     assert.equal((await send(viewer.url, { path: '/runs/hostile/item' })).status, 400);
     assert.equal((await send(viewer.url, { path: '/sessions/nope' })).status, 404);
+    assert.equal((await send(viewer.url, { path: '/runs/%E0%A4%A' })).status, 400);
   });
 });
