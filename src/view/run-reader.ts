@@ -377,7 +377,10 @@ export class RunReader {
   }
 
   plots(): RunPlots {
-    this.refresh();
+    return this.memo('plots', () => this.computePlots());
+  }
+
+  private computePlots(): RunPlots {
     const db = this.db;
     const rewards = db
       .prepare(
