@@ -53,6 +53,7 @@ function facts(summary: RunSummary): string {
     ],
     ['tokens', `${summary.tokens.prompt} prompt + ${summary.tokens.completion} completion`],
     ['wall time', duration(summary.wall_ms)],
+    ['rollout time', `${duration(summary.rollout_ms)} summed`],
   ];
   const items = list
     .map(

@@ -173,7 +173,7 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
     port: address.port,
     contents: () => ({
       runs: catalog.entries().map((entry) => entry.name),
-      sessions: sessions.list(Number.MAX_SAFE_INTEGER).length,
+      sessions: sessions.count(),
     }),
     close: () =>
       new Promise<void>((resolve) => {

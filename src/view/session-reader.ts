@@ -43,6 +43,10 @@ export class SessionReader {
     return this.db !== undefined;
   }
 
+  count(): number {
+    return this.db ? (this.db.prepare('SELECT COUNT(*) FROM sessions').pluck().get() as number) : 0;
+  }
+
   /** Most recently updated first. */
   list(limit = 200): SessionListing[] {
     return this.select('ORDER BY s.updated_at DESC, s.id DESC LIMIT ?', limit);
