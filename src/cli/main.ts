@@ -16,6 +16,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandDef
   ask: { summary: 'run one prompt through the agent and print the conversation', load: async () => (await import('./ask.js')).command },
   distributions: { summary: 'list the toolset distributions, or show one with what it draws in practice', load: async () => (await import('./distributions.js')).command },
   mcp: { summary: 'start the configured MCP servers and list their toolsets and tools', load: async () => (await import('./mcp.js')).command },
+  view: { summary: 'a local, read-only web app over run stores and chat sessions: runs, filterable trajectories, plots, compare', load: async () => (await import('./view.js')).command },
   sandbox: { summary: "prune traj's leaked Docker sandbox containers", load: async () => (await import('./sandbox.js')).command },
   'mock-server': { summary: 'run the scripted OpenAI-compatible endpoint (tests, demos, benchmarks)', load: async () => (await import('./mock-server.js')).command },
 };
