@@ -2,3 +2,4 @@ export * from './endpoint.js';
 export * from './load.js';
 export * from './web.js';
 export * from './auxiliary.js';
+export * from './browser.js';

@@ -1,5 +1,6 @@
 import type { Endpoint } from '../config/endpoint.js';
 import type { AuxiliaryModels } from '../config/auxiliary.js';
+import type { BrowserConfig } from '../config/browser.js';
 import type { WebConfig } from '../config/web.js';
 import type { Usage } from '../model/messages.js';
 import type { ModelClient } from '../model/types.js';
@@ -24,6 +25,8 @@ export interface ToolServices {
   auxiliary: AuxiliaryModels;
   model(endpoint: Endpoint): ModelClient;
   webCache?: WebCache;
+  /** The browser toolset's engine and time limits (default: the system Chromium, DEFAULT_BROWSER_CONFIG). */
+  browser?: BrowserConfig;
   /** Add an inner model call's tokens (MoA, vision, summaries) to the rollout's usage. */
   reportUsage?(usage: Usage): void;
 }
