@@ -149,6 +149,7 @@ export class ChatSession {
       onEvent: options.onEvent,
       stream: true,
       state: this.state,
+      services: this.services.tools.services,
     });
     this.history = result.messages;
     this.usage = {

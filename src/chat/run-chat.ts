@@ -1,4 +1,7 @@
+import { resolveAuxiliary, type AuxiliaryConfig } from '../config/auxiliary.js';
 import type { Endpoint } from '../config/endpoint.js';
+import { DEFAULT_WEB_CONFIG, type WebConfig } from '../config/web.js';
+import { countingWebCache, type ToolServices } from '../tools/services.js';
 import { errorMessage } from '../errors.js';
 import { createModelClient } from '../model/client.js';
 import type { ModelClient } from '../model/types.js';
@@ -24,6 +27,9 @@ import { formatTranscript, lastExchanges } from './transcript.js';
 export interface ChatLaunch extends ChatSettings {
   sandbox: { kind: 'local' | 'docker'; image?: string; workdir?: string; docker?: Record<string, unknown> };
   mcpServers?: Record<string, unknown>;
+  /** Web tools' settings and auxiliary models (TRAJ_HOME/config.yaml under --config). */
+  web?: WebConfig;
+  auxiliary?: AuxiliaryConfig;
   checkpointsDir: string;
   /** Continue a stored session (an id, a unique prefix, or "last"). */
   resume?: string;
@@ -61,11 +67,19 @@ export async function runChat(launch: ChatLaunch): Promise<number> {
   process.on('SIGTERM', onTerminate);
   const store = SessionStore.open(launch.sessionsFile);
   const approver = launch.sandbox.kind === 'local' ? new CommandApprover(approvalPrompt(input, output, style), alwaysApproved(output, style)) : undefined;
-  const tools = new ChatTools({ mcpServers: launch.mcpServers, approver });
+  const models = modelClients();
+  // A chat has no run store: the web cache lives for the chat, so a page read twice is fetched once.
+  const toolServices: ToolServices = {
+    web: launch.web ?? DEFAULT_WEB_CONFIG,
+    auxiliary: resolveAuxiliary(launch.auxiliary, launch.endpoint),
+    model: models,
+    webCache: countingWebCache(),
+  };
+  const tools = new ChatTools({ mcpServers: launch.mcpServers, approver, services: toolServices });
   let sandbox: Sandbox | undefined;
   try {
     sandbox = await createSandbox({ kind: launch.sandbox.kind, image: launch.sandbox.image, workdir: launch.sandbox.workdir, docker: launch.sandbox.docker, run: 'chat', key: 'chat' });
-    const services: ChatServices = { store, tools, sandbox, model: modelClients() };
+    const services: ChatServices = { store, tools, sandbox, model: models };
     const settings: ChatSettings = {
       endpoint: launch.endpoint,
       toolsets: launch.toolsets,

@@ -7,6 +7,9 @@ import { resolveEndpoint } from './endpoint.js';
 import { renderConversation } from './render-conversation.js';
 import { createToolRegistry } from '../tools/builtin.js';
 import { readFileSync } from 'node:fs';
+import { resolveAuxiliary } from '../config/auxiliary.js';
+import { loadToolConfig } from '../config/tool-config.js';
+import { availabilityContext } from '../run/batch.js';
 
 export const command: CommandDefinition = {
   name: 'ask',
@@ -20,6 +23,7 @@ export const command: CommandDefinition = {
     'max-turns': { type: 'string', value: 'N', description: 'model calls before the final-answer call', default: '10' },
     system: { type: 'string', value: 'FILE', description: 'file holding the system prompt' },
     json: { type: 'boolean', description: 'print the AgentResult as JSON instead of a transcript' },
+    config: { type: 'string', value: 'FILE', description: 'a config whose web: and auxiliary: apply (over TRAJ_HOME/config.yaml)' },
     'scripted-if-unset': { type: 'boolean', description: 'with no endpoint configured, use the built-in scripted endpoint' },
     ...ENDPOINT_OPTIONS,
   },
@@ -38,6 +42,13 @@ export const command: CommandDefinition = {
       scriptedIfUnset: values['scripted-if-unset'] === true,
       log: (line) => process.stderr.write(`${line}\n`),
     });
+    const toolConfig = loadToolConfig(stringOption(values, 'config'));
+    const toolSettings = { web: toolConfig.web, auxiliary: resolveAuxiliary(toolConfig.auxiliary, endpoint) };
+    const registry = createToolRegistry();
+    for (const toolset of toolsets) {
+      const reason = registry.unavailableReason(toolset, availabilityContext({ endpoint, ...toolSettings }));
+      if (reason) process.stderr.write(`[traj] warning: toolset '${toolset}' is unavailable here (${reason}); its tools are not offered\n`);
+    }
     const services = createThreadServices();
     try {
       const controller = new AbortController();
@@ -57,6 +68,7 @@ export const command: CommandDefinition = {
             budget: DEFAULT_BUDGET,
             agent: 'model',
             toolConcurrency: 8,
+            ...toolSettings,
           },
         },
         services,

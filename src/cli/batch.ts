@@ -3,8 +3,9 @@ import { DEFAULT_BUDGET } from '../tools/budget.js';
 import { createToolRegistry } from '../tools/builtin.js';
 import { loadDistribution } from '../tools/distributions.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import { batchEntries, fingerprintParts, type ToolsetChoice } from '../run/batch.js';
-import { executeRun } from '../run/execute-run.js';
+import { resolveAuxiliary } from '../config/auxiliary.js';
+import { availabilityContext, batchEntries, fingerprintParts, type ToolsetChoice } from '../run/batch.js';
+import { executeRun, storePathFor } from '../run/execute-run.js';
 import type { RunConfig } from '../run/run-config.js';
 import type { RolloutSettings } from '../run/rollout.js';
 import { ConfigError } from '../errors.js';
@@ -42,6 +43,9 @@ export function rolloutSettings(config: RunConfig, endpoint: RolloutSettings['en
     rolloutTimeoutMs: config.rollout_timeout ? config.rollout_timeout * 1000 : undefined,
     toolConcurrency: config.tool_concurrency,
     mcpServers: config.mcp_servers,
+    web: config.web,
+    auxiliary: resolveAuxiliary(config.auxiliary, endpoint),
+    webCache: { path: storePathFor(config.checkpoints, config.run), mode: config.web_cache },
     ...extra,
   };
 }
@@ -110,6 +114,7 @@ Exit codes: 0 all prompts done, 1 some failed (rerun to retry), 2 usage error, 1
           environment: { name: 'prompts', version: '1' },
           agent: 'model',
           sandbox: { kind: config.sandbox, image: config.image },
+          tools: settings,
         }),
         config: { ...config, endpoint: { ...endpoint } },
         force: values.force === true,
@@ -123,6 +128,7 @@ Exit codes: 0 all prompts done, 1 some failed (rerun to retry), 2 usage error, 1
             registry,
             store,
             onDrop: warnOnce(log),
+            availability: availabilityContext(settings),
           }),
         ...pipelineControls(config, signals),
         onStart(info) {

@@ -4,6 +4,7 @@ import { loadFork, parseTurn, runChat, type ForkedConversation } from '../chat/i
 import { RunConfigSchema, type RunConfig } from '../run/run-config.js';
 import { DEFAULT_BUDGET } from '../tools/budget.js';
 import { loadMcpServers } from '../tools/mcp/config.js';
+import { loadToolConfig, type ToolConfig } from '../config/tool-config.js';
 import { ENDPOINT_OPTIONS, integerOption, listOption, stringOption, type CommandDefinition, type ParsedCommand } from './command.js';
 import { resolveEndpoint } from './endpoint.js';
 import { systemPromptFrom } from './run-options.js';
@@ -62,6 +63,7 @@ Sessions live in TRAJ_HOME/sessions.sqlite (default ~/.traj); see traj sessions 
         toolConcurrency: config.tool_concurrency ?? 8,
         sandbox: { kind: sandboxKind, image: stringOption(values, 'image') ?? config.image ?? (sandboxKind === fork?.sandbox.kind ? fork.sandbox.image : undefined), workdir: config.workdir, docker: config.docker },
         mcpServers: loadMcpServers(stringOption(values, 'config')).servers,
+        ...toolConfigOf(loadToolConfig(stringOption(values, 'config'))),
         checkpointsDir: stringOption(values, 'checkpoints') ?? 'checkpoints',
         resume: stringOption(values, 'resume'),
         fork,
@@ -75,6 +77,10 @@ Sessions live in TRAJ_HOME/sessions.sqlite (default ~/.traj); see traj sessions 
     }
   },
 };
+
+function toolConfigOf(tools: ToolConfig): { web: ToolConfig['web']; auxiliary: ToolConfig['auxiliary'] } {
+  return { web: tools.web, auxiliary: tools.auxiliary };
+}
 
 /** The --config file's settings (any run-config key; `run` is not needed for a chat). */
 function chatConfig(values: ParsedCommand['values']): Partial<RunConfig> {

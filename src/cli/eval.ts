@@ -9,7 +9,7 @@ import { loadEnvironment, resolveEnvironmentModule } from '../eval/load-environm
 import { buildReport, writeReport, type EvalReport, type ReportFiles } from '../eval/report.js';
 import { rescoreRun } from '../eval/rescore.js';
 import { ConfigError, isTrajError } from '../errors.js';
-import { fingerprintParts } from '../run/batch.js';
+import { availabilityContext, fingerprintParts } from '../run/batch.js';
 import { collectItems, environmentEntries, keyItems, type KeyedEnvironmentItem } from '../run/environment-entries.js';
 import { executeRun, storePathFor } from '../run/execute-run.js';
 import { writeRunOutputs } from '../run/outputs.js';
@@ -137,13 +137,15 @@ export async function runEval(values: ParsedCommand['values'], options: EvalRunO
           environment: { name: environment.name, version: environment.version },
           agent,
           sandbox: { kind: config.sandbox, image: config.image },
+          tools: settings,
         }),
         judges: judgeFingerprint(judges),
         ...(options.environmentSettings ? { environment_settings: options.environmentSettings } : {}),
       },
       config: { ...config, endpoint: { ...endpoint }, eval: stored },
       force: values.force === true,
-      entries: (store) => environmentEntries({ environment, items, samples, choice, seed: config.seed, registry, store, dataset: dataset ?? `environment:${environment.name}` }),
+      entries: (store) =>
+        environmentEntries({ environment, items, samples, choice, seed: config.seed, registry, store, dataset: dataset ?? `environment:${environment.name}`, availability: availabilityContext(settings) }),
       ...pipelineControls(config, signals),
       onStart(info) {
         const judged = judges ? `, judged by ${judges.endpoints.map((judge) => judge.model).join(' + ')}` : '';

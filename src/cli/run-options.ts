@@ -4,6 +4,7 @@ import { readConfigFile, validate } from '../config/load.js';
 import { RunConfigSchema, type RunConfig } from '../run/run-config.js';
 import { parseDockerSandboxConfig } from '../sandbox/docker-config.js';
 import { loadMcpServers } from '../tools/mcp/config.js';
+import { loadToolConfig } from '../config/tool-config.js';
 import { ENDPOINT_OPTIONS, integerOption, listOption, stringOption, type OptionSpec, type ParsedCommand } from './command.js';
 
 /** Flags shared by batch, eval and bench; each maps onto a run-config key. */
@@ -31,6 +32,7 @@ export const RUN_OPTIONS: Record<string, OptionSpec> = {
   'grace-period': { type: 'string', value: 'S', description: 'seconds in-flight rollouts get after Ctrl-C (default 30)' },
   out: { type: 'string', value: 'DIR', description: 'output folder (default datasets/<run>)' },
   checkpoints: { type: 'string', value: 'DIR', description: 'folder of run stores (default checkpoints)' },
+  'web-cache': { type: 'string', value: 'MODE', description: 'readwrite (default): reuse and store web fetches in the run store; read: reuse only; off' },
   'scripted-if-unset': { type: 'boolean', description: 'with no endpoint configured, use the built-in scripted endpoint (what npm start does)' },
   ...ENDPOINT_OPTIONS,
 };
@@ -61,6 +63,7 @@ export function runConfigFrom(values: ParsedCommand['values'], defaults: Partial
     grace_period: integerOption(values, 'grace-period', { min: 0 }),
     out: stringOption(values, 'out'),
     checkpoints: stringOption(values, 'checkpoints'),
+    web_cache: stringOption(values, 'web-cache'),
   };
   const merged = { ...defaults, ...fromFile, ...Object.fromEntries(Object.entries(flags).filter(([, value]) => value !== undefined)) };
   if (!merged.run) throw new ConfigError('missing --run NAME (the run store is checkpoints/NAME.sqlite)', { code: 'cli_usage' });
@@ -70,6 +73,10 @@ export function runConfigFrom(values: ParsedCommand['values'], defaults: Partial
   // names its file before any worker starts (and relative `cwd`s resolve against that file).
   const mcp = loadMcpServers(file);
   if (Object.keys(mcp.servers).length > 0) config.mcp_servers = mcp.servers;
+  // web: and auxiliary: likewise: TRAJ_HOME/config.yaml overlaid by the run config.
+  const tools = loadToolConfig(file);
+  config.web = tools.web;
+  if (tools.auxiliary) config.auxiliary = tools.auxiliary;
   // Likewise the docker isolation settings: a typo fails the command, not every rollout.
   if (config.docker) parseDockerSandboxConfig(config.docker, `${file ?? 'run config'}: docker`);
   return config;

@@ -2,4 +2,5 @@ export * from './endpoint.js';
 export * from './load.js';
 export * from './web.js';
 export * from './auxiliary.js';
+export * from './tool-config.js';
 export * from './browser.js';

@@ -1,6 +1,8 @@
 import type { Endpoint } from '../config/endpoint.js';
 import { sha256, canonicalJson } from '../util/hash.js';
-import { toolSpec, type ToolRegistry } from '../tools/registry.js';
+import type { AuxiliaryModels } from '../config/auxiliary.js';
+import { DEFAULT_WEB_CONFIG, type WebConfig } from '../config/web.js';
+import { toolSpec, type AvailabilityContext, type ToolRegistry } from '../tools/registry.js';
 import { sampleToolsets, type Distribution } from '../tools/distributions.js';
 import { readDataset, type ReadDatasetOptions } from './dataset/index.js';
 import type { PipelineEntry, RecordFilter } from './pipeline.js';
@@ -20,6 +22,8 @@ export interface BatchEntriesInput {
   store: RunStore;
   /** Called once per toolset dropped from a draw because it is unavailable here. */
   onDrop?: (toolset: string, reason: string) => void;
+  /** What tools' availability checks see (default: the environment only). */
+  availability?: AvailabilityContext;
 }
 
 /**
@@ -28,7 +32,8 @@ export interface BatchEntriesInput {
  */
 export async function* batchEntries(input: BatchEntriesInput): AsyncGenerator<PipelineEntry> {
   const keyer = new PromptKeyer({ source: input.dataset });
-  const available = (toolset: string): true | string => input.registry.unavailableReason(toolset, { env: process.env }) ?? true;
+  const context = input.availability ?? { env: process.env };
+  const available = (toolset: string): true | string => input.registry.unavailableReason(toolset, context) ?? true;
   let rows = 0;
   for await (const row of readDataset(input.dataset, input.reader)) {
     if (input.limit !== undefined && rows >= input.limit) break;
@@ -76,6 +81,8 @@ export interface FingerprintInput {
   environment: { name: string; version: string };
   agent: string;
   sandbox: { kind: string; image?: string };
+  /** Web settings and auxiliary models: part of the fingerprint when a candidate toolset uses them. */
+  tools?: { web?: WebConfig; auxiliary?: AuxiliaryModels };
 }
 
 /** The settings whose change makes a resumed run a different run (DESIGN.md "The run store"). */
@@ -101,6 +108,40 @@ export function fingerprintParts(input: FingerprintInput): Record<string, unknow
     agent: input.agent,
     sandbox: input.sandbox,
     tool_schemas: sha256(canonicalJson(schemas)).slice(0, 16),
+    ...toolServiceParts(candidates, input.tools),
+  };
+}
+
+/**
+ * The auxiliary models (and web settings) the candidate toolsets use. Runs without these toolsets
+ * keep the fingerprint they always had.
+ */
+function toolServiceParts(candidates: Set<string>, tools: FingerprintInput['tools']): Record<string, unknown> {
+  const parts: Record<string, unknown> = {};
+  const model = (endpoint: Endpoint | undefined) =>
+    endpoint && { model: endpoint.model, base_url: endpoint.base_url, temperature: endpoint.temperature ?? null, max_tokens: endpoint.max_tokens ?? null, extra_body: endpoint.extra_body ?? null };
+  const auxiliary = tools?.auxiliary;
+  const used: Record<string, unknown> = {};
+  if (candidates.has('vision')) used.vision = model(auxiliary?.vision) ?? null;
+  if (candidates.has('web')) used.summarizer = model(auxiliary?.summarizer) ?? null;
+  if (candidates.has('image_gen')) used.image = model(auxiliary?.image) ?? null;
+  if (candidates.has('moa')) used.moa = auxiliary?.moa ? { reference: auxiliary.moa.reference.map(model), aggregator: model(auxiliary.moa.aggregator) } : null;
+  if (Object.keys(used).length > 0) parts.auxiliary = used;
+  if (candidates.has('web')) parts.web = tools?.web ?? DEFAULT_WEB_CONFIG;
+  return parts;
+}
+
+/** What availability checks on the main thread see: the run's tool settings, no model clients. */
+export function availabilityContext(settings: { endpoint: Endpoint; web?: WebConfig; auxiliary?: AuxiliaryModels }, env: NodeJS.ProcessEnv = process.env): AvailabilityContext {
+  return {
+    env,
+    services: {
+      web: settings.web ?? DEFAULT_WEB_CONFIG,
+      auxiliary: settings.auxiliary ?? { vision: settings.endpoint },
+      model: () => {
+        throw new Error('availability checks call no model');
+      },
+    },
   };
 }
 

@@ -178,6 +178,8 @@ function land(options: PipelineOptions, entry: WorkItem, outcome: RolloutOutcome
       finishReason: record.finish_reason,
       durationMs: record.timing.duration_ms,
       judgeCache: outcome.judgeCache,
+      webCache: outcome.webCache,
+      webCounts: outcome.webCounts,
     },
     segmentOf(options),
   );

@@ -2,7 +2,9 @@ import { z } from 'zod';
 import { buildSystemPrompt } from '../agent/system-prompt.js';
 import { runAgent } from '../agent/loop.js';
 import type { AgentResult } from '../agent/result.js';
+import { AuxiliaryModelsSchema } from '../config/auxiliary.js';
 import { EndpointSchema } from '../config/endpoint.js';
+import { WebConfigSchema } from '../config/web.js';
 import { JudgeSettingsSchema } from '../eval/judge.js';
 import type { Environment } from '../eval/environment.js';
 import { loadEnvironment } from '../eval/load-environment.js';
@@ -15,7 +17,9 @@ import { LazySandbox } from '../sandbox/lazy-sandbox.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { BudgetSchema } from '../tools/budget.js';
 import { toolSpec, type Tool, type ToolRegistry } from '../tools/registry.js';
+import type { ToolServices } from '../tools/services.js';
 import { rolloutJudgeCache, type JudgeCacheEntry } from './judge-cache.js';
+import { rolloutWebCache, type WebCacheEntry } from './web-cache.js';
 
 /** Settings shared by every rollout of a run (plain JSON: they cross into worker threads). */
 export const RolloutSettingsSchema = z.object({
@@ -38,6 +42,11 @@ export const RolloutSettingsSchema = z.object({
   mcpServers: z.record(z.string(), z.unknown()).optional(),
   /** The LLM judge panel reward hooks may call (eval). */
   judges: JudgeSettingsSchema.optional(),
+  /** Web tools' settings and the auxiliary models (resolved against the main endpoint). */
+  web: WebConfigSchema.optional(),
+  auxiliary: AuxiliaryModelsSchema.optional(),
+  /** The run store the web cache reads (workers read it; the main thread writes it). */
+  webCache: z.object({ path: z.string().optional(), mode: z.enum(['readwrite', 'read', 'off']) }).optional(),
 });
 export type RolloutSettings = z.infer<typeof RolloutSettingsSchema>;
 
@@ -67,6 +76,9 @@ export interface RolloutOutcome {
   reward?: RewardResult;
   /** Judge verdicts the reward produced, for the main thread to cache with the result. */
   judgeCache?: JudgeCacheEntry[];
+  /** Pages and searches fetched by web tools, for the main thread to cache, and the fetch/hit counts. */
+  webCache?: WebCacheEntry[];
+  webCounts?: { fetches: number; hits: number };
   /** An infrastructure fault (sandbox, setup, timeout): the rollout is failed and retried later. */
   error?: SerializedError;
   /** Stopped by the user (SIGINT/SIGTERM): the key goes back to pending. */
@@ -76,6 +88,8 @@ export interface RolloutOutcome {
 /** Per-thread services a rollout uses; the worker caches them across rollouts. */
 export interface RolloutServices {
   model(settings: RolloutSettings): ModelClient;
+  /** The thread's services for tools (model clients per endpoint shared with `model`). */
+  tools(settings: RolloutSettings): ToolServices;
   registry(settings: RolloutSettings, toolsets: readonly string[]): Promise<ToolRegistry>;
   createSandbox(options: { kind: 'local' | 'docker'; image?: string; workdir?: string; run: string; key: string; docker?: Record<string, unknown> }): Promise<Sandbox>;
 }
@@ -96,16 +110,20 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
     : undefined;
   let sandbox: Sandbox | undefined;
   let tools: Tool[] = [];
+  const webCache = rolloutWebCache(settings.webCache);
+  const toolServices: ToolServices = { ...services.tools(settings), webCache };
   const outcome = (fields: Partial<RolloutOutcome> & { result: AgentResult }): RolloutOutcome => ({
     key: task.key,
     sample: task.sample,
     tools: tools.map(toolSpec),
     interrupted: interrupt.aborted,
+    ...(webCache.fresh.length > 0 ? { webCache: webCache.fresh } : {}),
+    ...(webCache.counts.fetches + webCache.counts.hits > 0 ? { webCounts: { ...webCache.counts } } : {}),
     ...fields,
   });
   try {
     const environment = settings.environmentModule ? await loadEnvironment(settings.environmentModule) : undefined;
-    tools = (await services.registry(settings, task.toolsets)).select(task.toolsets, { env: process.env });
+    tools = (await services.registry(settings, task.toolsets)).select(task.toolsets, { env: process.env, services: toolServices });
     const messages: Message[] = [{ role: 'system', content: buildSystemPrompt({ base: task.system ?? settings.systemPrompt, tools }) }, ...task.messages];
     try {
       const workdir = task.workdir ?? settings.sandbox.workdir;
@@ -121,7 +139,7 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
     } catch (error) {
       return outcome({ result: emptyResult(messages, 'api_error'), error: sandboxFault(error) });
     }
-    const result = await runRolloutAgent(task, services, messages, tools, sandbox, controller.signal, environment);
+    const result = await runRolloutAgent(task, services, toolServices, messages, tools, sandbox, controller.signal, environment);
     if (controller.signal.reason instanceof RolloutTimeout) return outcome({ result, error: serializeError(controller.signal.reason) });
     if (sandbox instanceof LazySandbox && sandbox.createError !== undefined) return outcome({ result, error: sandboxFault(sandbox.createError) });
     if (interrupt.aborted) return outcome({ result });
@@ -141,6 +159,7 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
 async function runRolloutAgent(
   task: RolloutTask,
   services: RolloutServices,
+  toolServices: ToolServices,
   messages: Message[],
   tools: Tool[],
   sandbox: Sandbox,
@@ -167,6 +186,7 @@ async function runRolloutAgent(
       budget: settings.budget,
       signal: agentSignal,
       toolConcurrency: settings.toolConcurrency,
+      services: toolServices,
     });
   }
   if (!timeLimit?.aborted || signal.aborted) return result;

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { AuxiliaryConfigSchema } from '../config/auxiliary.js';
 import { EndpointSchema } from '../config/endpoint.js';
+import { WebConfigSchema } from '../config/web.js';
 import { BudgetSchema } from '../tools/budget.js';
 
 /**
@@ -35,6 +37,9 @@ export const RunConfigSchema = z.strictObject({
   docker: z.record(z.string(), z.unknown()).optional(),
   mcp_servers: z.record(z.string(), z.unknown()).optional(),
   tool_concurrency: z.number().int().positive().default(8),
+  web: WebConfigSchema.optional().describe('web tools: network policy, search backend, extraction limits (over TRAJ_HOME/config.yaml)'),
+  auxiliary: AuxiliaryConfigSchema.optional().describe('models tools use: vision, summarizer, image, moa (over TRAJ_HOME/config.yaml)'),
+  web_cache: z.enum(['readwrite', 'read', 'off']).default('readwrite').describe('web cache in the run store'),
 });
 export type RunConfig = z.infer<typeof RunConfigSchema>;
 export type RunConfigInput = z.input<typeof RunConfigSchema>;

@@ -31,6 +31,8 @@ export interface RunStatistics {
   by_toolsets: Array<{ toolsets: string[]; rollouts: number; completed: number; completion_rate: number }>;
   toolset_drops: Record<string, number>;
   rewards: { scored: number; mean: number | null; errors: number };
+  /** Network fetches (pages and searches) web tools made, and answers served from the web cache. */
+  web: { fetches: number; cache_hits: number; cached_entries: number };
   generated_at: string;
 }
 
@@ -101,6 +103,7 @@ export function computeStatistics(store: RunStore, extraWallMs = 0): RunStatisti
       mean: scored ? round(count(`SELECT AVG(reward) FROM items WHERE ${RECORDED} AND reward IS NOT NULL`)) : null,
       errors: count(`SELECT COUNT(*) FROM items WHERE ${RECORDED} AND reward_error = 1`),
     },
+    web: { fetches: counters['web:fetches'] ?? 0, cache_hits: counters['web:cache_hits'] ?? 0, cached_entries: count('SELECT COUNT(*) FROM web_cache') },
     generated_at: new Date().toISOString(),
   };
 }

@@ -33,6 +33,9 @@ export interface ResultRow {
   durationMs?: number | null;
   /** Judge verdicts produced while scoring this result (cached in the same transaction). */
   judgeCache?: { key: string; verdict: unknown }[];
+  /** Pages and searches web tools fetched (cached in the same transaction), and the fetch/hit counts. */
+  webCache?: { key: string; value: unknown }[];
+  webCounts?: { fetches: number; hits: number };
 }
 
 export interface StoredItem {
@@ -91,6 +94,7 @@ CREATE TABLE IF NOT EXISTS segments (
 CREATE TABLE IF NOT EXISTS bad_rows (line INTEGER PRIMARY KEY, reason TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS judge_cache (key TEXT PRIMARY KEY, verdict TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS web_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL, created_at TEXT NOT NULL);
 `;
 
 /** Describe how two fingerprints differ, one line per changed part. */
@@ -146,6 +150,7 @@ export class RunStore {
       badRow: db.prepare('INSERT OR REPLACE INTO bad_rows (line, reason) VALUES (?, ?)'),
       addCounter: db.prepare('INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = value + excluded.value'),
       judgePut: db.prepare('INSERT OR REPLACE INTO judge_cache (key, verdict, created_at) VALUES (?, ?, ?)'),
+      webPut: db.prepare('INSERT OR REPLACE INTO web_cache (key, value, created_at) VALUES (?, ?, ?)'),
     };
   }
 
@@ -258,10 +263,15 @@ export class RunStore {
     };
     const elapsed = segment ? Math.round(segment.elapsedMs) : 0;
     const verdicts = (row.judgeCache ?? []).map((entry) => [entry.key, JSON.stringify(entry.verdict), values.now] as const);
+    const pages = (row.webCache ?? []).map((entry) => [entry.key, JSON.stringify(entry.value), values.now] as const);
+    const web = row.webCounts;
     this.defer(() => {
       this.statements.save.run(values);
       if (segment) this.statements.finished.run(elapsed, segment.id);
       for (const verdict of verdicts) this.statements.judgePut.run(...verdict);
+      for (const page of pages) this.statements.webPut.run(...page);
+      if (web?.fetches) this.statements.addCounter.run('web:fetches', web.fetches);
+      if (web?.hits) this.statements.addCounter.run('web:cache_hits', web.hits);
     });
   }
 
@@ -322,6 +332,11 @@ export class RunStore {
 
   judgeCachePut(key: string, verdict: unknown): void {
     this.statements.judgePut.run(key, JSON.stringify(verdict), new Date().toISOString());
+  }
+
+  webCacheSize(): number {
+    this.flush();
+    return this.db.prepare('SELECT COUNT(*) FROM web_cache').pluck().get() as number;
   }
 
   /** Run `work` in one transaction (many record updates after a run: advantages, rescoring). */

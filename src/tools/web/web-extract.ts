@@ -48,7 +48,7 @@ export const webExtractTool = defineTool({
 async function extractOne(url: string, web: WebConfig, services: ToolServices | undefined, signal: AbortSignal): Promise<PageOutcome> {
   const cache = services?.webCache;
   const key = `url:${url}`;
-  const cached = cache?.get(key) as ExtractedPage | undefined;
+  const cached = cache?.get(key) as PageOutcome | undefined;
   if (cached) {
     cache!.counts.hits++;
     return cached;
@@ -62,7 +62,12 @@ async function extractOne(url: string, web: WebConfig, services: ToolServices | 
     if (error instanceof FetchFailure) return { url, error: error.message };
     throw error;
   }
-  if (fetched.status >= 400) return { url, error: `HTTP ${fetched.status} from ${fetched.finalUrl}` };
+  if (fetched.status >= 400) {
+    const failed = { url, error: `HTTP ${fetched.status} from ${fetched.finalUrl}` };
+    // A 4xx answer is the page's answer (cached, so a replay sees it too); 5xx may be passing.
+    if (fetched.status < 500) cache?.put(key, failed);
+    return failed;
+  }
   let text: PageText;
   try {
     const converted = await convert(fetched, web);
