@@ -45,6 +45,7 @@ export function rolloutSettings(config: RunConfig, endpoint: RolloutSettings['en
     mcpServers: config.mcp_servers,
     web: config.web,
     auxiliary: resolveAuxiliary(config.auxiliary, endpoint),
+    browser: config.browser,
     webCache: { path: storePathFor(config.checkpoints, config.run), mode: config.web_cache },
     ...extra,
   };

@@ -78,8 +78,8 @@ Sessions live in TRAJ_HOME/sessions.sqlite (default ~/.traj); see traj sessions 
   },
 };
 
-function toolConfigOf(tools: ToolConfig): { web: ToolConfig['web']; auxiliary: ToolConfig['auxiliary'] } {
-  return { web: tools.web, auxiliary: tools.auxiliary };
+function toolConfigOf(tools: ToolConfig): Pick<ToolConfig, 'web' | 'auxiliary' | 'browser'> {
+  return { web: tools.web, auxiliary: tools.auxiliary, browser: tools.browser };
 }
 
 /** The --config file's settings (any run-config key; `run` is not needed for a chat). */
