@@ -65,6 +65,7 @@ interface RunningBrowser {
 export class BrowserEngine {
   private running: Promise<RunningBrowser> | undefined;
   private readonly contexts = new Set<BrowserContext>();
+  private closed = false;
 
   constructor(readonly config: BrowserConfig) {}
 
@@ -88,6 +89,8 @@ export class BrowserEngine {
   }
 
   private browser(): Promise<RunningBrowser> {
+    // A call still in flight when the thread shuts down must not start a browser nobody closes.
+    if (this.closed) return Promise.reject(new Error('the browser engine of this thread is closed'));
     if (!this.running) {
       const starting = this.config.cdp_url ? connect(this.config) : launch(this.config);
       this.running = starting;
@@ -106,6 +109,7 @@ export class BrowserEngine {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     const running = this.running;
     this.running = undefined;
     this.contexts.clear();

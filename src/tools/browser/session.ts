@@ -105,7 +105,7 @@ export class BrowserSession implements ToolResource {
   async report(options: { full?: boolean; lead?: string } = {}): Promise<string> {
     const page = await this.currentPage();
     await this.flushDownloads();
-    const nodes = (await page.ariaSnapshotJSON({ mode: 'ai', timeout: this.config.action_timeout_ms })) as AriaNode[];
+    const nodes = (await page.ariaSnapshotJSON({ mode: 'ai', timeout: this.config.navigation_timeout_ms })) as AriaNode[];
     const rendered = renderSnapshot(nodes, options.full);
     this.refs = rendered.refs;
     const snapshot = capSnapshot(rendered.text || '(the page shows nothing)', this.config.snapshot_max_chars);
