@@ -3,7 +3,7 @@ import type { AgentEventHandler } from '../agent/events.js';
 import type { AgentResult } from '../agent/result.js';
 import { buildSystemPrompt } from '../agent/system-prompt.js';
 import type { Endpoint } from '../config/endpoint.js';
-import type { Message, ToolSpec } from '../model/messages.js';
+import { contentText, type Message, type ToolSpec } from '../model/messages.js';
 import type { ModelClient } from '../model/types.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { Budget } from '../tools/budget.js';
@@ -175,7 +175,7 @@ export class ChatSession {
     const message = this.history[index]!;
     this.history = this.history.slice(0, index);
     this.persist();
-    return message.role === 'user' ? message.content : undefined;
+    return message.role === 'user' ? contentText(message.content) : undefined;
   }
 
   setTitle(title: string): void {

@@ -42,6 +42,11 @@ export class ChatTools {
     return this.registry.select(toolsets, { env: this.options.env ?? process.env, services: this.options.services }).map((tool) => (guard && tool.name === guard.name ? guard : tool));
   }
 
+  /** Tools of the named toolsets that cannot be offered here, with the reason (e.g. no search backend). */
+  unavailable(toolsets: readonly string[]): Array<{ name: string; toolset: string; reason: string }> {
+    return this.registry.unavailableTools(toolsets, { env: this.options.env ?? process.env, services: this.options.services });
+  }
+
   async close(): Promise<void> {
     await this.pool?.closeAll();
   }

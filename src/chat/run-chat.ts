@@ -157,6 +157,7 @@ function banner(chat: Chat, sandbox: Sandbox, guarded: boolean): void {
   chat.print(style.bold(`traj chat · session ${session.id}${origin}`));
   chat.print(style.dim(`model ${session.endpoint.model} at ${session.endpoint.base_url} · toolsets ${session.toolsets.join(', ') || '(none)'}`));
   chat.print(style.dim(`sandbox ${sandbox.kind} ${sandbox.workdir}${guarded ? ' · dangerous commands ask first' : ''}`));
+  for (const tool of chat.services.tools.unavailable(session.toolsets)) chat.print(style.red(`${tool.name} [${tool.toolset}] is not offered: ${tool.reason}`));
   chat.print(style.dim('/help lists commands · Ctrl-C interrupts a turn, twice at the prompt quits'));
 }
 

@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { ConfigError } from '../errors.js';
+import { contentText } from '../model/messages.js';
 import { ChatSession } from './chat-session.js';
 import { EXPORT_FORMATS, exportSession, formatSearchHits, formatSessionList, type ExportFormat } from './session-format.js';
 import type { SlashCommand } from './slash-commands.js';
@@ -14,7 +15,7 @@ export const SESSION_COMMANDS: SlashCommand[] = [
     help: 'name this session (sessions are saved after every turn anyway)',
     run(chat, args) {
       const firstUser = chat.session.messages.find((message) => message.role === 'user');
-      const title = args || (firstUser?.role === 'user' ? oneLine(firstUser.content, 60) : `chat ${chat.session.id}`);
+      const title = args || (firstUser?.role === 'user' ? oneLine(contentText(firstUser.content), 60) : `chat ${chat.session.id}`);
       chat.session.setTitle(title);
       chat.print(`saved session ${chat.session.id} as "${title}"`);
     },

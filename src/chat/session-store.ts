@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { ConfigError } from '../errors.js';
-import { MessageSchema, type Message } from '../model/messages.js';
+import { contentText, MessageSchema, type Message } from '../model/messages.js';
 import { trajHome } from '../util/paths.js';
 import { openDatabase } from '../util/sqlite.js';
 import { toFtsQuery } from './fts-query.js';
@@ -69,6 +69,8 @@ export function searchableText(message: Message): string {
     case 'system':
       // Every session starts with much the same system prompt: indexing it would match them all.
       return '';
+    case 'user':
+      return contentText(message.content);
     default:
       return message.content;
   }

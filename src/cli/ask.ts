@@ -45,9 +45,8 @@ export const command: CommandDefinition = {
     const toolConfig = loadToolConfig(stringOption(values, 'config'));
     const toolSettings = { web: toolConfig.web, auxiliary: resolveAuxiliary(toolConfig.auxiliary, endpoint), browser: toolConfig.browser };
     const registry = createToolRegistry();
-    for (const toolset of toolsets) {
-      const reason = registry.unavailableReason(toolset, availabilityContext({ endpoint, ...toolSettings }));
-      if (reason) process.stderr.write(`[traj] warning: toolset '${toolset}' is unavailable here (${reason}); its tools are not offered\n`);
+    for (const tool of registry.unavailableTools(toolsets, availabilityContext({ endpoint, ...toolSettings }))) {
+      process.stderr.write(`[traj] warning: ${tool.name} [${tool.toolset}] is not offered: ${tool.reason}\n`);
     }
     const services = createThreadServices();
     try {

@@ -1,4 +1,4 @@
-import type { Message } from '../model/messages.js';
+import { contentText, type Message } from '../model/messages.js';
 import type { TrajectoryRecord } from '../trajectory/record.js';
 import type { ReferenceCheck } from './reference-check.js';
 import type { Breakdown, EvalReport, ReportItem } from './report.js';
@@ -239,7 +239,7 @@ function messageBlock(message: Message): string {
     case 'system':
       return `<details class="message system"><summary>system prompt (${message.content.length} characters)</summary><pre>${escapeHtml(clip(message.content))}</pre></details>`;
     case 'user':
-      return `<div class="message user"><div class="role">user</div><pre>${escapeHtml(clip(message.content))}</pre></div>`;
+      return `<div class="message user"><div class="role">user</div><pre>${escapeHtml(clip(contentText(message.content)))}</pre></div>`;
     case 'assistant': {
       const reasoning = message.reasoning ? `<div class="reasoning"><div class="role">reasoning</div><pre>${escapeHtml(clip(message.reasoning))}</pre></div>` : '';
       const content = message.content ? `<pre>${escapeHtml(clip(message.content))}</pre>` : '';

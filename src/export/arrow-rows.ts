@@ -38,6 +38,8 @@ export function toArrowRow(record: TrajectoryRecord, view: ExportView): Record<s
     source: { dataset: record.source.dataset, row: record.source.row === null ? null : BigInt(record.source.row), fields: JSON.stringify(record.source.fields) },
     timing: { ...record.timing },
     error: jsonOrNull(record.error),
+    // Records stored before the images field existed have none.
+    images: record.images ?? [],
   };
 }
 
@@ -45,7 +47,8 @@ function messageRow(message: Message): Record<string, unknown> {
   const assistant = message.role === 'assistant' ? message : undefined;
   return {
     role: message.role,
-    content: message.content,
+    // Content parts (a user message with images) are kept as their JSON text: the column type is fixed.
+    content: typeof message.content === 'string' || message.content === null ? message.content : JSON.stringify(message.content),
     reasoning: assistant?.reasoning ?? null,
     tool_calls: assistant?.tool_calls?.map((call) => ({ id: call.id, type: call.type, function: { name: call.function.name, arguments: call.function.arguments } })) ?? null,
     tool_call_id: message.role === 'tool' ? message.tool_call_id : null,

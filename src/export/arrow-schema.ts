@@ -4,7 +4,7 @@ import type { ExportView } from './export-options.js';
 export type ArrowModule = typeof Arrow;
 
 /** Bumped when a column is added, removed or changes type; stored in the schema metadata. */
-export const TRAJECTORY_SCHEMA_VERSION = '1';
+export const TRAJECTORY_SCHEMA_VERSION = '2';
 
 /** A column of the export: its name, whether it may be null, and its Arrow type. */
 interface ColumnSpec {
@@ -88,5 +88,6 @@ function columns(arrow: ArrowModule): ColumnSpec[] {
       type: new Struct([field('started_at', text()), field('duration_ms', new Float64()), field('model_ms', new Float64()), field('tool_ms', new Float64())]),
     },
     { name: 'error', nullable: true, type: text() },
+    { name: 'images', nullable: false, type: listOf(text()) },
   ];
 }

@@ -8,8 +8,18 @@ export const ToolCallSchema = z.object({
 });
 export type ToolCall = z.infer<typeof ToolCallSchema>;
 
+export const TextPartSchema = z.object({ type: z.literal('text'), text: z.string() });
+export const ImagePartSchema = z.object({
+  type: z.literal('image_url'),
+  image_url: z.object({ url: z.string().min(1), detail: z.enum(['auto', 'low', 'high']).optional() }),
+});
+/** OpenAI content parts of a user message: text and images (a URL or a data URL). */
+export const ContentPartSchema = z.discriminatedUnion('type', [TextPartSchema, ImagePartSchema]);
+export type ContentPart = z.infer<typeof ContentPartSchema>;
+
 export const SystemMessageSchema = z.object({ role: z.literal('system'), content: z.string() });
-export const UserMessageSchema = z.object({ role: z.literal('user'), content: z.string() });
+/** Text, or content parts when the message carries images (kept exactly as the dataset gave them). */
+export const UserMessageSchema = z.object({ role: z.literal('user'), content: z.union([z.string(), z.array(ContentPartSchema)]) });
 export const AssistantMessageSchema = z.object({
   role: z.literal('assistant'),
   content: z.string().nullable(),
@@ -63,4 +73,20 @@ export function addUsage(into: Usage, more: Usage): Usage {
   into.completion_tokens += more.completion_tokens;
   into.reasoning_tokens += more.reasoning_tokens;
   return into;
+}
+
+/** The text of a user message's content; each image part becomes `imageMarker` (Hermes/LLaVA `<image>`). */
+export function contentText(content: string | readonly ContentPart[], imageMarker = '<image>'): string {
+  if (typeof content === 'string') return content;
+  return content.map((part) => (part.type === 'text' ? part.text : imageMarker)).join(partSeparator(content));
+}
+
+/** Image URLs of a user message's content, in order. */
+export function contentImages(content: string | readonly ContentPart[]): string[] {
+  return typeof content === 'string' ? [] : content.flatMap((part) => (part.type === 'image_url' ? [part.image_url.url] : []));
+}
+
+// Parts are separate blocks: an image marker on its own line reads as Hermes/LLaVA datasets write it.
+function partSeparator(content: readonly ContentPart[]): string {
+  return content.some((part) => part.type === 'image_url') ? '\n' : '';
 }

@@ -134,6 +134,16 @@ export class ToolRegistry {
     return undefined;
   }
 
+  /** The tools of the named toolsets that cannot be offered here, each with its reason. */
+  unavailableTools(toolsets: readonly string[], context: AvailabilityContext): Array<{ name: string; toolset: string; reason: string }> {
+    const wanted = new Set(toolsets);
+    return this.all().flatMap((tool) => {
+      if (!wanted.has(tool.toolset) || !tool.available) return [];
+      const verdict = tool.available(context);
+      return verdict === true ? [] : [{ name: tool.name, toolset: tool.toolset, reason: verdict }];
+    });
+  }
+
   /** The available tools of the named toolsets, in registration order. */
   select(toolsets: readonly string[], context: AvailabilityContext): Tool[] {
     this.assertToolsets(toolsets);

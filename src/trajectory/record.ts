@@ -64,6 +64,8 @@ export const TrajectoryRecordSchema = z.object({
     tool_ms: z.number().nonnegative(),
   }),
   error: RecordErrorSchema.nullable(),
+  /** Images of the user messages (URLs or data URLs), in order; the ShareGPT view marks each with <image>. */
+  images: z.array(z.string()).default([]),
 });
 export type TrajectoryRecord = z.infer<typeof TrajectoryRecordSchema>;
 

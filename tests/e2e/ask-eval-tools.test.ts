@@ -25,7 +25,7 @@ test('traj ask --toolsets web reads a page under the --config network policy', a
   assert.match(output.messages.find((message) => message.role === 'tool')!.content, /highest tides in the world/);
 
   const unconfigured = await runCli(['ask', 'search', '--toolsets', 'web,terminal', '--base-url', server.url, '--model', 'agent', '--api-key-env', 'NO_KEY'], { env: { TRAJ_HOME: join(directory, 'home') } });
-  assert.match(unconfigured.stderr, /warning: toolset 'web' is unavailable here \(web_search: no search backend configured: set TRAJ_SEARXNG_URL/);
+  assert.match(unconfigured.stderr, /warning: web_search \[web\] is not offered: no search backend configured: set TRAJ_SEARXNG_URL/);
 });
 
 test('traj eval with --toolsets moa: the panel answers inside a scored rollout; its usage is in the record', async (t) => {

@@ -27,3 +27,18 @@ test('traj chat --toolsets web searches through the configured backend, and /too
   assert.deepEqual(server.requests[0]!.tools!.map((tool) => tool.function.name), ['web_search', 'web_extract']);
   assert.equal(site.searches.length, 1);
 });
+
+test('traj chat --toolsets web without a search backend says why web_search is missing; web_extract still works', async (t) => {
+  const directory = temporaryDirectory(t);
+  const server = await startScriptedServer(() => reply('no tools needed'));
+  t.after(() => server.close());
+  const result = await runCli(['chat', '--base-url', server.url, '--model', 'scripted-chat', '--api-key-env', 'NO_KEY', '--toolsets', 'web,terminal'], {
+    env: { TRAJ_HOME: join(directory, 'home') },
+    stdin: 'hello\n/tools\n',
+  });
+  assert.equal(result.code, 0, result.stderr);
+  assert.match(result.stdout, /^web_search \[web\] is not offered: no search backend configured: set TRAJ_SEARXNG_URL/m);
+  assert.doesNotMatch(result.stdout, /^ {2}web_search +\[web\]/m);
+  assert.match(result.stdout, /^ {2}web_extract +\[web\]/m);
+  assert.deepEqual(server.requests[0]!.tools!.map((tool) => tool.function.name), ['terminal', 'web_extract']);
+});

@@ -51,6 +51,8 @@ export interface WebStandIn {
   url: string;
   /** Requests per path (query string excluded). */
   hits: Map<string, number>;
+  /** Bytes of the 20 MB page written before the client closed (or the page ended), per request. */
+  hugeBytesWritten: number[];
   /** The headers and bodies the search stand-ins received. */
   searches: Array<{ backend: string; headers: IncomingMessage['headers']; query: string; body: unknown }>;
   close(): Promise<void>;
@@ -69,6 +71,7 @@ const SEARCH_HITS = [
 export async function startWebStandIn(): Promise<WebStandIn> {
   const hits = new Map<string, number>();
   const searches: WebStandIn['searches'] = [];
+  const hugeBytesWritten: number[] = [];
   const hanging = new Set<ServerResponse>();
   let base = '';
   const results = () => SEARCH_HITS.map((hit) => ({ ...hit, url: `${base}${hit.path}` }));
@@ -106,12 +109,14 @@ export async function startWebStandIn(): Promise<WebStandIn> {
         let sent = 0;
         const write = () => {
           while (sent < 20_000_000) {
+            if (response.destroyed) return;
             sent += chunk.length;
             if (!response.write(chunk)) return void response.once('drain', write);
           }
           response.end();
         };
         response.on('error', () => undefined);
+        response.once('close', () => hugeBytesWritten.push(sent));
         return write();
       }
       case '/loop':
@@ -166,6 +171,7 @@ export async function startWebStandIn(): Promise<WebStandIn> {
     url: base,
     hits,
     searches,
+    hugeBytesWritten,
     close: () =>
       new Promise<void>((resolve) => {
         for (const response of hanging) response.destroy();

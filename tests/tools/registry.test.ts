@@ -61,14 +61,14 @@ describe('ToolRegistry', () => {
       assert.ok(error instanceof ConfigError);
       assert.equal(error.code, 'toolset_unknown');
       assert.match(error.message, /'browser'/);
-      assert.match(error.message, /known toolsets: file, terminal, todo/);
+      assert.match(error.message, /known toolsets: file, image_gen, moa, terminal, todo, vision, web$/);
       return true;
     });
   });
 
-  it('the built-in registry holds the terminal, file and todo toolsets', () => {
+  it('the built-in registry holds the terminal, file, todo, web, vision, moa and image_gen toolsets', () => {
     const registry = createToolRegistry();
-    assert.deepEqual(registry.toolsetNames(), ['file', 'terminal', 'todo']);
+    assert.deepEqual(registry.toolsetNames(), ['file', 'image_gen', 'moa', 'terminal', 'todo', 'vision', 'web']);
     const names = (toolsets: string[]) => registry.select(toolsets, { env: {} }).map((tool) => tool.name);
     assert.deepEqual(names(['file']), ['read_file', 'write_file', 'patch', 'search_files']);
     assert.deepEqual(names(['terminal']), ['terminal']);

@@ -87,6 +87,9 @@ describe('web_extract against real HTTP servers', () => {
     assert.ok(page!.content!.length < 5_200, `content is ${page!.content!.length} characters`);
     assert.match(page!.content!, /\[\.\.\. \d+ more characters of .*\/huge not shown\]$/);
     assert.equal(site.hits.get('/huge'), before + 1);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const written = site.hugeBytesWritten.at(-1)!;
+    assert.ok(written < 8_000_000, `the rest of the page was never downloaded (server wrote ${written} bytes)`);
   });
 
   test('a private-address URL is refused by default, as a result the model reads', async () => {

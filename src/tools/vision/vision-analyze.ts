@@ -20,9 +20,7 @@ export const visionAnalyzeTool = defineTool({
     const endpoint = services?.auxiliary.vision;
     if (!services || !endpoint) throw new ToolFailure('no vision model is configured (auxiliary.vision)');
     const url = await imageAsDataUrl(image, { sandbox, web: services.web ?? DEFAULT_WEB_CONFIG, signal });
-    // Content parts pass through the client unchanged (wire.ts sends user content as given); the
-    // message types hold text only until content parts are typed, hence the cast.
-    const message = { role: 'user', content: [{ type: 'text', text: question }, { type: 'image_url', image_url: { url } }] } as unknown as Message;
+    const message: Message = { role: 'user', content: [{ type: 'text', text: question }, { type: 'image_url', image_url: { url } }] };
     const response = await services.model(endpoint).complete({ messages: [message], signal });
     services.reportUsage?.(response.usage);
     const answer = response.message.content?.trim();

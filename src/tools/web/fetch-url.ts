@@ -57,7 +57,7 @@ export async function fetchUrl(url: string, policy: NetworkPolicy, limits: Fetch
       current = new URL(location, current).toString();
       continue;
     }
-    const { body, truncated } = await readCapped(decoded(response), limits.maxBytes, combined, limits.timeoutMs, deadline);
+    const { body, truncated } = await readCapped(response, limits.maxBytes, combined, limits.timeoutMs, deadline);
     return {
       url,
       finalUrl: current,
@@ -107,12 +107,18 @@ function decoded(response: IncomingMessage): Readable {
   return response;
 }
 
-function readCapped(stream: Readable, maxBytes: number, signal: AbortSignal, timeoutMs: number, deadline: AbortSignal): Promise<{ body: Buffer; truncated: boolean }> {
+/** Read the (decoded) body up to maxBytes; past that, or on abort, the connection is closed, so nothing more is downloaded. */
+function readCapped(response: IncomingMessage, maxBytes: number, signal: AbortSignal, timeoutMs: number, deadline: AbortSignal): Promise<{ body: Buffer; truncated: boolean }> {
+  const stream = decoded(response);
+  const close = () => {
+    stream.destroy();
+    response.destroy();
+  };
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     const onAbort = () => {
-      stream.destroy();
+      close();
       reject(failureOf(new Error('aborted'), '', signal, timeoutMs, deadline));
     };
     if (signal.aborted) return onAbort();
@@ -125,7 +131,7 @@ function readCapped(stream: Readable, maxBytes: number, signal: AbortSignal, tim
       chunks.push(chunk);
       size += chunk.length;
       if (size > maxBytes) {
-        stream.destroy();
+        close();
         done(true);
       }
     });

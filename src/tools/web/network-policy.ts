@@ -35,6 +35,7 @@ for (const [network, prefix] of [
   ['fc00::', 7],
   ['fe80::', 10],
   ['ff00::', 8],
+  // NAT64: the IPv4 address it carries could be a private one.
   ['64:ff9b::', 96],
 ] as const) {
   BLOCKED.addSubnet(network, prefix, 'ipv6');
@@ -70,10 +71,12 @@ export function domainRefusal(hostname: string, policy: NetworkPolicy): string |
   return undefined;
 }
 
+const PRIVATE_REASON = 'a loopback, private or link-local address; these are refused unless web.allow_private is true';
+
 /** Why the policy refuses this resolved address, or undefined. */
 export function addressRefusal(address: string, policy: NetworkPolicy): string | undefined {
   if (policy.allow_private || !isPrivateAddress(address)) return undefined;
-  return `${address} is a loopback, private or link-local address; these are refused unless web.allow_private is true`;
+  return `${address} is ${PRIVATE_REASON}`;
 }
 
 /** A refusal of the policy: tools turn it into a result the model reads. */
@@ -104,12 +107,6 @@ export function urlRefusal(url: string | URL, policy: NetworkPolicy): string | u
   return isIP(literal) ? addressRefusal(literal, policy) : undefined;
 }
 
-/** Throws NetworkPolicyError when `urlRefusal` refuses. */
-export function assertUrlAllowed(url: string | URL, policy: NetworkPolicy): void {
-  const reason = urlRefusal(url, policy);
-  if (reason) throw new NetworkPolicyError(String(url), reason);
-}
-
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /**
@@ -121,9 +118,10 @@ export function policyLookup(policy: NetworkPolicy): (hostname: string, options:
     dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, '', 0);
       const list = addresses as LookupAddress[];
-      const refused = list.map((entry) => addressRefusal(entry.address, policy)).find((reason) => reason !== undefined);
+      const refused = list.find((entry) => addressRefusal(entry.address, policy) !== undefined);
       if (refused || list.length === 0) {
-        const failure = new NetworkPolicyError(hostname, refused ? `${hostname} resolves to ${refused}` : `${hostname} has no address`) as NetworkPolicyError & NodeJS.ErrnoException;
+        const reason = refused ? `${hostname} resolves to ${refused.address}, ${PRIVATE_REASON}` : `${hostname} has no address`;
+        const failure = new NetworkPolicyError(hostname, reason) as NetworkPolicyError & NodeJS.ErrnoException;
         return callback(failure, '', 0);
       }
       if (options.all) return callback(null, list);
