@@ -50,6 +50,11 @@ export function storePathFor(checkpointsDir: string, run: string): string {
   return resolve(checkpointsDir, `${run}.sqlite`);
 }
 
+/** Where the run's rollouts keep artifacts (browser screenshots): beside the store, `<run>.artifacts/`. */
+export function artifactsDirFor(checkpointsDir: string, run: string): string {
+  return resolve(checkpointsDir, `${run}.artifacts`);
+}
+
 /** The pipeline shared by batch, eval and bench: store → pool → pipeline → outputs. */
 export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResult> {
   const storePath = storePathFor(input.checkpointsDir, input.run);

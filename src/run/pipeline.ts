@@ -149,6 +149,7 @@ function land(options: PipelineOptions, entry: WorkItem, outcome: RolloutOutcome
     source: entry.source,
     reward: outcome.reward,
     group: entry.group,
+    artifacts: outcome.artifacts,
   });
   const error = outcome.error ?? (record.finish_reason === 'api_error' ? (record.error ?? undefined) : undefined);
   let status: Exclude<ItemStatus, 'pending'>;

@@ -20,6 +20,7 @@ import { BudgetSchema } from '../tools/budget.js';
 import { toolSpec, type Tool, type ToolRegistry } from '../tools/registry.js';
 import type { ToolServices } from '../tools/services.js';
 import { disposeToolState } from '../tools/tool-state.js';
+import { rolloutArtifacts } from './rollout-artifacts.js';
 import { rolloutJudgeCache, type JudgeCacheEntry } from './judge-cache.js';
 import { rolloutWebCache, type WebCacheEntry } from './web-cache.js';
 
@@ -49,6 +50,8 @@ export const RolloutSettingsSchema = z.object({
   auxiliary: AuxiliaryModelsSchema.optional(),
   /** The browser toolset's engine and time limits. */
   browser: BrowserConfigSchema.optional(),
+  /** Where tools keep files beyond the rollout (screenshots), one folder per rollout below it. */
+  artifactsDir: z.string().optional(),
   /** The run store the web cache reads (workers read it; the main thread writes it). */
   webCache: z.object({ path: z.string().optional(), mode: z.enum(['readwrite', 'read', 'off']) }).optional(),
 });
@@ -83,6 +86,8 @@ export interface RolloutOutcome {
   /** Pages and searches fetched by web tools, for the main thread to cache, and the fetch/hit counts. */
   webCache?: WebCacheEntry[];
   webCounts?: { fetches: number; hits: number };
+  /** Files tools kept (absolute paths), for the record. */
+  artifacts?: string[];
   /** An infrastructure fault (sandbox, setup, timeout): the rollout is failed and retried later. */
   error?: SerializedError;
   /** Stopped by the user (SIGINT/SIGTERM): the key goes back to pending. */
@@ -115,7 +120,8 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
   let sandbox: Sandbox | undefined;
   let tools: Tool[] = [];
   const webCache = rolloutWebCache(settings.webCache);
-  const toolServices: ToolServices = { ...services.tools(settings), webCache };
+  const artifacts = rolloutArtifacts(settings.artifactsDir, task.key, task.sample);
+  const toolServices: ToolServices = { ...services.tools(settings), webCache, artifacts: artifacts.sink };
   // Tool state holds resources (a browser context) closed when the rollout ends, on every path.
   const toolState = new Map<string, unknown>();
   const outcome = (fields: Partial<RolloutOutcome> & { result: AgentResult }): RolloutOutcome => ({
@@ -125,6 +131,7 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
     interrupted: interrupt.aborted,
     ...(webCache.fresh.length > 0 ? { webCache: webCache.fresh } : {}),
     ...(webCache.counts.fetches + webCache.counts.hits > 0 ? { webCounts: { ...webCache.counts } } : {}),
+    ...(artifacts.paths.length > 0 ? { artifacts: [...artifacts.paths] } : {}),
     ...fields,
   });
   try {

@@ -15,6 +15,12 @@ export interface WebCache {
   readonly counts: { fetches: number; hits: number };
 }
 
+/** Files a tool keeps beyond the rollout (browser screenshots); the record lists their paths. */
+export interface ArtifactSink {
+  /** Store `data` under a name like `screenshot.png`; returns the absolute path it was written to. */
+  save(name: string, data: Buffer): Promise<string>;
+}
+
 /**
  * What tools that reach outside services get from the surface running them (batch, eval, ask,
  * chat): settings, auxiliary models and one model client per endpoint, shared by the thread so
@@ -27,6 +33,8 @@ export interface ToolServices {
   webCache?: WebCache;
   /** The browser toolset's engine and time limits (default: the system Chromium, DEFAULT_BROWSER_CONFIG). */
   browser?: BrowserConfig;
+  /** Where the rollout's artifacts go (batch, eval: beside the run store); absent in chat and ask. */
+  artifacts?: ArtifactSink;
   /** Add an inner model call's tokens (MoA, vision, summaries) to the rollout's usage. */
   reportUsage?(usage: Usage): void;
 }

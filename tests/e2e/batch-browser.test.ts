@@ -146,3 +146,40 @@ test('an unknown key under browser: is an error naming the file and key', async 
   assert.equal(result.code, 1, result.stderr);
   assert.match(result.stderr, /bad\.yaml.*browser.*Unrecognized key: "executabel"/);
 });
+
+test('browser_vision: the screenshot goes to the vision model and is kept beside the run store; the record lists it', { skip }, async (t) => {
+  const directory = temporaryDirectory(t);
+  const site = await startBrowserSite();
+  t.after(() => site.close());
+  const server = await startScriptedServer((request: ChatRequest) => {
+    if (request.model === 'vision-x') {
+      const parts = request.messages[0]!.content as Array<{ type: string; image_url?: { url: string } }>;
+      return reply(parts.some((part) => part.image_url?.url.startsWith('data:image/png;base64,')) ? 'a page with a login form' : 'no image');
+    }
+    const tools = request.messages.filter((message) => message.role === 'tool').length;
+    if (tools === 0) return callTool('browser_navigate', { url: `${site.url}/login` });
+    if (tools === 1) return callTool('browser_vision', { question: 'what does the page show?' });
+    return reply(String(request.messages.at(-1)!.content));
+  });
+  t.after(() => server.close());
+  const dataset = join(directory, 'two.jsonl');
+  writeFileSync(dataset, '{"prompt": "look at the login page"}\n{"prompt": "look at the login page again"}\n');
+  const config = join(directory, 'run.yaml');
+  writeFileSync(config, stringify({ web: { allow_private: true }, auxiliary: { vision: { model: 'vision-x' } } }));
+  const args = ['batch', '--config', config, '--dataset', dataset, '--run', 'shots', '--base-url', server.url, '--model', 'agent', '--api-key-env', 'NO_KEY', '--toolsets', 'browser'];
+  const result = await runCli(args, { cwd: directory, env: { TRAJ_HOME: join(directory, 'home') } });
+  assert.equal(result.code, 0, result.stderr);
+  const all = records(directory, 'shots');
+  assert.equal(all.length, 2);
+  const paths = new Set<string>();
+  for (const record of all) {
+    assert.equal(record.artifacts.length, 1);
+    const [path] = record.artifacts;
+    assert.ok(path!.startsWith(join(directory, 'checkpoints', 'shots.artifacts') + '/'), path);
+    assert.deepEqual([...readFileSync(path!).subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47], 'a PNG');
+    paths.add(path!);
+    const answer = JSON.parse(String(record.messages.at(-1)!.content));
+    assert.deepEqual(answer, { answer: 'a page with a login form', model: 'vision-x', url: `${site.url}/login`, screenshot: path });
+  }
+  assert.equal(paths.size, 2, 'each rollout keeps its own screenshot');
+});

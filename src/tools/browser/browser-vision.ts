@@ -11,7 +11,7 @@ export const browserVisionTool = defineTool({
   name: 'browser_vision',
   toolset: 'browser',
   version: '1',
-  description: 'Take a screenshot of the visible part of the page and ask the vision model a question about it.',
+  description: 'Take a screenshot of the visible part of the page and ask the vision model a question about it (layout, charts, images).',
   parameters: BrowserVisionParameters,
   available: (context) => {
     const browser = browserAvailable(context);
@@ -26,6 +26,8 @@ export const browserVisionTool = defineTool({
     return session.exclusive(async () => {
       const page = await session.currentPage();
       const screenshot = await page.screenshot({ type: 'png' });
+      // Kept beside the run store (batch, eval) so the record can point at what the model was shown.
+      const kept = await services.artifacts?.save('screenshot.png', screenshot);
       const url = `data:image/png;base64,${screenshot.toString('base64')}`;
       // Content parts pass through the client unchanged, as in vision_analyze; the message types hold text only.
       const message = { role: 'user', content: [{ type: 'text', text: question }, { type: 'image_url', image_url: { url } }] } as unknown as Message;
@@ -33,7 +35,7 @@ export const browserVisionTool = defineTool({
       services.reportUsage?.(response.usage);
       const answer = response.message.content?.trim();
       if (!answer) throw new ToolFailure(`the vision model (${endpoint.model}) gave an empty answer`, 'ask a more specific question');
-      return { answer, model: endpoint.model, url: page.url() };
+      return { answer, model: endpoint.model, url: page.url(), ...(kept ? { screenshot: kept } : {}) };
     });
   },
 });
