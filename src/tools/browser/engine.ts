@@ -31,8 +31,15 @@ function executableFile(path: string): boolean {
   }
 }
 
-/** The Chromium binary on PATH (Debian's `chromium`, …), or undefined. */
+const found = new Map<string, string | undefined>();
+
+/** The Chromium binary on PATH (Debian's `chromium`, …), or undefined; looked up once per PATH (availability asks per rollout). */
 export function findChromium(path = process.env.PATH ?? ''): string | undefined {
+  if (!found.has(path)) found.set(path, searchPath(path));
+  return found.get(path);
+}
+
+function searchPath(path: string): string | undefined {
   for (const name of CANDIDATES) {
     for (const folder of path.split(delimiter).filter(Boolean)) {
       const candidate = join(folder, name);
