@@ -28,6 +28,27 @@ function readerFor(path: string): Database.Statement<[string], { value: string }
 }
 
 /**
+ * What this thread's rollouts fetched lately, per store: a rollout finds a page another rollout
+ * of the same thread fetched before it landed in the store. Bounded (oldest out first).
+ */
+const THREAD_ENTRIES_MAX = 500;
+const threadEntries = new Map<string, Map<string, unknown>>();
+
+function threadCacheFor(path: string): Map<string, unknown> {
+  let entries = threadEntries.get(path);
+  if (!entries) {
+    entries = new Map();
+    threadEntries.set(path, entries);
+  }
+  return entries;
+}
+
+function remember(entries: Map<string, unknown>, key: string, value: unknown): void {
+  entries.set(key, value);
+  if (entries.size > THREAD_ENTRIES_MAX) entries.delete(entries.keys().next().value!);
+}
+
+/**
  * The web cache a rollout's tools use inside a worker, as the judge cache does: lookups read the
  * run store read-only; new entries are collected in `fresh` and travel back in the outcome, because
  * only the main thread writes the store. `read` serves what is stored and adds nothing; `off`
@@ -38,18 +59,21 @@ export function rolloutWebCache(settings: { path?: string; mode: WebCacheMode } 
   const local = new Map<string, unknown>();
   const mode = settings?.mode ?? 'off';
   const path = settings?.path;
+  const thread = path && mode === 'readwrite' ? threadCacheFor(path) : undefined;
   return {
     fresh,
     counts: { fetches: 0, hits: 0 },
     get(key) {
       if (mode === 'off') return undefined;
       if (local.has(key)) return local.get(key);
+      if (thread?.has(key)) return thread.get(key);
       const row = path ? readerFor(path)?.get(key) : undefined;
       return row ? JSON.parse(row.value) : undefined;
     },
     put(key, value) {
       if (mode !== 'readwrite') return;
       local.set(key, value);
+      if (thread) remember(thread, key, value);
       fresh.push({ key, value });
     },
   };
