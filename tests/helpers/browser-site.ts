@@ -33,6 +33,7 @@ const PAGES: Record<string, string> = {
   '/slow': page('Still loading', '<h1>Partial page</h1><p>This text is here before the image arrives.</p><img src="/never" alt="never arrives">'),
   '/images': page('Pictures', '<img src="/pixel.png" alt="a red dot"><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" alt="inline">'),
   '/download': page('Files', '<a href="/file.txt">Get the report</a>'),
+  '/busy': page('Busy', '<h1>Busy page</h1><script>setTimeout(() => { for (;;) {} }, 300);</script>'),
   '/dialog': page('Alert', '<button onclick="alert(\'Hello from the page\')">Show alert</button>'),
 };
 

@@ -51,7 +51,7 @@ export class BrowserSession implements ToolResource {
 
   /** Run one tool call alone on this session, with Playwright's failures made readable. */
   exclusive<T>(action: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(() => this.guard(action));
+    const run = this.queue.then(() => this.withDeadline(this.guard(action)));
     this.queue = run.catch(() => undefined);
     return run;
   }
@@ -217,6 +217,21 @@ export class BrowserSession implements ToolResource {
       "the browser crashed and was restarted; this rollout's pages, cookies and refs are gone",
       'call browser_navigate to open the page again',
     );
+  }
+
+  /**
+   * Every Playwright step has its own timeout except script evaluation; a page whose script never
+   * yields would hold the call until the rollout ends. Past a deadline that covers the longest
+   * legitimate call (navigate, settle and snapshot, each up to the navigation timeout), the model
+   * gets an error instead; the page stays as it is.
+   */
+  private withDeadline<T>(call: Promise<T>): Promise<T> {
+    const ms = 3 * this.config.navigation_timeout_ms + this.config.action_timeout_ms;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new ToolFailure(`the page did not respond within ${ms} ms (a script may be stuck)`, 'try browser_navigate to another page, or browser_close')), ms);
+    });
+    return Promise.race([call, deadline]).finally(() => clearTimeout(timer));
   }
 
   private async guard<T>(action: () => Promise<T>): Promise<T> {

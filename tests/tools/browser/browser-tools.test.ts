@@ -190,6 +190,16 @@ describe('browser tools in real headless Chromium', { skip }, () => {
     assert.equal(context.state.size, 0);
   });
 
+  test('a page whose script never yields: the call fails after its deadline instead of holding the rollout', async () => {
+    const context = rollout(services({ allow_private: true }, { navigation_timeout_ms: 1_000, action_timeout_ms: 500 }));
+    assert.match(await ok('browser_navigate', { url: `${site.url}/busy` }, context), /heading "Busy page"/);
+    await new Promise((resolve) => setTimeout(resolve, 500)); // the script is spinning now
+    const stuck = errorOf(await callTool('browser_scroll', { direction: 'down' }, context));
+    assert.match(stuck.error, /the page did not respond within 3500 ms/);
+    assert.match(await ok('browser_close', {}, context), /closed/);
+    assert.match(await ok('browser_navigate', { url: `${site.url}/page/2` }, context), /banana/);
+  });
+
   test('a crashed browser is a readable tool error for the rollouts using it, and the next call restarts it', async () => {
     const engine = threadBrowserEngine(services().browser!);
     const context = rollout();
