@@ -2,9 +2,9 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import pLimit from 'p-limit';
-import { BrowserConfigSchema } from '../../src/config/browser.js';
-import { WebConfigSchema } from '../../src/config/web.js';
-import { createLocalSandbox } from '../../src/sandbox/index.js';
+import { BrowserConfigSchema, type BrowserConfig } from '../../src/config/browser.js';
+import { WebConfigSchema, type WebConfig } from '../../src/config/web.js';
+import { createLocalSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { BrowserEngine, BrowserSession, findChromium } from '../../src/tools/browser/index.js';
 
 interface Timing {
@@ -56,7 +56,8 @@ export async function browserOverheadBenchmark(options: { iterations?: number } 
       c1_steps_p50_ms: c1.steps,
       c8_steps_p50_ms: c8.steps,
     };
-    const row = (name: string, series: typeof c1) => `   ${name.padEnd(30)}${String(series.p50).padStart(8)}${String(series.p95).padStart(8)}${String(series.perSecond).padStart(8)}`;
+    const cells = (...values: Array<string | number>) => values.map((value) => String(value).padStart(8)).join('');
+    const row = (name: string, series: typeof c1) => `   ${name.padEnd(30)}${cells(series.p50, series.p95, series.perSecond)}`;
     process.stdout.write(
       [
         `   ${'context → snapshot → close'.padEnd(30)}${'p50 ms'.padStart(8)}${'p95 ms'.padStart(8)}${'per s'.padStart(8)}`,
@@ -73,7 +74,7 @@ export async function browserOverheadBenchmark(options: { iterations?: number } 
   }
 }
 
-async function once(engine: BrowserEngine, config: ReturnType<typeof BrowserConfigSchema.parse>, policy: ReturnType<typeof WebConfigSchema.parse>, sandbox: Awaited<ReturnType<typeof createLocalSandbox>>, url: string): Promise<Timing> {
+async function once(engine: BrowserEngine, config: BrowserConfig, policy: WebConfig, sandbox: Sandbox, url: string): Promise<Timing> {
   const session = new BrowserSession(engine, config, policy, sandbox);
   const started = performance.now();
   const page = await session.currentPage();

@@ -30,7 +30,9 @@ export const browserGetImagesTool = defineTool({
     return session.exclusive(async () => {
       const page = await session.currentPage();
       const images = (await page.evaluate(IMAGES_SCRIPT)) as PageImage[];
-      const shown = images.slice(0, limit).map((image) => ({ ...image, src: image.src.startsWith('data:') ? `${image.src.slice(0, 60)}…` : image.src }));
+      // A data: URL can be megabytes; its start says what it is.
+      const short = (src: string) => (src.startsWith('data:') ? `${src.slice(0, 60)}…` : src);
+      const shown = images.slice(0, limit).map((image) => ({ ...image, src: short(image.src) }));
       return { url: page.url(), count: images.length, images: shown };
     });
   },

@@ -18,7 +18,8 @@ export const browserScrollTool = defineTool({
     return session.exclusive(async () => {
       const page = await session.currentPage();
       const position = (await page.evaluate(scrollScript(direction))) as { x: number; y: number; height: number; viewport: number };
-      const lead = `Scrolled ${direction}: now at y=${position.y} (x=${position.x}) of a ${position.height} px page, ${position.viewport} px visible.`;
+      const { x, y, height, viewport } = position;
+      const lead = `Scrolled ${direction}: now at y=${y} (x=${x}) of a ${height} px page, ${viewport} px visible.`;
       return session.report({ lead });
     });
   },

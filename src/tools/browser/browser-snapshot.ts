@@ -13,7 +13,9 @@ export const browserSnapshotTool = defineTool({
   name: 'browser_snapshot',
   toolset: 'browser',
   version: '1',
-  description: 'Show the current page again as an accessibility snapshot with element refs (after the page changed on its own, or to see all nodes with full: true).',
+  description:
+    'Show the current page again as an accessibility snapshot with element refs ' +
+    '(after the page changed on its own, or to see all nodes with full: true).',
   parameters: BrowserSnapshotParameters,
   available: browserAvailable,
   run: ({ full }, context) => {

@@ -229,7 +229,11 @@ export class BrowserSession implements ToolResource {
     const ms = 3 * this.config.navigation_timeout_ms + this.config.action_timeout_ms;
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new ToolFailure(`the page did not respond within ${ms} ms (a script may be stuck)`, 'try browser_navigate to another page, or browser_close')), ms);
+      const failure = new ToolFailure(
+        `the page did not respond within ${ms} ms (a script may be stuck)`,
+        'try browser_navigate to another page, or browser_close',
+      );
+      timer = setTimeout(() => reject(failure), ms);
     });
     return Promise.race([call, deadline]).finally(() => clearTimeout(timer));
   }

@@ -25,7 +25,10 @@ const INTERACTIVE = new Set([
 ]);
 
 /** Roles that hold no meaning of their own: compact mode shows their children in their place. */
-const CONTAINERS = new Set(['generic', 'none', 'presentation', 'group', 'list', 'section', 'form', 'main', 'region', 'article', 'rowgroup', 'table', 'row', 'document']);
+const CONTAINERS = new Set([
+  'generic', 'none', 'presentation', 'group', 'list', 'section', 'form', 'main', 'region', 'article', 'rowgroup', 'table', 'row',
+  'document',
+]);
 
 const FLAGS = ['checked', 'disabled', 'expanded', 'pressed', 'selected', 'level', 'invalid', 'active'] as const;
 
