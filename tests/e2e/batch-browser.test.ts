@@ -123,8 +123,10 @@ test('SIGKILL of traj mid-run leaves no chromium running; the rerun prunes the d
   first.child.kill('SIGKILL');
   await first.done;
   // Chromium ends when its DevTools pipe to the dead traj closes.
-  await waitFor(() => leftovers(pid).processes.length === 0, 'the orphaned chromium processes to exit', 15_000);
-  assert.deepEqual(leftovers(pid).folders.sort(), before.folders.sort(), 'a SIGKILL leaves the profile folders behind');
+  await waitFor(() => leftovers(pid).processes.length === 0, 'the orphaned chromium processes to exit', 30_000);
+  // (The other thread may have started its browser after `before` was taken: a superset is fine.)
+  const after = leftovers(pid).folders;
+  assert.ok(before.folders.every((folder) => after.includes(folder)), 'a SIGKILL leaves the profile folders behind');
 
   pace.slow = false;
   const rerun = startCli(args, { cwd: directory, env });
