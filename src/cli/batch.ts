@@ -5,7 +5,7 @@ import { loadDistribution } from '../tools/distributions.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { resolveAuxiliary } from '../config/auxiliary.js';
 import { availabilityContext, batchEntries, fingerprintParts, type ToolsetChoice } from '../run/batch.js';
-import { executeRun, storePathFor } from '../run/execute-run.js';
+import { artifactsDirFor, executeRun, storePathFor } from '../run/execute-run.js';
 import { defaultOutputDirectory } from '../run/outputs.js';
 import type { RunConfig } from '../run/run-config.js';
 import type { RolloutSettings } from '../run/rollout.js';
@@ -47,6 +47,8 @@ export function rolloutSettings(config: RunConfig, endpoint: RolloutSettings['en
     mcpServers: config.mcp_servers,
     web: config.web,
     auxiliary: resolveAuxiliary(config.auxiliary, endpoint),
+    browser: config.browser,
+    artifactsDir: artifactsDirFor(config.checkpoints, config.run),
     webCache: { path: storePathFor(config.checkpoints, config.run), mode: config.web_cache },
     ...extra,
   };

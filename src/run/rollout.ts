@@ -3,6 +3,7 @@ import { buildSystemPrompt } from '../agent/system-prompt.js';
 import { runAgent } from '../agent/loop.js';
 import type { AgentResult } from '../agent/result.js';
 import { AuxiliaryModelsSchema } from '../config/auxiliary.js';
+import { BrowserConfigSchema } from '../config/browser.js';
 import { EndpointSchema } from '../config/endpoint.js';
 import { WebConfigSchema } from '../config/web.js';
 import { JudgeSettingsSchema } from '../eval/judge.js';
@@ -18,6 +19,8 @@ import type { Sandbox } from '../sandbox/sandbox.js';
 import { BudgetSchema } from '../tools/budget.js';
 import { toolSpec, type Tool, type ToolRegistry } from '../tools/registry.js';
 import type { ToolServices } from '../tools/services.js';
+import { disposeToolState } from '../tools/tool-state.js';
+import { rolloutArtifacts } from './rollout-artifacts.js';
 import { rolloutJudgeCache, type JudgeCacheEntry } from './judge-cache.js';
 import { rolloutWebCache, type WebCacheEntry } from './web-cache.js';
 
@@ -45,6 +48,10 @@ export const RolloutSettingsSchema = z.object({
   /** Web tools' settings and the auxiliary models (resolved against the main endpoint). */
   web: WebConfigSchema.optional(),
   auxiliary: AuxiliaryModelsSchema.optional(),
+  /** The browser toolset's engine and time limits. */
+  browser: BrowserConfigSchema.optional(),
+  /** Where tools keep files beyond the rollout (screenshots), one folder per rollout below it. */
+  artifactsDir: z.string().optional(),
   /** The run store the web cache reads (workers read it; the main thread writes it). */
   webCache: z.object({ path: z.string().optional(), mode: z.enum(['readwrite', 'read', 'off']) }).optional(),
 });
@@ -79,6 +86,8 @@ export interface RolloutOutcome {
   /** Pages and searches fetched by web tools, for the main thread to cache, and the fetch/hit counts. */
   webCache?: WebCacheEntry[];
   webCounts?: { fetches: number; hits: number };
+  /** Files tools kept (absolute paths), for the record. */
+  artifacts?: string[];
   /** An infrastructure fault (sandbox, setup, timeout): the rollout is failed and retried later. */
   error?: SerializedError;
   /** Stopped by the user (SIGINT/SIGTERM): the key goes back to pending. */
@@ -111,7 +120,10 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
   let sandbox: Sandbox | undefined;
   let tools: Tool[] = [];
   const webCache = rolloutWebCache(settings.webCache);
-  const toolServices: ToolServices = { ...services.tools(settings), webCache };
+  const artifacts = rolloutArtifacts(settings.artifactsDir, task.key, task.sample);
+  const toolServices: ToolServices = { ...services.tools(settings), webCache, artifacts: artifacts.sink };
+  // Tool state holds resources (a browser context) closed when the rollout ends, on every path.
+  const toolState = new Map<string, unknown>();
   const outcome = (fields: Partial<RolloutOutcome> & { result: AgentResult }): RolloutOutcome => ({
     key: task.key,
     sample: task.sample,
@@ -119,6 +131,7 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
     interrupted: interrupt.aborted,
     ...(webCache.fresh.length > 0 ? { webCache: webCache.fresh } : {}),
     ...(webCache.counts.fetches + webCache.counts.hits > 0 ? { webCounts: { ...webCache.counts } } : {}),
+    ...(artifacts.paths.length > 0 ? { artifacts: [...artifacts.paths] } : {}),
     ...fields,
   });
   try {
@@ -139,7 +152,7 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
     } catch (error) {
       return outcome({ result: emptyResult(messages, 'api_error'), error: sandboxFault(error) });
     }
-    const result = await runRolloutAgent(task, services, toolServices, messages, tools, sandbox, controller.signal, environment);
+    const result = await runRolloutAgent(task, services, { services: toolServices, state: toolState }, messages, tools, sandbox, controller.signal, environment);
     if (controller.signal.reason instanceof RolloutTimeout) return outcome({ result, error: serializeError(controller.signal.reason) });
     if (sandbox instanceof LazySandbox && sandbox.createError !== undefined) return outcome({ result, error: sandboxFault(sandbox.createError) });
     if (interrupt.aborted) return outcome({ result });
@@ -152,6 +165,7 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
   } finally {
     if (timer) clearTimeout(timer);
     interrupt.removeEventListener('abort', onInterrupt);
+    await disposeToolState(toolState);
     await sandbox?.dispose().catch(() => undefined);
   }
 }
@@ -159,7 +173,7 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
 async function runRolloutAgent(
   task: RolloutTask,
   services: RolloutServices,
-  toolServices: ToolServices,
+  toolContext: { services: ToolServices; state: Map<string, unknown> },
   messages: Message[],
   tools: Tool[],
   sandbox: Sandbox,
@@ -186,7 +200,8 @@ async function runRolloutAgent(
       budget: settings.budget,
       signal: agentSignal,
       toolConcurrency: settings.toolConcurrency,
-      services: toolServices,
+      services: toolContext.services,
+      state: toolContext.state,
     });
   }
   if (!timeLimit?.aborted || signal.aborted) return result;

@@ -1,3 +1,4 @@
+import { BROWSER_TOOLS } from './browser/index.js';
 import { imageGenerateTool } from './image/image-generate.js';
 import { mixtureOfAgentsTool } from './moa/mixture-of-agents.js';
 import { patchTool } from './patch.js';
@@ -11,7 +12,7 @@ import { webSearchTool } from './web/web-search.js';
 import { todoReadTool, todoWriteTool } from './todo.js';
 import { writeFileTool } from './write-file.js';
 
-/** The tools traj ships, in the order they are offered: toolsets terminal, file, todo, web, vision, moa and image_gen. */
+/** The tools traj ships, in the order they are offered: toolsets terminal, file, todo, web, vision, moa, image_gen and browser. */
 export const BUILTIN_TOOLS: readonly Tool[] = [
   terminalTool,
   readFileTool,
@@ -25,6 +26,7 @@ export const BUILTIN_TOOLS: readonly Tool[] = [
   visionAnalyzeTool,
   mixtureOfAgentsTool,
   imageGenerateTool,
+  ...BROWSER_TOOLS,
 ];
 
 /** A fresh registry holding the built-in tools; callers add MCP and other tools to it. */
