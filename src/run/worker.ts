@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { BroadcastChannel, threadId } from 'node:worker_threads';
 import { executeRollout, type RolloutOutcome, type RolloutTask } from './rollout.js';
+import { countRequestsInto } from '../model/concurrency.js';
 import { createThreadServices } from './worker-services.js';
 
 /** The piscina worker: runs rollouts concurrently inside this thread. */
@@ -49,6 +50,10 @@ function controllerFor(channelName: string): AbortController {
   return controller;
 }
 
-export default async function runRollout(task: RolloutTask & { control: string }): Promise<RolloutOutcome> {
+/** A rollout as the pool sends it: its control channel and the shared request counter ride along. */
+export type PoolTask = RolloutTask & { control: string; requests?: Int32Array };
+
+export default async function runRollout(task: PoolTask): Promise<RolloutOutcome> {
+  countRequestsInto(task.requests);
   return executeRollout(task, services, controllerFor(task.control).signal);
 }
