@@ -51,12 +51,27 @@ export class RolloutPool {
     };
   }
 
-  run(task: RolloutTask): Promise<RolloutOutcome> {
-    return this.piscina.run({ ...task, control: this.channelName, requests: this.requests });
+  async run(task: RolloutTask): Promise<RolloutOutcome> {
+    const outcome = await this.piscina.run({ ...task, control: this.channelName, requests: this.requests });
+    return this.withTools(outcome);
   }
 
   requestsInFlight(): number {
     return Atomics.load(this.requests, 0);
+  }
+
+  /** Tool specs by their key: each thread sends them with its first outcome (see worker.ts). */
+  private readonly tools = new Map<string, RolloutOutcome['tools']>();
+
+  private withTools(outcome: RolloutOutcome): RolloutOutcome {
+    if (outcome.toolsKey === undefined) return outcome;
+    let known = this.tools.get(outcome.toolsKey);
+    if (!known) {
+      known = outcome.tools;
+      this.tools.set(outcome.toolsKey, known);
+    }
+    // The same array for every later outcome: the records' system-prompt memo keys on it.
+    return known === outcome.tools ? outcome : { ...outcome, tools: known };
   }
 
   /** Ask every in-flight rollout to stop (their sandboxes are disposed by the rollouts themselves). */

@@ -55,5 +55,23 @@ export type PoolTask = RolloutTask & { control: string; requests?: Int32Array };
 
 export default async function runRollout(task: PoolTask): Promise<RolloutOutcome> {
   countRequestsInto(task.requests);
-  return executeRollout(task, services, controllerFor(task.control).signal);
+  return withSharedTools(await executeRollout(task, services, controllerFor(task.control).signal));
+}
+
+/** Tool sets (by their names) whose specs this thread already sent to the main thread. */
+const sentTools = new Set<string>();
+
+/**
+ * Most rollouts of a run offer the same tools: their specs (JSON Schemas, descriptions: kilobytes)
+ * cross to the main thread once per thread, later outcomes carry only their key (see pool.ts).
+ */
+function withSharedTools(outcome: RolloutOutcome): RolloutOutcome {
+  const toolsKey = toolsKeyOf(outcome.tools);
+  if (sentTools.has(toolsKey)) return { ...outcome, tools: [], toolsKey };
+  sentTools.add(toolsKey);
+  return { ...outcome, toolsKey };
+}
+
+function toolsKeyOf(tools: readonly { function: { name: string } }[]): string {
+  return tools.map((tool) => tool.function.name).join('\n');
 }
