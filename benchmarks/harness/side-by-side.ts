@@ -102,11 +102,19 @@ function promptfooArgs(options: SideBySideOptions): string[] {
   return ['eval', '-c', 'promptfooconfig.yaml', '-j', String(options.concurrency), '--no-cache', '--no-table', '--no-progress-bar', '--no-share'];
 }
 
-/** No telemetry, no update check, its database in the scratch folder. */
+/** No telemetry, no update check, its database in the scratch folder, no log files. */
 function promptfooEnv(directory: string): NodeJS.ProcessEnv {
   const home = join(directory, 'promptfoo-home');
   mkdirSync(home, { recursive: true });
-  return { PROMPTFOO_DISABLE_TELEMETRY: '1', PROMPTFOO_DISABLE_UPDATE: '1', PROMPTFOO_CONFIG_DIR: home, OPENAI_API_KEY: 'none' };
+  // Its file loggers sometimes crash at exit ("write after end" in winston): they are off.
+  return {
+    PROMPTFOO_DISABLE_TELEMETRY: '1',
+    PROMPTFOO_DISABLE_UPDATE: '1',
+    PROMPTFOO_DISABLE_DEBUG_LOG: '1',
+    PROMPTFOO_DISABLE_ERROR_LOG: '1',
+    PROMPTFOO_CONFIG_DIR: home,
+    OPENAI_API_KEY: 'none',
+  };
 }
 
 /** The command under /usr/bin/time: elapsed, user, system seconds and peak RSS in KiB. */
