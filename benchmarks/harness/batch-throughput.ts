@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { measureCli, scratchDirectory, startMockServer } from './processes.js';
 
@@ -52,6 +52,7 @@ export async function batchThroughputBenchmark(options: BatchThroughputOptions):
       mock_server_cpu_s: round(server.cpuMs() / 1000),
       // With the mock on the same cores: the whole machine's CPU per call, traj and mock together.
       total_cpu_ms_per_model_call: round((measured.cpu_ms + server.cpuMs()) / modelCalls),
+      first_rollout_start_ms: firstRolloutStart(join(scratch.path, 'datasets', options.name, 'trajectories.jsonl')) - measured.spawned_at,
       start_line: measured.stderr.split('\n').find((line) => line.includes('rollouts in flight')) ?? '',
       tool_processes_cpu_ms_per_rollout: round(measured.children_cpu_ms / options.prompts),
       peak_rss_mb: measured.max_rss_mb,
@@ -60,6 +61,16 @@ export async function batchThroughputBenchmark(options: BatchThroughputOptions):
     await server.stop();
     scratch.remove();
   }
+}
+
+/** The earliest rollout start in the records: start-up time until the first model request goes out. */
+function firstRolloutStart(trajectories: string): number {
+  let earliest = Number.POSITIVE_INFINITY;
+  for (const line of readFileSync(trajectories, 'utf8').split('\n')) {
+    const at = /"started_at":\s*"([^"]+)"/.exec(line)?.[1];
+    if (at) earliest = Math.min(earliest, Date.parse(at));
+  }
+  return earliest;
 }
 
 function round(value: number): number {

@@ -48,11 +48,14 @@ export interface CliMeasurement {
   /** Its exited children: spawn hosts and the tool commands they ran (real `bash` processes). */
   children_cpu_ms: number;
   max_rss_mb: number;
+  /** Date.now() when the process was spawned. */
+  spawned_at: number;
 }
 
 /** Run the CLI and read its own resource report (wall, CPU of all threads, peak RSS). */
 export async function measureCli(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<CliMeasurement> {
   const report = join(options.cwd, `resources-${process.hrtime.bigint()}.json`);
+  const spawnedAt = Date.now();
   const child = spawn(process.execPath, [CLI, ...args], {
     cwd: options.cwd,
     env: { ...process.env, OPENAI_API_KEY: '', OPENAI_BASE_URL: '', ...options.env, TRAJ_RESOURCE_REPORT: report },
@@ -72,6 +75,7 @@ export async function measureCli(args: string[], options: { cwd: string; env?: N
     cpu_ms: resources.cpu_user_ms + resources.cpu_system_ms,
     children_cpu_ms: resources.cpu_children_ms,
     max_rss_mb: resources.max_rss_mb,
+    spawned_at: spawnedAt,
   };
 }
 
