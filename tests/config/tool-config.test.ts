@@ -41,7 +41,7 @@ test('a typo in auxiliary: names the file and the key', (t) => {
   const directory = temporaryDirectory(t);
   const run = join(directory, 'run.yaml');
   writeFileSync(run, stringify({ auxiliary: { moa: { reference: [{ modle: 'x' }], aggregator: { model: 'y' } } } }));
-  assert.throws(() => withHome(join(directory, 'none'), () => loadToolConfig(run)), /run\.yaml: auxiliary: moa\.reference\.0: Unrecognized key: "modle"/);
+  assert.throws(() => withHome(join(directory, 'none'), () => loadToolConfig(run)), /run\.yaml: auxiliary: moa\.reference\.0\.modle: unknown key \(did you mean 'model'\?\)/);
 });
 
 test('auxiliary models fill unset fields from the main endpoint; vision falls back to it', () => {
