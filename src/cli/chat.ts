@@ -60,7 +60,7 @@ Sessions live in TRAJ_HOME/sessions.sqlite (default ~/.traj); see traj sessions 
         maxTurns: integerOption(values, 'max-turns') ?? config.max_turns ?? DEFAULT_MAX_TURNS,
         budget: { ...DEFAULT_BUDGET, ...config.budget },
         toolConcurrency: config.tool_concurrency ?? 8,
-        sandbox: { kind: sandboxKind, image: stringOption(values, 'image') ?? config.image ?? (sandboxKind === fork?.sandbox.kind ? fork.sandbox.image : undefined), workdir: config.workdir, docker: config.docker },
+        sandbox: { kind: sandboxKind, image: stringOption(values, 'image') ?? config.image ?? (sandboxKind === fork?.sandbox.kind ? fork.sandbox.image : undefined), workdir: config.workdir, docker: config.docker, local: config.local },
         mcpServers: loadMcpServers(stringOption(values, 'config')).servers,
         checkpointsDir: stringOption(values, 'checkpoints') ?? 'checkpoints',
         resume: stringOption(values, 'resume'),

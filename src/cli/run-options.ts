@@ -3,6 +3,7 @@ import { ConfigError } from '../errors.js';
 import { readConfigFile, validate } from '../config/load.js';
 import { RunConfigSchema, type RunConfig } from '../run/run-config.js';
 import { parseDockerSandboxConfig } from '../sandbox/docker-config.js';
+import { parseLocalSandboxConfig } from '../sandbox/local-config.js';
 import { loadMcpServers } from '../tools/mcp/config.js';
 import { ENDPOINT_OPTIONS, integerOption, listOption, stringOption, type OptionSpec, type ParsedCommand } from './command.js';
 
@@ -72,6 +73,7 @@ export function runConfigFrom(values: ParsedCommand['values'], defaults: Partial
   if (Object.keys(mcp.servers).length > 0) config.mcp_servers = mcp.servers;
   // Likewise the docker isolation settings: a typo fails the command, not every rollout.
   if (config.docker) parseDockerSandboxConfig(config.docker, `${file ?? 'run config'}: docker`);
+  if (config.local) parseLocalSandboxConfig(config.local, `${file ?? 'run config'}: local`);
   return config;
 }
 
