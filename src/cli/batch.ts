@@ -125,6 +125,7 @@ Exit codes: 0 all prompts done, 1 some failed (rerun to retry), 2 usage error, 1
             onDrop: warnOnce(log),
           }),
         ...pipelineControls(config, signals),
+        onWarning: log,
         onStart(info) {
           logRunStart(log, info, `run '${config.run}': ${endpoint.model} at ${endpoint.base_url}`);
           progress = new RunProgress(total !== undefined ? Math.min(total, config.limit ?? total) : undefined);

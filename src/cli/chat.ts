@@ -1,4 +1,5 @@
 import { readConfigFile, validate } from '../config/load.js';
+import { localIsolationWarning } from '../sandbox/local.js';
 import { ConfigError } from '../errors.js';
 import { loadFork, parseTurn, runChat, type ForkedConversation } from '../chat/index.js';
 import { RunConfigSchema, type RunConfig } from '../run/run-config.js';
@@ -51,6 +52,11 @@ Sessions live in TRAJ_HOME/sessions.sqlite (default ~/.traj); see traj sessions 
       scriptedIfUnset: values['scripted-if-unset'] === true,
       log: (line) => process.stderr.write(`${line}\n`),
     });
+    if (sandboxKind === 'local') {
+      // Once, before the first prompt: what local commands are not isolated from here.
+      const warning = await localIsolationWarning(config.local);
+      if (warning) process.stderr.write(`${warning}\n`);
+    }
     const interactive = values.plain !== true && Boolean(process.stdin.isTTY && process.stdout.isTTY);
     try {
       return await runChat({

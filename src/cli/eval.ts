@@ -145,6 +145,7 @@ export async function runEval(values: ParsedCommand['values'], options: EvalRunO
       force: values.force === true,
       entries: (store) => environmentEntries({ environment, items, samples, choice, seed: config.seed, registry, store, dataset: dataset ?? `environment:${environment.name}` }),
       ...pipelineControls(config, signals),
+      onWarning: log,
       onStart(info) {
         const judged = judges ? `, judged by ${judges.endpoints.map((judge) => judge.model).join(' + ')}` : '';
         const policy = agent === 'model' ? `${endpoint.model} at ${endpoint.base_url}` : `${agent} agent`;

@@ -35,6 +35,8 @@ export interface ExecuteRunInput {
   stop?: AbortSignal;
   interruptNow?: AbortSignal;
   onStart?: (info: RunStartInfo) => void;
+  /** Warnings the user must see once (e.g. local sandboxes running without bubblewrap). */
+  onWarning?: (line: string) => void;
   onEvent?: (event: PipelineEvent) => void;
   /** After the rollouts, before outputs are written (eval: advantages, report). */
   afterPipeline?: (store: RunStore) => Promise<void> | void;
@@ -57,6 +59,7 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
   try {
     const { changes } = store.initRun({ name: input.run, kind: input.kind, config: input.config, fingerprintParts: input.fingerprintParts, force: input.force });
     if (input.settings.sandbox.kind === 'docker') await pruneDockerLeftovers(input.run);
+    else await prepareLocalSandboxes(input);
     const pool = new RolloutPool({ workers: input.workers, concurrency: input.concurrency });
     const alreadyFinished = (store.db.prepare(`SELECT COUNT(*) FROM items WHERE status IN ('done','discarded')`).pluck().get() as number) ?? 0;
     input.onStart?.({ storePath, workers: pool.workers, concurrency: input.concurrency, fingerprintChanges: changes, alreadyFinished });
@@ -90,6 +93,17 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
   } finally {
     store.close();
   }
+}
+
+/**
+ * Folders killed invocations left behind (any run's: a dead owner's folder is nobody's), and the
+ * isolation check: an error for `isolation: bwrap` without bubblewrap, a warning for the fallback.
+ */
+async function prepareLocalSandboxes(input: ExecuteRunInput): Promise<void> {
+  const { localIsolationWarning, pruneSandboxFolders } = await import('../sandbox/index.js');
+  await pruneSandboxFolders();
+  const warning = await localIsolationWarning(input.settings.sandbox.local);
+  if (warning) input.onWarning?.(warning);
 }
 
 /** Containers a previous, killed invocation of this run left behind (or, at the end, this one). */

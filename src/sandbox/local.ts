@@ -4,7 +4,7 @@ import { cp, lstat, mkdir, mkdtemp, open, readFile, readlink, realpath, rm, stat
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { errorMessage, SandboxError } from '../errors.js';
-import { bwrapOptions, bwrapStatus } from './bwrap.js';
+import { bwrapOptions, bwrapStatus, processLimitAvailable } from './bwrap.js';
 import { registerLiveSandbox } from './live-sandboxes.js';
 import { parseLocalSandboxConfig, type LocalSandboxConfig } from './local-config.js';
 import { sandboxFolderPrefix } from './local-prune.js';
@@ -35,6 +35,31 @@ export async function resolveLocalIsolation(config: LocalSandboxConfig): Promise
   throw new SandboxError(`local sandbox isolation 'bwrap' is not available: ${status.reason} (set isolation: none to run commands as plain processes)`, {
     code: 'isolation_unavailable',
   });
+}
+
+/**
+ * The warning a user must see once per invocation when local sandboxes are less isolated than
+ * they could be (bubblewrap unusable, or no process limit), naming what is not isolated; undefined
+ * when nothing is missing or the user chose `isolation: none`. Throws for `isolation: bwrap`
+ * when bubblewrap cannot be had.
+ */
+export async function localIsolationWarning(local: Record<string, unknown> | undefined): Promise<string | undefined> {
+  const config = parseLocalSandboxConfig(local);
+  const isolation = await resolveLocalIsolation(config);
+  if (isolation.mode === 'none') {
+    if (isolation.requested === 'none') return undefined;
+    return [
+      `[traj] WARNING: local sandboxes are NOT isolated: bubblewrap is unusable here (${isolation.reason}).`,
+      '[traj]   Tool commands run as plain processes of your user: they can read and write your files outside the',
+      '[traj]   sandbox folder, read /proc/PID/environ of traj (API keys included), reach the network, outlive the',
+      "[traj]   rollout through setsid, and fork without limit. Install bubblewrap, use --sandbox docker, or set",
+      "[traj]   'local: {isolation: none}' in the run config to accept this.",
+    ].join('\n');
+  }
+  if (!processLimitAvailable()) {
+    return `[traj] warning: no pids cgroup can be created here, so local sandboxes have no process limit (pids_limit ${config.pids_limit} is not enforced).`;
+  }
+  return undefined;
 }
 
 /**
