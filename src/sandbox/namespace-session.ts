@@ -80,7 +80,8 @@ export class NamespaceSession {
     const timer = setTimeout(() => this.child.kill('SIGKILL'), CLOSE_GRACE_MS);
     await this.exited;
     clearTimeout(timer);
-    if (this.cgroup) await removeCgroup(this.cgroup);
+    // Its processes are gone already (bubblewrap exits after them); the empty group can go later.
+    if (this.cgroup) void removeCgroup(this.cgroup);
   }
 
   /** Kill at once (the spawn host is going away). */
