@@ -11,6 +11,8 @@ export interface BatchThroughputOptions {
   toolsets: string;
   /** A script module for the mock server (default: its echo script with `toolTurns` terminal calls). */
   script?: string;
+  /** Local sandbox isolation (`local: {isolation}` in a run config); default: traj's own (auto). */
+  isolation?: 'bwrap' | 'none';
 }
 
 /**
@@ -25,8 +27,10 @@ export async function batchThroughputBenchmark(options: BatchThroughputOptions):
   try {
     const dataset = join(scratch.path, 'prompts.jsonl');
     writeFileSync(dataset, Array.from({ length: options.prompts }, (_, index) => JSON.stringify({ prompt: `benchmark prompt ${index}` })).join('\n') + '\n');
+    const config = join(scratch.path, 'run.yaml');
+    writeFileSync(config, options.isolation ? `local:\n  isolation: ${options.isolation}\n` : '{}\n');
     const measured = await measureCli(
-      ['batch', '--dataset', dataset, '--run', options.name, '--toolsets', options.toolsets, '--concurrency', String(options.concurrency), '--base-url', server.url, '--model', 'traj-scripted', '--api-key-env', 'NO_KEY', '--max-turns', String(options.toolTurns + 2)],
+      ['batch', '--config', config, '--dataset', dataset, '--run', options.name, '--toolsets', options.toolsets, '--concurrency', String(options.concurrency), '--base-url', server.url, '--model', 'traj-scripted', '--api-key-env', 'NO_KEY', '--max-turns', String(options.toolTurns + 2)],
       { cwd: scratch.path },
     );
     if (measured.code !== 0) throw new Error(`traj batch exited ${measured.code}: ${measured.stderr.slice(-2000)}`);
@@ -37,6 +41,7 @@ export async function batchThroughputBenchmark(options: BatchThroughputOptions):
     const wallSeconds = measured.wall_ms / 1000;
     return {
       scenario: options.name,
+      isolation: options.isolation ?? 'auto',
       prompts: options.prompts,
       tool_turns: options.toolTurns,
       latency_ms: options.latencyMs,

@@ -23,8 +23,13 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'batch-1000x3',
-    description: 'traj batch: 1,000 prompts × 3 tool turns, 500 ms latency, 64 in flight (target achieved/ideal ≥ 0.95)',
-    run: (quick) => batchThroughputBenchmark({ name: 'batch-1000x3', prompts: quick ? 200 : 1000, toolTurns: 3, latencyMs: 500, concurrency: 64, toolsets: 'terminal' }),
+    description: 'traj batch: 1,000 prompts × 3 tool turns, 500 ms latency, 64 in flight, local sandbox under bubblewrap (targets achieved/ideal ≥ 0.95; wall within 10% of unsandboxed)',
+    run: async (quick) => {
+      const options = { prompts: quick ? 200 : 1000, toolTurns: 3, latencyMs: 500, concurrency: 64, toolsets: 'terminal' };
+      const bwrap = await batchThroughputBenchmark({ ...options, name: 'batch-1000x3', isolation: 'bwrap' });
+      const none = await batchThroughputBenchmark({ ...options, name: 'batch-1000x3-unsandboxed', isolation: 'none' });
+      return { ...bwrap, unsandboxed_wall_s: none.wall_s, unsandboxed_cpu_s: none.cpu_s, unsandboxed_children_cpu_s: none.children_cpu_s, bwrap_over_unsandboxed_wall: Math.round((Number(bwrap.wall_s) / Number(none.wall_s)) * 1000) / 1000 };
+    },
   },
   {
     name: 'batch-500x1',
@@ -64,6 +69,11 @@ const SCENARIOS: Scenario[] = [
     name: 'view-100k',
     description: 'traj view on a 100,000-row run store: load time of each page (runs, table, filters, sort, search, trajectory, plots, compare; target < 1 s)',
     run: async (quick) => (await import('./view-pages.js')).viewPagesBenchmark(quick ? 20_000 : 100_000),
+  },
+  {
+    name: 'local-sandbox',
+    description: 'local sandbox, bubblewrap vs plain processes: per-command overhead and per-rollout create+dispose p50/p95',
+    run: async (quick) => (await import('./local-sandbox.js')).localSandboxBenchmark(quick ? 30 : 100) as Promise<Figures>,
   },
   {
     name: 'sandbox-lifecycle',

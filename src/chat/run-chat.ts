@@ -27,7 +27,7 @@ import { createStyle, type Style } from './style.js';
 import { formatTranscript, lastExchanges } from './transcript.js';
 
 export interface ChatLaunch extends ChatSettings {
-  sandbox: { kind: 'local' | 'docker'; image?: string; workdir?: string; docker?: Record<string, unknown> };
+  sandbox: { kind: 'local' | 'docker'; image?: string; workdir?: string; docker?: Record<string, unknown>; local?: Record<string, unknown> };
   mcpServers?: Record<string, unknown>;
   /** Web tools' settings and auxiliary models (TRAJ_HOME/config.yaml under --config). */
   web?: WebConfig;
@@ -83,7 +83,7 @@ export async function runChat(launch: ChatLaunch): Promise<number> {
   const tools = new ChatTools({ mcpServers: launch.mcpServers, approver, services: toolServices });
   let sandbox: Sandbox | undefined;
   try {
-    sandbox = await createSandbox({ kind: launch.sandbox.kind, image: launch.sandbox.image, workdir: launch.sandbox.workdir, docker: launch.sandbox.docker, run: 'chat', key: 'chat' });
+    sandbox = await createSandbox({ kind: launch.sandbox.kind, image: launch.sandbox.image, workdir: launch.sandbox.workdir, docker: launch.sandbox.docker, local: launch.sandbox.local, run: 'chat', key: 'chat' });
     const services: ChatServices = { store, tools, sandbox, model: models };
     const settings: ChatSettings = {
       endpoint: launch.endpoint,

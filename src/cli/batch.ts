@@ -39,7 +39,7 @@ export function rolloutSettings(config: RunConfig, endpoint: RolloutSettings['en
     endpoint,
     maxTurns: config.max_turns,
     systemPrompt: systemPromptFrom(config),
-    sandbox: { kind: config.sandbox, image: config.image, workdir: config.workdir, docker: config.docker },
+    sandbox: { kind: config.sandbox, image: config.image, workdir: config.workdir, docker: config.docker, local: config.local },
     budget: { ...DEFAULT_BUDGET, ...config.budget },
     agent: 'model',
     rolloutTimeoutMs: config.rollout_timeout ? config.rollout_timeout * 1000 : undefined,
@@ -141,6 +141,7 @@ ${exitCodeHelp()}`,
             availability: availabilityContext(settings),
           }),
         ...pipelineControls(config, signals),
+        onWarning: log,
         onStart(info) {
           logRunStart(log, info, `run '${config.run}': ${endpoint.model} at ${endpoint.base_url}`);
           progress = new RunProgress(total !== undefined ? Math.min(total, config.limit ?? total) : undefined);

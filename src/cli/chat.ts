@@ -1,3 +1,4 @@
+import { localIsolationWarning } from '../sandbox/local.js';
 import { ConfigError } from '../errors.js';
 import { loadFork, parseTurn, runChat, type ForkedConversation } from '../chat/index.js';
 import type { RunConfig } from '../run/run-config.js';
@@ -52,6 +53,11 @@ for the lock instead of failing). See traj sessions --help.`,
       scriptedIfUnset: values['scripted-if-unset'] === true,
       log: (line) => process.stderr.write(`${line}\n`),
     });
+    if (sandboxKind === 'local') {
+      // Once, before the first prompt: what local commands are not isolated from here.
+      const warning = await localIsolationWarning(config.local);
+      if (warning) process.stderr.write(`${warning}\n`);
+    }
     const interactive = values.plain !== true && Boolean(process.stdin.isTTY && process.stdout.isTTY);
     try {
       return await runChat({
@@ -61,7 +67,7 @@ for the lock instead of failing). See traj sessions --help.`,
         maxTurns: integerOption(values, 'max-turns') ?? config.max_turns ?? DEFAULT_MAX_TURNS,
         budget: { ...DEFAULT_BUDGET, ...config.budget },
         toolConcurrency: config.tool_concurrency ?? 8,
-        sandbox: { kind: sandboxKind, image: stringOption(values, 'image') ?? config.image ?? (sandboxKind === fork?.sandbox.kind ? fork.sandbox.image : undefined), workdir: config.workdir, docker: config.docker },
+        sandbox: { kind: sandboxKind, image: stringOption(values, 'image') ?? config.image ?? (sandboxKind === fork?.sandbox.kind ? fork.sandbox.image : undefined), workdir: config.workdir, docker: config.docker, local: config.local },
         mcpServers: loadMcpServers(stringOption(values, 'config')).servers,
         ...toolConfigOf(loadToolConfig(stringOption(values, 'config'))),
         checkpointsDir: stringOption(values, 'checkpoints') ?? 'checkpoints',

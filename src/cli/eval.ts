@@ -151,6 +151,7 @@ export async function runEval(values: ParsedCommand['values'], options: EvalRunO
       entries: (store) =>
         environmentEntries({ environment, items, samples, choice, seed: config.seed, registry, store, dataset: dataset ?? `environment:${environment.name}`, availability: availabilityContext(settings) }),
       ...pipelineControls(config, signals),
+      onWarning: log,
       onStart(info) {
         const judged = judges ? `, judged by ${judges.endpoints.map((judge) => judge.model).join(' + ')}` : '';
         const policy = agent === 'model' ? `${endpoint.model} at ${endpoint.base_url}` : `${agent} agent`;
@@ -209,7 +210,7 @@ async function rescore(values: ParsedCommand['values'], run: string): Promise<nu
     const policy = meta?.config.endpoint as Endpoint | undefined;
     const judges = rescoreJudgeSettings(values, stored.judges, environmentConfig.judge, policy);
     const items: KeyedEnvironmentItem[] = keyItems(environment, await collectItems(environment, { dataset: stored.dataset, limit: stored.limit, ...stored.environment_options }));
-    const sandbox = meta?.config as { sandbox?: 'local' | 'docker'; image?: string; workdir?: string; docker?: Record<string, unknown> };
+    const sandbox = meta?.config as { sandbox?: 'local' | 'docker'; image?: string; workdir?: string; docker?: Record<string, unknown>; local?: Record<string, unknown> };
     const passThreshold = numberOption(values, 'pass-threshold') ?? stored.pass_threshold;
     log(`[traj] rescoring '${run}' with ${environment.name} ${environment.version}${judges ? `, judged by ${judges.endpoints.map((judge) => judge.model).join(' + ')}` : ''} (no rollouts; ${environment.rescore === 'replay' ? 'each reward gets a fresh sandbox with the recorded tool calls replayed' : 'no sandbox'})`);
     const summary = await rescoreRun({
@@ -217,7 +218,7 @@ async function rescore(values: ParsedCommand['values'], run: string): Promise<nu
       environment,
       items: new Map(items.map((keyed) => [keyed.key, keyed.item])),
       judges,
-      sandbox: { kind: sandbox.sandbox ?? 'local', image: sandbox.image, workdir: sandbox.workdir, docker: sandbox.docker },
+      sandbox: { kind: sandbox.sandbox ?? 'local', image: sandbox.image, workdir: sandbox.workdir, docker: sandbox.docker, local: sandbox.local },
       run,
       concurrency: integerOption(values, 'concurrency') ?? 16,
     });

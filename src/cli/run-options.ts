@@ -4,6 +4,7 @@ import { ConfigError } from '../errors.js';
 import { readConfigFile, validate } from '../config/load.js';
 import { RunConfigSchema, type RunConfig } from '../run/run-config.js';
 import { DockerSandboxConfigSchema } from '../sandbox/docker-config.js';
+import { LocalSandboxConfigSchema } from '../sandbox/local-config.js';
 import { loadMcpServers } from '../tools/mcp/config.js';
 import { loadToolConfig } from '../config/tool-config.js';
 import { ENDPOINT_OPTIONS, integerOption, listOption, stringOption, type OptionSpec, type ParsedCommand } from './command.js';
@@ -41,12 +42,13 @@ export const RUN_OPTIONS: Record<string, OptionSpec> = {
 
 /**
  * A run config file (`--config`), every section checked strictly so an error names the file and
- * the key path: the top level and `endpoint:`/`budget:` here, `docker:` by the sandbox's own
+ * the key path: the top level and `endpoint:`/`budget:` here, `docker:` and `local:` by the sandboxes' own
  * schema (so a typo fails the command, not every rollout), `mcp_servers:` by loadMcpServers.
  */
 export function readRunConfigFile(file: string): Partial<RunConfig> {
   const config = validate(RunConfigSchema.partial(), readConfigFile(file), file);
   if (config.docker !== undefined) validate(z.strictObject({ docker: DockerSandboxConfigSchema }), { docker: config.docker }, file);
+  if (config.local !== undefined) validate(z.strictObject({ local: LocalSandboxConfigSchema }), { local: config.local }, file);
   return config;
 }
 

@@ -19,7 +19,7 @@ export interface RescoreInput<Item = unknown> {
   items: ReadonlyMap<string, Item>;
   judges?: JudgeSettings;
   /** Where a replaying environment's fresh sandbox is created. */
-  sandbox: { kind: 'local' | 'docker'; image?: string; workdir?: string; docker?: Record<string, unknown> };
+  sandbox: { kind: 'local' | 'docker'; image?: string; workdir?: string; docker?: Record<string, unknown>; local?: Record<string, unknown> };
   run: string;
   concurrency: number;
   onScored?: (key: string, sample: number, reward: RewardResult) => void;
@@ -152,6 +152,9 @@ class NoSandbox implements Sandbox {
   }
 
   exec(): never {
+    return this.fail();
+  }
+  resolvePath(): never {
     return this.fail();
   }
   readFile(): never {

@@ -55,6 +55,8 @@ export interface ExecuteRunInput {
   stop?: AbortSignal;
   interruptNow?: AbortSignal;
   onStart?: (info: RunStartInfo) => void;
+  /** Warnings the user must see once (e.g. local sandboxes running without bubblewrap). */
+  onWarning?: (line: string) => void;
   onEvent?: (event: PipelineEvent) => void;
   /** What the preflight checks before dispatch want the user to see while they wait (retries). */
   onNotice?: (message: string) => void;
@@ -97,6 +99,7 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
       onNotice: input.onNotice,
     });
     if (docker) await pruneDockerLeftovers(input.run);
+    else await prepareLocalSandboxes(input);
     const retried = input.retryFailed ? store.resetFailedAttempts() : 0;
     const choice = chooseWorkerCount({
       requested: input.workers,
@@ -164,6 +167,17 @@ function segmentOutcome(summary: PipelineSummary | undefined, stop: AbortSignal 
   if (summary?.runFault) return `run_fault:${summary.runFault.code}`;
   if (summary?.inputError) return 'dataset_error';
   return stop?.aborted ? 'interrupted' : summary ? 'finished' : 'crashed';
+}
+
+/**
+ * Folders killed invocations left behind (any run's: a dead owner's folder is nobody's), and the
+ * isolation check: an error for `isolation: bwrap` without bubblewrap, a warning for the fallback.
+ */
+async function prepareLocalSandboxes(input: ExecuteRunInput): Promise<void> {
+  const { localIsolationWarning, pruneSandboxFolders } = await import('../sandbox/index.js');
+  await pruneSandboxFolders();
+  const warning = await localIsolationWarning(input.settings.sandbox.local);
+  if (warning) input.onWarning?.(warning);
 }
 
 /** Containers a previous, killed invocation of this run left behind (or, at the end, this one). */

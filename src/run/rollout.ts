@@ -35,6 +35,7 @@ export const RolloutSettingsSchema = z.object({
     image: z.string().optional(),
     workdir: z.string().optional(),
     docker: z.record(z.string(), z.unknown()).optional(),
+    local: z.record(z.string(), z.unknown()).optional(),
   }),
   budget: BudgetSchema,
   agent: z.enum(['model', 'noop', 'oracle']).default('model'),
@@ -102,7 +103,15 @@ export interface RolloutServices {
   /** The thread's services for tools (model clients per endpoint shared with `model`). */
   tools(settings: RolloutSettings): ToolServices;
   registry(settings: RolloutSettings, toolsets: readonly string[]): Promise<ToolRegistry>;
-  createSandbox(options: { kind: 'local' | 'docker'; image?: string; workdir?: string; run: string; key: string; docker?: Record<string, unknown> }): Promise<Sandbox>;
+  createSandbox(options: {
+    kind: 'local' | 'docker';
+    image?: string;
+    workdir?: string;
+    run: string;
+    key: string;
+    docker?: Record<string, unknown>;
+    local?: Record<string, unknown>;
+  }): Promise<Sandbox>;
 }
 
 class RolloutTimeout extends TrajError {}
@@ -143,7 +152,7 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
     try {
       const workdir = task.workdir ?? settings.sandbox.workdir;
       const create = () =>
-        services.createSandbox({ kind: settings.sandbox.kind, image: task.image ?? settings.sandbox.image, workdir, run: settings.run, key: task.key, docker: settings.sandbox.docker });
+        services.createSandbox({ kind: settings.sandbox.kind, image: task.image ?? settings.sandbox.image, workdir, run: settings.run, key: task.key, docker: settings.sandbox.docker, local: settings.sandbox.local });
       if (environment?.setup) {
         sandbox = await create();
         await environment.setup(task.item, sandbox);

@@ -47,6 +47,7 @@ export const RunConfigSchema = z.strictObject({
   endpoint: EndpointSchema.partial().optional(),
   budget: BudgetSchema.partial().optional(),
   docker: z.record(z.string(), z.unknown()).optional(),
+  local: z.record(z.string(), z.unknown()).optional().describe('local sandbox isolation: isolation (auto|bwrap|none), network, pids_limit'),
   mcp_servers: z.record(z.string(), z.unknown()).optional(),
   tool_concurrency: z.number().int().positive().default(8),
   web: WebConfigSchema.optional().describe('web tools: network policy, search backend, extraction limits (over TRAJ_HOME/config.yaml)'),

@@ -132,6 +132,11 @@ class DockerSandbox implements Sandbox {
     return result;
   }
 
+  /** The whole container is the sandbox: any path in it is inside. */
+  async resolvePath(path: string): Promise<string> {
+    return posix.resolve(this.workdir, path);
+  }
+
   async readFile(path: string): Promise<Buffer> {
     this.assertLive();
     const absolute = this.resolve(path);

@@ -3,7 +3,9 @@ import { createLocalSandbox } from './local.js';
 import type { Sandbox, SandboxOptions } from './sandbox.js';
 
 export * from './sandbox.js';
-export { createLocalSandbox } from './local.js';
+export { createLocalSandbox, localIsolationWarning, resolveLocalIsolation, type LocalIsolation } from './local.js';
+export { LocalSandboxConfigSchema, parseLocalSandboxConfig, type LocalSandboxConfig } from './local-config.js';
+export { pruneSandboxFolders, type LocalPruneOptions } from './local-prune.js';
 export { disposeAllSandboxes, liveSandboxCount, registerLiveSandbox } from './live-sandboxes.js';
 export { isSecretName, scrubEnvironment } from './scrub-environment.js';
 // Light modules: dockerode itself loads only when an engine is contacted.

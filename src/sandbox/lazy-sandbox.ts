@@ -49,6 +49,10 @@ export class LazySandbox implements Sandbox {
     return (await this.materialize()).exec(command, options);
   }
 
+  async resolvePath(path: string): Promise<string> {
+    return (await this.materialize()).resolvePath(path);
+  }
+
   async readFile(path: string): Promise<Buffer> {
     return (await this.materialize()).readFile(path);
   }

@@ -1,9 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { cp, lstat, mkdir, mkdtemp, readFile, readlink, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { cp, lstat, mkdir, mkdtemp, open, readFile, readlink, realpath, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { errorMessage, SandboxError } from '../errors.js';
+import { bwrapOptions, bwrapStatus, processLimitAvailable } from './bwrap.js';
 import { registerLiveSandbox } from './live-sandboxes.js';
+import { parseLocalSandboxConfig, type LocalSandboxConfig } from './local-config.js';
+import { sandboxFolderPrefix } from './local-prune.js';
+import type { NamespaceSpec } from './namespace-session.js';
 import { killProcessGroup, processGroupAlive } from './process-group.js';
 import {
   type ExecOptions,
@@ -11,25 +16,66 @@ import {
   type Sandbox,
   type SandboxOptions,
 } from './sandbox.js';
-import { scrubEnvironment } from './scrub-environment.js';
-import { runCommand } from './spawner.js';
-
-/** The only host variables a local command inherits; everything else (keys, tokens) stays out. */
-const INHERITED_VARIABLES = ['PATH', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TERM', 'TMPDIR', 'USER', 'SHELL'] as const;
+import { baseEnvironment, scrubEnvironment } from './scrub-environment.js';
+import { closeSession, openSession, runCommand } from './spawner.js';
 
 const MAX_SYMLINK_HOPS = 40;
 
+export type LocalIsolation = { mode: 'bwrap' } | { mode: 'none'; requested: 'auto' | 'none'; reason?: string };
+
+/**
+ * What `isolation` gives here: 'bwrap' when asked for (an error if bubblewrap is unusable),
+ * 'none' when asked for, and for 'auto' bwrap when usable, else none with the reason.
+ */
+export async function resolveLocalIsolation(config: LocalSandboxConfig): Promise<LocalIsolation> {
+  if (config.isolation === 'none') return { mode: 'none', requested: 'none' };
+  const status = await bwrapStatus();
+  if (status.usable) return { mode: 'bwrap' };
+  if (config.isolation === 'auto') return { mode: 'none', requested: 'auto', reason: status.reason };
+  throw new SandboxError(`local sandbox isolation 'bwrap' is not available: ${status.reason} (set isolation: none to run commands as plain processes)`, {
+    code: 'isolation_unavailable',
+  });
+}
+
+/**
+ * The warning a user must see once per invocation when local sandboxes are less isolated than
+ * they could be (bubblewrap unusable, or no process limit), naming what is not isolated; undefined
+ * when nothing is missing or the user chose `isolation: none`. Throws for `isolation: bwrap`
+ * when bubblewrap cannot be had.
+ */
+export async function localIsolationWarning(local: Record<string, unknown> | undefined): Promise<string | undefined> {
+  const config = parseLocalSandboxConfig(local);
+  const isolation = await resolveLocalIsolation(config);
+  if (isolation.mode === 'none') {
+    if (isolation.requested === 'none') return undefined;
+    return [
+      `[traj] WARNING: local sandboxes are NOT isolated: bubblewrap is unusable here (${isolation.reason}).`,
+      '[traj]   Tool commands run as plain processes of your user: they can read and write your files outside the',
+      '[traj]   sandbox folder, read /proc/PID/environ of traj (API keys included), reach the network, outlive the',
+      "[traj]   rollout through setsid, and fork without limit. Install bubblewrap, use --sandbox docker, or set",
+      "[traj]   'local: {isolation: none}' in the run config to accept this.",
+    ].join('\n');
+  }
+  if (!processLimitAvailable()) {
+    return `[traj] warning: no pids cgroup can be created here, so local sandboxes have no process limit (pids_limit ${config.pids_limit} is not enforced).`;
+  }
+  return undefined;
+}
+
 /**
  * A sandbox that is a fresh folder under the OS temp dir, with commands run by `bash -c` in it.
- * It isolates files and secrets, not the machine: commands can still reach the host's
- * filesystem and network. `options.workdir` names a subfolder to create inside the fresh
- * folder (e.g. `/app` becomes `<tmp>/traj-sbx-XXXX/app`), so tasks written for docker keep
- * their relative layout.
+ * With bubblewrap (see bwrap.ts) the rollout's commands run in namespaces of their own: its own
+ * processes only, the system read-only, this folder the only writable place, no network unless
+ * allowed, a process limit; without it they are plain processes of this host. `options.workdir`
+ * names a subfolder to create inside the fresh folder (e.g. `/app` becomes
+ * `<tmp>/traj-sbx-…/app`), so tasks written for docker keep their relative layout.
  */
 export async function createLocalSandbox(options: SandboxOptions = { kind: 'local' }): Promise<Sandbox> {
+  const config = parseLocalSandboxConfig(options.local);
+  const isolation = await resolveLocalIsolation(config);
   let root: string;
   try {
-    root = await realpath(await mkdtemp(join(tmpdir(), 'traj-sbx-')));
+    root = await realpath(await mkdtemp(join(tmpdir(), sandboxFolderPrefix())));
   } catch (error) {
     throw new SandboxError(`cannot create a local sandbox folder under ${tmpdir()}: ${errorMessage(error)}`, {
       code: 'create_failed',
@@ -39,7 +85,9 @@ export async function createLocalSandbox(options: SandboxOptions = { kind: 'loca
   }
   const workdir = options.workdir ? join(root, subfolderName(options.workdir)) : root;
   await mkdir(workdir, { recursive: true });
-  return new LocalSandbox(root, workdir, options.env ?? {});
+  const sandbox = new LocalSandbox(root, workdir, options.env ?? {}, isolation.mode === 'bwrap');
+  if (isolation.mode === 'bwrap') await sandbox.openNamespace(config);
+  return sandbox;
 }
 
 function subfolderName(workdir: string): string {
@@ -59,13 +107,32 @@ class LocalSandbox implements Sandbox {
   private readonly groups = new Set<number>();
   private readonly unregister: () => void;
 
+  /** The spawn-host session running this sandbox's bubblewrap namespace, if isolated. */
+  private session?: string;
+
   constructor(
     private readonly root: string,
     readonly workdir: string,
     private readonly baseEnv: Record<string, string>,
+    readonly isolated: boolean,
   ) {
-    this.id = `local-${basename(root).replace(/^traj-sbx-/, '')}-${randomBytes(2).toString('hex')}`;
+    this.id = `local-${basename(root).replace(/^traj-sbx-[\d.]+-/, '')}-${randomBytes(2).toString('hex')}`;
     this.unregister = registerLiveSandbox(this);
+  }
+
+  async openNamespace(config: LocalSandboxConfig): Promise<void> {
+    const spec: NamespaceSpec = {
+      bwrap: bwrapOptions({ root: this.root, workdir: this.workdir, network: config.network }),
+      env: { ...baseEnvironment(), HOME: this.workdir },
+      cgroup: { name: basename(this.root), pidsLimit: config.pids_limit },
+    };
+    try {
+      await openSession(this.id, spec);
+      this.session = this.id;
+    } catch (error) {
+      await this.dispose();
+      throw new SandboxError(`cannot start bubblewrap for sandbox ${this.id}: ${errorMessage(error)}`, { code: 'create_failed', retryable: true, cause: error });
+    }
   }
 
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
@@ -87,7 +154,7 @@ class LocalSandbox implements Sandbox {
     try {
       return await runCommand(
         { command, cwd, env: this.environment(options.env), stdin: options.stdin, timeoutMs: options.timeoutMs, maxOutputBytes: options.maxOutputBytes },
-        { signal: options.signal, onStart: (pid) => this.groups.add(pid) },
+        { signal: options.signal, onStart: (pid) => this.groups.add(pid), ...(this.session ? { session: this.session } : {}) },
       );
     } catch (error) {
       if (error instanceof SandboxError) throw error;
@@ -108,13 +175,7 @@ class LocalSandbox implements Sandbox {
   }
 
   private environment(extra: Record<string, string> | undefined): NodeJS.ProcessEnv {
-    const inherited: Record<string, string> = {};
-    for (const name of INHERITED_VARIABLES) {
-      const value = process.env[name];
-      if (value !== undefined) inherited[name] = value;
-    }
-    inherited.PATH ??= '/usr/local/bin:/usr/bin:/bin';
-    return scrubEnvironment({ ...inherited, HOME: this.workdir, ...this.baseEnv, ...extra });
+    return scrubEnvironment({ ...baseEnvironment(), HOME: this.workdir, ...this.baseEnv, ...extra });
   }
 
   async readFile(path: string): Promise<Buffer> {
@@ -132,8 +193,9 @@ class LocalSandbox implements Sandbox {
     const target = await this.resolvePath(path);
     try {
       await mkdir(dirname(target), { recursive: true });
-      await writeFile(target, data);
+      await writeSingleLinked(target, data, path);
     } catch (error) {
+      if (error instanceof SandboxError) throw error;
       throw fileError(error, path, this.id, 'write');
     }
   }
@@ -156,7 +218,11 @@ class LocalSandbox implements Sandbox {
     this.unregister();
     for (const group of this.groups) killProcessGroup(group);
     this.groups.clear();
-    await rm(this.root, { recursive: true, force: true, maxRetries: 3 });
+    try {
+      if (this.session) await closeSession(this.session);
+    } finally {
+      await rm(this.root, { recursive: true, force: true, maxRetries: 3 });
+    }
   }
 
   private assertLive(): void {
@@ -164,10 +230,12 @@ class LocalSandbox implements Sandbox {
   }
 
   /**
-   * The real host path for a sandbox path, refusing any that leaves the workdir: `..`, an
-   * absolute path elsewhere, or a symlink (also a dangling one) pointing out.
+   * The confinement check of every file operation and file tool: the real host path for a
+   * sandbox path (the same path commands see, with or without bubblewrap), refusing any that
+   * leaves the workdir: `..`, an absolute path elsewhere, or a symlink (also a dangling one)
+   * pointing out.
    */
-  private async resolvePath(path: string): Promise<string> {
+  async resolvePath(path: string): Promise<string> {
     const requested = resolve(this.workdir, path);
     this.assertInside(requested, path);
     const pending: string[] = [];
@@ -199,6 +267,27 @@ class LocalSandbox implements Sandbox {
       code: 'path_escape',
       details: { path: requested, workdir: this.workdir },
     });
+  }
+}
+
+/**
+ * Write without following a final symlink, and refuse a file with more than one hard link: a
+ * command may have linked a file from outside the sandbox into it (possible without bubblewrap).
+ */
+async function writeSingleLinked(target: string, data: Buffer | string, requested: string): Promise<void> {
+  const handle = await open(target, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
+  try {
+    const info = await handle.stat();
+    if (info.nlink > 1) {
+      throw new SandboxError(`'${requested}' has ${info.nlink} hard links; writing it could change a file outside the sandbox, so it is refused`, {
+        code: 'hard_link',
+        details: { path: requested },
+      });
+    }
+    await handle.truncate(0);
+    await handle.writeFile(data);
+  } finally {
+    await handle.close();
   }
 }
 

@@ -25,36 +25,59 @@ export interface CommandResult {
   aborted?: boolean;
 }
 
+/** A command started somewhere (a host child process, or a job of a namespace's init). */
+export interface StartedCommand {
+  readonly pid?: number;
+  readonly stdout: NodeJS.ReadableStream & { destroy(): void };
+  readonly stderr: NodeJS.ReadableStream & { destroy(): void };
+  /** Kill the command's whole process group. */
+  killGroup(): void;
+  once(event: 'exit', listener: (code: number | null, signal: NodeJS.Signals | null) => void): void;
+  once(event: 'error', listener: (error: Error) => void): void;
+}
+
+export type Launcher = (request: CommandRequest) => StartedCommand;
+
+/** `bash -c` as the leader of a new process group of this host, fed its stdin. */
+export const launchOnHost: Launcher = (request) => {
+  const child = spawn('bash', ['-c', request.command], { cwd: request.cwd, env: request.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+  // A command that never reads its stdin closes the pipe early; that is not an error.
+  child.stdin.on('error', () => {});
+  child.stdin.end(request.stdin ?? '');
+  return Object.assign(child, {
+    killGroup: () => {
+      if (child.pid !== undefined) killProcessGroup(child.pid);
+    },
+  });
+};
+
 /**
  * Run a command as the leader of a new process group, so a timeout or an abort kills it and
  * everything it started. Resolves once bash has exited and its output pipes drained (or the
  * drain grace passed: a background job may keep them open).
  */
-export function runInProcessGroup(request: CommandRequest, hooks: { signal?: AbortSignal; onStart?: (pid: number) => void } = {}): Promise<CommandResult> {
-  const child = spawn('bash', ['-c', request.command], { cwd: request.cwd, env: request.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
-  const pid = child.pid;
-  if (pid !== undefined) hooks.onStart?.(pid);
+export function runInProcessGroup(
+  request: CommandRequest,
+  hooks: { signal?: AbortSignal; onStart?: (pid: number) => void } = {},
+  launch: Launcher = launchOnHost,
+): Promise<CommandResult> {
+  const child = launch(request);
+  if (child.pid !== undefined) hooks.onStart?.(child.pid);
   const limit = request.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   const stdout = new CappedBuffer(limit);
   const stderr = new CappedBuffer(limit);
   child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
   child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
-  // A command that never reads its stdin closes the pipe early; that is not an error.
-  child.stdin.on('error', () => {});
-  child.stdin.end(request.stdin ?? '');
 
   let timedOut = false;
   let aborted = false;
-  const killGroup = () => {
-    if (pid !== undefined) killProcessGroup(pid);
-  };
   const timer = setTimeout(() => {
     timedOut = true;
-    killGroup();
+    child.killGroup();
   }, Math.min(request.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS, MAX_TIMER_MS));
   const onAbort = () => {
     aborted = true;
-    killGroup();
+    child.killGroup();
   };
   hooks.signal?.addEventListener('abort', onAbort, { once: true });
 
@@ -63,11 +86,11 @@ export function runInProcessGroup(request: CommandRequest, hooks: { signal?: Abo
       clearTimeout(timer);
       hooks.signal?.removeEventListener('abort', onAbort);
     };
-    child.on('error', (error) => {
+    child.once('error', (error) => {
       cleanup();
       rejectPromise(error);
     });
-    child.on('exit', (code, signal) => {
+    child.once('exit', (code, signal) => {
       cleanup();
       const finish = () => {
         child.stdout.destroy();

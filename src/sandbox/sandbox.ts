@@ -28,6 +28,12 @@ export interface Sandbox {
   /** 'local' or 'docker'. */
   readonly kind: string;
   exec(command: string, options?: ExecOptions): Promise<ExecResult>;
+  /**
+   * The confinement check every file tool goes through: the absolute path commands see for a
+   * path relative to the workdir or absolute, or a SandboxError (code path_escape) when it leaves
+   * the sandbox (`..`, an absolute path outside, a symlink pointing out).
+   */
+  resolvePath(path: string): Promise<string>;
   readFile(path: string): Promise<Buffer>;
   writeFile(path: string, data: Buffer | string): Promise<void>;
   /** Copy a host file or directory into the sandbox. */
@@ -51,6 +57,8 @@ export interface SandboxOptions {
   env?: Record<string, string>;
   /** Backend-specific settings (docker isolation limits, …). */
   docker?: Record<string, unknown>;
+  /** Local backend settings: isolation (bwrap|none|auto), network, pids_limit (local-config.ts). */
+  local?: Record<string, unknown>;
 }
 
 export const DEFAULT_EXEC_TIMEOUT_MS = 120_000;

@@ -13,3 +13,17 @@ export function scrubEnvironment(env: Record<string, string | undefined>): Recor
   }
   return out;
 }
+
+/** The only host variables sandbox commands (and the processes around them) inherit. */
+const INHERITED_VARIABLES = ['PATH', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TERM', 'TMPDIR', 'USER', 'SHELL'] as const;
+
+/** An environment built from scratch: a few harmless host variables, never a credential. */
+export function baseEnvironment(): Record<string, string> {
+  const inherited: Record<string, string> = {};
+  for (const name of INHERITED_VARIABLES) {
+    const value = process.env[name];
+    if (value !== undefined) inherited[name] = value;
+  }
+  inherited.PATH ??= '/usr/local/bin:/usr/bin:/bin';
+  return scrubEnvironment(inherited);
+}

@@ -1,13 +1,17 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { SandboxError } from '../errors.js';
+import type { NamespaceSpec } from './namespace-session.js';
 import type { CommandRequest, CommandResult } from './process-group.js';
 import type { HostReply, HostRequest } from './spawn-host.js';
+import { baseEnvironment } from './scrub-environment.js';
 
 interface Pending {
-  resolve(result: CommandResult): void;
+  resolve(result: CommandResult | undefined): void;
   reject(error: Error): void;
   onStart?: (pid: number) => void;
+  /** What failed, for the error message. */
+  action: string;
 }
 
 /**
@@ -20,7 +24,7 @@ class Spawner {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
 
-  run(request: CommandRequest, hooks: { signal?: AbortSignal; onStart?: (pid: number) => void } = {}): Promise<CommandResult> {
+  run(request: CommandRequest, hooks: { signal?: AbortSignal; onStart?: (pid: number) => void; session?: string } = {}): Promise<CommandResult> {
     const host = this.ensureHost();
     const id = this.nextId++;
     return new Promise<CommandResult>((resolve, reject) => {
@@ -32,10 +36,11 @@ class Spawner {
         this.holdOpen(host);
       };
       this.pending.set(id, {
+        action: 'cannot run bash',
         onStart: hooks.onStart,
         resolve: (result) => {
           settle();
-          resolve(result);
+          resolve(result!);
         },
         reject: (error) => {
           settle();
@@ -43,8 +48,33 @@ class Spawner {
         },
       });
       this.holdOpen(host);
-      this.send(host, { type: 'run', id, request });
+      this.send(host, { type: 'run', id, request, ...(hooks.session !== undefined ? { session: hooks.session } : {}) });
       if (hooks.signal?.aborted) onAbort();
+    });
+  }
+
+  /** Open or close a bubblewrap session in the host; resolves when the host says it is done. */
+  control(message: { type: 'open'; session: string; spec: NamespaceSpec } | { type: 'close'; session: string }): Promise<void> {
+    const host = this.ensureHost();
+    const id = this.nextId++;
+    return new Promise<void>((resolve, reject) => {
+      const settle = () => {
+        this.pending.delete(id);
+        this.holdOpen(host);
+      };
+      this.pending.set(id, {
+        action: `cannot ${message.type} sandbox ${message.session}`,
+        resolve: () => {
+          settle();
+          resolve();
+        },
+        reject: (error) => {
+          settle();
+          reject(error);
+        },
+      });
+      this.holdOpen(host);
+      this.send(host, { ...message, id });
     });
   }
 
@@ -52,6 +82,8 @@ class Spawner {
     if (this.host && this.host.connected) return this.host;
     const host = fork(fileURLToPath(new URL('./spawn-host.js', import.meta.url)), [], {
       execArgv: [],
+      // Commands can read their parent's /proc/PID/environ: the host holds no secret to show.
+      env: baseEnvironment(),
       serialization: 'advanced',
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
@@ -67,7 +99,8 @@ class Spawner {
     if (!pending) return;
     if (message.type === 'started') pending.onStart?.(message.pid);
     else if (message.type === 'done') pending.resolve(message.result);
-    else pending.reject(new SandboxError(`cannot run bash: ${message.message}`, { code: 'exec_failed', details: { cause: message.code } }));
+    else if (message.type === 'opened' || message.type === 'closed') pending.resolve(undefined);
+    else pending.reject(new SandboxError(`${pending.action}: ${message.message}`, { code: 'exec_failed', details: { cause: message.code } }));
   }
 
   private onHostExit(host: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
@@ -111,9 +144,24 @@ class Spawner {
 let spawner: Spawner | undefined;
 
 /** Run a command in a process group of its own, started by this thread's spawn host. */
-export function runCommand(request: CommandRequest, hooks: { signal?: AbortSignal; onStart?: (pid: number) => void } = {}): Promise<CommandResult> {
+export function runCommand(
+  request: CommandRequest,
+  hooks: { signal?: AbortSignal; onStart?: (pid: number) => void; session?: string } = {},
+): Promise<CommandResult> {
   spawner ??= new Spawner();
   return spawner.run(request, hooks);
+}
+
+/** Start a bubblewrap sandbox in this thread's spawn host; its commands then run with `session`. */
+export function openSession(session: string, spec: NamespaceSpec): Promise<void> {
+  spawner ??= new Spawner();
+  return spawner.control({ type: 'open', session, spec });
+}
+
+/** End a bubblewrap sandbox; resolves once every process in it is gone. */
+export function closeSession(session: string): Promise<void> {
+  spawner ??= new Spawner();
+  return spawner.control({ type: 'close', session });
 }
 
 /** Stop this thread's spawn host, if one runs (when a pool drains, or a command finishes). */

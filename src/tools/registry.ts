@@ -3,6 +3,10 @@ import { ConfigError, errorMessage } from '../errors.js';
 import type { ToolSpec } from '../model/messages.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { ToolServices } from './services.js';
+import { confinePaths } from './confined-path.js';
+import { ToolFailure } from './tool-failure.js';
+
+export { ToolFailure } from './tool-failure.js';
 
 /** What a tool sees when it runs: the rollout's sandbox, its abort signal and per-run state. */
 export interface ToolContext {
@@ -17,6 +21,9 @@ export interface ToolContext {
   /** Settings, auxiliary models and the web cache for tools that reach outside services. */
   services?: ToolServices;
 }
+
+/** Tools of this toolset get every `path` argument through the sandbox's confinement check first. */
+export const FILE_TOOLSET = 'file';
 
 export type AvailabilityContext = Pick<ToolContext, 'env' | 'services'>;
 
@@ -210,19 +217,12 @@ export async function executeToolCall(tools: readonly Tool[], call: ToolCallInpu
     args = parsed.data;
   }
   try {
+    if (tool.toolset === FILE_TOOLSET) await confinePaths(args as Record<string, unknown>, context.sandbox);
     const output = await tool.run(args as Record<string, unknown>, context);
     return finish(renderOutput(output), true);
   } catch (error) {
     if (context.signal.aborted) return finish(toolError('[interrupted]'), false);
     if (error instanceof ToolFailure) return finish(toolError(error.message, error.hint), false);
     return finish(toolError(`${call.name} failed: ${errorMessage(error)}`), false);
-  }
-}
-
-/** Thrown by a tool to fail with a message and a hint for the model (no stack, no "failed:" prefix). */
-export class ToolFailure extends Error {
-  constructor(message: string, readonly hint?: string) {
-    super(message);
-    this.name = 'ToolFailure';
   }
 }

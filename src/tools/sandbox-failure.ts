@@ -1,5 +1,5 @@
 import { SandboxError } from '../errors.js';
-import { ToolFailure } from './registry.js';
+import { ToolFailure } from './tool-failure.js';
 
 /** What the model can do about a sandbox refusal, by SandboxError code. */
 const HINTS: Record<string, string> = {
@@ -8,6 +8,7 @@ const HINTS: Record<string, string> = {
   not_found: 'check the path; search_files with target "files" lists what exists',
   is_directory: 'pass a file path; search_files with target "files" lists what a folder holds',
   cwd_missing: 'create the folder first (mkdir -p) or leave workdir out',
+  hard_link: 'write a new file instead (a file with several hard links may live outside the sandbox)',
 };
 
 /**

@@ -84,7 +84,10 @@ test('a task that fails in the run but passes when run again alone is reported a
   // Fails the first time it runs, passes afterwards: a timing test losing its first race.
   const marker = join(directory, 'ran-once');
   writeFileSync(join(flaky, 'tests', 'test.sh'), `mkdir -p "$LOGS_DIR/verifier"\nif [ -f ${marker} ]; then echo 1 > "$LOGS_DIR/verifier/reward.txt"; exit 0; fi\ntouch ${marker}\necho "FAILED timing::race - too slow"\necho 0 > "$LOGS_DIR/verifier/reward.txt"\nexit 1\n`);
-  const result = await runCli(['bench', 'demo', '--tasks', tasks, '--agent', 'oracle', '--sandbox', 'local', '--run', 'flaky'], { cwd: directory });
+  // The marker lives on the host, outside every sandbox: only plain processes (isolation none) reach it.
+  const plain = join(directory, 'plain-processes.yaml');
+  writeFileSync(plain, 'local:\n  isolation: none\n');
+  const result = await runCli(['bench', 'demo', '--config', plain, '--tasks', tasks, '--agent', 'oracle', '--sandbox', 'local', '--run', 'flaky'], { cwd: directory });
   assert.equal(result.code, 0, `${result.stdout}\n${result.stderr}`);
   assert.match(result.stderr, /re-checking 1 broken item alone/);
   assert.match(result.stdout, /validation \(oracle agent\): 1 of 2 rollouts scored 1\.0 as they must\nvalidation \(oracle agent\): 1 FLAKY \(wrong in the run, 1\.0 when run again alone\):\n {2}flaky-task#0: /);
@@ -93,7 +96,7 @@ test('a task that fails in the run but passes when run again alone is reported a
   const report = readJson<EvalReport>(join(directory, 'datasets', 'flaky', 'report.json'));
   assert.equal(report.items.find((item) => item.key === 'flaky-task')?.reward, 0, 'the report keeps what the run measured');
   assert.match(readFileSync(join(directory, 'datasets', 'flaky', 'report.html'), 'utf8'), /<section class="check flaky" data-broken="0" data-flaky="1">/);
-  const off = await runCli(['bench', 'demo', '--tasks', tasks, '--agent', 'oracle', '--sandbox', 'local', '--run', 'flaky-again', '--recheck', '0'], { cwd: directory });
+  const off = await runCli(['bench', 'demo', '--config', plain, '--tasks', tasks, '--agent', 'oracle', '--sandbox', 'local', '--run', 'flaky-again', '--recheck', '0'], { cwd: directory });
   assert.equal(off.code, 0, 'the marker exists now: the task passes at once');
 });
 

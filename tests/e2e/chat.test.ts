@@ -12,6 +12,13 @@ function chatArgs(baseUrl: string, extra: string[] = []): string[] {
   return ['chat', '--base-url', baseUrl, '--model', 'scripted-chat', '--api-key-env', 'NO_KEY', '--toolsets', 'terminal,file', ...extra];
 }
 
+/** A run config choosing plain processes for the local sandbox, for tests that check host-side effects. */
+function plainProcessesConfig(directory: string): string {
+  const path = join(directory, 'plain-processes.yaml');
+  writeFileSync(path, 'local:\n  isolation: none\n');
+  return path;
+}
+
 interface StoredRow {
   position: number;
   role: string;
@@ -44,7 +51,8 @@ test('piped mode: a tool call is shown, runs in the sandbox, and the session is 
     ]),
   );
   t.after(() => server.close());
-  const result = await runCli(chatArgs(server.url), { env: { TRAJ_HOME: home }, stdin: 'please write the file\n' });
+  // The command writes a host file outside the sandbox: only plain processes (isolation none) can.
+  const result = await runCli(chatArgs(server.url, ['--config', plainProcessesConfig(directory)]), { env: { TRAJ_HOME: home }, stdin: 'please write the file\n' });
   assert.equal(result.code, 0, result.stderr);
   assert.equal(readFileSync(made, 'utf8'), 'made by chat');
   assert.doesNotMatch(result.stdout, /\x1b\[/, 'piped output has no ANSI codes');
@@ -153,7 +161,8 @@ test('a dangerous command is denied without approval (it does not run) and runs 
   );
   t.after(() => server.close());
 
-  const result = await runCli(chatArgs(server.url), { env: { TRAJ_HOME: home }, stdin: 'clean the folder\nno\nclean it now, please\ny\n' });
+  // The approved command deletes a host folder: only plain processes (isolation none) reach it.
+  const result = await runCli(chatArgs(server.url, ['--config', plainProcessesConfig(directory)]), { env: { TRAJ_HOME: home }, stdin: 'clean the folder\nno\nclean it now, please\ny\n' });
   assert.equal(result.code, 0, result.stderr);
   assert.deepEqual(seenAtDenial, [true], 'the file still existed when the model read the denial');
   const [denied, approved] = result.stdout.split('clean it now, please');
@@ -171,13 +180,13 @@ test('a dangerous command is denied without approval (it does not run) and runs 
   writeFileSync(join(victim, 'again.txt'), 'x');
   const always = await startScriptedServer(conversationScript([callTool('terminal', { command }), reply('ok'), callTool('terminal', { command }), reply('ok again')]));
   t.after(() => always.close());
-  const saved = await runCli(chatArgs(always.url), { env: { TRAJ_HOME: home }, stdin: 'clean\na\n' });
+  const saved = await runCli(chatArgs(always.url, ['--config', plainProcessesConfig(directory)]), { env: { TRAJ_HOME: home }, stdin: 'clean\na\n' });
   assert.match(saved.stdout, /allowed \(always, saved in config\.yaml\)/);
   const config = readFileSync(join(home, 'config.yaml'), 'utf8');
   assert.match(config, /^# user settings/);
   assert.deepEqual(parse(config), { mcp_servers: {}, approved_commands: ['recursive_delete'] });
   writeFileSync(join(victim, 'third.txt'), 'x');
-  const later = await runCli(chatArgs(always.url, ['--resume', 'last']), { env: { TRAJ_HOME: home }, stdin: 'clean again\n' });
+  const later = await runCli(chatArgs(always.url, ['--resume', 'last', '--config', plainProcessesConfig(directory)]), { env: { TRAJ_HOME: home }, stdin: 'clean again\n' });
   assert.equal(later.code, 0, later.stderr);
   assert.doesNotMatch(later.stdout, /allow\?/);
   assert.equal(existsSync(join(victim, 'third.txt')), false);

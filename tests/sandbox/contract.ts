@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { randomInt } from 'node:crypto';
+import { createServer, type AddressInfo } from 'node:net';
+import { promisify } from 'node:util';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Sandbox } from '../../src/sandbox/index.js';
+import { callTool, errorOf, toolContext } from '../tools/tool-context.js';
 
 /**
  * The behaviour every sandbox backend must show, registered as node:test tests. Each test talks
@@ -215,4 +219,175 @@ async function readTree(root: string): Promise<Record<string, Buffer>> {
   };
   await walk(root);
   return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/** Settings an isolation test may ask of a fresh sandbox. */
+export interface IsolationSettings {
+  network?: boolean;
+  pidsLimit?: number;
+}
+
+/**
+ * What a sandbox mode promises about isolation; every `true` is tried hard below, every `false`
+ * is registered as a skipped test saying that the mode does not promise it (README's table).
+ */
+export interface IsolationPromises {
+  /** No /proc/PID/environ a command can see holds a secret of traj's environment. */
+  noSecretInAnyEnviron: boolean;
+  /** `setsid`, `setsid -f`, a SIGTERM-trapping child and a double fork all die with dispose. */
+  noSurvivors: boolean;
+  /** With network off, not even the host's loopback answers. */
+  networkOff: boolean;
+  /** A fork storm stops at the sandbox's process limit. */
+  processLimit: boolean;
+}
+
+/** How the test can run a probe in a traj process whose environment holds planted secrets. */
+export type SecretProbe = (command: string, secrets: Record<string, string>) => Promise<string>;
+
+export function runIsolationContract(
+  mode: string,
+  create: (settings?: IsolationSettings) => Promise<Sandbox>,
+  promises: IsolationPromises,
+  probeWithSecrets: SecretProbe,
+): void {
+  const promised = (what: keyof IsolationPromises) => (promises[what] ? {} : { skip: `not promised by ${mode} (see README: isolation)` });
+
+  describe(`isolation contract: ${mode}`, () => {
+    let hostDir: string;
+    before(async () => {
+      hostDir = await mkdtemp(join(tmpdir(), 'traj-isolation-host-'));
+    });
+    after(async () => {
+      if (hostDir) await rm(hostDir, { recursive: true, force: true });
+    });
+
+    it('search_files cannot search outside the sandbox (absolute, .., /, a symlink out)', async () => {
+      await writeFile(join(hostDir, 'config.ini'), 'db_password=hunter2-outside\n');
+      const sandbox = await create();
+      try {
+        await sandbox.exec(`ln -s ${hostDir} link-out`);
+        for (const path of [hostDir, `${hostDir}/config.ini`, '../../../..', '/', 'link-out']) {
+          for (const target of ['content', 'files'] as const) {
+            const outcome = await callTool('search_files', { pattern: target === 'content' ? 'hunter2' : 'config*', path, target }, toolContext(sandbox));
+            // A refusal names the path it refused; a result must name neither the file nor its content.
+            assert.doesNotMatch(outcome.content, outcome.ok ? /hunter2-outside|config\.ini/ : /hunter2-outside/, `search_files ${target} in '${path}' saw the host file`);
+          }
+        }
+        const refused = await callTool('search_files', { pattern: 'hunter2', path: hostDir }, toolContext(sandbox));
+        if (sandbox.kind === 'local') assert.match(errorOf(refused).error, /outside the sandbox workdir/);
+      } finally {
+        await sandbox.dispose();
+      }
+    });
+
+    it('a write through a hard link to a file outside is refused or impossible', async () => {
+      const outside = join(hostDir, 'victim.txt');
+      await writeFile(outside, 'original\n');
+      const sandbox = await create();
+      try {
+        const link = await sandbox.exec(`ln ${outside} hard-link`);
+        if (link.exitCode === 0) {
+          // The link could be made (plain processes): every way of writing it must refuse.
+          assert.match(errorOf(await callTool('write_file', { path: 'hard-link', content: 'overwritten\n' }, toolContext(sandbox))).error, /hard links/);
+          assert.match(errorOf(await callTool('patch', { path: 'hard-link', old_text: 'original', new_text: 'patched' }, toolContext(sandbox))).error, /hard links/);
+          await assert.rejects(sandbox.writeFile('hard-link', 'overwritten\n'), /hard links/);
+        } else {
+          // Impossible: the outside file is not in the sandbox's view (or on another mount).
+          assert.match(link.stderr, /No such file|cross-device|Invalid cross-device|not permitted/i);
+        }
+        assert.equal(await readFile(outside, 'utf8'), 'original\n');
+      } finally {
+        await sandbox.dispose();
+      }
+    });
+
+    it('no secret of traj’s environment is readable from any /proc/*/environ a command sees', promised('noSecretInAnyEnviron'), async () => {
+      const secrets = { OPENAI_API_KEY: `sk-planted-${randomInt(1e9)}`, HF_TOKEN: `hf_planted_${randomInt(1e9)}`, AWS_SECRET_ACCESS_KEY: `aws-planted-${randomInt(1e9)}` };
+      const marker = Object.values(secrets).join('|');
+      const output = await probeWithSecrets(
+        `n=0; for f in /proc/[0-9]*/environ; do n=$((n+1)); if grep -aqE '${marker}' "$f" 2>/dev/null; then echo "LEAK $f"; fi; done; echo "read $n"`,
+        secrets,
+      );
+      assert.match(output, /read [1-9]/, `the probe read no environ: ${output}`);
+      assert.doesNotMatch(output, /LEAK/);
+    });
+
+    it('setsid, setsid -f, a SIGTERM-trapping child and a double fork all die with dispose', promised('noSurvivors'), async () => {
+      const marker = uniqueSleep();
+      const sandbox = await create();
+      const escapes = [
+        `setsid sleep ${marker} &`,
+        `setsid -f sleep ${marker}`,
+        `(trap '' TERM HUP; exec -a trapper sleep ${marker}) &`,
+        `(trap '' TERM; sleep ${marker}) & disown`,
+        `( ( sleep ${marker} & ) & )`,
+        `nohup sleep ${marker} >/dev/null 2>&1 &`,
+      ].join('\n');
+      const started = await sandbox.exec(`${escapes}\necho started`, { timeoutMs: 30_000 });
+      assert.equal(started.stdout, 'started\n');
+      assert.ok((await hostProcessesMatching(marker)) >= 5, 'the escapes must run before dispose');
+      await sandbox.dispose();
+      assert.equal(await hostProcessesMatching(marker, 0), 0, 'a process outlived dispose');
+    });
+
+    it('with network off no address answers, the host’s loopback included', promised('networkOff'), async () => {
+      const server = createServer((socket) => socket.end('hello from the host\n'));
+      await new Promise<void>((done) => server.listen(0, '0.0.0.0', done));
+      const port = (server.address() as AddressInfo).port;
+      try {
+        const probe = `timeout 5 bash -c 'exec 3<>/dev/tcp/127.0.0.1/${port}; cat <&3' 2>&1; echo "exit=$?"`;
+        const off = await create({ network: false });
+        try {
+          const result = await off.exec(probe, { timeoutMs: 20_000 });
+          assert.doesNotMatch(result.stdout, /hello from the host/);
+          assert.doesNotMatch(result.stdout, /exit=0/);
+          const interfaces = await off.exec("tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '");
+          assert.equal(interfaces.stdout.trim(), 'lo');
+        } finally {
+          await off.dispose();
+        }
+        if (mode.startsWith('local')) {
+          // The same probe with the network on reaches the server: the check above can fail.
+          const on = await create({ network: true });
+          try {
+            assert.match((await on.exec(probe, { timeoutMs: 20_000 })).stdout, /hello from the host/);
+          } finally {
+            await on.dispose();
+          }
+        }
+      } finally {
+        server.close();
+      }
+    });
+
+    it('a fork storm is held by the process limit', promised('processLimit'), async () => {
+      const limit = 48;
+      const sandbox = await create({ pidsLimit: limit });
+      try {
+        // Bounded: at most 300 children, each gone after 3 s; it counts the forks that succeeded.
+        const storm = `perl -e 'my $n = 0; for (1 .. 300) { my $pid = fork; last unless defined $pid; if (!$pid) { sleep 3; exit 0 } $n++ } print "forked $n\\n"; 1 while wait > 0'`;
+        const result = await sandbox.exec(storm, { timeoutMs: 60_000 });
+        const forked = Number(/forked (\d+)/.exec(result.stdout)?.[1]);
+        assert.ok(Number.isInteger(forked), `no count: ${result.stdout} ${result.stderr}`);
+        assert.ok(forked < limit, `${forked} processes forked past a limit of ${limit}`);
+        assert.ok(forked > 5, `the storm should get some way: ${forked}`);
+        assert.equal((await sandbox.exec('echo still-alive')).stdout, 'still-alive\n');
+      } finally {
+        await sandbox.dispose();
+      }
+    });
+  });
+}
+
+/** Live host processes running `sleep <marker>` (every backend's processes are host processes). */
+async function hostProcessesMatching(marker: string, want?: number): Promise<number> {
+  let count = 0;
+  for (let attempt = 0; attempt < 30; attempt++) {
+    const { stdout } = await promisify(execFile)('ps', ['-eo', 'stat=,args=']);
+    count = stdout.split('\n').filter((line) => line.includes(marker) && !line.trim().startsWith('Z')).length;
+    if (want === undefined || count === want) return count;
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  return count;
 }

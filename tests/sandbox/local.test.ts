@@ -11,6 +11,7 @@ import { ConfigError, SandboxError } from '../../src/errors.js';
 import { createLocalSandbox, createSandbox, liveSandboxCount, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
 import { runSandboxContract } from './contract.js';
 
+// The default (isolation auto): bubblewrap where usable; local-isolation.test.ts runs each mode by name.
 runSandboxContract('local', () => createLocalSandbox());
 
 function isPathEscape(error: unknown): boolean {

@@ -7,7 +7,8 @@ import { closeSpawner } from '../../src/sandbox/spawner.js';
 import { buildRoot } from '../../src/util/paths.js';
 
 test('closing the spawn host is awaited to the end (an idle, unref’d host must not let the process exit mid-await)', async () => {
-  const sandbox = await createLocalSandbox({ kind: 'local' });
+  // Plain processes: a bubblewrap sandbox's namespace dies with the host that started it.
+  const sandbox = await createLocalSandbox({ kind: 'local', local: { isolation: 'none' } });
   const result = await sandbox.exec('echo from the host');
   assert.equal(result.stdout, 'from the host\n');
   await closeSpawner();

@@ -1,0 +1,143 @@
+import { execFile } from 'node:child_process';
+import { lstatSync, readdirSync, readlinkSync, type Stats } from 'node:fs';
+import { join } from 'node:path';
+import { pidsCgroupBase } from './process-limit.js';
+import { baseEnvironment } from './scrub-environment.js';
+
+/** The bubblewrap binary: `TRAJ_BWRAP` names another one (tests point it at a missing path). */
+export function bwrapBinary(): string {
+  return process.env.TRAJ_BWRAP || 'bwrap';
+}
+
+/** Host folders that make up the read-only system view (the rest of the host is not there). */
+const SYSTEM_PATHS = ['/usr', '/etc', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+/** /etc entries are walked this deep for files only their owner may read (see masks()). */
+const ETC_DEPTH = 6;
+
+let systemView: string[] | undefined;
+
+/**
+ * bwrap options for the system view: each system folder read-only (merged-/usr symlinks kept as
+ * symlinks), and, when traj runs as root, every /etc entry that other users cannot read hidden
+ * behind an empty file or folder (/etc/shadow, private TLS keys, a docker key): the sandbox sees
+ * the system as an unprivileged user would.
+ */
+function systemOptions(): string[] {
+  if (systemView) return systemView;
+  const options: string[] = [];
+  for (const path of SYSTEM_PATHS) {
+    let info: Stats;
+    try {
+      info = lstatSync(path);
+    } catch {
+      continue;
+    }
+    if (info.isSymbolicLink()) options.push('--symlink', readlinkSync(path), path);
+    else if (info.isDirectory()) options.push('--ro-bind', path, path);
+  }
+  if (process.getuid?.() === 0) options.push(...masks('/etc', ETC_DEPTH));
+  systemView = options;
+  return options;
+}
+
+function masks(directory: string, depth: number): string[] {
+  const options: string[] = [];
+  let names: string[];
+  try {
+    names = readdirSync(directory);
+  } catch {
+    return options;
+  }
+  for (const name of names) {
+    const path = join(directory, name);
+    let info: Stats;
+    try {
+      info = lstatSync(path);
+    } catch {
+      continue;
+    }
+    const othersMay = (bits: number) => (info.mode & bits) === bits;
+    if (info.isDirectory()) {
+      if (!othersMay(0o005)) options.push('--tmpfs', path);
+      else if (depth > 0) options.push(...masks(path, depth - 1));
+    } else if (info.isFile() && !othersMay(0o004)) {
+      options.push('--ro-bind', '/dev/null', path);
+    }
+  }
+  return options;
+}
+
+export interface BwrapViewOptions {
+  /** The sandbox folder: the only writable host folder, at the same path inside. */
+  root?: string;
+  workdir?: string;
+  network: boolean;
+}
+
+/**
+ * bwrap's options for one sandbox: its own PID, IPC, UTS (and without network, network)
+ * namespaces; the system read-only; a private /tmp; the sandbox folder writable; nothing of the
+ * user's home or other sandboxes. It dies with its parent (the spawn host), and as root all
+ * capabilities are dropped, so a command cannot mount its way out.
+ */
+export function bwrapOptions(view: BwrapViewOptions): string[] {
+  const options = [
+    bwrapBinary(),
+    '--die-with-parent',
+    '--new-session',
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    '--hostname',
+    'traj-sandbox',
+    ...(view.network ? [] : ['--unshare-net']),
+    ...systemOptions(),
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--tmpfs',
+    '/tmp',
+    '--tmpfs',
+    '/var/tmp',
+    '--tmpfs',
+    '/run',
+    // With the network on, name resolution may go through systemd-resolved's socket folder.
+    ...(view.network ? ['--ro-bind-try', '/run/systemd/resolve', '/run/systemd/resolve'] : []),
+    ...(view.root ? ['--bind', view.root, view.root] : []),
+    ...(view.workdir ? ['--chdir', view.workdir] : []),
+    ...(process.getuid?.() === 0 ? ['--cap-drop', 'ALL'] : []),
+  ];
+  return options;
+}
+
+export type BwrapStatus = { usable: true } | { usable: false; reason: string };
+
+let probe: Promise<BwrapStatus> | undefined;
+let probedBinary: string | undefined;
+
+/**
+ * Whether bubblewrap can make a sandbox here: the binary exists, the kernel lets it create the
+ * namespaces, and perl (the sandbox's init) runs inside. Asked once per process (~5 ms).
+ */
+export function bwrapStatus(): Promise<BwrapStatus> {
+  if (probe && probedBinary === bwrapBinary()) return probe;
+  probedBinary = bwrapBinary();
+  const [binary, ...options] = bwrapOptions({ network: false });
+  probe = new Promise((resolve) => {
+    execFile(binary!, [...options, 'perl', '-e', 'exit 0'], { env: baseEnvironment(), timeout: 10_000 }, (error, _stdout, stderr) => {
+      if (!error) return resolve({ usable: true });
+      const code = (error as NodeJS.ErrnoException).code;
+      const reason =
+        code === 'ENOENT' ? `${binary} not found (install the bubblewrap package)` : `${binary} failed: ${stderr.trim() || error.message}`;
+      resolve({ usable: false, reason });
+    });
+  });
+  return probe;
+}
+
+/** Whether a per-sandbox process limit (a pids cgroup) can be set here. */
+export function processLimitAvailable(): boolean {
+  return pidsCgroupBase() !== undefined;
+}

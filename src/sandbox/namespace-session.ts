@@ -1,0 +1,186 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { PassThrough } from 'node:stream';
+import { NAMESPACE_INIT_SCRIPT } from './namespace-init.js';
+import { createPidsCgroup, removeCgroup } from './process-limit.js';
+import type { CommandRequest, Launcher, StartedCommand } from './process-group.js';
+
+/** How to start one sandbox's namespaces: plain data, it crosses IPC to the spawn host. */
+export interface NamespaceSpec {
+  /** The bubblewrap binary and its options, up to (not including) the program to run. */
+  bwrap: string[];
+  /** The whole environment of bubblewrap and the init: built from scratch, no secrets. */
+  env: Record<string, string>;
+  /** Name of the pids cgroup to create (the sandbox folder's name), with its limit. */
+  cgroup?: { name: string; pidsLimit: number };
+}
+
+/** How long dispose waits for the namespace to empty after its init was told to exit. */
+const CLOSE_GRACE_MS = 3_000;
+const STDERR_KEPT = 4_096;
+
+/**
+ * One bubblewrap sandbox seen from the spawn host: bwrap running the Perl init of
+ * namespace-init.ts, and the commands it runs for us. Closing it ends the init, which is
+ * bubblewrap's only child: the kernel then kills every process left in the PID namespace
+ * (`setsid` or not), and bubblewrap exits only once they are gone.
+ */
+export class NamespaceSession {
+  private readonly child: ChildProcessWithoutNullStreams;
+  private readonly jobs = new Map<number, RemoteCommand>();
+  private nextId = 1;
+  private input: Buffer = Buffer.alloc(0);
+  private stderrTail = '';
+  private readonly exited: Promise<void>;
+  private cgroup?: string;
+  readonly ready: Promise<void>;
+
+  constructor(spec: NamespaceSpec) {
+    const program = [...spec.bwrap, 'perl', '-e', NAMESPACE_INIT_SCRIPT];
+    if (spec.cgroup) this.cgroup = createPidsCgroup(spec.cgroup.name, spec.cgroup.pidsLimit);
+    // In the cgroup before bubblewrap forks anything: a shell joins it, then becomes bubblewrap.
+    this.child = this.cgroup
+      ? spawn('/bin/sh', ['-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', this.cgroup, ...program], { env: spec.env, stdio: 'pipe' })
+      : spawn(program[0]!, program.slice(1), { env: spec.env, stdio: 'pipe' });
+    this.child.stdin.on('error', () => {});
+    this.child.stderr.on('data', (chunk: Buffer) => {
+      this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_KEPT);
+    });
+    this.exited = new Promise((resolve) => this.child.once('close', () => resolve()));
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.child.once('error', reject);
+      this.readyHandlers = { resolve, reject };
+    });
+    this.child.stdout.on('data', (chunk: Buffer) => this.onData(chunk));
+    this.child.once('exit', (code, signal) => this.onExit(code, signal));
+  }
+
+  private readyHandlers?: { resolve(): void; reject(error: Error): void };
+
+  readonly launch: Launcher = (request: CommandRequest) => {
+    const id = this.nextId++;
+    // Output may end before the exit status arrives: the job is dropped only once it has both.
+    const command = new RemoteCommand(
+      () => this.send('kill', id),
+      () => this.send('forget', id),
+      () => this.jobs.delete(id),
+    );
+    this.jobs.set(id, command);
+    const env = Object.entries(request.env).filter((entry): entry is [string, string] => entry[1] !== undefined);
+    const fields = [request.cwd, request.command, String(env.length), ...env.map(([name, value]) => `${name}=${value}`)];
+    const stdin = typeof request.stdin === 'string' ? Buffer.from(request.stdin) : (request.stdin ?? Buffer.alloc(0));
+    this.send('run', id, Buffer.concat([Buffer.from(`${fields.join('\0')}\0`), stdin]));
+    if (this.child.exitCode !== null || this.child.signalCode !== null) queueMicrotask(() => command.fail(this.exitReason()));
+    return command;
+  };
+
+  /** End the init and wait until the namespace is empty; SIGKILL bubblewrap if it lingers. */
+  async close(): Promise<void> {
+    this.child.stdin.end();
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), CLOSE_GRACE_MS);
+    await this.exited;
+    clearTimeout(timer);
+    // Its processes are gone already (bubblewrap exits after them); the empty group can go later.
+    if (this.cgroup) void removeCgroup(this.cgroup);
+  }
+
+  /** Kill at once (the spawn host is going away). */
+  kill(): void {
+    this.child.kill('SIGKILL');
+  }
+
+  private send(type: string, id: number, payload: Buffer = Buffer.alloc(0)): void {
+    if (!this.child.stdin.writable) return;
+    this.child.stdin.write(Buffer.concat([Buffer.from(`${type} ${id} ${payload.length}\n`), payload]));
+  }
+
+  private onData(chunk: Buffer): void {
+    this.input = this.input.length === 0 ? chunk : Buffer.concat([this.input, chunk]);
+    for (;;) {
+      const newline = this.input.indexOf(10);
+      if (newline < 0) return;
+      const [type, idText, lengthText] = this.input.subarray(0, newline).toString('latin1').split(' ');
+      const length = Number(lengthText);
+      if (this.input.length < newline + 1 + length) return;
+      const payload = this.input.subarray(newline + 1, newline + 1 + length);
+      this.input = this.input.subarray(newline + 1 + length);
+      this.dispatch(type ?? '', Number(idText), payload);
+    }
+  }
+
+  private dispatch(type: string, id: number, payload: Buffer): void {
+    if (type === 'ready') {
+      this.readyHandlers?.resolve();
+      return;
+    }
+    const job = this.jobs.get(id);
+    if (!job) return;
+    if (type === 'out') job.output(job.stdout, payload);
+    else if (type === 'err') job.output(job.stderr, payload);
+    else if (type === 'exit') job.exited(Number(payload.toString()));
+    else if (type === 'fail') job.fail(payload.toString());
+  }
+
+  private onExit(code: number | null, signal: NodeJS.Signals | null): void {
+    const reason = this.exitReason(code, signal);
+    this.readyHandlers?.reject(new Error(reason));
+    for (const job of this.jobs.values()) job.fail(reason);
+    this.jobs.clear();
+  }
+
+  private exitReason(code = this.child.exitCode, signal = this.child.signalCode): string {
+    const tail = this.stderrTail.trim();
+    return `the sandbox's namespace exited (${signal ?? `code ${code}`})${tail ? `: ${tail}` : ''}`;
+  }
+}
+
+/** A command run by the init, shaped like a host child process for runInProcessGroup. */
+class RemoteCommand extends EventEmitter implements StartedCommand {
+  readonly pid = undefined;
+  readonly stdout = new PassThrough();
+  readonly stderr = new PassThrough();
+  private finished = false;
+  private pending = 3;
+
+  constructor(
+    readonly killGroup: () => void,
+    forget: () => void,
+    private readonly done: () => void,
+  ) {
+    super();
+    let open = 2;
+    const closed = () => {
+      if (--open === 0) forget();
+      this.settle();
+    };
+    this.stdout.once('close', closed);
+    this.stderr.once('close', closed);
+  }
+
+  /** Called for each stream closed and for the exit: after all three the job is done. */
+  private settle(): void {
+    if (--this.pending === 0) this.done();
+  }
+
+  output(stream: PassThrough, chunk: Buffer): void {
+    if (stream.destroyed || stream.writableEnded) return;
+    if (chunk.length === 0) stream.end();
+    else stream.write(chunk);
+  }
+
+  fail(message: string): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.emit('error', new Error(message));
+    this.stdout.destroy();
+    this.stderr.destroy();
+    this.settle();
+  }
+
+  exited(code: number): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.emit('exit', code, null);
+    this.settle();
+  }
+}
