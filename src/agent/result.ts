@@ -1,7 +1,8 @@
 import type { SerializedError } from '../errors.js';
 import type { Message, Usage } from '../model/messages.js';
+import type { Compression } from './compression.js';
 
-export type AgentFinishReason = 'stop' | 'max_turns' | 'length' | 'api_error' | 'aborted' | 'empty';
+export type AgentFinishReason = 'stop' | 'max_turns' | 'length' | 'context_length' | 'api_error' | 'aborted' | 'empty';
 
 export interface ToolCallRecord {
   name: string;
@@ -26,7 +27,10 @@ export interface AgentResult {
   /** All model calls, including the max-turns grace call and empty-answer retries. */
   apiCalls: number;
   toolCalls: ToolCallRecord[];
+  /** The usage of every call, the summariser's included. */
   usage: Usage;
+  /** Compressions of the conversation, in order (absent: none); the transcript above is never rewritten. */
+  compressions?: Compression[];
   timings: AgentTimings;
   error?: SerializedError;
 }

@@ -42,6 +42,7 @@ export function rolloutSettings(config: RunConfig, endpoint: RolloutSettings['en
     rolloutTimeoutMs: config.rollout_timeout ? config.rollout_timeout * 1000 : undefined,
     toolConcurrency: config.tool_concurrency,
     mcpServers: config.mcp_servers,
+    ...(config.compression ? { compression: config.compression } : {}),
     ...extra,
   };
 }

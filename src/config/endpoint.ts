@@ -14,6 +14,11 @@ export const EndpointSchema = z.object({
   max_retries: z.number().int().min(0).default(6),
   concurrency: z.number().int().positive().default(64).describe('requests in flight to this endpoint at most'),
   tool_call_format: z.enum(['native', 'hermes']).default('native'),
+  context_length: z.number().int().positive().optional().describe("the model's context window in tokens (default: the server's /v1/models, else 128000)"),
+  prompt_caching: z
+    .enum(['auto', 'on', 'off'])
+    .optional()
+    .describe('cache_control breakpoints on the system prompt and last messages; auto (the default) = Anthropic models only'),
 });
 export type Endpoint = z.infer<typeof EndpointSchema>;
 export type EndpointInput = z.input<typeof EndpointSchema>;

@@ -1,2 +1,3 @@
 export * from './endpoint.js';
 export * from './load.js';
+export * from './compression.js';

@@ -28,6 +28,10 @@ export function toArrowRow(record: TrajectoryRecord, view: ExportView): Record<s
       completion_tokens: BigInt(record.usage.completion_tokens),
       reasoning_tokens: BigInt(record.usage.reasoning_tokens),
     },
+    compressions: (record.compressions ?? []).map((c) => ({
+      ...c,
+      ...Object.fromEntries((['at_call', 'at_message', 'tokens_before', 'tokens_after', 'replaced_start', 'replaced_end'] as const).map((key) => [key, BigInt(c[key])])),
+    })),
     has_reasoning: record.has_reasoning,
     reward: record.reward,
     scores: JSON.stringify(record.scores),

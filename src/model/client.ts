@@ -3,6 +3,7 @@ import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParams
 import { EndpointSchema, type Endpoint, type EndpointInput } from '../config/endpoint.js';
 import { validate } from '../config/validate.js';
 import { ConfigError } from '../errors.js';
+import { withErrorEnvelope } from './error-body.js';
 import { nodeHttpFetch } from './http-fetch.js';
 import { endpointLimiter, runLimited } from './concurrency.js';
 import { AttemptTimeoutError, BadResponseError, classifyFailure, modelErrorFor } from './failure.js';
@@ -45,7 +46,7 @@ class OpenAICompatibleClient implements ModelClient {
       baseURL: endpoint.base_url,
       maxRetries: 0,
       timeout: endpoint.timeout_ms,
-      fetch: nodeHttpFetch,
+      fetch: withErrorEnvelope(nodeHttpFetch),
     });
   }
 

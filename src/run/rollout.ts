@@ -1,7 +1,11 @@
 import { z } from 'zod';
 import { buildSystemPrompt } from '../agent/system-prompt.js';
+import type { ContextWindowOptions } from '../agent/context-window.js';
 import { runAgent } from '../agent/loop.js';
+import { modelSummarizer } from '../agent/summarizer.js';
+import { resolveContextLength } from '../model/context-length.js';
 import type { AgentResult } from '../agent/result.js';
+import { CompressionSettingsSchema } from '../config/compression.js';
 import { EndpointSchema } from '../config/endpoint.js';
 import { JudgeSettingsSchema } from '../eval/judge.js';
 import type { Environment } from '../eval/environment.js';
@@ -38,6 +42,7 @@ export const RolloutSettingsSchema = z.object({
   mcpServers: z.record(z.string(), z.unknown()).optional(),
   /** The LLM judge panel reward hooks may call (eval). */
   judges: JudgeSettingsSchema.optional(),
+  compression: CompressionSettingsSchema.optional(),
 });
 export type RolloutSettings = z.infer<typeof RolloutSettingsSchema>;
 
@@ -158,8 +163,10 @@ async function runRolloutAgent(
     if (!environment) throw new ConfigError('--agent oracle needs an environment with an oracle hook (traj eval/bench), not a plain prompt dataset', { code: 'oracle_missing' });
     result = await runOracleAgent({ environment, item: task.item, tools, messages, sandbox, signal: agentSignal, budget: settings.budget });
   } else {
+    const model = services.model(settings);
     result = await runAgent({
-      model: services.model(settings),
+      model,
+      context: await contextWindowFor(settings, model),
       tools,
       messages,
       sandbox,
@@ -172,6 +179,18 @@ async function runRolloutAgent(
   if (!timeLimit?.aborted || signal.aborted) return result;
   const error = new RunError(`the agent ran out of this item's time limit (${limitMs! / 1000} s) and was stopped; its work was scored as it stood`, { code: 'agent_timeout' });
   return { ...result, finishReason: 'aborted', error: serializeError(error) };
+}
+
+/** The model's window and the compression settings; the main model summarises (an auxiliary one can be wired here). */
+async function contextWindowFor(settings: RolloutSettings, model: ModelClient): Promise<ContextWindowOptions> {
+  const compression = CompressionSettingsSchema.parse(settings.compression ?? {});
+  const window = await resolveContextLength(settings.endpoint);
+  return {
+    contextLength: window.tokens,
+    threshold: compression.threshold,
+    keepLastTurns: compression.keep_last_turns,
+    ...(compression.enabled ? { summarize: modelSummarizer(model) } : {}),
+  };
 }
 
 function sandboxFault(error: unknown): SerializedError {

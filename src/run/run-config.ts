@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CompressionSettingsSchema } from '../config/compression.js';
 import { EndpointSchema } from '../config/endpoint.js';
 import { BudgetSchema } from '../tools/budget.js';
 
@@ -35,6 +36,7 @@ export const RunConfigSchema = z.strictObject({
   docker: z.record(z.string(), z.unknown()).optional(),
   mcp_servers: z.record(z.string(), z.unknown()).optional(),
   tool_concurrency: z.number().int().positive().default(8),
+  compression: CompressionSettingsSchema.optional().describe('context compression (default on, threshold 0.8 of the window)'),
 });
 export type RunConfig = z.infer<typeof RunConfigSchema>;
 export type RunConfigInput = z.input<typeof RunConfigSchema>;

@@ -35,6 +35,7 @@ export function buildRecord(input: RecordInput): TrajectoryRecord {
     api_calls: result.apiCalls,
     tool_stats: toolStats(result.toolCalls),
     usage: result.usage,
+    compressions: result.compressions ?? [],
     has_reasoning: hasReasoning(result.messages),
     reward: input.reward?.reward ?? null,
     scores: input.reward?.scores ?? {},

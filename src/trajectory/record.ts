@@ -15,7 +15,20 @@ export const ToolStatSchema = z.object({
 });
 export type ToolStat = z.infer<typeof ToolStatSchema>;
 
-export const FinishReasonSchema = z.enum(['stop', 'max_turns', 'length', 'api_error', 'aborted', 'empty']);
+export const FinishReasonSchema = z.enum(['stop', 'max_turns', 'length', 'context_length', 'api_error', 'aborted', 'empty']);
+
+/** One compression of the conversation (see agent/compression.ts); the messages above stay whole. */
+export const CompressionSchema = z.object({
+  at_call: z.number().int().positive(),
+  at_message: z.number().int().nonnegative(),
+  trigger: z.enum(['threshold', 'overflow']),
+  tokens_before: z.number().int().nonnegative(),
+  tokens_after: z.number().int().nonnegative(),
+  replaced_start: z.number().int().nonnegative(),
+  replaced_end: z.number().int().nonnegative(),
+  summary: z.string(),
+  todo: z.string().nullable(),
+});
 
 export const RecordErrorSchema = z.object({
   name: z.string(),
@@ -45,6 +58,7 @@ export const TrajectoryRecordSchema = z.object({
   api_calls: z.number().int().nonnegative(),
   tool_stats: z.array(ToolStatSchema),
   usage: UsageSchema,
+  compressions: z.array(CompressionSchema).default([]).describe('compressions of the context, in order; [] when none'),
   has_reasoning: z.boolean(),
   reward: z.number().nullable(),
   scores: z.record(z.string(), z.number()),
