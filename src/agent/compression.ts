@@ -38,13 +38,18 @@ export function summaryMessage(compression: Compression): UserMessage {
 /** The messages a request sends: the transcript with the compression in force applied. */
 export function requestView(transcript: readonly Message[], compression: Compression | undefined): Message[] {
   if (!compression) return [...transcript];
-  return [...transcript.slice(0, compression.replaced_start), summaryMessage(compression), ...transcript.slice(compression.replaced_end)];
+  return [
+    ...transcript.slice(0, compression.replaced_start),
+    summaryMessage(compression),
+    ...transcript.slice(compression.replaced_end),
+  ];
 }
 
 /** The latest compression whose range a request over the first `length` transcript messages used. */
 export function compressionInForce(compressions: readonly Compression[], length: number): Compression | undefined {
   let found: Compression | undefined;
-  for (const compression of compressions) if (compression.at_message <= length && compression.replaced_end <= length) found = compression;
+  for (const compression of compressions)
+    if (compression.at_message <= length && compression.replaced_end <= length) found = compression;
   return found;
 }
 
@@ -60,13 +65,18 @@ export interface CompressionPlan {
  * `keepTurns` turns, falling back to fewer kept turns when that leaves nothing new to summarise.
  * Undefined when nothing can be compressed.
  */
-export function planCompression(transcript: readonly Message[], keepTurns: number, previous: Compression | undefined): CompressionPlan | undefined {
+export function planCompression(
+  transcript: readonly Message[],
+  keepTurns: number,
+  previous: Compression | undefined,
+): CompressionPlan | undefined {
   const firstUser = transcript.findIndex((message) => message.role === 'user');
   if (firstUser < 0) return undefined;
   const start = previous?.replaced_start ?? firstUser + 1;
   const coveredUntil = previous?.replaced_end ?? start;
   const turnStarts: number[] = [];
-  for (let index = start; index < transcript.length; index++) if (transcript[index]!.role !== 'tool') turnStarts.push(index);
+  for (let index = start; index < transcript.length; index++)
+    if (transcript[index]!.role !== 'tool') turnStarts.push(index);
   for (let keep = Math.max(1, keepTurns); keep >= 1; keep--) {
     const end = turnStarts[turnStarts.length - keep];
     // A range must hold something the summary does not cover yet, and more than one message.

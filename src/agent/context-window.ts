@@ -46,7 +46,13 @@ export class ContextWindow {
   }
 
   /** Before a call: compress when the request would pass the threshold. Returns the new compression, if any. */
-  async beforeCall(transcript: readonly Message[], call: number, tools: ToolSpec[] | undefined, state: Map<string, unknown>, signal: AbortSignal): Promise<Compression | undefined> {
+  async beforeCall(
+    transcript: readonly Message[],
+    call: number,
+    tools: ToolSpec[] | undefined,
+    state: Map<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<Compression | undefined> {
     const window = this.options;
     if (!window?.summarize) return undefined;
     const tokens = this.counter.next(this.view(transcript), tools);
@@ -55,7 +61,13 @@ export class ContextWindow {
   }
 
   /** The server said the request does not fit: compress if anything can be. */
-  async afterOverflow(transcript: readonly Message[], call: number, tools: ToolSpec[] | undefined, state: Map<string, unknown>, signal: AbortSignal): Promise<Compression | undefined> {
+  async afterOverflow(
+    transcript: readonly Message[],
+    call: number,
+    tools: ToolSpec[] | undefined,
+    state: Map<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<Compression | undefined> {
     if (!this.options?.summarize) return undefined;
     const tokens = this.options.contextLength;
     return this.compress(transcript, call, tools, state, signal, { trigger: 'overflow', tokens });

@@ -42,7 +42,10 @@ export function modelSummarizer(model: ModelClient): Summarizer {
 export function renderForSummary(messages: readonly Message[], maxChars = 2000): string {
   return messages
     .map((message) => {
-      const calls = message.role === 'assistant' && message.tool_calls?.length ? `\n[calls] ${message.tool_calls.map((call) => `${call.function.name}(${call.function.arguments})`).join('; ')}` : '';
+      const calls =
+        message.role === 'assistant' && message.tool_calls?.length
+          ? `\n[calls] ${message.tool_calls.map((call) => `${call.function.name}(${call.function.arguments})`).join('; ')}`
+          : '';
       const who = message.role === 'tool' ? `tool ${message.name ?? ''}`.trim() : message.role;
       return `[${who}] ${shorten(message.content ?? '', maxChars)}${calls}`;
     })

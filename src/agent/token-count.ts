@@ -22,7 +22,10 @@ export function estimateMessageTokens(messages: readonly Message[], count: Count
   return total;
 }
 
-export function estimateToolTokens(tools: readonly ToolSpec[] | undefined, count: CountTokens = estimateTextTokens): number {
+export function estimateToolTokens(
+  tools: readonly ToolSpec[] | undefined,
+  count: CountTokens = estimateTextTokens,
+): number {
   return tools && tools.length > 0 ? count(JSON.stringify(tools)) : 0;
 }
 

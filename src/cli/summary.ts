@@ -37,6 +37,7 @@ export function formatStatistics(stats: RunStatistics): string {
       `tokens: ${stats.tokens.prompt} prompt + ${stats.tokens.completion} completion (${stats.tokens.reasoning} reasoning)`,
       `wall time: ${(stats.wall_time_ms / 1000).toFixed(1)} s over ${stats.segments} invocation(s), ${stats.rollouts_per_minute.toFixed(1)} rollouts/min`,
       ...(stats.rewards.scored > 0 || stats.rewards.errors > 0 ? [`rewards: ${stats.rewards.scored} scored, mean ${stats.rewards.mean ?? '-'}, ${stats.rewards.errors} reward errors`] : []),
+      ...(stats.compressions.total > 0 ? [`context compressions: ${stats.compressions.total} in ${stats.compressions.rollouts} rollout(s)`] : []),
       ...(failures ? [`failed: ${failures}`] : []),
       ...(drops ? [`toolsets dropped as unavailable: ${drops}`] : []),
     ].join('\n'),

@@ -22,7 +22,13 @@ export function contextLengthFromModels(listing: unknown, model: string): number
   if (!entry) return undefined;
   const meta = entry.meta as Record<string, unknown> | undefined;
   const provider = entry.top_provider as Record<string, unknown> | undefined;
-  for (const value of [entry.max_model_len, entry.context_length, provider?.context_length, entry.context_window, meta?.n_ctx_train]) {
+  for (const value of [
+    entry.max_model_len,
+    entry.context_length,
+    provider?.context_length,
+    entry.context_window,
+    meta?.n_ctx_train,
+  ]) {
     if (typeof value === 'number' && Number.isInteger(value) && value > 0) return value;
   }
   return undefined;
@@ -40,7 +46,9 @@ export function resolveContextLength(endpoint: Endpoint, env: NodeJS.ProcessEnv 
   const key = `${endpoint.base_url}\n${endpoint.model}`;
   let answer = known.get(key);
   if (!answer) {
-    answer = askServer(endpoint, env).then((tokens) => (tokens ? { tokens, source: 'server' as const } : { tokens: DEFAULT_CONTEXT_LENGTH, source: 'default' as const }));
+    answer = askServer(endpoint, env).then((tokens) =>
+      tokens ? { tokens, source: 'server' as const } : { tokens: DEFAULT_CONTEXT_LENGTH, source: 'default' as const },
+    );
     known.set(key, answer);
   }
   return answer;

@@ -13,7 +13,12 @@ export interface FailureDescription {
   code?: string;
 }
 
-const OVERFLOW_CODES = new Set(['context_length_exceeded', 'context_overflow', 'exceed_context_size_error', 'string_above_max_length']);
+const OVERFLOW_CODES = new Set([
+  'context_length_exceeded',
+  'context_overflow',
+  'exceed_context_size_error',
+  'string_above_max_length',
+]);
 
 const OVERFLOW_WORDING = [
   /maximum context length is \d+/i,
@@ -36,6 +41,15 @@ export function describeFailure(error: unknown): FailureDescription | undefined 
   if (!error || typeof error !== 'object') return undefined;
   const value = error as { message?: unknown; code?: unknown; status?: unknown; details?: { status?: unknown } };
   if (typeof value.message !== 'string') return undefined;
-  const status = typeof value.status === 'number' ? value.status : typeof value.details?.status === 'number' ? value.details.status : undefined;
-  return { message: value.message, ...(status === undefined ? {} : { status }), ...(typeof value.code === 'string' ? { code: value.code } : {}) };
+  const status =
+    typeof value.status === 'number'
+      ? value.status
+      : typeof value.details?.status === 'number'
+        ? value.details.status
+        : undefined;
+  return {
+    message: value.message,
+    ...(status === undefined ? {} : { status }),
+    ...(typeof value.code === 'string' ? { code: value.code } : {}),
+  };
 }

@@ -16,7 +16,10 @@ export function withErrorEnvelope(fetchImpl: typeof fetch): typeof fetch {
       body = undefined;
     }
     const bare = body as { error?: unknown; message?: unknown } | undefined;
-    const wrapped = bare && typeof bare === 'object' && bare.error === undefined && typeof bare.message === 'string' ? JSON.stringify({ error: bare }) : text;
+    const wrapped =
+      bare && typeof bare === 'object' && bare.error === undefined && typeof bare.message === 'string'
+        ? JSON.stringify({ error: bare })
+        : text;
     const headers = new Headers(response.headers);
     headers.delete('content-length');
     return new Response(wrapped, { status: response.status, statusText: response.statusText, headers });

@@ -17,7 +17,10 @@ export function wantsCacheMarks(endpoint: Pick<Endpoint, 'model' | 'prompt_cachi
 type WireMessage = Record<string, unknown>;
 
 /** The wire messages with breakpoints added (new objects; the input is not changed). */
-export function withCacheMarks(endpoint: Pick<Endpoint, 'model' | 'prompt_caching'>, messages: WireMessage[]): WireMessage[] {
+export function withCacheMarks(
+  endpoint: Pick<Endpoint, 'model' | 'prompt_caching'>,
+  messages: WireMessage[],
+): WireMessage[] {
   if (!wantsCacheMarks(endpoint)) return messages;
   const marked = new Set<number>();
   const system = messages.findIndex((message) => message.role === 'system');
@@ -29,5 +32,8 @@ export function withCacheMarks(endpoint: Pick<Endpoint, 'model' | 'prompt_cachin
 }
 
 function mark(message: WireMessage): WireMessage {
-  return { ...message, content: [{ type: 'text', text: message.content as string, cache_control: { type: 'ephemeral' } }] };
+  return {
+    ...message,
+    content: [{ type: 'text', text: message.content as string, cache_control: { type: 'ephemeral' } }],
+  };
 }

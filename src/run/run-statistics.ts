@@ -25,6 +25,8 @@ export interface RunStatistics {
   tools: ToolTableRow[];
   reasoning_coverage: number;
   tokens: { prompt: number; completion: number; reasoning: number; total: number };
+  /** Context compressions: how many rollouts were compressed, and how many times in all. */
+  compressions: { rollouts: number; total: number };
   wall_time_ms: number;
   segments: number;
   rollouts_per_minute: number;
@@ -91,6 +93,7 @@ export function computeStatistics(store: RunStore, extraWallMs = 0): RunStatisti
     tools,
     reasoning_coverage: recorded ? round(count(`SELECT COUNT(*) FROM items WHERE ${RECORDED} AND has_reasoning = 1`) / recorded) : 0,
     tokens: { ...tokens, total: tokens.prompt + tokens.completion },
+    compressions: compressionCounts(count),
     wall_time_ms: wallMs,
     segments: count('SELECT COUNT(*) FROM segments'),
     rollouts_per_minute: wallMs > 0 ? round(finished / (wallMs / 60_000)) : 0,
@@ -102,6 +105,19 @@ export function computeStatistics(store: RunStore, extraWallMs = 0): RunStatisti
       errors: count(`SELECT COUNT(*) FROM items WHERE ${RECORDED} AND reward_error = 1`),
     },
     generated_at: new Date().toISOString(),
+  };
+}
+
+/**
+ * Counted in the record text without parsing it: the key `"replaced_start":` occurs once per
+ * compression and nowhere else unescaped (inside message strings its quotes are escaped).
+ */
+function compressionCounts(count: (sql: string) => number): RunStatistics['compressions'] {
+  const key = `'"replaced_start":'`;
+  const occurrences = `(length(record) - length(replace(record, ${key}, ''))) / length(${key})`;
+  return {
+    rollouts: count(`SELECT COUNT(*) FROM items WHERE ${RECORDED} AND instr(record, ${key}) > 0`),
+    total: count(`SELECT COALESCE(SUM(${occurrences}), 0) FROM items WHERE ${RECORDED} AND instr(record, ${key}) > 0`),
   };
 }
 

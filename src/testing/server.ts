@@ -15,6 +15,8 @@ export interface ScriptedServerOptions {
   model?: string;
   /** Keep every request body in `requests` (default true; a long-running demo server turns it off). */
   record?: boolean;
+  /** Reported by /v1/models as `max_model_len` (vLLM's field) when set. */
+  contextLength?: number;
 }
 
 export interface ScriptedServer {
@@ -104,7 +106,7 @@ export async function startScriptedServer(script: Script, options: ScriptedServe
         if (!response.headersSent) send(response, 500, { error: { message: `scripted server failed: ${String(error)}`, type: 'server_error' } });
       });
     } else if (request.method === 'GET' && path === '/v1/models') {
-      send(response, 200, { object: 'list', data: [{ id: model, object: 'model', created: 0, owned_by: 'traj' }] });
+      send(response, 200, { object: 'list', data: [{ id: model, object: 'model', created: 0, owned_by: 'traj', ...(options.contextLength ? { max_model_len: options.contextLength } : {}) }] });
     } else {
       send(response, 404, { error: { message: `no route ${request.method} ${path}; this server answers POST /v1/chat/completions and GET /v1/models`, type: 'not_found' } });
     }

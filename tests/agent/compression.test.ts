@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { planCompression, runAgent, SUMMARIZER_PROMPT, SUMMARY_MARKER, modelSummarizer, type AgentEvent } from '../../src/agent/index.js';
+import {
+  planCompression,
+  runAgent,
+  SUMMARIZER_PROMPT,
+  SUMMARY_MARKER,
+  modelSummarizer,
+  type AgentEvent,
+} from '../../src/agent/index.js';
 import { createModelClient, isContextOverflow, toWireMessages, type Message } from '../../src/model/index.js';
 import { createLocalSandbox } from '../../src/sandbox/index.js';
 import { createToolRegistry } from '../../src/tools/builtin.js';
@@ -24,7 +31,10 @@ async function setup(t: { after(fn: () => unknown): void }, script: Script) {
     await sandbox.dispose();
     await server.close();
   });
-  const model = createModelClient({ base_url: server.url, model: 'scripted', api_key_env: 'NO_KEY', max_retries: 3 }, { retry: { baseDelayMs: 1, maxDelayMs: 2 } });
+  const model = createModelClient(
+    { base_url: server.url, model: 'scripted', api_key_env: 'NO_KEY', max_retries: 3 },
+    { retry: { baseDelayMs: 1, maxDelayMs: 2 } },
+  );
   const tools = createToolRegistry().select(['terminal', 'todo'], { env: process.env });
   const messages: Message[] = [
     { role: 'system', content: 'You are a test agent.' },
@@ -35,13 +45,21 @@ async function setup(t: { after(fn: () => unknown): void }, script: Script) {
 
 /** Ten terminal steps; usage grows 500 tokens a message, so a 10k window at 0.5 passes the threshold mid-way. */
 const longTask: Script = (request) => {
-  if (isSummaryRequest(request)) return { content: `summary of ${request.messages[1]!.content!.toString().split('[tool').length - 1} tool results` };
+  if (isSummaryRequest(request))
+    return { content: `summary of ${request.messages[1]!.content!.toString().split('[tool').length - 1} tool results` };
   const steps = request.messages.filter((message) => message.role === 'tool').length;
   const usage = { prompt_tokens: 500 * request.messages.length, completion_tokens: 20 };
   const all = request.messages.map((message) => String(message.content ?? '')).join('\n');
   const done = (all.match(/step-\d+/g) ?? []).length + (all.includes(SUMMARY_MARKER) ? 100 : 0);
-  if (steps === 0) return { tool_calls: [{ name: 'todo_write', arguments: { todos: [{ id: 'all', content: 'run ten steps', status: 'in_progress' }] } }], usage };
-  if (done < 10 || (done >= 100 && done < 104)) return { tool_calls: [{ name: 'terminal', arguments: { command: `echo step-${done}` } }], usage };
+  if (steps === 0)
+    return {
+      tool_calls: [
+        { name: 'todo_write', arguments: { todos: [{ id: 'all', content: 'run ten steps', status: 'in_progress' }] } },
+      ],
+      usage,
+    };
+  if (done < 10 || (done >= 100 && done < 104))
+    return { tool_calls: [{ name: 'terminal', arguments: { command: `echo step-${done}` } }], usage };
   return { content: 'done', usage } satisfies ScriptedResponse;
 };
 
@@ -70,7 +88,17 @@ test('usage past the threshold compresses the middle, the rollout carries on and
   assert.equal(result.messages.filter((message) => message.role === 'tool').length, result.toolCalls.length);
   assert.ok(!result.messages.some((message) => String(message.content).includes(SUMMARY_MARKER)));
 
-  const record = validateRecord(buildRecord({ key: 'k', sample: 0, result, tools: tools.map(toolSpec), toolsets: ['terminal', 'todo'], model: 'scripted', source: { dataset: 'd', row: 0, fields: {} } }));
+  const record = validateRecord(
+    buildRecord({
+      key: 'k',
+      sample: 0,
+      result,
+      tools: tools.map(toolSpec),
+      toolsets: ['terminal', 'todo'],
+      model: 'scripted',
+      source: { dataset: 'd', row: 0, fields: {} },
+    }),
+  );
   assert.deepEqual(record.compressions, result.compressions);
   const received = server.requests.filter((request) => !isSummaryRequest(request));
   const rebuilt = rebuildRequests(record);
@@ -89,22 +117,52 @@ test('usage past the threshold compresses the middle, the rollout carries on and
 
 test('without a summariser nothing is compressed: the requests are the transcript', async (t) => {
   const { server, sandbox, model, tools, messages } = await setup(t, longTask);
-  const result = await runAgent({ model, tools, messages, sandbox, maxTurns: 30, context: { contextLength: 10_000, threshold: 0.5 } });
+  const result = await runAgent({
+    model,
+    tools,
+    messages,
+    sandbox,
+    maxTurns: 30,
+    context: { contextLength: 10_000, threshold: 0.5 },
+  });
   assert.equal(result.finishReason, 'stop');
   assert.deepEqual(result.compressions, []);
   assert.deepEqual(server.requests.at(-1)!.messages, toWireMessages(result.messages.slice(0, -1)));
 });
 
 for (const file of readdirSync(FIXTURES).filter((name) => name.endsWith('.json'))) {
-  const fixture = JSON.parse(readFileSync(join(FIXTURES, file), 'utf8')) as { server: string; status: number; body: Record<string, unknown> };
+  const fixture = JSON.parse(readFileSync(join(FIXTURES, file), 'utf8')) as {
+    server: string;
+    status: number;
+    body: Record<string, unknown>;
+  };
 
   test(`${fixture.server}'s overflow 400 ends the rollout with context_length, without a retry`, async (t) => {
-    const { server, sandbox, model, tools, messages } = await setup(t, () => ({ fault: 'http', status: fixture.status, body: fixture.body }));
-    const result = await runAgent({ model, tools, messages, sandbox, maxTurns: 5, context: { contextLength: 10_000, summarize: modelSummarizer(model) } });
+    const { server, sandbox, model, tools, messages } = await setup(t, () => ({
+      fault: 'http',
+      status: fixture.status,
+      body: fixture.body,
+    }));
+    const result = await runAgent({
+      model,
+      tools,
+      messages,
+      sandbox,
+      maxTurns: 5,
+      context: { contextLength: 10_000, summarize: modelSummarizer(model) },
+    });
     assert.equal(result.finishReason, 'context_length', JSON.stringify(result.error));
     assert.equal(server.requestCount(), 1, 'one request: a 400 is not retried and there is nothing to compress');
     assert.match(result.error?.message ?? '', /context/);
-    const record = buildRecord({ key: 'k', sample: 0, result, tools: [], toolsets: [], model: 'scripted', source: { dataset: 'd', row: 0, fields: {} } });
+    const record = buildRecord({
+      key: 'k',
+      sample: 0,
+      result,
+      tools: [],
+      toolsets: [],
+      model: 'scripted',
+      source: { dataset: 'd', row: 0, fields: {} },
+    });
     assert.equal(record.completed, false);
     assert.equal(record.finish_reason, 'context_length');
   });
@@ -124,30 +182,74 @@ test('an overflow mid-rollout is compressed and sent again; a second overflow wi
     return { content: 'finished' };
   };
   const { server, sandbox, model, tools, messages } = await setup(t, script);
-  const result = await runAgent({ model, tools, messages, sandbox, maxTurns: 10, context: { contextLength: 1_000_000, keepLastTurns: 1, summarize: modelSummarizer(model) } });
+  const result = await runAgent({
+    model,
+    tools,
+    messages,
+    sandbox,
+    maxTurns: 10,
+    context: { contextLength: 1_000_000, keepLastTurns: 1, summarize: modelSummarizer(model) },
+  });
   assert.equal(result.finishReason, 'stop');
   assert.equal(overflowed, 1);
   assert.equal(result.compressions?.length, 1);
   assert.equal(result.compressions![0]!.trigger, 'overflow');
-  const record = buildRecord({ key: 'k', sample: 0, result, tools: tools.map(toolSpec), toolsets: [], model: 'scripted', source: { dataset: 'd', row: 0, fields: {} } });
-  const answered = server.requests.filter((request) => !isSummaryRequest(request) && !(request.messages.filter((m) => m.role === 'tool').length === 4 && !String(request.messages[2]?.content).startsWith(SUMMARY_MARKER)));
-  assert.deepEqual(rebuildRequests(record).map(toWireMessages), answered.map((request) => request.messages));
+  const record = buildRecord({
+    key: 'k',
+    sample: 0,
+    result,
+    tools: tools.map(toolSpec),
+    toolsets: [],
+    model: 'scripted',
+    source: { dataset: 'd', row: 0, fields: {} },
+  });
+  const answered = server.requests.filter(
+    (request) =>
+      !isSummaryRequest(request) &&
+      !(
+        request.messages.filter((m) => m.role === 'tool').length === 4 &&
+        !String(request.messages[2]?.content).startsWith(SUMMARY_MARKER)
+      ),
+  );
+  assert.deepEqual(
+    rebuildRequests(record).map(toWireMessages),
+    answered.map((request) => request.messages),
+  );
 });
 
 test('overflow recognition: the four servers, and what is not an overflow', () => {
   for (const file of readdirSync(FIXTURES)) {
-    const { status, body } = JSON.parse(readFileSync(join(FIXTURES, file), 'utf8')) as { status: number; body: { error?: { message: string }; message?: string } };
+    const { status, body } = JSON.parse(readFileSync(join(FIXTURES, file), 'utf8')) as {
+      status: number;
+      body: { error?: { message: string }; message?: string };
+    };
     assert.ok(isContextOverflow({ status, message: body.error?.message ?? body.message! }), file);
   }
   assert.ok(!isContextOverflow({ status: 400, message: 'Invalid value for tool_choice' }));
-  assert.ok(!isContextOverflow({ status: 500, message: "This model's maximum context length is 4096 tokens" }), 'a 5xx is an infrastructure fault');
+  assert.ok(
+    !isContextOverflow({ status: 500, message: "This model's maximum context length is 4096 tokens" }),
+    'a 5xx is an infrastructure fault',
+  );
   assert.ok(isContextOverflow({ status: 400, message: 'x', code: 'context_overflow' }));
 });
 
 test('a compression plan never starts the kept tail with a tool result', () => {
-  const call = (id: string): Message => ({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: 't', arguments: '{}' } }] });
+  const call = (id: string): Message => ({
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id, type: 'function', function: { name: 't', arguments: '{}' } }],
+  });
   const result = (id: string): Message => ({ role: 'tool', tool_call_id: id, content: 'r' });
-  const transcript: Message[] = [{ role: 'system', content: 's' }, { role: 'user', content: 'u' }, call('a'), result('a'), call('b'), result('b'), call('c'), result('c')];
+  const transcript: Message[] = [
+    { role: 'system', content: 's' },
+    { role: 'user', content: 'u' },
+    call('a'),
+    result('a'),
+    call('b'),
+    result('b'),
+    call('c'),
+    result('c'),
+  ];
   for (const keep of [1, 2, 3]) {
     const plan = planCompression(transcript, keep, undefined);
     if (!plan) continue;
