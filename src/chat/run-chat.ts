@@ -22,7 +22,8 @@ import { createStyle, type Style } from './style.js';
 import { formatTranscript, lastExchanges } from './transcript.js';
 
 export interface ChatLaunch extends ChatSettings {
-  sandbox: { kind: 'local' | 'docker'; image?: string; workdir?: string; docker?: Record<string, unknown> };
+  /** `hostFolder`: an existing folder to work in (--workdir), local only. */
+  sandbox: { kind: 'local' | 'docker'; image?: string; workdir?: string; hostFolder?: string; docker?: Record<string, unknown> };
   mcpServers?: Record<string, unknown>;
   checkpointsDir: string;
   /** Continue a stored session (an id, a unique prefix, or "last"). */
@@ -64,7 +65,7 @@ export async function runChat(launch: ChatLaunch): Promise<number> {
   const tools = new ChatTools({ mcpServers: launch.mcpServers, approver });
   let sandbox: Sandbox | undefined;
   try {
-    sandbox = await createSandbox({ kind: launch.sandbox.kind, image: launch.sandbox.image, workdir: launch.sandbox.workdir, docker: launch.sandbox.docker, run: 'chat', key: 'chat' });
+    sandbox = await createSandbox({ ...launch.sandbox, run: 'chat', key: 'chat' });
     const services: ChatServices = { store, tools, sandbox, model: modelClients() };
     const settings: ChatSettings = {
       endpoint: launch.endpoint,

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { readConfigFile, validate } from '../config/load.js';
 import { ConfigError } from '../errors.js';
 import { loadFork, parseTurn, runChat, type ForkedConversation } from '../chat/index.js';
@@ -14,12 +15,13 @@ const DEFAULT_MAX_TURNS = 20;
 export const command: CommandDefinition = {
   name: 'chat',
   summary: 'interactive debug chat on the agent core: streaming, tools, sandboxes, sessions, forks of stored rollouts',
-  usage: 'traj chat [--toolsets a,b] [--sandbox local|docker] [--system FILE] [--resume ID] [--fork RUN KEY [TURN]] [endpoint flags]',
+  usage: 'traj chat [--toolsets a,b] [--sandbox local|docker] [--workdir DIR] [--system FILE] [--resume ID] [--fork RUN KEY [TURN]] [endpoint flags]',
   allowPositionals: true,
   options: {
     toolsets: { type: 'string', value: 'a,b', description: 'toolsets to offer', default: DEFAULT_TOOLSETS.join(',') },
     sandbox: { type: 'string', value: 'local|docker', description: 'where tool commands run (default local; with --fork, the run\'s)' },
     image: { type: 'string', value: 'IMAGE', description: 'docker image for --sandbox docker' },
+    workdir: { type: 'string', value: 'DIR', description: 'local sandbox: work in this existing folder instead of an empty temporary one' },
     system: { type: 'string', value: 'FILE', description: 'file holding the instructions part of the system prompt' },
     'max-turns': { type: 'string', value: 'N', description: 'model calls per message before the final-answer call', default: String(DEFAULT_MAX_TURNS) },
     resume: { type: 'string', value: 'ID', description: 'continue a stored session (id, unique prefix, or "last")' },
@@ -47,6 +49,9 @@ Sessions live in TRAJ_HOME/sessions.sqlite (default ~/.traj); see traj sessions 
     const sandboxKind = stringOption(values, 'sandbox') ?? config.sandbox ?? fork?.sandbox.kind ?? 'local';
     if (sandboxKind !== 'local' && sandboxKind !== 'docker') throw new ConfigError(`--sandbox: expected local or docker, got '${sandboxKind}'`, { code: 'cli_usage' });
     const toolsets = listOption(values, 'toolsets') ?? config.toolsets ?? DEFAULT_TOOLSETS;
+    const workdirFlag = stringOption(values, 'workdir');
+    if (workdirFlag && sandboxKind !== 'local') throw new ConfigError('--workdir is for the local sandbox; a docker sandbox starts from its image', { code: 'cli_usage' });
+    const hostFolder = workdirFlag ? resolve(workdirFlag) : undefined;
     const { endpoint, scripted } = await resolveEndpoint(values, config.endpoint, {
       scriptedIfUnset: values['scripted-if-unset'] === true,
       log: (line) => process.stderr.write(`${line}\n`),
@@ -60,7 +65,7 @@ Sessions live in TRAJ_HOME/sessions.sqlite (default ~/.traj); see traj sessions 
         maxTurns: integerOption(values, 'max-turns') ?? config.max_turns ?? DEFAULT_MAX_TURNS,
         budget: { ...DEFAULT_BUDGET, ...config.budget },
         toolConcurrency: config.tool_concurrency ?? 8,
-        sandbox: { kind: sandboxKind, image: stringOption(values, 'image') ?? config.image ?? (sandboxKind === fork?.sandbox.kind ? fork.sandbox.image : undefined), workdir: config.workdir, docker: config.docker },
+        sandbox: { kind: sandboxKind, image: stringOption(values, 'image') ?? config.image ?? (sandboxKind === fork?.sandbox.kind ? fork.sandbox.image : undefined), workdir: config.workdir, docker: config.docker, ...(hostFolder ? { hostFolder } : {}) },
         mcpServers: loadMcpServers(stringOption(values, 'config')).servers,
         checkpointsDir: stringOption(values, 'checkpoints') ?? 'checkpoints',
         resume: stringOption(values, 'resume'),

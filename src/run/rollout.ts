@@ -31,6 +31,8 @@ export const RolloutSettingsSchema = z.object({
     kind: z.enum(['local', 'docker']),
     image: z.string().optional(),
     workdir: z.string().optional(),
+    /** Local only: an existing folder to work in (`traj ask --workdir`). */
+    hostFolder: z.string().optional(),
     docker: z.record(z.string(), z.unknown()).optional(),
   }),
   budget: BudgetSchema,
@@ -82,7 +84,7 @@ export interface RolloutOutcome {
 export interface RolloutServices {
   model(settings: RolloutSettings): ModelClient;
   registry(settings: RolloutSettings, toolsets: readonly string[]): Promise<ToolRegistry>;
-  createSandbox(options: { kind: 'local' | 'docker'; image?: string; workdir?: string; run: string; key: string; docker?: Record<string, unknown> }): Promise<Sandbox>;
+  createSandbox(options: { kind: 'local' | 'docker'; image?: string; workdir?: string; hostFolder?: string; run: string; key: string; docker?: Record<string, unknown> }): Promise<Sandbox>;
 }
 
 class RolloutTimeout extends TrajError {}
@@ -115,7 +117,15 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
     try {
       const workdir = task.workdir ?? settings.sandbox.workdir;
       const create = () =>
-        services.createSandbox({ kind: settings.sandbox.kind, image: task.image ?? settings.sandbox.image, workdir, run: settings.run, key: task.key, docker: settings.sandbox.docker });
+        services.createSandbox({
+          kind: settings.sandbox.kind,
+          image: task.image ?? settings.sandbox.image,
+          workdir,
+          ...(settings.sandbox.hostFolder ? { hostFolder: settings.sandbox.hostFolder } : {}),
+          run: settings.run,
+          key: task.key,
+          docker: settings.sandbox.docker,
+        });
       if (environment?.setup) {
         sandbox = await create();
         await environment.setup(task.item, sandbox);

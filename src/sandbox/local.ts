@@ -27,6 +27,7 @@ const MAX_SYMLINK_HOPS = 40;
  * their relative layout.
  */
 export async function createLocalSandbox(options: SandboxOptions = { kind: 'local' }): Promise<Sandbox> {
+  if (options.hostFolder !== undefined) return hostFolderSandbox(options.hostFolder, options.env ?? {});
   let root: string;
   try {
     root = await realpath(await mkdtemp(join(tmpdir(), 'traj-sbx-')));
@@ -40,6 +41,16 @@ export async function createLocalSandbox(options: SandboxOptions = { kind: 'loca
   const workdir = options.workdir ? join(root, subfolderName(options.workdir)) : root;
   await mkdir(workdir, { recursive: true });
   return new LocalSandbox(root, workdir, options.env ?? {});
+}
+
+/** A sandbox over an existing folder: files and commands work on it, and dispose leaves it in place. */
+async function hostFolderSandbox(folder: string, env: Record<string, string>): Promise<Sandbox> {
+  const info = await stat(folder).catch(() => undefined);
+  if (!info?.isDirectory()) {
+    throw new SandboxError(`--workdir ${folder}: no such folder (give an existing directory to work in)`, { code: 'invalid_workdir' });
+  }
+  const root = await realpath(folder);
+  return new LocalSandbox(root, root, env, false);
 }
 
 function subfolderName(workdir: string): string {
@@ -63,6 +74,8 @@ class LocalSandbox implements Sandbox {
     private readonly root: string,
     readonly workdir: string,
     private readonly baseEnv: Record<string, string>,
+    /** False for a user's own folder (--workdir): dispose stops processes but deletes nothing. */
+    private readonly owned = true,
   ) {
     this.id = `local-${basename(root).replace(/^traj-sbx-/, '')}-${randomBytes(2).toString('hex')}`;
     this.unregister = registerLiveSandbox(this);
@@ -156,7 +169,7 @@ class LocalSandbox implements Sandbox {
     this.unregister();
     for (const group of this.groups) killProcessGroup(group);
     this.groups.clear();
-    await rm(this.root, { recursive: true, force: true, maxRetries: 3 });
+    if (this.owned) await rm(this.root, { recursive: true, force: true, maxRetries: 3 });
   }
 
   private assertLive(): void {
