@@ -8,3 +8,4 @@ export * from './compression.js';
 export * from './context-window.js';
 export * from './summarizer.js';
 export * from './token-count.js';
+export * from './context-files.js';

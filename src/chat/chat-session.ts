@@ -1,4 +1,7 @@
+import type { Compression } from '../agent/compression.js';
 import { runAgent } from '../agent/loop.js';
+import { modelSummarizer } from '../agent/summarizer.js';
+import { resolveContextLength } from '../model/context-length.js';
 import type { AgentEventHandler } from '../agent/events.js';
 import type { AgentResult } from '../agent/result.js';
 import { buildSystemPrompt } from '../agent/system-prompt.js';
@@ -8,6 +11,7 @@ import type { ModelClient } from '../model/types.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { Budget } from '../tools/budget.js';
 import { toolSpec, type Tool } from '../tools/registry.js';
+import { knowledgeSections, provideKnowledge, type ChatKnowledge } from './chat-knowledge.js';
 import type { ChatTools } from './chat-tools.js';
 import { emptySessionUsage, type ForkOrigin, type SessionUsage } from './session.js';
 import { newSessionId, type SessionStore } from './session-store.js';
@@ -29,6 +33,8 @@ export interface ChatServices {
   tools: ChatTools;
   sandbox: Sandbox;
   model(endpoint: Endpoint): ModelClient;
+  /** Memory, skills and context files (absent in tests that need none). */
+  knowledge?: ChatKnowledge;
 }
 
 interface SessionInit {
@@ -60,6 +66,8 @@ export class ChatSession {
   private history: Message[];
   private stored: boolean;
   private readonly state = new Map<string, unknown>();
+  /** Compressions of this session's context so far (kept in memory; a resumed session starts afresh). */
+  private compressions: Compression[] = [];
 
   private constructor(
     init: SessionInit,
@@ -75,12 +83,13 @@ export class ChatSession {
     this.forkedFrom = init.forkedFrom;
     this.usage = init.usage;
     this.stored = init.stored;
+    provideKnowledge(this.state, services.knowledge, services.store, () => this.id);
   }
 
   /** A fresh session: the system prompt is built once from the settings and stays fixed. */
   static async start(settings: ChatSettings, services: ChatServices): Promise<ChatSession> {
     const tools = await services.tools.select(settings.toolsets, '--toolsets');
-    const system = buildSystemPrompt({ base: settings.systemPrompt, tools });
+    const system = buildSystemPrompt({ base: settings.systemPrompt, tools, sections: knowledgeSections(services.knowledge, settings.toolsets) });
     return new ChatSession(
       { id: newSessionId(), messages: [{ role: 'system', content: system }], tools, toolsets: [...settings.toolsets], endpoint: settings.endpoint, title: null, forkedFrom: null, usage: emptySessionUsage(), stored: false },
       settings,
@@ -137,8 +146,11 @@ export class ChatSession {
     const messages: Message[] = text === undefined ? [...this.history] : [...this.history, { role: 'user', content: text }];
     this.history = messages;
     this.persist();
+    const model = this.services.model(this.endpoint);
+    const window = await resolveContextLength(this.endpoint);
     const result = await runAgent({
-      model: this.services.model(this.endpoint),
+      model,
+      context: { contextLength: window.tokens, summarize: modelSummarizer(model), compressions: this.compressions },
       tools: this.tools,
       messages,
       sandbox: this.services.sandbox,
@@ -151,6 +163,7 @@ export class ChatSession {
       state: this.state,
     });
     this.history = result.messages;
+    this.compressions = result.compressions ?? [];
     this.usage = {
       prompt_tokens: this.usage.prompt_tokens + result.usage.prompt_tokens,
       completion_tokens: this.usage.completion_tokens + result.usage.completion_tokens,

@@ -9,6 +9,7 @@ import { approvalPrompt } from './approval-prompt.js';
 import { loadApprovedCommands, saveApprovedCommand, userConfigFile } from './approved-commands.js';
 import { Chat } from './chat.js';
 import { ChatSession, type ChatServices, type ChatSettings } from './chat-session.js';
+import { loadChatKnowledge, type KnowledgeOptions } from './chat-knowledge.js';
 import { ChatTools } from './chat-tools.js';
 import { chatCommands } from './commands.js';
 import { showFork } from './conversation-commands.js';
@@ -30,6 +31,8 @@ export interface ChatLaunch extends ChatSettings {
   resume?: string;
   /** Continue a stored rollout (already loaded, so its sandbox settings could be used). */
   fork?: ForkedConversation;
+  /** Memory under TRAJ_HOME/memories, skills, and where context-file discovery starts. */
+  knowledge?: KnowledgeOptions;
   /** Default TRAJ_HOME/sessions.sqlite. */
   sessionsFile?: string;
   input: NodeJS.ReadableStream;
@@ -66,7 +69,8 @@ export async function runChat(launch: ChatLaunch): Promise<number> {
   let sandbox: Sandbox | undefined;
   try {
     sandbox = await createSandbox({ ...launch.sandbox, run: 'chat', key: 'chat' });
-    const services: ChatServices = { store, tools, sandbox, model: modelClients() };
+    const knowledge = loadChatKnowledge(launch.knowledge ?? {});
+    const services: ChatServices = { store, tools, sandbox, model: modelClients(), knowledge };
     const settings: ChatSettings = {
       endpoint: launch.endpoint,
       toolsets: launch.toolsets,

@@ -9,7 +9,7 @@ import { ENDPOINT_OPTIONS, integerOption, listOption, stringOption, type Command
 import { resolveEndpoint } from './endpoint.js';
 import { systemPromptFrom } from './run-options.js';
 
-const DEFAULT_TOOLSETS = ['terminal', 'file', 'todo'];
+const DEFAULT_TOOLSETS = ['terminal', 'file', 'todo', 'memory', 'skills', 'session_search'];
 const DEFAULT_MAX_TURNS = 20;
 
 export const command: CommandDefinition = {
@@ -23,6 +23,8 @@ export const command: CommandDefinition = {
     image: { type: 'string', value: 'IMAGE', description: 'docker image for --sandbox docker' },
     workdir: { type: 'string', value: 'DIR', description: 'local sandbox: work in this existing folder instead of an empty temporary one' },
     system: { type: 'string', value: 'FILE', description: 'file holding the instructions part of the system prompt' },
+    skills: { type: 'string', value: 'DIR', description: 'another folder of skills (read-only; TRAJ_HOME/skills is the writable one)' },
+    'no-context-files': { type: 'boolean', description: 'do not put AGENTS.md / .traj.md of the working folder and its repository into the system prompt' },
     'max-turns': { type: 'string', value: 'N', description: 'model calls per message before the final-answer call', default: String(DEFAULT_MAX_TURNS) },
     resume: { type: 'string', value: 'ID', description: 'continue a stored session (id, unique prefix, or "last")' },
     fork: { type: 'boolean', description: 'continue a stored rollout: give RUN KEY [TURN] as arguments' },
@@ -68,6 +70,10 @@ Sessions live in TRAJ_HOME/sessions.sqlite (default ~/.traj); see traj sessions 
         sandbox: { kind: sandboxKind, image: stringOption(values, 'image') ?? config.image ?? (sandboxKind === fork?.sandbox.kind ? fork.sandbox.image : undefined), workdir: config.workdir, docker: config.docker, ...(hostFolder ? { hostFolder } : {}) },
         mcpServers: loadMcpServers(stringOption(values, 'config')).servers,
         checkpointsDir: stringOption(values, 'checkpoints') ?? 'checkpoints',
+        knowledge: {
+          skillFolders: stringOption(values, 'skills') ? [resolve(stringOption(values, 'skills')!)] : [],
+          ...(values['no-context-files'] === true ? {} : { contextFrom: hostFolder ?? process.cwd() }),
+        },
         resume: stringOption(values, 'resume'),
         fork,
         input: process.stdin,

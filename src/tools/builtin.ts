@@ -1,13 +1,32 @@
+import { memoryTool } from './memory/memory.js';
 import { patchTool } from './patch.js';
 import { readFileTool } from './read-file.js';
 import { ToolRegistry, type Tool } from './registry.js';
 import { searchFilesTool } from './search-files.js';
+import { sessionSearchTool } from './session-search.js';
+import { skillManageTool, skillsListTool, skillViewTool } from './skills/skill-tools.js';
 import { terminalTool } from './terminal.js';
 import { todoReadTool, todoWriteTool } from './todo.js';
 import { writeFileTool } from './write-file.js';
 
-/** The tools traj ships, in the order they are offered: toolsets terminal, file and todo. */
-export const BUILTIN_TOOLS: readonly Tool[] = [terminalTool, readFileTool, writeFileTool, patchTool, searchFilesTool, todoWriteTool, todoReadTool];
+/**
+ * The tools traj ships, in the order they are offered: toolsets terminal, file, todo, and memory,
+ * skills and session_search (these act on what the caller puts in the run state; chat does).
+ */
+export const BUILTIN_TOOLS: readonly Tool[] = [
+  terminalTool,
+  readFileTool,
+  writeFileTool,
+  patchTool,
+  searchFilesTool,
+  todoWriteTool,
+  todoReadTool,
+  memoryTool,
+  skillsListTool,
+  skillViewTool,
+  skillManageTool,
+  sessionSearchTool,
+];
 
 /** A fresh registry holding the built-in tools; callers add MCP and other tools to it. */
 export function createToolRegistry(): ToolRegistry {

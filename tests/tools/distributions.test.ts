@@ -44,7 +44,7 @@ describe('loading distributions', () => {
   it('refuses an unknown toolset at load, listing the known ones', () => {
     const file = writeDistribution('web.yaml', 'name: web\ndescription: needs the web\ntoolsets:\n  terminal: 0.5\n  web: 0.9\n');
     const error = configError(() => loadDistribution(file, createToolRegistry()));
-    assert.match(error.message, /web\.yaml: toolsets: unknown toolset 'web'; known toolsets: file, terminal, todo/);
+    assert.match(error.message, /web\.yaml: toolsets: unknown toolset 'web'; known toolsets: file, memory, session_search, skills, terminal, todo/);
   });
 
   it('names the file and key of a bad value', () => {
