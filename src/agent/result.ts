@@ -31,6 +31,10 @@ export interface AgentResult {
   usage: Usage;
   /** Compressions of the conversation, in order (absent: none); the transcript above is never rewritten. */
   compressions?: Compression[];
+  /** The memory files as the run left them (batch/eval --memory); absent when memory was off. */
+  memory?: { memory: string[]; user: string[] };
+  /** Skills loaded with skill_view, sorted. */
+  skillsViewed?: string[];
   timings: AgentTimings;
   error?: SerializedError;
 }

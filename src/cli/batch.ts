@@ -1,3 +1,4 @@
+import { knowledgeFolder } from '../run/rollout-knowledge.js';
 import { createReadStream, existsSync } from 'node:fs';
 import { DEFAULT_BUDGET } from '../tools/budget.js';
 import { createToolRegistry } from '../tools/builtin.js';
@@ -43,6 +44,8 @@ export function rolloutSettings(config: RunConfig, endpoint: RolloutSettings['en
     toolConcurrency: config.tool_concurrency,
     mcpServers: config.mcp_servers,
     ...(config.compression ? { compression: config.compression } : {}),
+    ...(config.memory ? { memory: knowledgeFolder(config.memory, '--memory') } : {}),
+    ...(config.skills?.length ? { skills: config.skills.map((folder) => knowledgeFolder(folder, '--skills')), skillsWritable: config.skills_writable } : {}),
     ...extra,
   };
 }

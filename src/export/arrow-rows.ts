@@ -32,6 +32,8 @@ export function toArrowRow(record: TrajectoryRecord, view: ExportView): Record<s
       ...c,
       ...Object.fromEntries((['at_call', 'at_message', 'tokens_before', 'tokens_after', 'replaced_start', 'replaced_end'] as const).map((key) => [key, BigInt(c[key])])),
     })),
+    memory: record.memory ?? null,
+    skills_viewed: record.skills_viewed ?? [],
     has_reasoning: record.has_reasoning,
     reward: record.reward,
     scores: JSON.stringify(record.scores),

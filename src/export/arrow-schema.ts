@@ -79,6 +79,8 @@ function columns(arrow: ArrowModule): ColumnSpec[] {
       type: new Struct([field('prompt_tokens', new Int64()), field('completion_tokens', new Int64()), field('reasoning_tokens', new Int64())]),
     },
     { name: 'compressions', nullable: false, type: listOf(compression) },
+    { name: 'memory', nullable: true, type: new Struct([field('memory', listOf(text())), field('user', listOf(text()))]) },
+    { name: 'skills_viewed', nullable: false, type: listOf(text()) },
     { name: 'has_reasoning', nullable: false, type: new Bool() },
     { name: 'reward', nullable: true, type: new Float64() },
     { name: 'scores', nullable: false, type: text() },

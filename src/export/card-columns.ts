@@ -20,6 +20,8 @@ const MEANINGS: Record<string, string> = {
   tool_stats: 'per tool: calls, successes, errors',
   usage: 'token counts summed over the rollout',
   compressions: 'context compressions: at which call, tokens before/after, the transcript range replaced, the summary; requests rebuild from messages + these',
+  memory: 'the memory files (agent notes, user profile) as the rollout left them, with --memory; null otherwise',
+  skills_viewed: 'skills the agent loaded with skill_view',
   has_reasoning: 'some assistant turn carried reasoning',
   reward: 'reward of an environment (null when not scored or the reward hook failed)',
   scores: 'named sub-scores',

@@ -20,6 +20,7 @@ import type { Sandbox } from '../sandbox/sandbox.js';
 import { BudgetSchema } from '../tools/budget.js';
 import { toolSpec, type Tool, type ToolRegistry } from '../tools/registry.js';
 import { rolloutJudgeCache, type JudgeCacheEntry } from './judge-cache.js';
+import { rolloutKnowledge, type RolloutKnowledge } from './rollout-knowledge.js';
 
 /** Settings shared by every rollout of a run (plain JSON: they cross into worker threads). */
 export const RolloutSettingsSchema = z.object({
@@ -45,6 +46,11 @@ export const RolloutSettingsSchema = z.object({
   /** The LLM judge panel reward hooks may call (eval). */
   judges: JudgeSettingsSchema.optional(),
   compression: CompressionSettingsSchema.optional(),
+  /** Seed folder of the memory (each rollout works on a private copy); absent: memory off. */
+  memory: z.string().optional(),
+  /** Skill folders, read-only unless skillsWritable. */
+  skills: z.array(z.string()).optional(),
+  skillsWritable: z.boolean().optional(),
 });
 export type RolloutSettings = z.infer<typeof RolloutSettingsSchema>;
 
@@ -103,6 +109,7 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
     : undefined;
   let sandbox: Sandbox | undefined;
   let tools: Tool[] = [];
+  let knowledge: RolloutKnowledge | undefined;
   const outcome = (fields: Partial<RolloutOutcome> & { result: AgentResult }): RolloutOutcome => ({
     key: task.key,
     sample: task.sample,
@@ -113,7 +120,9 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
   try {
     const environment = settings.environmentModule ? await loadEnvironment(settings.environmentModule) : undefined;
     tools = (await services.registry(settings, task.toolsets)).select(task.toolsets, { env: process.env });
-    const messages: Message[] = [{ role: 'system', content: buildSystemPrompt({ base: task.system ?? settings.systemPrompt, tools }) }, ...task.messages];
+    knowledge = rolloutKnowledge(settings, task.toolsets);
+    const system = buildSystemPrompt({ base: task.system ?? settings.systemPrompt, tools, sections: knowledge.sections });
+    const messages: Message[] = [{ role: 'system', content: system }, ...task.messages];
     try {
       const workdir = task.workdir ?? settings.sandbox.workdir;
       const create = () =>
@@ -136,7 +145,7 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
     } catch (error) {
       return outcome({ result: emptyResult(messages, 'api_error'), error: sandboxFault(error) });
     }
-    const result = await runRolloutAgent(task, services, messages, tools, sandbox, controller.signal, environment);
+    const result = withKnowledge(await runRolloutAgent(task, services, messages, tools, sandbox, controller.signal, environment, knowledge.state), knowledge);
     if (controller.signal.reason instanceof RolloutTimeout) return outcome({ result, error: serializeError(controller.signal.reason) });
     if (sandbox instanceof LazySandbox && sandbox.createError !== undefined) return outcome({ result, error: sandboxFault(sandbox.createError) });
     if (interrupt.aborted) return outcome({ result });
@@ -150,7 +159,15 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
     if (timer) clearTimeout(timer);
     interrupt.removeEventListener('abort', onInterrupt);
     await sandbox?.dispose().catch(() => undefined);
+    knowledge?.dispose();
   }
+}
+
+/** The memory as the rollout left it and the skills it viewed go into the result, so the record keeps them. */
+function withKnowledge(result: AgentResult, knowledge: RolloutKnowledge): AgentResult {
+  const memory = knowledge.finalMemory();
+  const viewed = knowledge.skillsViewed();
+  return { ...result, ...(memory ? { memory } : {}), ...(viewed.length > 0 ? { skillsViewed: viewed } : {}) };
 }
 
 async function runRolloutAgent(
@@ -161,6 +178,7 @@ async function runRolloutAgent(
   sandbox: Sandbox,
   signal: AbortSignal,
   environment: Environment | undefined,
+  state: Map<string, unknown>,
 ): Promise<AgentResult> {
   const { settings } = task;
   if (settings.agent === 'noop') return emptyResult([...messages, { role: 'assistant', content: '' }], 'stop');
@@ -184,6 +202,7 @@ async function runRolloutAgent(
       budget: settings.budget,
       signal: agentSignal,
       toolConcurrency: settings.toolConcurrency,
+      state,
     });
   }
   if (!timeLimit?.aborted || signal.aborted) return result;

@@ -37,6 +37,9 @@ export const RunConfigSchema = z.strictObject({
   mcp_servers: z.record(z.string(), z.unknown()).optional(),
   tool_concurrency: z.number().int().positive().default(8),
   compression: CompressionSettingsSchema.optional().describe('context compression (default on, threshold 0.8 of the window)'),
+  memory: z.string().optional().describe('seed folder of the memory tool; each rollout gets a private copy (default: memory off)'),
+  skills: z.array(z.string()).optional().describe('skill folders (SKILL.md) for the skills toolset'),
+  skills_writable: z.boolean().default(false).describe('let skill_manage change the skill folders'),
 });
 export type RunConfig = z.infer<typeof RunConfigSchema>;
 export type RunConfigInput = z.input<typeof RunConfigSchema>;

@@ -36,6 +36,8 @@ export function buildRecord(input: RecordInput): TrajectoryRecord {
     tool_stats: toolStats(result.toolCalls),
     usage: result.usage,
     compressions: result.compressions ?? [],
+    memory: result.memory ?? null,
+    skills_viewed: result.skillsViewed ?? [],
     has_reasoning: hasReasoning(result.messages),
     reward: input.reward?.reward ?? null,
     scores: input.reward?.scores ?? {},

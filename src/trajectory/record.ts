@@ -59,6 +59,12 @@ export const TrajectoryRecordSchema = z.object({
   tool_stats: z.array(ToolStatSchema),
   usage: UsageSchema,
   compressions: z.array(CompressionSchema).default([]).describe('compressions of the context, in order; [] when none'),
+  memory: z
+    .object({ memory: z.array(z.string()), user: z.array(z.string()) })
+    .nullable()
+    .default(null)
+    .describe('the memory files as the rollout left them (--memory); null when memory was off'),
+  skills_viewed: z.array(z.string()).default([]).describe('skills loaded with skill_view'),
   has_reasoning: z.boolean(),
   reward: z.number().nullable(),
   scores: z.record(z.string(), z.number()),

@@ -38,6 +38,8 @@ const EXPECTED_TYPES: Record<string, string> = {
   usage: 'STRUCT(prompt_tokens BIGINT, completion_tokens BIGINT, reasoning_tokens BIGINT)',
   compressions:
     'STRUCT(at_call BIGINT, at_message BIGINT, "trigger" VARCHAR, tokens_before BIGINT, tokens_after BIGINT, replaced_start BIGINT, replaced_end BIGINT, summary VARCHAR, todo VARCHAR)[]',
+  memory: 'STRUCT(memory VARCHAR[], "user" VARCHAR[])',
+  skills_viewed: 'VARCHAR[]',
   has_reasoning: 'BOOLEAN',
   reward: 'DOUBLE',
   scores: 'VARCHAR',
