@@ -14,7 +14,9 @@ export interface LongConversationOptions {
 const CHARS_PER_TOKEN = 4;
 
 function requestTokens(request: ChatRequest): number {
-  return Math.ceil((JSON.stringify(request.messages).length + JSON.stringify(request.tools ?? []).length) / CHARS_PER_TOKEN);
+  return Math.ceil(
+    (JSON.stringify(request.messages).length + JSON.stringify(request.tools ?? []).length) / CHARS_PER_TOKEN,
+  );
 }
 
 /**
@@ -33,7 +35,11 @@ export async function longConversationBenchmark(options: LongConversationOptions
   };
 }
 
-async function once(options: LongConversationOptions, window: number, compress: boolean): Promise<Record<string, unknown>> {
+async function once(
+  options: LongConversationOptions,
+  window: number,
+  compress: boolean,
+): Promise<Record<string, unknown>> {
   let peak = 0;
   let promptTokens = 0;
   let summaries = 0;
@@ -43,10 +49,23 @@ async function once(options: LongConversationOptions, window: number, compress: 
     if (request.messages[0]?.content === SUMMARIZER_PROMPT) {
       summaries++;
       promptTokens += tokens;
-      return { content: 'Summary: the agent ran numbered listing commands; each printed a long list of numbers. '.repeat(6), usage: { prompt_tokens: tokens, completion_tokens: 130 } };
+      return {
+        content: 'Summary: the agent ran numbered listing commands; each printed a long list of numbers. '.repeat(6),
+        usage: { prompt_tokens: tokens, completion_tokens: 130 },
+      };
     }
     if (tokens > window) {
-      return { fault: 'http', status: 400, body: { error: { message: `This model's maximum context length is ${window} tokens. However, your messages resulted in ${tokens} tokens.`, type: 'invalid_request_error', code: 'context_length_exceeded' } } };
+      return {
+        fault: 'http',
+        status: 400,
+        body: {
+          error: {
+            message: `This model's maximum context length is ${window} tokens. However, your messages resulted in ${tokens} tokens.`,
+            type: 'invalid_request_error',
+            code: 'context_length_exceeded',
+          },
+        },
+      };
     }
     peak = Math.max(peak, tokens);
     promptTokens += tokens;
@@ -54,12 +73,20 @@ async function once(options: LongConversationOptions, window: number, compress: 
     const done = answered++;
     const usage = { prompt_tokens: tokens, completion_tokens: 20 };
     if (done >= options.turns) return { content: `finished ${done} steps`, usage };
-    return { tool_calls: [{ name: 'terminal', arguments: { command: `seq ${done * 1000} ${done * 1000 + 380}` } }], usage };
+    return {
+      tool_calls: [{ name: 'terminal', arguments: { command: `seq ${done * 1000} ${done * 1000 + 380}` } }],
+      usage,
+    };
   };
   const server = await startScriptedServer(script, { latencyMs: options.latencyMs, record: false });
   const sandbox = await createLocalSandbox({ kind: 'local' });
   try {
-    const model = createModelClient({ base_url: server.url, model: 'traj-scripted', api_key_env: 'NO_KEY', max_retries: 0 });
+    const model = createModelClient({
+      base_url: server.url,
+      model: 'traj-scripted',
+      api_key_env: 'NO_KEY',
+      max_retries: 0,
+    });
     const tools = createToolRegistry().select(['terminal'], { env: process.env });
     const started = performance.now();
     const result = await runAgent({
@@ -71,7 +98,10 @@ async function once(options: LongConversationOptions, window: number, compress: 
         { role: 'system', content: 'You are a benchmark agent.' },
         { role: 'user', content: `Run ${options.turns} listing commands, then report.` },
       ],
-      context: { contextLength: Math.min(window, 10_000_000), ...(compress ? { summarize: modelSummarizer(model) } : {}) },
+      context: {
+        contextLength: Math.min(window, 10_000_000),
+        ...(compress ? { summarize: modelSummarizer(model) } : {}),
+      },
     });
     return {
       finish_reason: result.finishReason,

@@ -42,7 +42,11 @@ export const command: CommandDefinition = {
 Piped input: one message or /command per line, plain output. A dangerous command's approval
 question reads the next line: y/once, s/session, a/always (saved in TRAJ_HOME/config.yaml), anything else denies.
 --fork KEY: the record's "id", or a unique prefix of it; KEY:SAMPLE for a sample other than 0.
-Sessions live in TRAJ_HOME/sessions.sqlite (default ~/.traj); see traj sessions --help.`,
+Sessions live in TRAJ_HOME/sessions.sqlite (default ~/.traj); see traj sessions --help.
+Memory (TRAJ_HOME/memories/), skills (TRAJ_HOME/skills/ and --skills DIR) and the session search
+are the memory, skills and session_search toolsets. AGENTS.md and .traj.md from the working folder
+(--workdir, else the current one) up to the repository root go into the system prompt.
+Long sessions are compressed near the model's context window (endpoint.context_length, else /v1/models).`,
   async run({ values, positionals }) {
     const config = chatConfig(values);
     const fork = values.fork === true ? forkFromArguments(positionals, stringOption(values, 'checkpoints')) : undefined;
