@@ -1,4 +1,4 @@
-import { knowledgeFolder } from '../run/rollout-knowledge.js';
+import { knowledgeFingerprint, knowledgeFolder } from '../run/rollout-knowledge.js';
 import { createReadStream, existsSync } from 'node:fs';
 import { DEFAULT_BUDGET } from '../tools/budget.js';
 import { createToolRegistry } from '../tools/builtin.js';
@@ -114,6 +114,7 @@ Exit codes: 0 all prompts done, 1 some failed (rerun to retry), 2 usage error, 1
           environment: { name: 'prompts', version: '1' },
           agent: 'model',
           sandbox: { kind: config.sandbox, image: config.image },
+          knowledge: knowledgeFingerprint(settings),
         }),
         config: { ...config, endpoint: { ...endpoint } },
         force: values.force === true,

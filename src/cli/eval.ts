@@ -1,3 +1,4 @@
+import { knowledgeFingerprint } from '../run/rollout-knowledge.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { EndpointSchema, type Endpoint } from '../config/endpoint.js';
@@ -138,6 +139,7 @@ export async function runEval(values: ParsedCommand['values'], options: EvalRunO
           environment: { name: environment.name, version: environment.version },
           agent,
           sandbox: { kind: config.sandbox, image: config.image },
+          knowledge: knowledgeFingerprint(settings),
         }),
         judges: judgeFingerprint(judges),
         ...(options.environmentSettings ? { environment_settings: options.environmentSettings } : {}),

@@ -76,6 +76,8 @@ export interface FingerprintInput {
   environment: { name: string; version: string };
   agent: string;
   sandbox: { kind: string; image?: string };
+  /** Memory, skills and compression settings (see knowledgeFingerprint); absent when none is set. */
+  knowledge?: Record<string, unknown>;
 }
 
 /** The settings whose change makes a resumed run a different run (DESIGN.md "The run store"). */
@@ -101,6 +103,7 @@ export function fingerprintParts(input: FingerprintInput): Record<string, unknow
     agent: input.agent,
     sandbox: input.sandbox,
     tool_schemas: sha256(canonicalJson(schemas)).slice(0, 16),
+    ...(input.knowledge ? { knowledge: input.knowledge } : {}),
   };
 }
 

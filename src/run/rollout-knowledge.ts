@@ -1,7 +1,8 @@
-import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
+import { sha256 } from '../util/hash.js';
 import {
   MEMORY_STATE_KEY,
   MEMORY_TARGETS,
@@ -68,4 +69,26 @@ export function knowledgeFolder(path: string, flag: string): string {
   if (!existsSync(folder) || !statSync(folder).isDirectory())
     throw new ConfigError(`${flag} ${path}: no such folder`, { code: 'config_missing' });
   return folder;
+}
+
+/**
+ * What memory, skills and compression add to a run's fingerprint: nothing when none is set (so
+ * the fingerprints of runs made without them do not change), else the folders, the seed memory's
+ * content hash and the compression settings.
+ */
+export function knowledgeFingerprint(
+  settings: KnowledgeSettings & { compression?: unknown },
+): Record<string, unknown> | undefined {
+  if (!settings.memory && !settings.skills?.length && settings.compression === undefined) return undefined;
+  const seed = settings.memory
+    ? Object.values(MEMORY_TARGETS).map(({ file }) =>
+        existsSync(join(settings.memory!, file)) ? readFileSync(join(settings.memory!, file), 'utf8') : '',
+      )
+    : undefined;
+  return {
+    memory: settings.memory ? { folder: settings.memory, content: sha256(seed!.join('\0')).slice(0, 16) } : null,
+    skills: settings.skills ?? null,
+    skills_writable: settings.skillsWritable === true,
+    compression: settings.compression ?? null,
+  };
 }

@@ -80,6 +80,12 @@ test('batch --memory DIR: each rollout works on a private copy seeded from DIR, 
   }
   assert.equal(readFileSync(join(seed, 'MEMORY.md'), 'utf8'), 'The repo uses pnpm.\n', 'the seed is never written');
   assert.deepEqual(readdirSync(skills), ['csv-cleanup'], 'no skill was created');
+
+  // The seed memory is part of the run's identity: resuming with another seed is refused.
+  writeFileSync(join(seed, 'MEMORY.md'), 'The repo uses yarn.\n');
+  const resumed = await runCli([...args, '--toolsets', 'memory,skills', '--memory', seed, '--skills', skills, '--max-turns', '6'], { cwd: directory });
+  assert.notEqual(resumed.code, 0);
+  assert.match(resumed.stderr, /knowledge/);
 });
 
 test('batch without --memory: the memory tool says it is off and the record has memory null', async (t) => {
