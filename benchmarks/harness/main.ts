@@ -46,6 +46,11 @@ const SCENARIOS: Scenario[] = [
     run: async (quick) => (await import('./dataset-memory.js')).datasetMemoryBenchmark(quick ? 200_000 : 1_000_000) as Promise<Figures>,
   },
   {
+    name: 'view-100k',
+    description: 'traj view on a 100,000-row run store: load time of each page (runs, table, filters, sort, search, trajectory, plots, compare; target < 1 s)',
+    run: async (quick) => (await import('./view-pages.js')).viewPagesBenchmark(quick ? 20_000 : 100_000),
+  },
+  {
     name: 'sandbox-lifecycle',
     description: 'docker sandbox create + start + exec + dispose p50/p95 at concurrency 1 and 8, vs `docker run --rm IMAGE true`',
     run: async () => (await import('./sandbox-lifecycle.js')).sandboxLifecycleBenchmark() as Promise<Figures>,

@@ -27,7 +27,12 @@ export function defaultTasksDirectory(): string {
 
 /** The task folders of --tasks DIR (default: the shared dev split), with the run's overrides applied. */
 export function loadTasks(options: EnvironmentOptions): TerminalTask[] {
-  const settings = validate(TerminalTasksSettingsSchema, options.settings ?? {}, 'terminal-tasks settings');
+  // Validated as the suite's `environment_settings:` section, so an error names the file and key path.
+  const { environment_settings: settings } = validate(
+    z.strictObject({ environment_settings: TerminalTasksSettingsSchema }),
+    { environment_settings: options.settings ?? {} },
+    options.settingsFile ?? 'terminal-tasks settings',
+  );
   const directory = options.dataset ?? defaultTasksDirectory();
   const tasks = listTaskFolders(directory).map((folder) =>
     readTaskFolder(folder, { image: options.image, agentTimeoutSec: settings.agent_timeout, verifierTimeoutSec: settings.verifier_timeout }),

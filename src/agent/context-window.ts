@@ -1,4 +1,4 @@
-import { addUsage, type Message, type ToolSpec, type Usage } from '../model/messages.js';
+import { addUsage, emptyUsage, type Message, type ToolSpec, type Usage } from '../model/messages.js';
 import { readTodos } from '../tools/todo.js';
 import { compressionInForce, planCompression, requestView, type Compression } from './compression.js';
 import type { Summarizer } from './summarizer.js';
@@ -29,7 +29,7 @@ export const DEFAULT_KEEP_LAST_TURNS = 4;
 export class ContextWindow {
   readonly compressions: Compression[];
   /** Tokens the summariser used. */
-  readonly usage: Usage = { prompt_tokens: 0, completion_tokens: 0, reasoning_tokens: 0 };
+  readonly usage: Usage = emptyUsage();
   private readonly counter: TokenCounter;
 
   constructor(private readonly options: ContextWindowOptions | undefined) {

@@ -5,6 +5,7 @@ import type { ModelClient, ModelResponse } from '../model/types.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { Budget } from '../tools/budget.js';
 import { toolSpec, type Tool, type ToolCallInput } from '../tools/registry.js';
+import type { ToolServices } from '../tools/services.js';
 import { ContextWindow, type ContextWindowOptions } from './context-window.js';
 import type { AgentEventHandler } from './events.js';
 import type { Compression } from './compression.js';
@@ -34,6 +35,8 @@ export interface RunAgentOptions {
   env?: NodeJS.ProcessEnv;
   /** The model's window and how to compress when a request would pass it; absent: never compressed. */
   context?: ContextWindowOptions;
+  /** Settings, auxiliary models and the web cache for tools that reach outside services. */
+  services?: ToolServices;
 }
 
 export const GRACE_PROMPT = 'You have used all available turns. Reply now with your final answer; do not call any tools.';
@@ -70,6 +73,8 @@ class AgentRun {
   private readonly started = performance.now();
   private readonly state: Map<string, unknown>;
   private readonly context: ContextWindow;
+  /** The caller's tool services, with inner model calls' usage counted in this run's usage. */
+  private readonly services: ToolServices | undefined;
 
   constructor(private readonly options: RunAgentOptions) {
     this.messages = [...options.messages];
@@ -81,6 +86,14 @@ class AgentRun {
       usage: emptyUsage(),
       timings: { started_at: new Date().toISOString(), duration_ms: 0, model_ms: 0, tool_ms: 0 },
     };
+    const usage = this.result.usage;
+    this.services = options.services && {
+      ...options.services,
+      reportUsage: (more) => {
+        addUsage(usage, more);
+        options.services!.reportUsage?.(more);
+      },
+    };
   }
 
   /** One counted model call, retrying empty answers; undefined when every try was empty. */
@@ -88,7 +101,9 @@ class AgentRun {
     const turn = ++this.turns;
     for (let attempt = 0; attempt <= (this.options.emptyRetries ?? 2); attempt++) {
       const response = await this.request(turn, withTools);
-      const empty = !response.message.content?.trim() && response.toolCalls.length === 0 && response.finishReason !== 'length';
+      // Only a normal stop can be empty: a cut-off or filtered reply is kept with its reason.
+      const normal = response.finishReason === 'stop' || response.finishReason === 'tool_calls';
+      const empty = normal && !response.message.content?.trim() && response.toolCalls.length === 0;
       if (!empty) {
         this.messages.push(response.message);
         return response;
@@ -158,6 +173,7 @@ class AgentRun {
       env: env ?? process.env,
       budget,
       concurrency: toolConcurrency,
+      services: this.services,
       onStart: (call) => onEvent?.({ type: 'tool_start', turn, call }),
       onEnd: (call, outcome) => onEvent?.({ type: 'tool_end', turn, call, outcome }),
     });

@@ -2,7 +2,21 @@ import type { SerializedError } from '../errors.js';
 import type { Message, Usage } from '../model/messages.js';
 import type { Compression } from './compression.js';
 
-export type AgentFinishReason = 'stop' | 'max_turns' | 'length' | 'context_length' | 'api_error' | 'aborted' | 'empty';
+/**
+ * Why the agent stopped. Beyond traj's own reasons, a model's finish reason other than stop,
+ * tool_calls or length (`content_filter`, a provider's own) ends the run and is kept as sent.
+ */
+// `string & {}` keeps the named reasons visible to editors while admitting a provider's own.
+export type AgentFinishReason =
+  | 'stop'
+  | 'max_turns'
+  | 'length'
+  | 'context_length'
+  | 'api_error'
+  | 'aborted'
+  | 'empty'
+  | 'content_filter'
+  | (string & {});
 
 export interface ToolCallRecord {
   name: string;

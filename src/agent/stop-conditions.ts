@@ -15,6 +15,12 @@ export const whenAborted: StopCondition = (state) => (state.signal.aborted ? 'ab
 
 export const whenTruncated: StopCondition = (state) => (state.lastResponse.finishReason === 'length' ? 'length' : undefined);
 
+/** `content_filter` or a finish reason traj does not know: the model's turn did not end normally. */
+export const whenStoppedOtherwise: StopCondition = (state) => {
+  const reason = state.lastResponse.finishReason;
+  return reason === 'stop' || reason === 'tool_calls' || reason === 'length' ? undefined : reason;
+};
+
 export const whenNoToolCalls: StopCondition = (state) => (state.lastResponse.toolCalls.length === 0 ? 'stop' : undefined);
 
 /** The first condition that fires wins. */
@@ -29,4 +35,4 @@ export function anyOf(...conditions: StopCondition[]): StopCondition {
 }
 
 /** Checked right after each model response, before its tool calls run. */
-export const defaultStopAfterResponse: StopCondition = anyOf(whenAborted, whenTruncated, whenNoToolCalls);
+export const defaultStopAfterResponse: StopCondition = anyOf(whenAborted, whenTruncated, whenStoppedOtherwise, whenNoToolCalls);

@@ -1,5 +1,6 @@
-import type { Message, Usage } from '../model/messages.js';
+import { contentText, type Message, type Usage } from '../model/messages.js';
 import type { ModelClient } from '../model/types.js';
+import type { ToolServices } from '../tools/services.js';
 
 export interface SummaryRequest {
   /** The transcript range being replaced (tool calls and results included). */
@@ -22,6 +23,15 @@ export const SUMMARIZER_PROMPT =
   'You compress the middle of an agent conversation so the agent can continue its task. Write a concise summary that ' +
   'keeps: the goal and constraints, decisions made, facts learned (file paths, commands, values, errors), what was ' +
   'tried and its outcome, and what remains to do. Leave out pleasantries. Write plain text, no preamble.';
+
+/**
+ * The summariser compression uses: the auxiliary `summarizer` model when the run configures one
+ * (`auxiliary.summarizer`, the same model web_extract summarises pages with), else the main model.
+ */
+export function summarizerFor(main: ModelClient, services: ToolServices | undefined): Summarizer {
+  const auxiliary = services?.auxiliary.summarizer;
+  return modelSummarizer(auxiliary && services ? services.model(auxiliary) : main);
+}
 
 /** A summariser that asks a model (the main endpoint's, unless the caller wires an auxiliary one). */
 export function modelSummarizer(model: ModelClient): Summarizer {
@@ -47,7 +57,7 @@ export function renderForSummary(messages: readonly Message[], maxChars = 2000):
           ? `\n[calls] ${message.tool_calls.map((call) => `${call.function.name}(${call.function.arguments})`).join('; ')}`
           : '';
       const who = message.role === 'tool' ? `tool ${message.name ?? ''}`.trim() : message.role;
-      return `[${who}] ${shorten(message.content ?? '', maxChars)}${calls}`;
+      return `[${who}] ${shorten(contentText(message.content ?? ''), maxChars)}${calls}`;
     })
     .join('\n\n');
 }

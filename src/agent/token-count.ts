@@ -1,4 +1,4 @@
-import type { Message, ToolSpec, Usage } from '../model/messages.js';
+import { contentImages, contentText, type Message, type ToolSpec, type Usage } from '../model/messages.js';
 
 /**
  * Token counts without a tokenizer: a conservative characters-per-token ratio (English prose runs
@@ -8,6 +8,11 @@ import type { Message, ToolSpec, Usage } from '../model/messages.js';
 export const CHARS_PER_TOKEN = 3;
 /** Per-message framing (role markers, separators) that chat templates add. */
 const MESSAGE_OVERHEAD = 4;
+/**
+ * An image part: providers charge a few hundred to about a thousand tokens for one; its URL (often
+ * a long data URL) says nothing about that, so a fixed upper figure stands in.
+ */
+const IMAGE_TOKENS = 1_000;
 
 export type CountTokens = (text: string) => number;
 
@@ -16,7 +21,8 @@ export const estimateTextTokens: CountTokens = (text) => Math.ceil(text.length /
 export function estimateMessageTokens(messages: readonly Message[], count: CountTokens = estimateTextTokens): number {
   let total = 0;
   for (const message of messages) {
-    total += MESSAGE_OVERHEAD + count(message.content ?? '');
+    const content = message.content ?? '';
+    total += MESSAGE_OVERHEAD + count(contentText(content, '')) + contentImages(content).length * IMAGE_TOKENS;
     if (message.role === 'assistant' && message.tool_calls) total += count(JSON.stringify(message.tool_calls));
   }
   return total;

@@ -3,6 +3,7 @@ import type { ToolMessage } from '../model/messages.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { applyBudget, DEFAULT_BUDGET, type Budget } from '../tools/budget.js';
 import { executeToolCall, toolError, type Tool, type ToolCallInput, type ToolCallOutcome } from '../tools/registry.js';
+import type { ToolServices } from '../tools/services.js';
 import type { ToolCallRecord } from './result.js';
 
 export interface ToolStepOptions {
@@ -15,6 +16,8 @@ export interface ToolStepOptions {
   budget?: Budget;
   /** Calls of one step run concurrently, at most this many at once. */
   concurrency?: number;
+  /** Settings, auxiliary models and the web cache for tools that reach outside services. */
+  services?: ToolServices;
   onStart?: (call: ToolCallInput) => void;
   onEnd?: (call: ToolCallInput, outcome: ToolCallOutcome) => void;
 }
@@ -53,7 +56,7 @@ async function runTool(call: ToolCallInput, options: ToolStepOptions): Promise<T
   const { signal } = options;
   options.onStart?.(call);
   const interrupted = abortedOutcome(signal);
-  const context = { sandbox: options.sandbox, signal, state: options.state, callId: call.id, env: options.env };
+  const context = { sandbox: options.sandbox, signal, state: options.state, callId: call.id, env: options.env, services: options.services };
   const outcome = await Promise.race([executeToolCall(options.tools, call, context), interrupted.promise]);
   interrupted.cancel();
   options.onEnd?.(call, outcome);

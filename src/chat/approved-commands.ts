@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isMap, isSeq, parseDocument } from 'yaml';
+import { checkHomeConfig } from '../config/home-config.js';
 import { ConfigError } from '../errors.js';
 import { trajHome } from '../util/paths.js';
 import { writeFileAtomically } from '../util/atomic-write.js';
@@ -25,6 +26,7 @@ function parse(file: string) {
   if (document.contents !== null && !isMap(document.contents)) {
     throw new ConfigError(`${file}: expected a mapping of settings at the top level`, { code: 'config_invalid', details: { file } });
   }
+  checkHomeConfig(document.toJS(), file);
   return document;
 }
 

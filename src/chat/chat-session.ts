@@ -1,19 +1,19 @@
 import type { Compression } from '../agent/compression.js';
 import { runAgent } from '../agent/loop.js';
-import { modelSummarizer } from '../agent/summarizer.js';
+import { summarizerFor } from '../agent/summarizer.js';
 import { resolveContextLength } from '../model/context-length.js';
 import type { AgentEventHandler } from '../agent/events.js';
 import type { AgentResult } from '../agent/result.js';
 import { buildSystemPrompt } from '../agent/system-prompt.js';
 import type { Endpoint } from '../config/endpoint.js';
-import type { Message, ToolSpec } from '../model/messages.js';
+import { addUsage, contentText, type Message, type ToolSpec } from '../model/messages.js';
 import type { ModelClient } from '../model/types.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { Budget } from '../tools/budget.js';
 import { toolSpec, type Tool } from '../tools/registry.js';
 import { knowledgeSections, provideKnowledge, type ChatKnowledge } from './chat-knowledge.js';
 import type { ChatTools } from './chat-tools.js';
-import { emptySessionUsage, type ForkOrigin, type SessionUsage } from './session.js';
+import { emptySessionUsage, type ForkOrigin, type Session, type SessionUsage } from './session.js';
 import { newSessionId, type SessionStore } from './session-store.js';
 
 /** What a new session is started with; /model, /toolsets and /system change it for the next one. */
@@ -150,7 +150,7 @@ export class ChatSession {
     const window = await resolveContextLength(this.endpoint);
     const result = await runAgent({
       model,
-      context: { contextLength: window.tokens, summarize: modelSummarizer(model), compressions: this.compressions },
+      context: { contextLength: window.tokens, summarize: summarizerFor(model, this.services.tools.services), compressions: this.compressions },
       tools: this.tools,
       messages,
       sandbox: this.services.sandbox,
@@ -161,15 +161,11 @@ export class ChatSession {
       onEvent: options.onEvent,
       stream: true,
       state: this.state,
+      services: this.services.tools.services,
     });
     this.history = result.messages;
     this.compressions = result.compressions ?? [];
-    this.usage = {
-      prompt_tokens: this.usage.prompt_tokens + result.usage.prompt_tokens,
-      completion_tokens: this.usage.completion_tokens + result.usage.completion_tokens,
-      reasoning_tokens: this.usage.reasoning_tokens + result.usage.reasoning_tokens,
-      api_calls: this.usage.api_calls + result.apiCalls,
-    };
+    this.usage = { ...addUsage({ ...this.usage }, result.usage), api_calls: this.usage.api_calls + result.apiCalls };
     this.persist();
     return result;
   }
@@ -181,7 +177,7 @@ export class ChatSession {
     const message = this.history[index]!;
     this.history = this.history.slice(0, index);
     this.persist();
-    return message.role === 'user' ? message.content : undefined;
+    return message.role === 'user' ? contentText(message.content) : undefined;
   }
 
   setTitle(title: string): void {
@@ -189,24 +185,45 @@ export class ChatSession {
     this.persist();
   }
 
-  /** Write the session and its messages; the row is created on the first write. */
+  /**
+   * True while the last write of this session failed (e.g. the store stayed locked past the busy
+   * timeout). The next persist writes the whole history, so one later success heals it.
+   */
+  unsaved = false;
+
+  /**
+   * Write the session and its messages; the row is created on the first write. One transaction:
+   * another chat on the same TRAJ_HOME never sees the row without its messages, and a failed
+   * write leaves nothing half done (`stored` changes only once the row is really there).
+   */
   persist(): void {
     const { store } = this.services;
-    if (!this.stored) {
-      store.create({
-        id: this.id,
-        title: this.title,
-        model: this.endpoint.model,
-        base_url: this.endpoint.base_url,
-        toolsets: this.toolsets,
-        tools: this.toolSpecs,
-        sandbox: this.services.sandbox.kind,
-        forked_from: this.forkedFrom,
-        usage: this.usage,
+    try {
+      store.write(() => {
+        if (!this.stored) store.create(this.sessionRow());
+        else store.update(this.id, { title: this.title ?? undefined, usage: this.usage });
+        store.replaceMessages(this.id, this.history);
       });
       this.stored = true;
-    } else store.update(this.id, { title: this.title ?? undefined, usage: this.usage });
-    store.replaceMessages(this.id, this.history);
+      this.unsaved = false;
+    } catch (error) {
+      this.unsaved = true;
+      throw error;
+    }
+  }
+
+  private sessionRow(): Omit<Session, 'created_at' | 'updated_at' | 'message_count'> {
+    return {
+      id: this.id,
+      title: this.title,
+      model: this.endpoint.model,
+      base_url: this.endpoint.base_url,
+      toolsets: this.toolsets,
+      tools: this.toolSpecs,
+      sandbox: this.services.sandbox.kind,
+      forked_from: this.forkedFrom,
+      usage: this.usage,
+    };
   }
 
   private lastUserIndex(): number | undefined {

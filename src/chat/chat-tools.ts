@@ -2,6 +2,7 @@ import { ConfigError } from '../errors.js';
 import type { ToolSpec } from '../model/messages.js';
 import { createToolRegistry } from '../tools/builtin.js';
 import { toolSpec, type Tool, type ToolRegistry } from '../tools/registry.js';
+import type { ToolServices } from '../tools/services.js';
 import type { CommandApprover } from './approval.js';
 import { guardTerminal } from './guarded-terminal.js';
 
@@ -18,9 +19,14 @@ export class ChatTools {
   private pool: McpPool | undefined;
 
   constructor(
-    private readonly options: { mcpServers?: Record<string, unknown>; approver?: CommandApprover; env?: NodeJS.ProcessEnv } = {},
+    private readonly options: { mcpServers?: Record<string, unknown>; approver?: CommandApprover; env?: NodeJS.ProcessEnv; services?: ToolServices } = {},
   ) {
     for (const name of Object.keys(options.mcpServers ?? {})) this.registry.declareToolset(`mcp:${name}`);
+  }
+
+  /** Settings, auxiliary models and the web cache the chat's tools use. */
+  get services(): ToolServices | undefined {
+    return this.options.services;
   }
 
   toolsetNames(): string[] {
@@ -33,7 +39,12 @@ export class ChatTools {
     const missingMcp = toolsets.filter((toolset) => toolset.startsWith('mcp:') && !this.registry.all().some((tool) => tool.toolset === toolset));
     if (missingMcp.length > 0) await this.startMcp(missingMcp);
     const guard = this.options.approver ? guardTerminal(this.options.approver) : undefined;
-    return this.registry.select(toolsets, { env: this.options.env ?? process.env }).map((tool) => (guard && tool.name === guard.name ? guard : tool));
+    return this.registry.select(toolsets, { env: this.options.env ?? process.env, services: this.options.services }).map((tool) => (guard && tool.name === guard.name ? guard : tool));
+  }
+
+  /** Tools of the named toolsets that cannot be offered here, with the reason (e.g. no search backend). */
+  unavailable(toolsets: readonly string[]): Array<{ name: string; toolset: string; reason: string }> {
+    return this.registry.unavailableTools(toolsets, { env: this.options.env ?? process.env, services: this.options.services });
   }
 
   async close(): Promise<void> {

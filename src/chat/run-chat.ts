@@ -1,4 +1,7 @@
+import { resolveAuxiliary, type AuxiliaryConfig } from '../config/auxiliary.js';
 import type { Endpoint } from '../config/endpoint.js';
+import { DEFAULT_WEB_CONFIG, type WebConfig } from '../config/web.js';
+import { countingWebCache, type ToolServices } from '../tools/services.js';
 import { errorMessage } from '../errors.js';
 import { createModelClient } from '../model/client.js';
 import type { ModelClient } from '../model/types.js';
@@ -26,6 +29,9 @@ export interface ChatLaunch extends ChatSettings {
   /** `hostFolder`: an existing folder to work in (--workdir), local only. */
   sandbox: { kind: 'local' | 'docker'; image?: string; workdir?: string; hostFolder?: string; docker?: Record<string, unknown> };
   mcpServers?: Record<string, unknown>;
+  /** Web tools' settings and auxiliary models (TRAJ_HOME/config.yaml under --config). */
+  web?: WebConfig;
+  auxiliary?: AuxiliaryConfig;
   checkpointsDir: string;
   /** Continue a stored session (an id, a unique prefix, or "last"). */
   resume?: string;
@@ -65,12 +71,20 @@ export async function runChat(launch: ChatLaunch): Promise<number> {
   process.on('SIGTERM', onTerminate);
   const store = SessionStore.open(launch.sessionsFile);
   const approver = launch.sandbox.kind === 'local' ? new CommandApprover(approvalPrompt(input, output, style), alwaysApproved(output, style)) : undefined;
-  const tools = new ChatTools({ mcpServers: launch.mcpServers, approver });
+  const models = modelClients();
+  // A chat has no run store: the web cache lives for the chat, so a page read twice is fetched once.
+  const toolServices: ToolServices = {
+    web: launch.web ?? DEFAULT_WEB_CONFIG,
+    auxiliary: resolveAuxiliary(launch.auxiliary, launch.endpoint),
+    model: models,
+    webCache: countingWebCache(),
+  };
+  const tools = new ChatTools({ mcpServers: launch.mcpServers, approver, services: toolServices });
   let sandbox: Sandbox | undefined;
   try {
     sandbox = await createSandbox({ ...launch.sandbox, run: 'chat', key: 'chat' });
     const knowledge = loadChatKnowledge(launch.knowledge ?? {});
-    const services: ChatServices = { store, tools, sandbox, model: modelClients(), knowledge };
+    const services: ChatServices = { store, tools, sandbox, model: models, knowledge };
     const settings: ChatSettings = {
       endpoint: launch.endpoint,
       toolsets: launch.toolsets,
@@ -89,7 +103,7 @@ export async function runChat(launch: ChatLaunch): Promise<number> {
     if (launch.fork) showFork(chat, launch.fork);
     else if (launch.resume) showTail(chat, style);
     await runRepl(chat, commands);
-    return 0;
+    return finalSave(chat, style);
   } finally {
     input.close();
     process.off('SIGINT', onSignal);
@@ -97,6 +111,18 @@ export async function runChat(launch: ChatLaunch): Promise<number> {
     await tools.close().catch(() => undefined);
     await sandbox?.dispose().catch(() => undefined);
     store.close();
+  }
+}
+
+/** A session whose last write failed gets one more try; if that fails too, the chat exits 1 saying so. */
+function finalSave(chat: Chat, style: Style): number {
+  if (!chat.session.unsaved) return 0;
+  try {
+    chat.session.persist();
+    return 0;
+  } catch (error) {
+    chat.print(style.red(`error: session ${chat.session.id} could not be stored: ${errorMessage(error)}`));
+    return 1;
   }
 }
 
@@ -141,6 +167,7 @@ function banner(chat: Chat, sandbox: Sandbox, guarded: boolean): void {
   chat.print(style.bold(`traj chat · session ${session.id}${origin}`));
   chat.print(style.dim(`model ${session.endpoint.model} at ${session.endpoint.base_url} · toolsets ${session.toolsets.join(', ') || '(none)'}`));
   chat.print(style.dim(`sandbox ${sandbox.kind} ${sandbox.workdir}${guarded ? ' · dangerous commands ask first' : ''}`));
+  for (const tool of chat.services.tools.unavailable(session.toolsets)) chat.print(style.red(`${tool.name} [${tool.toolset}] is not offered: ${tool.reason}`));
   chat.print(style.dim('/help lists commands · Ctrl-C interrupts a turn, twice at the prompt quits'));
 }
 

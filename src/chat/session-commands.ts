@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { ConfigError } from '../errors.js';
+import { contentText } from '../model/messages.js';
 import { ChatSession } from './chat-session.js';
 import { EXPORT_FORMATS, exportSession, formatSearchHits, formatSessionList, type ExportFormat } from './session-format.js';
 import type { SlashCommand } from './slash-commands.js';
@@ -14,7 +15,7 @@ export const SESSION_COMMANDS: SlashCommand[] = [
     help: 'name this session (sessions are saved after every turn anyway)',
     run(chat, args) {
       const firstUser = chat.session.messages.find((message) => message.role === 'user');
-      const title = args || (firstUser?.role === 'user' ? oneLine(firstUser.content, 60) : `chat ${chat.session.id}`);
+      const title = args || (firstUser?.role === 'user' ? oneLine(contentText(firstUser.content), 60) : `chat ${chat.session.id}`);
       chat.session.setTitle(title);
       chat.print(`saved session ${chat.session.id} as "${title}"`);
     },
@@ -76,12 +77,13 @@ export const SESSION_COMMANDS: SlashCommand[] = [
   },
   {
     name: 'usage',
-    help: 'tokens and model calls of this session',
+    help: 'tokens (cached, reasoning), provider-reported cost and model calls of this session',
     run(chat) {
       const { usage, messages } = chat.session;
       chat.print(
-        `session ${chat.session.id}: ${usage.api_calls} model calls · ${usage.prompt_tokens} prompt + ${usage.completion_tokens} completion tokens` +
-          ` (${usage.reasoning_tokens} reasoning) · ${messages.length} messages`,
+        `session ${chat.session.id}: ${usage.api_calls} model calls · ${usage.prompt_tokens} prompt (${usage.cached_tokens ?? 0} cached)` +
+          ` + ${usage.completion_tokens} completion tokens (${usage.reasoning_tokens} reasoning)` +
+          `${usage.cost === null || usage.cost === undefined ? '' : ` · cost ${usage.cost} (provider-reported)`} · ${messages.length} messages`,
       );
     },
   },

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { ConfigError } from '../errors.js';
-import { MessageSchema, type Message } from '../model/messages.js';
+import { contentText, MessageSchema, type Message } from '../model/messages.js';
 import { trajHome } from '../util/paths.js';
 import { openDatabase } from '../util/sqlite.js';
 import { toFtsQuery } from './fts-query.js';
@@ -69,6 +69,8 @@ export function searchableText(message: Message): string {
     case 'system':
       // Every session starts with much the same system prompt: indexing it would match them all.
       return '';
+    case 'user':
+      return contentText(message.content);
     default:
       return message.content;
   }
@@ -77,6 +79,12 @@ export function searchableText(message: Message): string {
 /**
  * Chat sessions in SQLite (WAL): a sessions table, a messages table (one row per message, by
  * position) and an FTS5 index over the messages' text kept in step by triggers.
+ *
+ * Several `traj chat` processes may share one TRAJ_HOME, so every write is an IMMEDIATE
+ * transaction: it takes the write lock when it begins, waiting out the busy timeout while another
+ * process holds it. A deferred transaction that reads first (replaceMessages compares the stored
+ * messages) would instead fail at once with "database is locked" when it tries to upgrade to a
+ * writer: SQLite cannot wait there, since its snapshot may be stale.
  */
 export class SessionStore {
   readonly db: Database.Database;
@@ -84,16 +92,22 @@ export class SessionStore {
   private constructor(readonly path: string) {
     this.db = openDatabase(path);
     this.db.pragma('foreign_keys = ON');
-    this.db.exec(SCHEMA);
+    // Two chats starting at once may both create the tables: one waits for the other.
+    this.write(() => this.db.exec(SCHEMA));
   }
 
   static open(path = defaultSessionsFile()): SessionStore {
     return new SessionStore(path);
   }
 
+  /** Run `write` as one IMMEDIATE transaction (nested calls become savepoints of the outer one). */
+  write<T>(write: () => T): T {
+    return this.db.transaction(write).immediate();
+  }
+
   create(session: Omit<Session, 'created_at' | 'updated_at' | 'message_count'>): void {
     const now = new Date().toISOString();
-    this.db
+    this.write(() => this.db
       .prepare(
         `INSERT INTO sessions (id, title, created_at, updated_at, model, base_url, toolsets, tools, sandbox, forked_from, usage)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -110,7 +124,7 @@ export class SessionStore {
         session.sandbox,
         session.forked_from ? JSON.stringify(session.forked_from) : null,
         JSON.stringify(session.usage),
-      );
+      ));
   }
 
   has(id: string): boolean {
@@ -119,8 +133,10 @@ export class SessionStore {
 
   update(id: string, fields: Partial<Pick<Session, 'title' | 'usage'>>): void {
     const now = new Date().toISOString();
-    if (fields.title !== undefined) this.db.prepare('UPDATE sessions SET title = ?, updated_at = ? WHERE id = ?').run(fields.title, now, id);
-    if (fields.usage !== undefined) this.db.prepare('UPDATE sessions SET usage = ?, updated_at = ? WHERE id = ?').run(JSON.stringify(fields.usage), now, id);
+    this.write(() => {
+      if (fields.title !== undefined) this.db.prepare('UPDATE sessions SET title = ?, updated_at = ? WHERE id = ?').run(fields.title, now, id);
+      if (fields.usage !== undefined) this.db.prepare('UPDATE sessions SET usage = ?, updated_at = ? WHERE id = ?').run(JSON.stringify(fields.usage), now, id);
+    });
   }
 
   /**
@@ -128,7 +144,7 @@ export class SessionStore {
    * the common prefix stays untouched (so /undo and /retry rewrite only the tail).
    */
   replaceMessages(id: string, messages: readonly Message[]): { kept: number; removed: number; added: number } {
-    return this.db.transaction(() => {
+    return this.write(() => {
       const stored = this.db.prepare('SELECT message FROM messages WHERE session_id = ? ORDER BY position').pluck().all(id) as string[];
       const texts = messages.map((message) => JSON.stringify(message));
       let kept = 0;
@@ -141,7 +157,7 @@ export class SessionStore {
       }
       this.db.prepare('UPDATE sessions SET updated_at = ? WHERE id = ?').run(now, id);
       return { kept, removed, added: messages.length - kept };
-    })();
+    });
   }
 
   /** The session an id or a unique id prefix names; a ConfigError lists candidates otherwise. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ToolSpecSchema, UsageSchema } from '../model/messages.js';
+import { emptyUsage, ToolSpecSchema, UsageSchema } from '../model/messages.js';
 
 /** Where a forked session came from: a stored rollout of a run, cut after an assistant turn. */
 export const ForkOriginSchema = z.object({
@@ -31,5 +31,5 @@ export type Session = z.infer<typeof SessionSchema>;
 export type SessionUsage = Session['usage'];
 
 export function emptySessionUsage(): SessionUsage {
-  return { prompt_tokens: 0, completion_tokens: 0, reasoning_tokens: 0, api_calls: 0 };
+  return { ...emptyUsage(), api_calls: 0 };
 }

@@ -1,4 +1,4 @@
-import type { Message } from '../model/messages.js';
+import { contentText, type Message } from '../model/messages.js';
 import { describeCall, describeResult } from './renderer.js';
 import { oneLine, type Style } from './style.js';
 
@@ -12,7 +12,7 @@ export function formatTranscript(messages: readonly Message[], style: Style, opt
         if (options.showSystem) lines.push(style.dim(`[system] ${oneLine(message.content, width)}`));
         break;
       case 'user':
-        lines.push(`${style.bold('[user]')} ${message.content}`);
+        lines.push(`${style.bold('[user]')} ${contentText(message.content)}`);
         break;
       case 'assistant':
         if (message.reasoning?.trim()) lines.push(style.dim(`(thinking) ${oneLine(message.reasoning, width)}`));

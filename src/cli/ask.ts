@@ -9,9 +9,13 @@ import { createThreadServices } from '../run/worker-services.js';
 import { ConfigError } from '../errors.js';
 import { ENDPOINT_OPTIONS, integerOption, listOption, stringOption, type CommandDefinition } from './command.js';
 import { resolveEndpoint } from './endpoint.js';
+import { exitCodeFor } from './exit-codes.js';
 import { renderConversation } from './render-conversation.js';
 import { createToolRegistry } from '../tools/builtin.js';
 import { readFileSync } from 'node:fs';
+import { resolveAuxiliary } from '../config/auxiliary.js';
+import { loadToolConfig } from '../config/tool-config.js';
+import { availabilityContext } from '../run/batch.js';
 
 export const command: CommandDefinition = {
   name: 'ask',
@@ -27,6 +31,7 @@ export const command: CommandDefinition = {
     'max-turns': { type: 'string', value: 'N', description: 'model calls before the final-answer call', default: '10' },
     system: { type: 'string', value: 'FILE', description: 'file holding the system prompt' },
     json: { type: 'boolean', description: 'print the AgentResult as JSON instead of a transcript' },
+    config: { type: 'string', value: 'FILE', description: 'a config whose web: and auxiliary: apply (over TRAJ_HOME/config.yaml)' },
     'scripted-if-unset': { type: 'boolean', description: 'with no endpoint configured, use the built-in scripted endpoint' },
     ...ENDPOINT_OPTIONS,
   },
@@ -52,6 +57,12 @@ stay there. Dangerous commands (rm -rf, git reset --hard, …) are refused unles
       scriptedIfUnset: values['scripted-if-unset'] === true,
       log: (line) => process.stderr.write(`${line}\n`),
     });
+    const toolConfig = loadToolConfig(stringOption(values, 'config'));
+    const toolSettings = { web: toolConfig.web, auxiliary: resolveAuxiliary(toolConfig.auxiliary, endpoint) };
+    const registry = createToolRegistry();
+    for (const tool of registry.unavailableTools(toolsets, availabilityContext({ endpoint, ...toolSettings }))) {
+      process.stderr.write(`[traj] warning: ${tool.name} [${tool.toolset}] is not offered: ${tool.reason}\n`);
+    }
     const threadServices = createThreadServices();
     const services = hostFolder ? guardedServices(threadServices) : threadServices;
     try {
@@ -72,6 +83,7 @@ stay there. Dangerous commands (rm -rf, git reset --hard, …) are refused unles
             budget: DEFAULT_BUDGET,
             agent: 'model',
             toolConcurrency: 8,
+            ...toolSettings,
           },
         },
         services,
@@ -85,7 +97,7 @@ stay there. Dangerous commands (rm -rf, git reset --hard, …) are refused unles
       const error = outcome.error ?? outcome.result.error;
       if (error) {
         process.stderr.write(`traj: ${error.message}\n`);
-        return 1;
+        return exitCodeFor(error);
       }
       return 0;
     } finally {

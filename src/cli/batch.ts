@@ -4,8 +4,10 @@ import { DEFAULT_BUDGET } from '../tools/budget.js';
 import { createToolRegistry } from '../tools/builtin.js';
 import { loadDistribution } from '../tools/distributions.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import { batchEntries, fingerprintParts, type ToolsetChoice } from '../run/batch.js';
-import { executeRun } from '../run/execute-run.js';
+import { resolveAuxiliary } from '../config/auxiliary.js';
+import { availabilityContext, batchEntries, fingerprintParts, type ToolsetChoice } from '../run/batch.js';
+import { executeRun, storePathFor } from '../run/execute-run.js';
+import { defaultOutputDirectory } from '../run/outputs.js';
 import type { RunConfig } from '../run/run-config.js';
 import type { RolloutSettings } from '../run/rollout.js';
 import { ConfigError } from '../errors.js';
@@ -14,6 +16,7 @@ import { resolveEndpoint } from './endpoint.js';
 import { RunProgress } from './progress.js';
 import { RUN_OPTIONS, runConfigFrom, systemPromptFrom } from './run-options.js';
 import { logRunStart, pipelineControls, runExitCode, runStopSignals } from './run-controls.js';
+import { exitCodeHelp } from './exit-codes.js';
 import { formatStatistics } from './summary.js';
 
 /** The registry for choosing tools on the main thread: built-ins plus the configured MCP servers' toolsets. */
@@ -46,6 +49,9 @@ export function rolloutSettings(config: RunConfig, endpoint: RolloutSettings['en
     ...(config.compression ? { compression: config.compression } : {}),
     ...(config.memory ? { memory: knowledgeFolder(config.memory, '--memory') } : {}),
     ...(config.skills?.length ? { skills: config.skills.map((folder) => knowledgeFolder(folder, '--skills')), skillsWritable: config.skills_writable } : {}),
+    web: config.web,
+    auxiliary: resolveAuxiliary(config.auxiliary, endpoint),
+    webCache: { path: storePathFor(config.checkpoints, config.run), mode: config.web_cache },
     ...extra,
   };
 }
@@ -80,12 +86,17 @@ export const command: CommandDefinition = {
   details: `Examples:
   traj batch --dataset datasets/sample/prompts.jsonl --run demo --distribution development
   traj batch --config run.yaml --concurrency 64          # flags override the config file
-Resume: run the same command again; finished prompts are skipped, failed ones retried.
-Outputs: checkpoints/NAME.sqlite (the source of truth), datasets/NAME/trajectories.jsonl and statistics.json.
-Exit codes: 0 all prompts done, 1 some failed (rerun to retry), 2 usage error, 130 interrupted.`,
+Resume: run the same command again; finished prompts are skipped, failed ones retried until --max-attempts
+recorded failures (a kill or a run-level fault uses no attempt); --retry-failed gives those failed for good fresh attempts.
+Before the first rollout a preflight checks the key, the endpoint (GET /models) and, for --sandbox docker, the image.
+Outputs: checkpoints/NAME.sqlite (the source of truth), datasets/NAME/trajectories.jsonl and statistics.json
+(or --out DIR). A datasets/NAME/ that holds other files but no run outputs (e.g. the shipped datasets/sample/)
+is refused: choose another run name or --out.
+${exitCodeHelp()}`,
   async run({ values }) {
     const config = runConfigFrom(values);
     if (!config.dataset) throw new ConfigError('missing --dataset FILE (JSONL, Parquet, Arrow or hf://datasets/...)', { code: 'cli_usage' });
+    const outDir = config.out ?? defaultOutputDirectory(config.run);
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const registry = runRegistry(config);
     const choice = toolsetChoice(config, registry);
@@ -100,7 +111,7 @@ Exit codes: 0 all prompts done, 1 some failed (rerun to retry), 2 usage error, 1
         kind: 'batch',
         run: config.run,
         checkpointsDir: config.checkpoints,
-        outDir: config.out,
+        outDir,
         endpoint,
         settings,
         fingerprintParts: fingerprintParts({
@@ -115,6 +126,7 @@ Exit codes: 0 all prompts done, 1 some failed (rerun to retry), 2 usage error, 1
           agent: 'model',
           sandbox: { kind: config.sandbox, image: config.image },
           knowledge: knowledgeFingerprint(settings),
+          tools: settings,
         }),
         config: { ...config, endpoint: { ...endpoint } },
         force: values.force === true,
@@ -127,7 +139,9 @@ Exit codes: 0 all prompts done, 1 some failed (rerun to retry), 2 usage error, 1
             limit: config.limit,
             registry,
             store,
+            expectedRows: total,
             onDrop: warnOnce(log),
+            availability: availabilityContext(settings),
           }),
         ...pipelineControls(config, signals),
         onStart(info) {
@@ -135,11 +149,13 @@ Exit codes: 0 all prompts done, 1 some failed (rerun to retry), 2 usage error, 1
           progress = new RunProgress(total !== undefined ? Math.min(total, config.limit ?? total) : undefined);
         },
         onEvent: (event) => progress?.onEvent(event),
+        onNotice: (message) => log(`[traj] ${message}`),
+        onPipelineDone: () => progress?.stop(),
       });
       progress?.stop();
       process.stdout.write(`${formatStatistics(result.outputs.stats)}\n\n`);
       process.stdout.write(`wrote ${result.outputs.rows} trajectories to ${result.outputs.trajectories}\nstatistics: ${result.outputs.statistics}\n`);
-      return runExitCode(result.summary, log, 'prompts') ?? 0;
+      return runExitCode(result.summary, result.outputs.stats, log, 'prompts') ?? 0;
     } finally {
       progress?.stop();
       signals.dispose();

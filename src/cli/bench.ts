@@ -15,9 +15,10 @@ import { integerOption, stringOption, type CommandDefinition, type OptionSpec, t
 import { EVAL_OPTIONS, numberOption } from './eval-options.js';
 import { runEval, type FinishedEval } from './eval.js';
 import { table } from './summary.js';
+import { EXIT_BROKEN_TASKS, exitCodeHelp } from './exit-codes.js';
 
 /** `traj bench NAME` found reference-agent rollouts that broke the rule (oracle 1.0, no-op 0.0). */
-export const EXIT_BROKEN_TASKS = 3;
+export { EXIT_BROKEN_TASKS } from './exit-codes.js';
 
 const { env: _env, rescore: _rescore, ...RUN_AND_EVAL_OPTIONS } = EVAL_OPTIONS;
 
@@ -48,7 +49,8 @@ Examples:
   traj bench terminal-tasks --base-url URL --model M --run m1
   traj bench compare m1 m2                                    # per-task deltas, pass-rate difference with a 95% CI
 Outputs: checkpoints/RUN.sqlite, datasets/RUN/ (trajectories.jsonl, statistics.json, report.json, report.md, report.html; validation.json with --agent oracle|noop).
-Exit codes: 0 done, 1 some rollouts failed (rerun to retry), 2 usage error, ${EXIT_BROKEN_TASKS} --agent oracle|noop found broken tasks, 130 interrupted.`,
+A missing sandbox image or an unreachable Docker engine stops the run before any task runs (exit 4), never every task BROKEN.
+${exitCodeHelp()}`,
   async run({ values, positionals }) {
     const [first, ...rest] = positionals;
     if (!first) throw new ConfigError("missing the suite name: traj bench NAME (see 'traj bench list')", { code: 'cli_usage' });
@@ -91,6 +93,7 @@ async function benchCommand(loaded: LoadedSuite, values: ParsedCommand['values']
     defaults: suiteDefaults(suite),
     runDefaults: { ...(suite.workers === undefined ? {} : { workers: suite.workers }), ...(suite.endpoint === undefined ? {} : { endpoint: suite.endpoint }) },
     environmentSettings: environmentSettings(suite, values),
+    environmentSettingsFile: loaded.path,
     afterReport: (finished) => benchReport(loaded, finished, integerOption(values, 'recheck', { min: 0 }) ?? 1),
   });
 }

@@ -1,13 +1,13 @@
 import { resolve } from 'node:path';
-import { readConfigFile, validate } from '../config/load.js';
 import { ConfigError } from '../errors.js';
 import { loadFork, parseTurn, runChat, type ForkedConversation } from '../chat/index.js';
-import { RunConfigSchema, type RunConfig } from '../run/run-config.js';
+import type { RunConfig } from '../run/run-config.js';
 import { DEFAULT_BUDGET } from '../tools/budget.js';
 import { loadMcpServers } from '../tools/mcp/config.js';
+import { loadToolConfig, type ToolConfig } from '../config/tool-config.js';
 import { ENDPOINT_OPTIONS, integerOption, listOption, stringOption, type CommandDefinition, type ParsedCommand } from './command.js';
 import { resolveEndpoint } from './endpoint.js';
-import { systemPromptFrom } from './run-options.js';
+import { readRunConfigFile, systemPromptFrom } from './run-options.js';
 
 const DEFAULT_TOOLSETS = ['terminal', 'file', 'todo', 'memory', 'skills', 'session_search'];
 const DEFAULT_MAX_TURNS = 20;
@@ -29,7 +29,7 @@ export const command: CommandDefinition = {
     resume: { type: 'string', value: 'ID', description: 'continue a stored session (id, unique prefix, or "last")' },
     fork: { type: 'boolean', description: 'continue a stored rollout: give RUN KEY [TURN] as arguments' },
     checkpoints: { type: 'string', value: 'DIR', description: 'folder of run stores for --fork and /fork', default: 'checkpoints' },
-    config: { type: 'string', value: 'FILE', description: 'a run config YAML (endpoint, budget, mcp_servers, toolsets, system_prompt, …); flags win' },
+    config: { type: 'string', value: 'FILE', description: 'a run config YAML (endpoint, budget, mcp_servers, web, auxiliary, toolsets, system_prompt, …); flags win' },
     plain: { type: 'boolean', description: 'no colours, prompts or line editing even on a terminal' },
     'scripted-if-unset': { type: 'boolean', description: 'with no endpoint configured, use the built-in scripted endpoint' },
     ...ENDPOINT_OPTIONS,
@@ -42,7 +42,8 @@ export const command: CommandDefinition = {
 Piped input: one message or /command per line, plain output. A dangerous command's approval
 question reads the next line: y/once, s/session, a/always (saved in TRAJ_HOME/config.yaml), anything else denies.
 --fork KEY: the record's "id", or a unique prefix of it; KEY:SAMPLE for a sample other than 0.
-Sessions live in TRAJ_HOME/sessions.sqlite (default ~/.traj); see traj sessions --help.
+Sessions live in TRAJ_HOME/sessions.sqlite (default ~/.traj); several chats may share it (each write waits
+for the lock instead of failing). See traj sessions --help.
 Memory (TRAJ_HOME/memories/), skills (TRAJ_HOME/skills/ and --skills DIR) and the session search
 are the memory, skills and session_search toolsets. AGENTS.md and .traj.md from the working folder
 (--workdir, else the current one) up to the repository root go into the system prompt.
@@ -73,6 +74,7 @@ Long sessions are compressed near the model's context window (endpoint.context_l
         toolConcurrency: config.tool_concurrency ?? 8,
         sandbox: { kind: sandboxKind, image: stringOption(values, 'image') ?? config.image ?? (sandboxKind === fork?.sandbox.kind ? fork.sandbox.image : undefined), workdir: config.workdir, docker: config.docker, ...(hostFolder ? { hostFolder } : {}) },
         mcpServers: loadMcpServers(stringOption(values, 'config')).servers,
+        ...toolConfigOf(loadToolConfig(stringOption(values, 'config'))),
         checkpointsDir: stringOption(values, 'checkpoints') ?? 'checkpoints',
         knowledge: {
           skillFolders: stringOption(values, 'skills') ? [resolve(stringOption(values, 'skills')!)] : [],
@@ -91,10 +93,14 @@ Long sessions are compressed near the model's context window (endpoint.context_l
   },
 };
 
+function toolConfigOf(tools: ToolConfig): { web: ToolConfig['web']; auxiliary: ToolConfig['auxiliary'] } {
+  return { web: tools.web, auxiliary: tools.auxiliary };
+}
+
 /** The --config file's settings (any run-config key; `run` is not needed for a chat). */
 function chatConfig(values: ParsedCommand['values']): Partial<RunConfig> {
   const file = stringOption(values, 'config');
-  return file ? validate(RunConfigSchema.partial(), readConfigFile(file), file) : {};
+  return file ? readRunConfigFile(file) : {};
 }
 
 /** --system FILE wins over the config's system_prompt / system. */

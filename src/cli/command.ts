@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError } from '../errors.js';
+import { closestMatch } from '../util/closest-match.js';
 
 export interface OptionSpec {
   type: 'string' | 'boolean';
@@ -53,8 +54,17 @@ export function parseCommand(command: CommandDefinition, argv: string[]): Parsed
     const values = parsed.values as ParsedCommand['values'];
     return { values, positionals: parsed.positionals, help: Boolean(values.help) };
   } catch (error) {
-    throw new ConfigError(`traj ${command.name}: ${(error as Error).message} (see 'traj ${command.name} --help')`, { code: 'cli_usage' });
+    throw new ConfigError(`traj ${command.name}: ${usageProblem(command, error as Error & { code?: string })} (see 'traj ${command.name} --help')`, { code: 'cli_usage' });
   }
+}
+
+/** parseArgs' complaint in traj's words; an unknown flag names the nearest real one. */
+function usageProblem(command: CommandDefinition, error: Error & { code?: string }): string {
+  const unknown = error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /Unknown option '([^']+)'/.exec(error.message)?.[1] : undefined;
+  if (unknown === undefined) return error.message;
+  const flags = ['help', ...Object.keys(command.options)].map((name) => `--${name}`);
+  const near = unknown.startsWith('--') ? closestMatch(unknown, flags) : undefined;
+  return `unknown flag ${unknown}${near ? ` (did you mean ${near}?)` : ''}`;
 }
 
 export function stringOption(values: ParsedCommand['values'], name: string): string | undefined {

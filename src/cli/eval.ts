@@ -1,6 +1,5 @@
 import { knowledgeFingerprint } from '../run/rollout-knowledge.js';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { EndpointSchema, type Endpoint } from '../config/endpoint.js';
 import { validate } from '../config/load.js';
 import { applyAdvantages } from '../report/advantages.js';
@@ -11,10 +10,10 @@ import { buildReport, writeReport, type ReportFiles } from '../report/report.js'
 import type { EvalReport } from '../report/report-schema.js';
 import { rescoreRun } from '../report/rescore.js';
 import { ConfigError, isTrajError } from '../errors.js';
-import { fingerprintParts } from '../run/batch.js';
+import { availabilityContext, fingerprintParts } from '../run/batch.js';
 import { collectItems, environmentEntries, keyItems, type KeyedEnvironmentItem } from '../run/environment-entries.js';
 import { executeRun, storePathFor } from '../run/execute-run.js';
-import { writeRunOutputs } from '../run/outputs.js';
+import { defaultOutputDirectory, writeRunOutputs } from '../run/outputs.js';
 import type { RolloutSettings } from '../run/rollout.js';
 import type { RunConfig } from '../run/run-config.js';
 import { RunStore } from '../run/store.js';
@@ -24,6 +23,8 @@ import { integerOption, stringOption, type CommandDefinition, type ParsedCommand
 import { resolveEndpoint, type ResolvedEndpoint } from './endpoint.js';
 import { agentOption, datasetLocation, EVAL_OPTIONS, judgeSettingsFrom, judgeFingerprint, numberOption, rescoreJudgeSettings, StoredEvalSchema, type EvalAgent, type StoredEval } from './eval-options.js';
 import { formatEvalSummary } from './eval-summary.js';
+import { exitCodeHelp } from './exit-codes.js';
+import { DEFAULT_DOCKER_IMAGE } from '../sandbox/docker-config.js';
 import { RunProgress } from './progress.js';
 import { runConfigFrom } from './run-options.js';
 import { logRunStart, pipelineControls, runExitCode, runStopSignals } from './run-controls.js';
@@ -85,6 +86,8 @@ export interface EvalRunOptions {
   runDefaults?: Partial<RunConfig>;
   /** Environment-specific settings handed to items() (bench: the suite's environment_settings and flags). */
   environmentSettings?: Record<string, unknown>;
+  /** The file the environment settings came from (bench: the suite), named in their errors. */
+  environmentSettingsFile?: string;
   /** Runs once report.json and report.md are written; its lines are printed after the summary, its exit code used when the run itself succeeded. */
   afterReport?(finished: FinishedEval): Promise<{ lines: string[]; exitCode: number }> | { lines: string[]; exitCode: number };
 }
@@ -110,11 +113,11 @@ export async function runEval(values: ParsedCommand['values'], options: EvalRunO
   const storePath = storePathFor(config.checkpoints, config.run);
   const judges = judgeSettingsFrom(values, environmentConfig.judge, resolved.scripted ? undefined : endpoint);
   const environmentOptions = { image: config.image, sandbox: config.sandbox, settings: options.environmentSettings };
-  const items = keyItems(environment, await collectItems(environment, { dataset, limit: config.limit, ...environmentOptions }));
+  const items = keyItems(environment, await collectItems(environment, { dataset, limit: config.limit, ...environmentOptions, settingsFile: options.environmentSettingsFile }));
   if (items.length === 0) throw new ConfigError(`environment '${environment.name}' yielded no items${dataset ? ` from ${dataset}` : ''}`, { code: 'environment_empty' });
   const stored: StoredEval = { environment_module: modulePath, dataset, limit: config.limit, samples, pass_threshold: passThreshold, judges, environment_options: environmentOptions };
   const settings = rolloutSettings(config, endpoint, { environmentModule: modulePath, agent, judges: judges && { ...judges, cachePath: storePath } });
-  const outDir = config.out ?? join('datasets', config.run);
+  const outDir = config.out ?? defaultOutputDirectory(config.run);
   const signals = runStopSignals(config, log);
   let progress: RunProgress | undefined;
   let finished: { report: EvalReport; files: ReportFiles } | undefined;
@@ -140,13 +143,15 @@ export async function runEval(values: ParsedCommand['values'], options: EvalRunO
           agent,
           sandbox: { kind: config.sandbox, image: config.image },
           knowledge: knowledgeFingerprint(settings),
+          tools: settings,
         }),
         judges: judgeFingerprint(judges),
         ...(options.environmentSettings ? { environment_settings: options.environmentSettings } : {}),
       },
       config: { ...config, endpoint: { ...endpoint }, eval: stored },
       force: values.force === true,
-      entries: (store) => environmentEntries({ environment, items, samples, choice, seed: config.seed, registry, store, dataset: dataset ?? `environment:${environment.name}` }),
+      entries: (store) =>
+        environmentEntries({ environment, items, samples, choice, seed: config.seed, registry, store, dataset: dataset ?? `environment:${environment.name}`, availability: availabilityContext(settings) }),
       ...pipelineControls(config, signals),
       onStart(info) {
         const judged = judges ? `, judged by ${judges.endpoints.map((judge) => judge.model).join(' + ')}` : '';
@@ -155,6 +160,10 @@ export async function runEval(values: ParsedCommand['values'], options: EvalRunO
         progress = new RunProgress(items.length * samples);
       },
       onEvent: (event) => progress?.onEvent(event),
+      onNotice: (message) => log(`[traj] ${message}`),
+      onPipelineDone: () => progress?.stop(),
+      callsModel: agent === 'model',
+      images: items.map((keyed) => keyed.sandbox.image ?? settings.sandbox.image ?? DEFAULT_DOCKER_IMAGE),
       async afterPipeline(store) {
         finished = finishEval(store, outDir, passThreshold, environment);
         extras = await options.afterReport?.({ ...finished, store, outDir, agent, settings, items });
@@ -163,7 +172,7 @@ export async function runEval(values: ParsedCommand['values'], options: EvalRunO
     progress?.stop();
     printResult(finished!, result.outputs.trajectories);
     if (extras && extras.lines.length > 0) process.stdout.write(`${extras.lines.join('\n')}\n`);
-    return runExitCode(result.summary, log, 'rollouts (infrastructure)') ?? extras?.exitCode ?? 0;
+    return runExitCode(result.summary, result.outputs.stats, log, 'rollouts') ?? extras?.exitCode ?? 0;
   } finally {
     progress?.stop();
     signals.dispose();
@@ -217,7 +226,7 @@ async function rescore(values: ParsedCommand['values'], run: string): Promise<nu
       // The records are now graded by these judges: a resume must use them too (or say what changed).
       store.initRun({ name: run, kind: meta.kind, config: { ...meta.config, eval: { ...stored, judges } }, fingerprintParts: { ...meta.fingerprint_parts, judges: judgeFingerprint(judges) }, force: true });
     }
-    const outDir = stringOption(values, 'out') ?? join('datasets', run);
+    const outDir = stringOption(values, 'out') ?? defaultOutputDirectory(run);
     const finished = finishEval(store, outDir, passThreshold, environment);
     const outputs = writeRunOutputs(store, outDir);
     log(`[traj] rescored ${summary.rescored} rollouts (${summary.rewardErrors} reward errors; judge: ${summary.judgeCalls} new verdicts, ${summary.judgeCacheHits} from the cache)${summary.missingItems > 0 ? `; ${summary.missingItems} stored rollouts kept as they were: the environment no longer yields their items` : ''}`);
@@ -241,7 +250,8 @@ export const command: CommandDefinition = {
 Defaults come from environments/<name>/config.yaml; flags and --config override them.
 Resume: run the same command again (more --samples adds samples to every item).
 Outputs: checkpoints/NAME.sqlite, datasets/NAME/trajectories.jsonl (with reward, scores, group, advantage), statistics.json, report.json, report.md.
-Exit codes: 0 all rollouts done (reward errors are results, not failures), 1 some failed (rerun to retry), 2 usage error, 130 interrupted.`,
+Reward errors are results, not failures. Before the first rollout a preflight checks the key, the endpoint and, for docker, the images.
+${exitCodeHelp()}`,
   async run({ values }) {
     const rescoreRunName = stringOption(values, 'rescore');
     return rescoreRunName ? rescore(values, rescoreRunName) : runEval(values);

@@ -2,6 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { compileFilter, DEFAULT_HUB_URL, ExportFormatSchema, ExportViewSchema, exportRun, pushToHub, SplitBySchema, type ExportResult, type PushResult } from '../export/index.js';
+import { defaultOutputDirectory } from '../run/outputs.js';
 import { stringOption, type CommandDefinition, type ParsedCommand } from './command.js';
 
 export const command: CommandDefinition = {
@@ -62,7 +63,7 @@ A second push of an unchanged export commits nothing (files are compared by dige
       splitBy: choice(values, 'split-by', SplitBySchema.options),
       filter,
       shardSizeMb: shardSize(values),
-      out: stringOption(values, 'out') ?? join('datasets', run),
+      out: stringOption(values, 'out') ?? defaultOutputDirectory(run),
       repository,
     });
     process.stdout.write(formatExport(result, format));

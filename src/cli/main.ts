@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 import { readFileSync, writeFileSync } from 'node:fs';
 import { isTrajError } from '../errors.js';
+import { closestMatch } from '../util/closest-match.js';
 import { formatHelp, parseCommand, type CommandDefinition } from './command.js';
+import { exitCodeFor, exitCodeHelp } from './exit-codes.js';
 
 /** Commands load lazily so `traj --help` never pays for dockerode, arrow or the MCP SDK. */
 const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandDefinition> }> = {
@@ -14,6 +16,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandDef
   ask: { summary: 'run one prompt through the agent and print the conversation', load: async () => (await import('./ask.js')).command },
   distributions: { summary: 'list the toolset distributions, or show one with what it draws in practice', load: async () => (await import('./distributions.js')).command },
   mcp: { summary: 'start the configured MCP servers and list their toolsets and tools', load: async () => (await import('./mcp.js')).command },
+  view: { summary: 'a local, read-only web app over run stores and chat sessions: runs, filterable trajectories, plots, compare', load: async () => (await import('./view.js')).command },
   sandbox: { summary: "prune traj's leaked Docker sandbox containers", load: async () => (await import('./sandbox.js')).command },
   'mock-server': { summary: 'run the scripted OpenAI-compatible endpoint (tests, demos, benchmarks)', load: async () => (await import('./mock-server.js')).command },
 };
@@ -24,15 +27,27 @@ function mainHelp(): string {
   return [
     'traj — a harness for tool-using LLM agents',
     '',
-    'usage: traj <command> [options]     (traj <command> --help for its options)',
+    'usage: traj <command> [options]     (traj help <command> or traj <command> --help for its options)',
     '',
     'commands:',
     ...rows,
+    '',
+    exitCodeHelp(),
   ].join('\n');
 }
 
+/** "unknown command 'bacth' (did you mean 'batch'?)", else the list of commands. */
+function unknownCommand(name: string): number {
+  const near = closestMatch(name, Object.keys(COMMANDS));
+  const hint = near ? ` (did you mean '${near}'?)` : `; commands: ${Object.keys(COMMANDS).join(', ')}`;
+  process.stderr.write(`traj: unknown command '${name}'${hint} (see 'traj --help')\n`);
+  return 2;
+}
+
 export async function main(argv: string[]): Promise<number> {
-  const [name, ...rest] = argv;
+  const [first, ...afterFirst] = argv;
+  // `traj help CMD` is `traj CMD --help`.
+  const [name, ...rest] = first === 'help' && afterFirst.length > 0 ? [afterFirst[0]!, '--help'] : [first, ...afterFirst];
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(`${mainHelp()}\n`);
     return name ? 0 : 2;
@@ -42,10 +57,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const entry = COMMANDS[name];
-  if (!entry) {
-    process.stderr.write(`traj: unknown command '${name}'; commands: ${Object.keys(COMMANDS).join(', ')}\n`);
-    return 2;
-  }
+  if (!entry) return unknownCommand(name);
   const command = await entry.load();
   try {
     const parsed = parseCommand(command, rest);
@@ -59,13 +71,11 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+/** Print what ended a command and return its exit status (exit-codes.ts: the same table for every command). */
 export function reportError(error: unknown): number {
-  if (isTrajError(error)) {
-    process.stderr.write(`traj: ${error.message}\n`);
-    return error.code === 'cli_usage' ? 2 : 1;
-  }
-  process.stderr.write(`traj: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  return 1;
+  if (isTrajError(error)) process.stderr.write(`traj: ${error.message}\n`);
+  else process.stderr.write(`traj: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  return exitCodeFor(error);
 }
 
 /**
@@ -97,6 +107,19 @@ function childrenCpuMs(): number {
   }
 }
 
+/**
+ * `traj batch ... | head`: once the reader of stdout is gone, further output has nowhere to go.
+ * Drop it quietly and let the command finish its work (a batch still writes its store and
+ * outputs) and exit with its own code, instead of dying on an unhandled EPIPE.
+ */
+function ignoreClosedStdout(): void {
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.stdout.write = (() => true) as typeof process.stdout.write;
+  });
+}
+
+ignoreClosedStdout();
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;

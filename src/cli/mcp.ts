@@ -1,6 +1,7 @@
 import { ConfigError } from '../errors.js';
 import { discoverMcpTools, homeConfigFile, loadMcpServers, McpClientPool, type McpCatalogServer, type McpServer, type McpServerFailure } from '../tools/mcp/index.js';
 import { stringOption, type CommandDefinition } from './command.js';
+import { readRunConfigFile } from './run-options.js';
 
 const DESCRIPTION_WIDTH = 100;
 
@@ -29,7 +30,9 @@ export const command: CommandDefinition = {
     if (positionals.length !== 1 || positionals[0] !== 'list') {
       throw new ConfigError(`traj mcp: expected 'list', got '${positionals.join(' ')}' (see 'traj mcp --help')`, { code: 'cli_usage' });
     }
-    const { servers, files } = loadMcpServers(stringOption(values, 'config'));
+    const file = stringOption(values, 'config');
+    if (file) readRunConfigFile(file);
+    const { servers, files } = loadMcpServers(file);
     const names = Object.keys(servers);
     if (names.length === 0) {
       const where = files.length > 0 ? files.join(', ') : `${homeConfigFile()} (absent)${stringOption(values, 'config') ? '' : ' — pass --config FILE for a run config'}`;

@@ -10,15 +10,21 @@ interface Counters {
   tokens: number;
 }
 
+/** How long the last error shown in a progress line may be. */
+const ERROR_WIDTH = 100;
+
 /**
  * Progress of a run on stderr: a cli-progress bar on a TTY, otherwise one line every 10 s
- * (logs stay readable in CI and under nohup).
+ * (logs stay readable in CI and under nohup). The last error (a model call being retried, a
+ * failed rollout) is shown as it happens, so a dead endpoint is never a silent wait.
  */
 export class RunProgress {
   private readonly counters: Counters = { done: 0, discarded: 0, failed: 0, inFlight: 0, skipped: 0, tokens: 0 };
   private readonly started = performance.now();
   private bar?: cliProgress.SingleBar;
   private timer?: NodeJS.Timeout;
+  private lastError = '';
+  private lastErrorShownAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly total: number | undefined,
@@ -29,7 +35,7 @@ export class RunProgress {
       this.bar = new cliProgress.SingleBar(
         {
           stream,
-          format: ' {bar} {value}/{total} | {rate}/min | ETA {eta_formatted} | in flight {inFlight} | errors {failed} | discarded {discarded} | tokens {tokens}',
+          format: ' {bar} {value}/{total} | {rate}/min | ETA {eta_formatted} | in flight {inFlight} | errors {failed} | discarded {discarded} | tokens {tokens}{lastError}',
           hideCursor: true,
           etaBuffer: 50,
         },
@@ -50,23 +56,37 @@ export class RunProgress {
   private payload() {
     const minutes = (performance.now() - this.started) / 60_000;
     const fresh = this.counters.done + this.counters.discarded + this.counters.failed;
-    return { ...this.counters, rate: minutes > 0 ? (fresh / minutes).toFixed(1) : '0' };
+    return { ...this.counters, rate: minutes > 0 ? (fresh / minutes).toFixed(1) : '0', lastError: this.lastError ? ` | last error: ${this.lastError}` : '' };
   }
 
   line(): string {
     const payload = this.payload();
     const of = this.total !== undefined ? `/${this.total}` : '';
-    return `[traj] ${this.finished()}${of} finished (done ${payload.done}, discarded ${payload.discarded}, failed ${payload.failed}, skipped ${payload.skipped}) | in flight ${payload.inFlight} | ${payload.rate}/min | tokens ${payload.tokens}`;
+    return `[traj] ${this.finished()}${of} finished (done ${payload.done}, discarded ${payload.discarded}, failed ${payload.failed}, skipped ${payload.skipped}) | in flight ${payload.inFlight} | ${payload.rate}/min | tokens ${payload.tokens}${payload.lastError}`;
+  }
+
+  /** A new error message: on the bar at once; without a TTY as its own line (at most one every 2 s). */
+  private showError(message: string, prefix: string): void {
+    const text = message.replace(/\s+/g, ' ').trim();
+    this.lastError = text.length > ERROR_WIDTH ? `${text.slice(0, ERROR_WIDTH - 1)}…` : text;
+    if (this.bar || this.stopped) return;
+    const now = performance.now();
+    if (now - this.lastErrorShownAt < 2_000) return;
+    this.lastErrorShownAt = now;
+    this.stream.write(`[traj] ${prefix}${text}\n`);
   }
 
   onEvent(event: PipelineEvent): void {
     const counters = this.counters;
-    if (event.type === 'dispatched') counters.inFlight++;
+    if (event.type === 'retrying') this.showError(event.message, event.attempt > 0 ? `retrying a model call (attempt ${event.attempt} failed, next in ${(event.delayMs / 1000).toFixed(1)} s): ` : '');
+    else if (event.type === 'halted') this.showError(event.reason, 'stopping dispatch: ');
+    else if (event.type === 'dispatched') counters.inFlight++;
     else if (event.type === 'skipped') counters.skipped++;
     else if (event.type === 'interrupted') counters.inFlight--;
     else if (event.type === 'finished') {
       counters.inFlight--;
       counters[event.status]++;
+      if (event.error && event.status === 'failed') this.showError(event.error.message, 'rollout failed: ');
       if (event.record) counters.tokens += event.record.usage.prompt_tokens + event.record.usage.completion_tokens;
     } else return;
     this.bar?.update(this.finished(), this.payload());

@@ -1,4 +1,4 @@
-import type { Message } from '../model/messages.js';
+import { contentText, type Message } from '../model/messages.js';
 
 function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}… (${text.length - max} more chars)` : text;
@@ -11,7 +11,7 @@ export function renderConversation(messages: readonly Message[], options: { maxR
   for (const message of messages) {
     if (message.role === 'system') {
       if (options.showSystem) lines.push(`[system] ${message.content}`);
-    } else if (message.role === 'user') lines.push(`[user] ${message.content}`);
+    } else if (message.role === 'user') lines.push(`[user] ${contentText(message.content)}`);
     else if (message.role === 'assistant') {
       if (message.reasoning) lines.push(`[reasoning] ${clip(message.reasoning, max)}`);
       if (message.content?.trim()) lines.push(`[assistant] ${message.content}`);

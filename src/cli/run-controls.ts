@@ -1,10 +1,13 @@
 import { recordFilters } from '../run/batch.js';
+import { errorMessage } from '../errors.js';
 import type { ExecuteRunInput, RunStartInfo } from '../run/execute-run.js';
 import type { PipelineSummary } from '../run/pipeline.js';
 import type { RunConfig } from '../run/run-config.js';
+import type { RunStatistics } from '../run/run-statistics.js';
+import { EXIT_FAILED, EXIT_INTERRUPTED, EXIT_RUN_FAULT, exitCodeFor } from './exit-codes.js';
 import { installStopSignals, type StopSignals } from './signals.js';
 
-export const EXIT_INTERRUPTED = 130;
+export { EXIT_INTERRUPTED } from './exit-codes.js';
 
 /** SIGINT/SIGTERM for a run: the first stops dispatching, the second interrupts in-flight rollouts. */
 export function runStopSignals(config: RunConfig, log: (line: string) => void): StopSignals {
@@ -18,12 +21,13 @@ export function runStopSignals(config: RunConfig, log: (line: string) => void): 
 export function pipelineControls(
   config: RunConfig,
   signals: StopSignals,
-): Pick<ExecuteRunInput, 'filters' | 'workers' | 'concurrency' | 'maxAttempts' | 'graceMs' | 'stop' | 'interruptNow'> {
+): Pick<ExecuteRunInput, 'filters' | 'workers' | 'concurrency' | 'maxAttempts' | 'retryFailed' | 'graceMs' | 'stop' | 'interruptNow'> {
   return {
     filters: recordFilters({ requireReasoning: config.require_reasoning, completedOnly: config.completed_only }),
     workers: config.workers,
     concurrency: config.concurrency,
     maxAttempts: config.max_attempts,
+    retryFailed: config.retry_failed,
     graceMs: config.grace_period * 1000,
     stop: signals.stop,
     interruptNow: signals.interruptNow,
@@ -35,17 +39,42 @@ export function logRunStart(log: (line: string) => void, info: RunStartInfo, wha
   if (info.fingerprintChanges.length > 0) log(`[traj] --force: continuing although settings changed:\n  ${info.fingerprintChanges.join('\n  ')}`);
   const resumed = info.alreadyFinished > 0 ? `, resuming (${info.alreadyFinished} already finished)` : '';
   log(`[traj] ${what}, ${info.workers} workers × ${Math.ceil(info.concurrency / info.workers)} rollouts, store ${info.storePath}${resumed}`);
+  if (info.retried > 0) log(`[traj] --retry-failed: ${info.retried} failed prompts get fresh attempts`);
 }
 
-/** 130 when interrupted, 1 when rollouts failed (a rerun retries them), else undefined (the caller decides). */
-export function runExitCode(summary: PipelineSummary, log: (line: string) => void, failedWhat: string): number | undefined {
+/**
+ * The exit status of a finished run (exit-codes.ts) and the lines that say why: 4 after a run-level
+ * fault, the dataset error's status after a bad row, 130 when interrupted, 1 when prompts failed
+ * (with each failure code's first message), else undefined (the caller decides, e.g. bench's 3).
+ */
+export function runExitCode(summary: PipelineSummary, stats: RunStatistics, log: (line: string) => void, failedWhat: string): number | undefined {
+  if (summary.runFault) {
+    log(`[traj] stopped: run-level fault ${summary.runFault.code}: ${summary.runFault.message}`);
+    log(`[traj] no ${failedWhat} used an attempt for it (${summary.interrupted} went back to pending). Fix the cause and run the same command again.`);
+    return EXIT_RUN_FAULT;
+  }
+  if (summary.inputError) {
+    log(`[traj] stopped dispatching: ${errorMessage(summary.inputError)}`);
+    log(`[traj] the ${failedWhat} already running landed and the outputs are written. Fix the row (or pass --skip-bad-rows) and run the same command again to continue.`);
+    return exitCodeFor(summary.inputError);
+  }
   if (summary.stopped) {
     log(`[traj] interrupted: ${summary.interrupted} rollouts went back to pending. Resume with the same command.`);
     return EXIT_INTERRUPTED;
   }
-  if (summary.failed > 0) {
-    log(`[traj] ${summary.failed} ${failedWhat} failed (see statistics.json "failed_by_code"); rerun the same command to retry them.`);
-    return 1;
+  if (summary.failed > 0 || summary.exhausted > 0) {
+    const forGood = stats.prompts.failed_for_good;
+    log(`[traj] ${summary.failed + summary.exhausted} ${failedWhat} failed${forGood > 0 ? ` (${forGood} for good: attempts used up or a fault that repeats)` : ''}:`);
+    for (const line of failureLines(stats)) log(`  ${line}`);
+    const retryable = summary.failed + summary.exhausted - forGood;
+    if (retryable > 0) log(`[traj] rerun the same command to retry the ${retryable} that may succeed on another try.`);
+    if (forGood > 0) log(`[traj] a rerun skips the ${forGood} failed for good: fix the cause, then rerun with --retry-failed to give them fresh attempts.`);
+    return EXIT_FAILED;
   }
   return undefined;
+}
+
+/** One line per failure code: how many, an example prompt key, and the first message in full. */
+export function failureLines(stats: RunStatistics): string[] {
+  return Object.entries(stats.prompts.failures).map(([code, failure]) => `${code} ×${failure.count} (e.g. ${failure.example_key}): ${failure.first_message}`);
 }

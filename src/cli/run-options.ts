@@ -1,14 +1,16 @@
 import { readFileSync } from 'node:fs';
+import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { readConfigFile, validate } from '../config/load.js';
 import { RunConfigSchema, type RunConfig } from '../run/run-config.js';
-import { parseDockerSandboxConfig } from '../sandbox/docker-config.js';
+import { DockerSandboxConfigSchema } from '../sandbox/docker-config.js';
 import { loadMcpServers } from '../tools/mcp/config.js';
+import { loadToolConfig } from '../config/tool-config.js';
 import { ENDPOINT_OPTIONS, integerOption, listOption, stringOption, type OptionSpec, type ParsedCommand } from './command.js';
 
 /** Flags shared by batch, eval and bench; each maps onto a run-config key. */
 export const RUN_OPTIONS: Record<string, OptionSpec> = {
-  config: { type: 'string', value: 'FILE', description: 'YAML run config holding any of these settings (flags override it)' },
+  config: { type: 'string', value: 'FILE', description: 'YAML run config holding any of these settings (flags override it); an unknown key is an error' },
   run: { type: 'string', value: 'NAME', description: 'run name: the store is checkpoints/NAME.sqlite, outputs go to datasets/NAME/' },
   dataset: { type: 'string', value: 'FILE', description: 'JSONL, Parquet or Arrow file, or hf://datasets/ORG/NAME/PATH' },
   distribution: { type: 'string', value: 'NAME', description: 'toolset distribution drawn per prompt (traj distributions list)' },
@@ -22,7 +24,8 @@ export const RUN_OPTIONS: Record<string, OptionSpec> = {
   system: { type: 'string', value: 'FILE', description: 'file holding the system prompt' },
   'require-reasoning': { type: 'boolean', description: 'discard rollouts without reasoning' },
   'completed-only': { type: 'boolean', description: 'discard rollouts that did not finish on their own' },
-  'max-attempts': { type: 'string', value: 'N', description: 'tries per prompt across reruns before it is left failed (default 3)' },
+  'max-attempts': { type: 'string', value: 'N', description: 'recorded failures per prompt across reruns before it is failed for good (default 3); a kill or a run-level fault uses none' },
+  'retry-failed': { type: 'boolean', description: 'give prompts failed for good (attempts used up, or a fault that repeats) fresh attempts in this run' },
   'rollout-timeout': { type: 'string', value: 'S', description: 'abort a rollout after S seconds (recorded as failed, infra)' },
   force: { type: 'boolean', description: 'continue a run whose settings changed (the change is recorded)' },
   limit: { type: 'string', value: 'N', description: 'only the first N dataset rows' },
@@ -31,6 +34,7 @@ export const RUN_OPTIONS: Record<string, OptionSpec> = {
   'grace-period': { type: 'string', value: 'S', description: 'seconds in-flight rollouts get after Ctrl-C (default 30)' },
   out: { type: 'string', value: 'DIR', description: 'output folder (default datasets/<run>)' },
   checkpoints: { type: 'string', value: 'DIR', description: 'folder of run stores (default checkpoints)' },
+  'web-cache': { type: 'string', value: 'MODE', description: 'readwrite (default): reuse and store web fetches in the run store; read: reuse only; off' },
   'scripted-if-unset': { type: 'boolean', description: 'with no endpoint configured, use the built-in scripted endpoint (what npm start does)' },
   memory: { type: 'string', value: 'DIR', description: 'memory tool on: each rollout works on a private copy of DIR; the record keeps its final state' },
   skills: { type: 'string', value: 'DIR[,DIR]', description: 'skill folders for the skills toolset (read-only unless --skills-writable)' },
@@ -38,10 +42,21 @@ export const RUN_OPTIONS: Record<string, OptionSpec> = {
   ...ENDPOINT_OPTIONS,
 };
 
+/**
+ * A run config file (`--config`), every section checked strictly so an error names the file and
+ * the key path: the top level and `endpoint:`/`budget:` here, `docker:` by the sandbox's own
+ * schema (so a typo fails the command, not every rollout), `mcp_servers:` by loadMcpServers.
+ */
+export function readRunConfigFile(file: string): Partial<RunConfig> {
+  const config = validate(RunConfigSchema.partial(), readConfigFile(file), file);
+  if (config.docker !== undefined) validate(z.strictObject({ docker: DockerSandboxConfigSchema }), { docker: config.docker }, file);
+  return config;
+}
+
 /** The run config: the --config file (validated on its own so errors name it), then flags over it. */
 export function runConfigFrom(values: ParsedCommand['values'], defaults: Partial<RunConfig> = {}): RunConfig {
   const file = stringOption(values, 'config');
-  const fromFile = file ? validate(RunConfigSchema.partial(), readConfigFile(file), file) : {};
+  const fromFile = file ? readRunConfigFile(file) : {};
   const flags: Record<string, unknown> = {
     run: stringOption(values, 'run'),
     dataset: stringOption(values, 'dataset'),
@@ -57,6 +72,7 @@ export function runConfigFrom(values: ParsedCommand['values'], defaults: Partial
     require_reasoning: values['require-reasoning'] === true ? true : undefined,
     completed_only: values['completed-only'] === true ? true : undefined,
     max_attempts: integerOption(values, 'max-attempts'),
+    retry_failed: values['retry-failed'] === true ? true : undefined,
     rollout_timeout: integerOption(values, 'rollout-timeout'),
     limit: integerOption(values, 'limit'),
     skip_bad_rows: values['skip-bad-rows'] === true ? true : undefined,
@@ -67,6 +83,7 @@ export function runConfigFrom(values: ParsedCommand['values'], defaults: Partial
     memory: stringOption(values, 'memory'),
     skills: listOption(values, 'skills'),
     skills_writable: values['skills-writable'] === true ? true : undefined,
+    web_cache: stringOption(values, 'web-cache'),
   };
   const merged = { ...defaults, ...fromFile, ...Object.fromEntries(Object.entries(flags).filter(([, value]) => value !== undefined)) };
   if (!merged.run) throw new ConfigError('missing --run NAME (the run store is checkpoints/NAME.sqlite)', { code: 'cli_usage' });
@@ -76,8 +93,10 @@ export function runConfigFrom(values: ParsedCommand['values'], defaults: Partial
   // names its file before any worker starts (and relative `cwd`s resolve against that file).
   const mcp = loadMcpServers(file);
   if (Object.keys(mcp.servers).length > 0) config.mcp_servers = mcp.servers;
-  // Likewise the docker isolation settings: a typo fails the command, not every rollout.
-  if (config.docker) parseDockerSandboxConfig(config.docker, `${file ?? 'run config'}: docker`);
+  // web: and auxiliary: likewise: TRAJ_HOME/config.yaml overlaid by the run config.
+  const tools = loadToolConfig(file);
+  config.web = tools.web;
+  if (tools.auxiliary) config.auxiliary = tools.auxiliary;
   return config;
 }
 

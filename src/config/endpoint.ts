@@ -1,7 +1,13 @@
 import { z } from 'zod';
 
-/** One OpenAI-compatible endpoint. The key itself is never stored: only the variable naming it. */
-export const EndpointSchema = z.object({
+/** 4 MiB: hundreds of thousands of tokens of text, far past any normal turn. */
+export const DEFAULT_MAX_REPLY_BYTES = 4 * 1024 * 1024;
+
+/**
+ * One OpenAI-compatible endpoint. The key itself is never stored: only the variable naming it.
+ * Strict: `temprature: 0.2` is an error, never a run at the default temperature.
+ */
+export const EndpointSchema = z.strictObject({
   base_url: z.string().url().describe('OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1'),
   model: z.string().min(1).describe('model name sent in each request'),
   api_key_env: z.string().default('OPENAI_API_KEY').describe('environment variable holding the API key'),
@@ -19,6 +25,20 @@ export const EndpointSchema = z.object({
     .enum(['auto', 'on', 'off'])
     .optional()
     .describe('cache_control breakpoints on the system prompt and last messages; auto (the default) = Anthropic models only'),
+  reasoning_echo: z
+    .enum(['auto', 'always', 'never'])
+    .optional()
+    .describe(
+      'pass reasoning back on later requests: auto = the state providers need to continue a thinking model across tool ' +
+        'calls (reasoning_details with signatures; reasoning_content or thinking parts of tool-calling turns); ' +
+        'always = every turn\'s reasoning, in the form it came; never = none (default auto)',
+    ),
+  max_reply_bytes: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe(`a reply (body or stream) larger than this fails with reply_too_large (default ${DEFAULT_MAX_REPLY_BYTES})`),
 });
 export type Endpoint = z.infer<typeof EndpointSchema>;
 export type EndpointInput = z.input<typeof EndpointSchema>;

@@ -1,3 +1,7 @@
 export * from './endpoint.js';
 export * from './load.js';
 export * from './compression.js';
+export * from './home-config.js';
+export * from './web.js';
+export * from './auxiliary.js';
+export * from './tool-config.js';

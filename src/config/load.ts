@@ -4,7 +4,7 @@ import { parseDocument } from 'yaml';
 import { ConfigError } from '../errors.js';
 import { validate } from './validate.js';
 
-export { describeIssues, validate } from './validate.js';
+export { describeIssues, knownKeysAt, validate } from './validate.js';
 
 /** Parse YAML (or JSON, a subset) text; syntax errors name the file, line and column. */
 export function parseYaml(text: string, file: string): unknown {

@@ -1,22 +1,139 @@
 import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
+import { closestMatch } from '../util/closest-match.js';
 
 /**
  * Turn zod issues into one message naming the file, the path inside it and what was expected.
- * `where` is the file (or "flag --x") the value came from.
+ * `where` is the file (or "flag --x") the value came from. With the schema, an unknown key gets
+ * its own line with the nearest known key (`endpoint.temprature: unknown key (did you mean
+ * 'temperature'?)`) or the list of keys allowed there.
  */
-export function describeIssues(where: string, error: z.ZodError): string {
-  const lines = error.issues.map((issue) => {
-    const path = issue.path.length ? issue.path.map(String).join('.') : '(top level)';
-    return `  ${where}: ${path}: ${issue.message}`;
+export function describeIssues(where: string, error: z.ZodError, schema?: z.ZodType): string {
+  const lines = error.issues.flatMap((issue) => {
+    if (issue.code === 'unrecognized_keys') {
+      const known = schema ? knownKeysAt(schema, issue.path) : [];
+      return issue.keys.map((key) => `  ${where}: ${formatPath([...issue.path, key])}: ${unknownKeyMessage(key, known)}`);
+    }
+    return [`  ${where}: ${formatPath(issue.path)}: ${issue.message}`];
   });
   return `invalid configuration:\n${lines.join('\n')}`;
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  return path.length ? path.map(String).join('.') : '(top level)';
+}
+
+function unknownKeyMessage(key: string, known: string[]): string {
+  if (known.length === 0) return 'unknown key';
+  const near = closestMatch(key, known);
+  return near ? `unknown key (did you mean '${near}'?)` : `unknown key (expected one of: ${known.join(', ')})`;
 }
 
 export function validate<S extends z.ZodType>(schema: S, value: unknown, where: string): z.infer<S> {
   const result = schema.safeParse(value);
   if (!result.success) {
-    throw new ConfigError(describeIssues(where, result.error), { code: 'config_invalid', details: { where } });
+    throw new ConfigError(describeIssues(where, result.error, schema), { code: 'config_invalid', details: { where } });
   }
   return result.data;
+}
+
+/**
+ * The structural part of a zod schema's definition this walk reads. zod 4 exposes it as
+ * `schema._zod.def`; its public types do not name the per-kind fields, hence this shape.
+ */
+interface Definition {
+  type: string;
+  innerType?: z.ZodType;
+  in?: z.ZodType;
+  out?: z.ZodType;
+  shape?: Record<string, z.ZodType>;
+  valueType?: z.ZodType;
+  element?: z.ZodType;
+  options?: z.ZodType[];
+  left?: z.ZodType;
+  right?: z.ZodType;
+  getter?: () => z.ZodType;
+}
+
+function definition(schema: z.ZodType): Definition {
+  return (schema as unknown as { _zod: { def: Definition } })._zod.def;
+}
+
+/** The object schemas a value at this schema may be, with wrappers (optional, default, pipe, …) looked through. */
+function objectsOf(schema: z.ZodType, depth = 0): Definition[] {
+  if (depth > 20) return [];
+  const def = definition(schema);
+  switch (def.type) {
+    case 'object':
+      return [def];
+    case 'optional':
+    case 'nullable':
+    case 'default':
+    case 'prefault':
+    case 'catch':
+    case 'readonly':
+    case 'nonoptional':
+      return def.innerType ? objectsOf(def.innerType, depth + 1) : [];
+    case 'lazy':
+      return def.getter ? objectsOf(def.getter(), depth + 1) : [];
+    case 'pipe':
+      // z.preprocess(fn, schema) is a pipe into the schema; schema.transform(fn) a pipe out of it.
+      return [...(def.in ? objectsOf(def.in, depth + 1) : []), ...(def.out ? objectsOf(def.out, depth + 1) : [])];
+    case 'union':
+      return (def.options ?? []).flatMap((option) => objectsOf(option, depth + 1));
+    case 'intersection':
+      return [...(def.left ? objectsOf(def.left, depth + 1) : []), ...(def.right ? objectsOf(def.right, depth + 1) : [])];
+    default:
+      return [];
+  }
+}
+
+/** The schemas that describe the value one step down `key` from a value of this schema. */
+function childrenOf(schema: z.ZodType, key: PropertyKey, depth = 0): z.ZodType[] {
+  if (depth > 20) return [];
+  const def = definition(schema);
+  switch (def.type) {
+    case 'object': {
+      const child = typeof key === 'string' ? def.shape?.[key] : undefined;
+      return child ? [child] : [];
+    }
+    case 'record':
+      return def.valueType ? [def.valueType] : [];
+    case 'array':
+      return def.element ? [def.element] : [];
+    case 'optional':
+    case 'nullable':
+    case 'default':
+    case 'prefault':
+    case 'catch':
+    case 'readonly':
+    case 'nonoptional':
+      return def.innerType ? childrenOf(def.innerType, key, depth + 1) : [];
+    case 'lazy':
+      return def.getter ? childrenOf(def.getter(), key, depth + 1) : [];
+    case 'pipe':
+      return [...(def.in ? childrenOf(def.in, key, depth + 1) : []), ...(def.out ? childrenOf(def.out, key, depth + 1) : [])];
+    case 'union':
+      return (def.options ?? []).flatMap((option) => childrenOf(option, key, depth + 1));
+    case 'intersection':
+      return [...(def.left ? childrenOf(def.left, key, depth + 1) : []), ...(def.right ? childrenOf(def.right, key, depth + 1) : [])];
+    default:
+      return [];
+  }
+}
+
+/** The keys an object at `path` inside a value of `schema` may have (sorted; empty when unknown). */
+export function knownKeysAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
+  let current: z.ZodType[] = [schema];
+  for (const key of path) current = current.flatMap((candidate) => childrenOf(candidate, key));
+  const shapes = current.flatMap((candidate) => objectsOf(candidate)).map((def) => def.shape ?? {});
+  // A key whose only valid value is absence (z.never(), e.g. a misplaced `judge:`) is not one to suggest.
+  const keys = new Set(shapes.flatMap((shape) => Object.entries(shape).filter(([, child]) => !isNever(child)).map(([key]) => key)));
+  return [...keys].sort();
+}
+
+function isNever(schema: z.ZodType): boolean {
+  const def = definition(schema);
+  if (def.type === 'never') return true;
+  return def.type === 'optional' && def.innerType !== undefined && isNever(def.innerType);
 }

@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import type { Message, ToolCall } from '../model/messages.js';
+import { ContentPartSchema, TextPartSchema, type ContentPart, type Message, type ToolCall } from '../model/messages.js';
 
-const TextPartSchema = z.object({ type: z.literal('text'), text: z.string() });
-/** Plain text, or OpenAI content parts (text only: traj's messages carry text). */
+/** Plain text, or OpenAI content parts (text only, except in user messages). */
 const ContentSchema = z.union([z.string(), z.array(TextPartSchema)]);
+/** A user message may carry images: they reach the model unchanged. */
+const UserContentSchema = z.union([z.string(), z.array(ContentPartSchema)]);
 
 const ToolCallInputSchema = z.object({
   id: z.string().min(1, 'must not be empty'),
@@ -18,7 +19,7 @@ const ToolCallInputSchema = z.object({
 /** A message in the OpenAI chat shape, as found in datasets (a little looser than the wire). */
 export const OpenAIMessageSchema = z.discriminatedUnion('role', [
   z.object({ role: z.enum(['system', 'developer']), content: ContentSchema }),
-  z.object({ role: z.literal('user'), content: ContentSchema }),
+  z.object({ role: z.literal('user'), content: UserContentSchema }),
   z.object({
     role: z.literal('assistant'),
     content: ContentSchema.nullable().optional(),
@@ -61,7 +62,7 @@ function isSystem(input: OpenAIMessageInput): input is SystemInput {
 function convert(input: Exclude<OpenAIMessageInput, SystemInput>): Message {
   switch (input.role) {
     case 'user':
-      return { role: 'user', content: contentText(input.content) };
+      return { role: 'user', content: userContent(input.content) };
     case 'tool':
       return input.name
         ? { role: 'tool', tool_call_id: input.tool_call_id, name: input.name, content: contentText(input.content) }
@@ -83,6 +84,12 @@ function toolCall(input: z.infer<typeof ToolCallInputSchema>): ToolCall {
     type: 'function',
     function: { name: input.function.name, arguments: args === undefined ? '{}' : typeof args === 'string' ? args : JSON.stringify(args) },
   };
+}
+
+/** Parts are kept as they are when any is an image; text-only parts become one string as before. */
+function userContent(content: string | ContentPart[]): string | ContentPart[] {
+  if (typeof content === 'string' || content.some((part) => part.type === 'image_url')) return content;
+  return content.map((part) => (part.type === 'text' ? part.text : '')).join('');
 }
 
 function contentText(content: z.infer<typeof ContentSchema>): string {

@@ -119,6 +119,8 @@ export interface EnvironmentOptions {
   sandbox?: 'local' | 'docker';
   /** Environment-specific settings (a bench suite's `environment_settings`), validated by the environment. */
   settings?: Record<string, unknown>;
+  /** The file `settings` came from (a suite file), so an environment's errors can name it. */
+  settingsFile?: string;
 }
 
 export function defineEnvironment<Item>(environment: Environment<Item>): Environment<Item> {

@@ -16,7 +16,7 @@ export const VerdictSchema = z.strictObject({
 });
 
 export const JudgeScaleSchema = z
-  .object({ min: z.number(), max: z.number() })
+  .strictObject({ min: z.number(), max: z.number() })
   .refine((scale) => scale.max > scale.min, 'max must be greater than min');
 
 /** Judge settings of a run (plain JSON: they travel to worker threads inside RolloutSettings). */

@@ -1,4 +1,4 @@
-import type { Message } from '../model/messages.js';
+import { contentText, type Message } from '../model/messages.js';
 
 /** The text of the last assistant message that has any: the answer a reward or judge grades. */
 export function finalAnswer(messages: readonly Message[]): string {
@@ -12,5 +12,5 @@ export function finalAnswer(messages: readonly Message[]): string {
 /** The task as the agent was given it: its first user message. */
 export function taskPrompt(messages: readonly Message[]): string {
   const first = messages.find((message) => message.role === 'user');
-  return first?.content ?? '';
+  return first ? contentText(first.content) : '';
 }

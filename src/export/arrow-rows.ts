@@ -27,6 +27,8 @@ export function toArrowRow(record: TrajectoryRecord, view: ExportView): Record<s
       prompt_tokens: BigInt(record.usage.prompt_tokens),
       completion_tokens: BigInt(record.usage.completion_tokens),
       reasoning_tokens: BigInt(record.usage.reasoning_tokens),
+      cached_tokens: BigInt(record.usage.cached_tokens ?? 0),
+      cost: record.usage.cost ?? null,
     },
     compressions: (record.compressions ?? []).map((c) => ({
       ...c,
@@ -44,6 +46,8 @@ export function toArrowRow(record: TrajectoryRecord, view: ExportView): Record<s
     source: { dataset: record.source.dataset, row: record.source.row === null ? null : BigInt(record.source.row), fields: JSON.stringify(record.source.fields) },
     timing: { ...record.timing },
     error: jsonOrNull(record.error),
+    // Records stored before the images field existed have none.
+    images: record.images ?? [],
   };
 }
 
@@ -51,9 +55,13 @@ function messageRow(message: Message): Record<string, unknown> {
   const assistant = message.role === 'assistant' ? message : undefined;
   return {
     role: message.role,
-    content: message.content,
+    // Content parts (a user message with images) are kept as their JSON text: the column type is fixed.
+    content: typeof message.content === 'string' || message.content === null ? message.content : JSON.stringify(message.content),
     reasoning: assistant?.reasoning ?? null,
+    reasoning_details: jsonOrNull(assistant?.reasoning_details),
+    images: assistant?.images ?? null,
     tool_calls: assistant?.tool_calls?.map((call) => ({ id: call.id, type: call.type, function: { name: call.function.name, arguments: call.function.arguments } })) ?? null,
+    echo: jsonOrNull(assistant?.echo),
     tool_call_id: message.role === 'tool' ? message.tool_call_id : null,
     name: message.role === 'tool' ? (message.name ?? null) : null,
   };

@@ -4,7 +4,7 @@ import type { ExportView } from './export-options.js';
 export type ArrowModule = typeof Arrow;
 
 /** Bumped when a column is added, removed or changes type; stored in the schema metadata. */
-export const TRAJECTORY_SCHEMA_VERSION = '1';
+export const TRAJECTORY_SCHEMA_VERSION = '2';
 
 /** A column of the export: its name, whether it may be null, and its Arrow type. */
 interface ColumnSpec {
@@ -43,7 +43,11 @@ function columns(arrow: ArrowModule): ColumnSpec[] {
     field('role', text()),
     field('content', text(), true),
     field('reasoning', text(), true),
+    // Provider-shaped objects differ per provider: JSON strings, like the other free-form fields.
+    field('reasoning_details', text(), true),
+    field('images', listOf(text()), true),
     field('tool_calls', listOf(toolCall), true),
+    field('echo', text(), true),
     field('tool_call_id', text(), true),
     field('name', text(), true),
   ]);
@@ -76,7 +80,13 @@ function columns(arrow: ArrowModule): ColumnSpec[] {
     {
       name: 'usage',
       nullable: false,
-      type: new Struct([field('prompt_tokens', new Int64()), field('completion_tokens', new Int64()), field('reasoning_tokens', new Int64())]),
+      type: new Struct([
+        field('prompt_tokens', new Int64()),
+        field('completion_tokens', new Int64()),
+        field('reasoning_tokens', new Int64()),
+        field('cached_tokens', new Int64()),
+        field('cost', new Float64(), true),
+      ]),
     },
     { name: 'compressions', nullable: false, type: listOf(compression) },
     { name: 'memory', nullable: true, type: new Struct([field('memory', listOf(text())), field('user', listOf(text()))]) },
@@ -99,5 +109,6 @@ function columns(arrow: ArrowModule): ColumnSpec[] {
       type: new Struct([field('started_at', text()), field('duration_ms', new Float64()), field('model_ms', new Float64()), field('tool_ms', new Float64())]),
     },
     { name: 'error', nullable: true, type: text() },
+    { name: 'images', nullable: false, type: listOf(text()) },
   ];
 }

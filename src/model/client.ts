@@ -1,17 +1,19 @@
 import OpenAI from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
-import { EndpointSchema, type Endpoint, type EndpointInput } from '../config/endpoint.js';
+import { DEFAULT_MAX_REPLY_BYTES, EndpointSchema, type Endpoint, type EndpointInput } from '../config/endpoint.js';
 import { validate } from '../config/validate.js';
-import { ConfigError } from '../errors.js';
-import { withErrorEnvelope } from './error-body.js';
+import { ConfigError, ModelError } from '../errors.js';
 import { nodeHttpFetch } from './http-fetch.js';
 import { endpointLimiter, runLimited } from './concurrency.js';
-import { AttemptTimeoutError, BadResponseError, classifyFailure, modelErrorFor } from './failure.js';
+import { completionOf, isEventStream, parseChunk, parseJsonBody, streamedError } from './completion-reply.js';
+import { rememberErrorBody } from './error-body.js';
+import { AttemptTimeoutError, BadResponseError, classifyFailure, modelErrorFor, ReplyTooLargeError, type FailureContext } from './failure.js';
+import { readCappedText, readServerSentEvents } from './reply-body.js';
 import { toModelResponse } from './response.js';
-import { DEFAULT_RETRY_DELAYS, withRetries, type RetryDelays, type RetryEvent } from './retry.js';
+import { DEFAULT_RETRY_DELAYS, withRetries, type AttemptFailure, type RetryDelays, type RetryEvent } from './retry.js';
 import { StreamAssembler, type WireChunk } from './stream-assembler.js';
 import type { CompletionRequest, ModelClient, ModelDelta, ModelResponse } from './types.js';
-import { buildRequestBody, type WireCompletion, type WireMessage } from './wire.js';
+import { buildRequestBody, type WireCompletion } from './wire.js';
 
 export interface ModelClientOptions {
   /** Where the API key variable is read (default process.env). */
@@ -32,6 +34,7 @@ class OpenAICompatibleClient implements ModelClient {
   readonly baseURL: string;
   private readonly openai: OpenAI;
   private readonly delays: RetryDelays;
+  private readonly maxReplyBytes: number;
 
   constructor(
     private readonly endpoint: Endpoint,
@@ -40,13 +43,14 @@ class OpenAICompatibleClient implements ModelClient {
     this.model = endpoint.model;
     this.baseURL = endpoint.base_url;
     this.delays = { ...DEFAULT_RETRY_DELAYS, ...options.retry };
+    this.maxReplyBytes = endpoint.max_reply_bytes ?? DEFAULT_MAX_REPLY_BYTES;
     // Retries are ours (jitter, retry-after, abortable sleep, one typed error at the end).
     this.openai = new OpenAI({
       apiKey: apiKeyFor(endpoint, options.env ?? process.env),
       baseURL: endpoint.base_url,
       maxRetries: 0,
       timeout: endpoint.timeout_ms,
-      fetch: withErrorEnvelope(nodeHttpFetch),
+      fetch: keepingErrorBodies,
     });
   }
 
@@ -58,10 +62,11 @@ class OpenAICompatibleClient implements ModelClient {
       maxRetries: this.endpoint.max_retries,
       signal: request.signal,
       classify: (error) => classifyFailure(error, request.signal),
-      giveUp: (failure, count) => modelErrorFor(failure, count, { baseURL: this.baseURL, model: this.model }),
+      giveUp: (failure, count) => giveUp(failure, count, { baseURL: this.baseURL, model: this.model }),
       onRetry: this.options.onRetry,
     });
-    return toModelResponse(value, this.endpoint.tool_call_format, { durationMs: Math.round(performance.now() - started), attempts });
+    const settings = { tool_call_format: this.endpoint.tool_call_format, reasoning_echo: this.endpoint.reasoning_echo ?? 'auto' } as const;
+    return toModelResponse(value, settings, { durationMs: Math.round(performance.now() - started), attempts });
   }
 
   /** One HTTP exchange, bounded by timeout_ms from request to the last streamed byte. */
@@ -78,22 +83,59 @@ class OpenAICompatibleClient implements ModelClient {
     }
   }
 
+  /**
+   * The SDK sends the request and turns error statuses into its typed errors; the body of a 200
+   * is read here, under max_reply_bytes, and parsed leniently (see completionOf).
+   */
   private async whole(request: CompletionRequest, signal: AbortSignal): Promise<WireCompletion> {
     const body = buildRequestBody(this.endpoint, request.messages, request.tools, false);
     // The body carries extra_body fields the SDK's types do not know; it sends them as given.
-    const completion = await this.openai.chat.completions.create(body as unknown as ChatCompletionCreateParamsNonStreaming, { signal });
-    const choice = completion.choices?.[0];
-    if (!choice) throw new BadResponseError(`the response has no choices: ${JSON.stringify(completion).slice(0, 300)}`);
-    return { message: choice.message as WireMessage, finishReason: choice.finish_reason, usage: completion.usage ?? undefined };
+    const response = await this.openai.chat.completions.create(body as unknown as ChatCompletionCreateParamsNonStreaming, { signal }).asResponse();
+    return completionOf(parseJsonBody(await readCappedText(response, this.maxReplyBytes), response));
   }
 
   private async streamed(request: CompletionRequest, signal: AbortSignal, onDelta: (delta: ModelDelta) => void): Promise<WireCompletion> {
     const body = buildRequestBody(this.endpoint, request.messages, request.tools, true);
-    const stream = await this.openai.chat.completions.create(body as unknown as ChatCompletionCreateParamsStreaming, { signal });
+    const response = await this.openai.chat.completions.create(body as unknown as ChatCompletionCreateParamsStreaming, { signal }).asResponse();
+    if (!isEventStream(response)) return completionOf(parseJsonBody(await readCappedText(response, this.maxReplyBytes), response));
     const assembler = new StreamAssembler(onDelta);
-    for await (const chunk of stream) assembler.add(chunk as WireChunk);
+    for await (const event of readServerSentEvents(response, this.maxReplyBytes)) {
+      if (event.data === '[DONE]') break;
+      const chunk = parseChunk(event.data);
+      const error = streamedError(chunk, event.event);
+      if (error) throw new BadResponseError(`the stream carried an error: ${error}`);
+      assembler.add(chunk as WireChunk);
+    }
     return assembler.result();
   }
+}
+
+/** A reply past the cap is its own failure; everything else is classified by failure.ts. */
+function giveUp(failure: AttemptFailure, attempts: number, context: FailureContext): ModelError {
+  if (failure.cause instanceof ReplyTooLargeError) {
+    const where = `model endpoint ${context.baseURL} (model '${context.model}')`;
+    return new ModelError(`${where}: ${failure.message}; raise endpoint.max_reply_bytes if such replies are expected`, {
+      code: 'reply_too_large',
+      retryable: false,
+      cause: failure.cause,
+      details: { baseURL: context.baseURL, model: context.model, attempts, limitBytes: failure.cause.limitBytes },
+    });
+  }
+  return modelErrorFor(failure, attempts, context);
+}
+
+const ERROR_BODY_BYTES = 1024 * 1024;
+
+/** nodeHttpFetch, keeping the text of each error body for serverMessage (see error-body.ts). */
+async function keepingErrorBodies(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  const response = await nodeHttpFetch(input, init);
+  if (response.ok) return response;
+  const text = await readCappedText(response, ERROR_BODY_BYTES).catch((error: unknown) =>
+    error instanceof ReplyTooLargeError ? `(an error body over ${ERROR_BODY_BYTES} bytes, not read)` : String(error),
+  );
+  const copy = new Response(text, { status: response.status, statusText: response.statusText, headers: response.headers });
+  rememberErrorBody(copy.headers, text);
+  return copy;
 }
 
 /** The key from the named variable; local servers need none, so a placeholder stands in. */

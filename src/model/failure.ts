@@ -1,9 +1,21 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { ModelError } from '../errors.js';
+import { isContextOverflow } from './context-overflow.js';
+import { errorBodyMessage, errorTextMessage, rememberedErrorBody } from './error-body.js';
 import { parseRetryAfter, type AttemptFailure } from './retry.js';
 
-/** A 200 answer the client cannot use (no choices, an error object instead of a completion). */
+/**
+ * A 200 answer the client cannot use (malformed JSON, no choices, a null message, an error object
+ * instead of a completion): retried like other transport faults.
+ */
 export class BadResponseError extends Error {}
+
+/** The reply grew past the endpoint's `max_reply_bytes`: not retried, the next try would run away too. */
+export class ReplyTooLargeError extends Error {
+  constructor(readonly limitBytes: number) {
+    super(`the reply is larger than max_reply_bytes (${limitBytes} bytes); reading stopped there`);
+  }
+}
 
 /** Raised when the attempt's own deadline (endpoint timeout_ms) passed. */
 export class AttemptTimeoutError extends Error {}
@@ -27,6 +39,7 @@ export function classifyFailure(error: unknown, signal: AbortSignal | undefined)
     return { kind: isRetryableStatus(status) ? 'retryable' : 'fatal', status, message, ...(retryAfterMs === undefined ? {} : { retryAfterMs }), cause: error };
   }
   if (error instanceof BadResponseError) return { kind: 'retryable', message: error.message, cause: error };
+  if (error instanceof ReplyTooLargeError) return { kind: 'fatal', message: error.message, cause: error };
   if (isNetworkError(error)) return { kind: 'retryable', message: connectionMessage(error as Error), cause: error };
   return { kind: 'fatal', message: error instanceof Error ? error.message : String(error), cause: error };
 }
@@ -35,11 +48,11 @@ function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 429 || status >= 500;
 }
 
-/** The server's own words: `error.message` of the JSON body, else the SDK's summary. */
+/** The server's own words from the error body, whatever its shape (see error-body.ts), else the SDK's summary. */
 function serverMessage(error: APIError): string {
-  const body = error.error as { message?: unknown } | undefined;
-  if (body && typeof body.message === 'string') return body.message;
-  return error.message.replace(/^\d{3} /, '');
+  const raw = rememberedErrorBody(error.headers);
+  const fromBody = raw === undefined ? errorBodyMessage(error.error) : errorTextMessage(raw);
+  return fromBody ?? error.message.replace(/^\d{3} /, '');
 }
 
 function connectionMessage(error: Error): string {
@@ -64,30 +77,56 @@ export interface FailureContext {
   model: string;
 }
 
-/** The typed error a caller sees: names the endpoint, the model, the status and the server's message. */
+/** Failures to connect at all (no server answered), as opposed to a server that answered badly. */
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
+
+/**
+ * The typed error a caller sees: names the endpoint, the model, the status and the server's message.
+ * Its code says what the run pipeline does with it (src/run/failure-policy.ts): `model_auth`,
+ * `model_not_found` and `model_unreachable` stop the run; `context_overflow` is the agent's outcome.
+ */
 export function modelErrorFor(failure: AttemptFailure, attempts: number, context: FailureContext): ModelError {
   const where = `model endpoint ${context.baseURL} (model '${context.model}')`;
   const status = failure.status === undefined ? '' : `HTTP ${failure.status}: `;
   const details = { baseURL: context.baseURL, model: context.model, status: failure.status, attempts };
-  if (failure.kind === 'aborted') {
-    return new ModelError(`request to ${where} aborted`, { code: 'aborted', retryable: false, cause: failure.cause, details });
-  }
+  const fault = (message: string, code: string, retryable: boolean) => new ModelError(message, { code, retryable, cause: failure.cause, details });
+  if (failure.kind === 'aborted') return fault(`request to ${where} aborted`, 'aborted', false);
   if (failure.kind === 'retryable') {
     const tries = attempts === 1 ? '1 attempt' : `${attempts} attempts`;
-    return new ModelError(`${where} unavailable after ${tries}: ${status}${failure.message}`, {
-      code: 'model_unavailable',
-      retryable: true,
-      cause: failure.cause,
-      details,
-    });
+    if (failure.status === undefined && isUnreachable(failure.cause)) {
+      return fault(`${where} unreachable after ${tries}: ${failure.message}`, 'model_unreachable', true);
+    }
+    return fault(`${where} unavailable after ${tries}: ${status}${failure.message}`, 'model_unavailable', true);
   }
-  if (failure.status === undefined) {
-    return new ModelError(`${where} failed: ${failure.message}`, { code: 'model_failed', retryable: false, cause: failure.cause, details });
+  if (failure.status === undefined) return fault(`${where} failed: ${failure.message}`, 'model_failed', false);
+  if (failure.status === 401 || failure.status === 403) {
+    return fault(`${where} refused the credentials: ${status}${failure.message} (check the API key variable, --api-key-env)`, 'model_auth', false);
   }
-  return new ModelError(`${where} rejected the request: ${status}${failure.message}`, {
-    code: 'model_request_rejected',
-    retryable: false,
-    cause: failure.cause,
-    details,
-  });
+  if (failure.status === 404) {
+    return fault(`${where} does not know this model or route: ${status}${failure.message} (check --model and --base-url)`, 'model_not_found', false);
+  }
+  // The same test the agent loop applies (context-overflow.ts), so both agree on what an overflow is.
+  if (isContextOverflow({ status: failure.status, message: failure.message, code: errorCodeOf(failure.cause) })) {
+    return fault(`${where}: the conversation exceeds the model's context: ${status}${failure.message}`, 'context_overflow', false);
+  }
+  return fault(`${where} rejected the request: ${status}${failure.message}`, 'model_request_rejected', false);
+}
+
+/** The server's error code (`context_length_exceeded`, llama.cpp's error type) where the SDK kept one. */
+function errorCodeOf(cause: unknown): string | undefined {
+  if (!(cause instanceof APIError)) return undefined;
+  const body = cause.error as { type?: unknown } | undefined;
+  if (typeof cause.code === 'string') return cause.code;
+  return typeof body?.type === 'string' ? body.type : undefined;
+}
+
+function isUnreachable(cause: unknown): boolean {
+  if (cause instanceof APIConnectionTimeoutError || cause instanceof AttemptTimeoutError) return false;
+  let current: unknown = cause;
+  for (let depth = 0; current instanceof Error && depth < 5; depth++) {
+    const code = (current as NodeJS.ErrnoException).code;
+    if (code && UNREACHABLE_CODES.has(code)) return true;
+    current = current.cause;
+  }
+  return false;
 }

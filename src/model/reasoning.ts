@@ -5,9 +5,12 @@
  * source, traj keeps it apart from the visible content.
  */
 
+import { readContent } from './content-parts.js';
+
 /** The reasoning-bearing fields of an assistant message as it arrives on the wire. */
 export interface WireReasoningFields {
-  content?: string | null;
+  /** A string, null, or an array of parts (text, thinking/reasoning, image_url). */
+  content?: unknown;
   reasoning_content?: string | null;
   reasoning?: string | null;
   reasoning_details?: unknown;
@@ -18,7 +21,13 @@ export interface ExtractedReasoning {
   content: string | null;
   /** All reasoning found, joined by blank lines; undefined when there was none. */
   reasoning: string | undefined;
+  /** Where the reasoning came from (the first source that had text). */
+  source: ReasoningSource | undefined;
+  /** The URLs of image parts of the content. */
+  images: string[];
 }
+
+export type ReasoningSource = 'reasoning_content' | 'reasoning' | 'reasoning_details' | 'content_parts' | 'tags';
 
 const TAGS = ['think', 'REASONING_SCRATCHPAD'];
 const CLOSED_BLOCK = new RegExp(`<(${TAGS.join('|')})>([\\s\\S]*?)</\\1>`, 'g');
@@ -27,22 +36,25 @@ const UNCLOSED_LEADING_THINK = /^\s*<think>([\s\S]*)$/;
 const ORPHAN_CLOSING_THINK = /^([\s\S]*?)<\/think>/;
 
 export function extractReasoning(message: WireReasoningFields): ExtractedReasoning {
-  const parts: string[] = [];
+  const read = readContent(message.content);
+  const sources: Array<[ReasoningSource, string]> = [];
   const fromField = reasoningFromFields(message);
-  if (fromField) parts.push(fromField);
-  const inline = extractInlineReasoning(message.content ?? '');
-  parts.push(...inline.reasoning);
-  const reasoning = parts.map((part) => part.trim()).filter(Boolean).join('\n\n');
-  return { content: inline.content, reasoning: reasoning || undefined };
+  if (fromField) sources.push(fromField);
+  for (const text of read.thinking) sources.push(['content_parts', text]);
+  const inline = extractInlineReasoning(read.text ?? '');
+  for (const text of inline.reasoning) sources.push(['tags', text]);
+  const kept = sources.map(([source, text]) => [source, text.trim()] as const).filter(([, text]) => text !== '');
+  const reasoning = kept.map(([, text]) => text).join('\n\n');
+  return { content: inline.content, reasoning: reasoning || undefined, source: kept[0]?.[0], images: read.images };
 }
 
 /** The first reasoning field that has text: some providers send the same text in several. */
-function reasoningFromFields(message: WireReasoningFields): string | undefined {
-  if (message.reasoning_content) return message.reasoning_content;
-  if (message.reasoning) return message.reasoning;
+function reasoningFromFields(message: WireReasoningFields): [ReasoningSource, string] | undefined {
+  if (message.reasoning_content) return ['reasoning_content', message.reasoning_content];
+  if (message.reasoning) return ['reasoning', message.reasoning];
   if (Array.isArray(message.reasoning_details)) {
     const texts = message.reasoning_details.map(detailText).filter((text): text is string => Boolean(text));
-    if (texts.length > 0) return texts.join('\n');
+    if (texts.length > 0) return ['reasoning_details', texts.join('\n')];
   }
   return undefined;
 }

@@ -1,6 +1,8 @@
 import type { AssistantMessage, Message, ToolCall, ToolSpec, Usage } from './messages.js';
 
-export type FinishReason = 'stop' | 'tool_calls' | 'length' | 'content_filter' | 'other';
+/** The model's finish reason; any reason a provider sends beyond these is kept as sent. */
+// `string & {}` keeps the named reasons visible to editors while admitting any other string.
+export type FinishReason = 'stop' | 'tool_calls' | 'length' | 'content_filter' | (string & {});
 
 /** A tool call parsed from the response; `parseError` marks a malformed one (hermes format). */
 export interface ParsedToolCall extends ToolCall {

@@ -1,6 +1,9 @@
 import type { Endpoint } from '../config/endpoint.js';
 import type { Message, ToolSpec } from './messages.js';
 import { withCacheMarks } from './prompt-caching.js';
+import type { WireTimings, WireUsage } from './usage.js';
+
+export type { WireTimings, WireUsage } from './usage.js';
 
 /**
  * The OpenAI chat-completions wire format as traj reads it: looser than the SDK's types because
@@ -13,17 +16,15 @@ export interface WireToolCall {
 }
 
 export interface WireMessage {
-  content?: string | null;
+  /** A string, null, or an array of parts (text, thinking, image_url). */
+  content?: unknown;
+  refusal?: string | null;
+  /** OpenRouter's generated images. */
+  images?: unknown;
   reasoning_content?: string | null;
   reasoning?: string | null;
   reasoning_details?: unknown[];
   tool_calls?: WireToolCall[] | null;
-}
-
-export interface WireUsage {
-  prompt_tokens?: number;
-  completion_tokens?: number;
-  completion_tokens_details?: { reasoning_tokens?: number | null } | null;
 }
 
 /** One assistant choice with its finish reason and the call's usage: what streaming assembles. */
@@ -31,9 +32,14 @@ export interface WireCompletion {
   message: WireMessage;
   finishReason: string | null;
   usage: WireUsage | undefined;
+  /** llama.cpp's `timings` (its prompt cache hits are there). */
+  timings?: WireTimings;
 }
 
-/** Messages as the server expects them: traj's `reasoning` and tool-message `name` stay local. */
+/**
+ * Messages as the server expects them: traj's `reasoning`, `reasoning_details`, `images` and the
+ * tool-message `name` stay local; an assistant message's `echo` fields go out exactly as recorded.
+ */
 export function toWireMessages(messages: Message[]): Record<string, unknown>[] {
   return messages.map((message) => {
     switch (message.role) {
@@ -42,6 +48,7 @@ export function toWireMessages(messages: Message[]): Record<string, unknown>[] {
           role: 'assistant',
           content: message.content,
           ...(message.tool_calls?.length ? { tool_calls: message.tool_calls } : {}),
+          ...message.echo,
         };
       case 'tool':
         return { role: 'tool', tool_call_id: message.tool_call_id, content: message.content };

@@ -31,6 +31,10 @@ export const BenchSuiteSchema = z.strictObject({
   pass_threshold: z.number().optional(),
   endpoint: EndpointSchema.partial().optional().describe('model settings (base_url, model, temperature, ...); flags and the environment win for what they set'),
   environment_settings: z.record(z.string(), z.unknown()).optional().describe('settings the environment itself validates (e.g. agent_timeout, verifier_timeout)'),
+  // Not a suite setting: a known key only so that the error says where judge settings go.
+  judge: z
+    .never({ error: "a suite has no judge section: judge settings go under `judge:` in the environment's config.yaml, or in traj bench's --judge-* flags" })
+    .optional(),
   metrics: z.array(z.enum(BENCH_METRICS)).min(1).default([...BENCH_METRICS]).describe('what the terminal summary headlines'),
 });
 export type BenchSuite = z.infer<typeof BenchSuiteSchema>;

@@ -7,4 +7,5 @@ export * from './rescore.js';
 export * from './reference-check.js';
 export * from './run-comparison.js';
 export * from './bench-suite.js';
-export { escapeHtml, renderHtmlReport, type HtmlReportInput, type TranscriptRecord } from './report-html.js';
+export { renderHtmlReport, type HtmlReportInput, type TranscriptRecord } from './report-html.js';
+export * from './html-parts.js';

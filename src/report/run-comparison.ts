@@ -59,7 +59,9 @@ function summarizeItems(items: readonly ReportItem[]): Map<string, ItemSummary> 
   const groups = new Map<string, ReportItem[]>();
   for (const item of items) {
     const key = item.group ?? item.key;
-    groups.set(key, [...(groups.get(key) ?? []), item]);
+    const members = groups.get(key);
+    if (members) members.push(item);
+    else groups.set(key, [item]);
   }
   const summaries = new Map<string, ItemSummary>();
   for (const [key, members] of groups) {

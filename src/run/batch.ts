@@ -1,6 +1,9 @@
 import type { Endpoint } from '../config/endpoint.js';
+import { DatasetError } from '../errors.js';
 import { sha256, canonicalJson } from '../util/hash.js';
-import { toolSpec, type ToolRegistry } from '../tools/registry.js';
+import type { AuxiliaryModels } from '../config/auxiliary.js';
+import { DEFAULT_WEB_CONFIG, type WebConfig } from '../config/web.js';
+import { toolSpec, type AvailabilityContext, type ToolRegistry } from '../tools/registry.js';
 import { sampleToolsets, type Distribution } from '../tools/distributions.js';
 import { readDataset, type ReadDatasetOptions } from '../dataset/index.js';
 import type { PipelineEntry, RecordFilter } from './pipeline.js';
@@ -18,8 +21,12 @@ export interface BatchEntriesInput {
   limit?: number;
   registry: ToolRegistry;
   store: RunStore;
+  /** Rows the dataset holds when known up front (a JSONL line count): statistics count them even if the run stops early. */
+  expectedRows?: number;
   /** Called once per toolset dropped from a draw because it is unavailable here. */
   onDrop?: (toolset: string, reason: string) => void;
+  /** What tools' availability checks see (default: the environment only). */
+  availability?: AvailabilityContext;
 }
 
 /**
@@ -28,12 +35,16 @@ export interface BatchEntriesInput {
  */
 export async function* batchEntries(input: BatchEntriesInput): AsyncGenerator<PipelineEntry> {
   const keyer = new PromptKeyer({ source: input.dataset });
-  const available = (toolset: string): true | string => input.registry.unavailableReason(toolset, { env: process.env }) ?? true;
+  const context = input.availability ?? { env: process.env };
+  const available = (toolset: string): true | string => input.registry.unavailableReason(toolset, context) ?? true;
+  if (input.expectedRows !== undefined) input.store.setCounter('dataset_rows', Math.min(input.expectedRows, input.limit ?? input.expectedRows));
   let rows = 0;
+  let bad = 0;
   for await (const row of readDataset(input.dataset, input.reader)) {
     if (input.limit !== undefined && rows >= input.limit) break;
     rows++;
     if ('bad' in row) {
+      bad++;
       yield { bad: true, line: row.line, reason: row.reason };
       continue;
     }
@@ -53,10 +64,18 @@ export async function* batchEntries(input: BatchEntriesInput): AsyncGenerator<Pi
       rowIndex: row.index,
       group: null,
       task: { toolsets, messages: row.messages, system: row.system, image: row.image, workdir: row.cwd },
-      source: { dataset: input.dataset, row: row.index, fields: row.fields },
+      // The same number a bad row is reported with (file:line), so a user finds either the same way.
+      source: { dataset: input.dataset, row: row.line, fields: row.fields },
     };
   }
   input.store.setCounter('dataset_rows', rows);
+  if (rows === 0) throw new DatasetError(`${input.dataset}: the dataset has no rows (nothing to run)`, { code: 'dataset_empty', details: { source: input.dataset } });
+  if (bad === rows) {
+    throw new DatasetError(`${input.dataset}: all ${rows} rows are malformed (skipped with --skip-bad-rows; see statistics.json "bad_rows")`, {
+      code: 'dataset_all_bad',
+      details: { source: input.dataset, rows },
+    });
+  }
 }
 
 /** The toolsets a run may offer: every toolset of the distribution, or the fixed list. */
@@ -78,6 +97,8 @@ export interface FingerprintInput {
   sandbox: { kind: string; image?: string };
   /** Memory, skills and compression settings (see knowledgeFingerprint); absent when none is set. */
   knowledge?: Record<string, unknown>;
+  /** Web settings and auxiliary models: part of the fingerprint when a candidate toolset uses them. */
+  tools?: { web?: WebConfig; auxiliary?: AuxiliaryModels };
 }
 
 /** The settings whose change makes a resumed run a different run (DESIGN.md "The run store"). */
@@ -88,6 +109,8 @@ export function fingerprintParts(input: FingerprintInput): Record<string, unknow
     model: input.endpoint.model,
     base_url: input.endpointIdentity,
     tool_call_format: input.endpoint.tool_call_format,
+    // What is echoed back changes every later request; the default stays out so older stores resume.
+    ...(input.endpoint.reasoning_echo && input.endpoint.reasoning_echo !== 'auto' ? { reasoning_echo: input.endpoint.reasoning_echo } : {}),
     sampling: {
       temperature: input.endpoint.temperature ?? null,
       top_p: input.endpoint.top_p ?? null,
@@ -103,7 +126,48 @@ export function fingerprintParts(input: FingerprintInput): Record<string, unknow
     agent: input.agent,
     sandbox: input.sandbox,
     tool_schemas: sha256(canonicalJson(schemas)).slice(0, 16),
+    ...toolServiceParts(candidates, input.tools, compressionEnabled(input.knowledge)),
     ...(input.knowledge ? { knowledge: input.knowledge } : {}),
+  };
+}
+
+/**
+ * The auxiliary models (and web settings) the candidate toolsets and compression use. Runs without
+ * them keep the fingerprint they always had.
+ */
+function toolServiceParts(candidates: Set<string>, tools: FingerprintInput['tools'], compressing: boolean): Record<string, unknown> {
+  const parts: Record<string, unknown> = {};
+  const model = (endpoint: Endpoint | undefined) =>
+    endpoint && { model: endpoint.model, base_url: endpoint.base_url, temperature: endpoint.temperature ?? null, max_tokens: endpoint.max_tokens ?? null, extra_body: endpoint.extra_body ?? null };
+  const auxiliary = tools?.auxiliary;
+  const used: Record<string, unknown> = {};
+  if (candidates.has('vision')) used.vision = model(auxiliary?.vision) ?? null;
+  // web_extract summarises long pages with it; compression summarises the conversation with it.
+  if (candidates.has('web') || (compressing && auxiliary?.summarizer)) used.summarizer = model(auxiliary?.summarizer) ?? null;
+  if (candidates.has('image_gen')) used.image = model(auxiliary?.image) ?? null;
+  if (candidates.has('moa')) used.moa = auxiliary?.moa ? { reference: auxiliary.moa.reference.map(model), aggregator: model(auxiliary.moa.aggregator) } : null;
+  if (Object.keys(used).length > 0) parts.auxiliary = used;
+  if (candidates.has('web')) parts.web = tools?.web ?? DEFAULT_WEB_CONFIG;
+  return parts;
+}
+
+/** Compression is on unless the run config turns it off (knowledgeFingerprint keeps its settings). */
+function compressionEnabled(knowledge: Record<string, unknown> | undefined): boolean {
+  const compression = knowledge?.compression as { enabled?: boolean } | null | undefined;
+  return compression?.enabled !== false;
+}
+
+/** What availability checks on the main thread see: the run's tool settings, no model clients. */
+export function availabilityContext(settings: { endpoint: Endpoint; web?: WebConfig; auxiliary?: AuxiliaryModels }, env: NodeJS.ProcessEnv = process.env): AvailabilityContext {
+  return {
+    env,
+    services: {
+      web: settings.web ?? DEFAULT_WEB_CONFIG,
+      auxiliary: settings.auxiliary ?? { vision: settings.endpoint },
+      model: () => {
+        throw new Error('availability checks call no model');
+      },
+    },
   };
 }
 

@@ -2,7 +2,7 @@ import type { Environment, EnvironmentOptions, PromptInput, SandboxRequest } fro
 import { ConfigError } from '../errors.js';
 import type { Message } from '../model/messages.js';
 import { sampleToolsets } from '../tools/distributions.js';
-import type { ToolRegistry } from '../tools/registry.js';
+import type { AvailabilityContext, ToolRegistry } from '../tools/registry.js';
 import type { ToolsetChoice } from './batch.js';
 import type { PipelineEntry } from './pipeline.js';
 import { PromptKeyer } from './prompt-key.js';
@@ -65,6 +65,8 @@ export interface EnvironmentEntriesInput {
   store: RunStore;
   /** What the records' source.dataset says (the dataset path, or the environment's name). */
   dataset: string;
+  /** What tools' availability checks see (default: the environment only). */
+  availability?: AvailabilityContext;
 }
 
 /**
@@ -73,7 +75,8 @@ export interface EnvironmentEntriesInput {
  */
 export async function* environmentEntries(input: EnvironmentEntriesInput): AsyncGenerator<PipelineEntry> {
   const { environment } = input;
-  const available = (toolset: string): true | string => input.registry.unavailableReason(toolset, { env: process.env }) ?? true;
+  const context = input.availability ?? { env: process.env };
+  const available = (toolset: string): true | string => input.registry.unavailableReason(toolset, context) ?? true;
   input.store.setCounter('dataset_rows', input.items.length * input.samples);
   for (const keyed of input.items) {
     const toolsets = toolsetsFor(input, keyed.key, available);

@@ -1,8 +1,10 @@
 import { join, resolve } from 'node:path';
 import type { Endpoint } from '../config/endpoint.js';
+import { DEFAULT_DOCKER_IMAGE } from '../sandbox/docker-config.js';
 import { writeRunOutputs, type RunOutputs } from './outputs.js';
 import { runPipeline, type PipelineEntry, type PipelineEvent, type PipelineSummary, type RecordFilter } from './pipeline.js';
 import { RolloutPool } from './pool.js';
+import { preflight } from './preflight.js';
 import type { RolloutSettings } from './rollout.js';
 import { RunStore } from './store.js';
 
@@ -12,6 +14,8 @@ export interface RunStartInfo {
   concurrency: number;
   fingerprintChanges: string[];
   alreadyFinished: number;
+  /** Failed prompts given fresh attempts by --retry-failed. */
+  retried: number;
 }
 
 export interface ExecuteRunInput {
@@ -31,11 +35,21 @@ export interface ExecuteRunInput {
   workers?: number;
   concurrency: number;
   maxAttempts: number;
+  /** Give every failed prompt fresh attempts before dispatching (--retry-failed). */
+  retryFailed?: boolean;
+  /** Whether rollouts call the policy endpoint (not for the noop and oracle agents): checked before dispatch. */
+  callsModel?: boolean;
+  /** Every sandbox image the rollouts use (default: --image, else the default image): checked before dispatch in docker runs. */
+  images?: readonly string[];
   graceMs: number;
   stop?: AbortSignal;
   interruptNow?: AbortSignal;
   onStart?: (info: RunStartInfo) => void;
   onEvent?: (event: PipelineEvent) => void;
+  /** What the preflight checks before dispatch want the user to see while they wait (retries). */
+  onNotice?: (message: string) => void;
+  /** Told as soon as no rollout runs any more (before the eval report and outputs): stop a live progress bar. */
+  onPipelineDone?: () => void;
   /** After the rollouts, before outputs are written (eval: advantages, report). */
   afterPipeline?: (store: RunStore) => Promise<void> | void;
 }
@@ -50,19 +64,35 @@ export function storePathFor(checkpointsDir: string, run: string): string {
   return resolve(checkpointsDir, `${run}.sqlite`);
 }
 
-/** The pipeline shared by batch, eval and bench: store → pool → pipeline → outputs. */
+/**
+ * The pipeline shared by batch, eval and bench: lock the store → preflight → pool → pipeline →
+ * outputs. Outputs are written whenever rollouts ran, also when a bad row or a run-level fault
+ * stopped dispatch (the summary says which); only a fault before the first dispatch throws.
+ */
 export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResult> {
   const storePath = storePathFor(input.checkpointsDir, input.run);
   const store = RunStore.open(storePath);
   try {
+    store.acquireLock();
     const { changes } = store.initRun({ name: input.run, kind: input.kind, config: input.config, fingerprintParts: input.fingerprintParts, force: input.force });
-    if (input.settings.sandbox.kind === 'docker') await pruneDockerLeftovers(input.run);
-    const pool = new RolloutPool({ workers: input.workers, concurrency: input.concurrency });
+    const docker = input.settings.sandbox.kind === 'docker';
+    await preflight({
+      endpoint: input.callsModel === false ? undefined : input.endpoint,
+      images: docker ? [...new Set(input.images ?? [input.settings.sandbox.image ?? DEFAULT_DOCKER_IMAGE])] : [],
+      onNotice: input.onNotice,
+    });
+    if (docker) await pruneDockerLeftovers(input.run);
+    const retried = input.retryFailed ? store.resetFailedAttempts() : 0;
+    const pool = new RolloutPool({
+      workers: input.workers,
+      concurrency: input.concurrency,
+      onRetry: ({ attempt, delayMs, message }) => input.onEvent?.({ type: 'retrying', attempt, delayMs, message }),
+    });
     const alreadyFinished = (store.db.prepare(`SELECT COUNT(*) FROM items WHERE status IN ('done','discarded')`).pluck().get() as number) ?? 0;
-    input.onStart?.({ storePath, workers: pool.workers, concurrency: input.concurrency, fingerprintChanges: changes, alreadyFinished });
+    input.onStart?.({ storePath, workers: pool.workers, concurrency: input.concurrency, fingerprintChanges: changes, alreadyFinished, retried });
     const segmentId = store.startSegment();
     const started = performance.now();
-    let summary: PipelineSummary;
+    let summary: PipelineSummary | undefined;
     try {
       summary = await runPipeline({
         store,
@@ -79,17 +109,25 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
         onEvent: input.onEvent,
       });
     } finally {
-      store.endSegment(segmentId, performance.now() - started, input.stop?.aborted ? 'interrupted' : 'finished');
+      store.endSegment(segmentId, performance.now() - started, segmentOutcome(summary, input.stop));
       await pool.close();
       // Rollouts dispose their own containers; this catches any a worker thread could not.
-      if (input.settings.sandbox.kind === 'docker') await pruneDockerLeftovers(input.run, true);
+      if (docker) await pruneDockerLeftovers(input.run, true);
+      input.onPipelineDone?.();
     }
     await input.afterPipeline?.(store);
-    const outputs = writeRunOutputs(store, input.outDir ?? join('datasets', input.run));
+    const outputs = writeRunOutputs(store, input.outDir ?? join('datasets', input.run), input.maxAttempts);
     return { summary, outputs, storePath };
   } finally {
+    store.releaseLock();
     store.close();
   }
+}
+
+function segmentOutcome(summary: PipelineSummary | undefined, stop: AbortSignal | undefined): string {
+  if (summary?.runFault) return `run_fault:${summary.runFault.code}`;
+  if (summary?.inputError) return 'dataset_error';
+  return stop?.aborted ? 'interrupted' : summary ? 'finished' : 'crashed';
 }
 
 /** Containers a previous, killed invocation of this run left behind (or, at the end, this one). */

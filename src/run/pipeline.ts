@@ -1,7 +1,9 @@
-import { serializeError, type SerializedError } from '../errors.js';
+import { DatasetError, errorMessage, isTrajError, serializeError, type SerializedError } from '../errors.js';
 import { buildRecord } from '../trajectory/build-record.js';
 import type { TrajectoryRecord } from '../trajectory/record.js';
 import type { RolloutOutcome, RolloutSettings, RolloutTask } from './rollout.js';
+import { CircuitBreaker } from './circuit-breaker.js';
+import { decideFailure, type FailureDecision } from './failure-policy.js';
 import { Semaphore } from './semaphore.js';
 import type { ErrorClass, ItemStatus, RunStore } from './store.js';
 
@@ -31,7 +33,11 @@ export type PipelineEvent =
   | { type: 'dispatched'; key: string; sample: number }
   | { type: 'finished'; key: string; sample: number; status: Exclude<ItemStatus, 'pending'>; record: TrajectoryRecord | null; error?: SerializedError }
   | { type: 'interrupted'; key: string; sample: number }
-  | { type: 'bad_row'; line: number; reason: string };
+  | { type: 'bad_row'; line: number; reason: string }
+  /** A model call failed and is being retried (from a worker thread): what the server said. */
+  | { type: 'retrying'; message: string; attempt: number; delayMs: number }
+  /** Dispatch stopped: a run-level fault, or a dataset error (in-flight rollouts still land). */
+  | { type: 'halted'; reason: string };
 
 export interface RolloutRunner {
   run(task: RolloutTask): Promise<RolloutOutcome>;
@@ -51,6 +57,8 @@ export interface PipelineOptions {
   /** Aborted when the grace period is over (or on a second signal): interrupt what is still running. */
   interruptNow?: AbortSignal;
   graceMs?: number;
+  /** Consecutive `model_unavailable` failures (nothing landing in between) that stop the run (default 5). */
+  breakerThreshold?: number;
   /** The store segment of this invocation and when it started (performance.now()). */
   segment?: { id: number; startedAt: number };
   onEvent?: (event: PipelineEvent) => void;
@@ -59,65 +67,100 @@ export interface PipelineOptions {
 export interface PipelineSummary {
   dispatched: number;
   skipped: number;
+  /** Failed for good before this run (attempts used up, or not retryable): skipped, but not done. */
   exhausted: number;
   done: number;
   discarded: number;
   failed: number;
   interrupted: number;
   badRows: number;
+  /** Stopped by the user (SIGINT/SIGTERM). */
   stopped: boolean;
+  /** The run-level fault that stopped dispatch; its prompts went back to pending. */
+  runFault?: SerializedError;
+  /** The dataset error (a malformed row, an unreadable file) that stopped dispatch after in-flight rollouts landed. */
+  inputError?: Error;
 }
 
 /**
  * Stream entries through the pool: skip finished keys, dispatch the rest with backpressure (the
  * reader is pulled only when a slot is free), and land each result with its status in one transaction.
+ * A run-level fault or a dataset error stops dispatch; rollouts in flight still land (or, after a
+ * run-level fault, are interrupted and go back to pending without using an attempt).
  */
 export async function runPipeline(options: PipelineOptions): Promise<PipelineSummary> {
-  const { store, runner, stop } = options;
+  const { store, runner } = options;
   const summary: PipelineSummary = { dispatched: 0, skipped: 0, exhausted: 0, done: 0, discarded: 0, failed: 0, interrupted: 0, badRows: 0, stopped: false };
+  const halt = new AbortController();
+  const stop = options.stop ? AbortSignal.any([options.stop, halt.signal]) : halt.signal;
   const slots = new Semaphore(options.concurrency, stop);
   const inFlight = new Set<Promise<void>>();
   const emit = options.onEvent ?? (() => {});
+  const context: LandingContext = {
+    options,
+    summary,
+    breaker: new CircuitBreaker(options.breakerThreshold ?? 5),
+    halt: (reason, interrupt) => {
+      if (!halt.signal.aborted) {
+        halt.abort();
+        emit({ type: 'halted', reason });
+      }
+      if (interrupt) runner.interrupt();
+    },
+  };
 
-  for await (const entry of options.entries) {
-    if (stop?.aborted) break;
-    if ('bad' in entry) {
-      store.addBadRow(entry.line, entry.reason);
-      summary.badRows++;
-      emit({ type: 'bad_row', line: entry.line, reason: entry.reason });
-      continue;
+  try {
+    for await (const entry of options.entries) {
+      if (stop.aborted) break;
+      if ('bad' in entry) {
+        store.addBadRow(entry.line, entry.reason);
+        summary.badRows++;
+        emit({ type: 'bad_row', line: entry.line, reason: entry.reason });
+        continue;
+      }
+      const state = store.lookup(entry.key, entry.sample);
+      if (state?.status === 'done' || state?.status === 'discarded') {
+        summary.skipped++;
+        emit({ type: 'skipped', key: entry.key, status: state.status });
+        continue;
+      }
+      if (state?.status === 'failed' && (state.attempts >= options.maxAttempts || state.retryable === 0)) {
+        summary.exhausted++;
+        emit({ type: 'skipped', key: entry.key, status: 'exhausted' });
+        continue;
+      }
+      if (!(await slots.acquire())) break;
+      store.markDispatched(entry.key, entry.sample, entry.rowIndex, entry.task.toolsets);
+      summary.dispatched++;
+      emit({ type: 'dispatched', key: entry.key, sample: entry.sample });
+      const rollout = runner
+        .run({ ...entry.task, key: entry.key, sample: entry.sample, settings: options.settings })
+        .then(
+          (outcome) => land(context, entry, outcome),
+          (error: unknown) => landCrash(context, entry, error),
+        )
+        .finally(() => {
+          slots.release();
+          inFlight.delete(rollout);
+        });
+      inFlight.add(rollout);
     }
-    const state = store.lookup(entry.key, entry.sample);
-    if (state?.status === 'done' || state?.status === 'discarded') {
-      summary.skipped++;
-      emit({ type: 'skipped', key: entry.key, status: state.status });
-      continue;
-    }
-    if (state && state.attempts >= options.maxAttempts) {
-      summary.exhausted++;
-      emit({ type: 'skipped', key: entry.key, status: 'exhausted' });
-      continue;
-    }
-    if (!(await slots.acquire())) break;
-    store.markDispatched(entry.key, entry.sample, entry.rowIndex, entry.task.toolsets);
-    summary.dispatched++;
-    emit({ type: 'dispatched', key: entry.key, sample: entry.sample });
-    const rollout = runner
-      .run({ ...entry.task, key: entry.key, sample: entry.sample, settings: options.settings })
-      .then(
-        (outcome) => land(options, entry, outcome, summary),
-        (error: unknown) => landCrash(options, entry, error, summary),
-      )
-      .finally(() => {
-        slots.release();
-        inFlight.delete(rollout);
-      });
-    inFlight.add(rollout);
+  } catch (error) {
+    // A bad row (or an unreadable dataset) stops dispatch, never the rollouts already running.
+    summary.inputError = error instanceof Error ? error : new DatasetError(errorMessage(error), { code: 'dataset_unreadable' });
+    context.halt(`dataset error: ${summary.inputError.message}`, false);
   }
-  summary.stopped = Boolean(stop?.aborted);
+  summary.stopped = Boolean(options.stop?.aborted);
   if (summary.stopped && inFlight.size > 0) await graceThenInterrupt(options, inFlight);
   await Promise.allSettled([...inFlight]);
   return summary;
+}
+
+interface LandingContext {
+  options: PipelineOptions;
+  summary: PipelineSummary;
+  breaker: CircuitBreaker;
+  halt(reason: string, interrupt: boolean): void;
 }
 
 async function graceThenInterrupt(options: PipelineOptions, inFlight: Set<Promise<void>>): Promise<void> {
@@ -131,14 +174,28 @@ async function graceThenInterrupt(options: PipelineOptions, inFlight: Set<Promis
   if (inFlight.size > 0) options.runner.interrupt();
 }
 
-function land(options: PipelineOptions, entry: WorkItem, outcome: RolloutOutcome, summary: PipelineSummary): void {
-  const { store } = options;
-  if (outcome.interrupted && !outcome.error) {
-    store.release(entry.key, entry.sample);
-    summary.interrupted++;
-    options.onEvent?.({ type: 'interrupted', key: entry.key, sample: entry.sample });
-    return;
+/** Back to pending without using an attempt: the rollout was cut off, it did not fail. */
+function release(context: LandingContext, entry: WorkItem): void {
+  context.options.store.release(entry.key, entry.sample);
+  context.summary.interrupted++;
+  context.options.onEvent?.({ type: 'interrupted', key: entry.key, sample: entry.sample });
+}
+
+/** Stop the run for a run-level fault: no more dispatch, in-flight rollouts interrupted, the streak's attempts given back. */
+function tripBreaker(context: LandingContext, error: SerializedError, streak: readonly { key: string; sample: number }[]): void {
+  context.summary.runFault ??= error;
+  for (const item of streak) {
+    context.options.store.refund(item.key, item.sample);
+    context.summary.failed--;
+    context.summary.interrupted++;
   }
+  context.halt(`run-level fault ${error.code}: ${error.message}`, true);
+}
+
+function land(context: LandingContext, entry: WorkItem, outcome: RolloutOutcome): void {
+  const { options, summary } = context;
+  const { store } = options;
+  if (outcome.interrupted && !outcome.error) return release(context, entry);
   const record = buildRecord({
     key: entry.key,
     sample: entry.sample,
@@ -151,20 +208,16 @@ function land(options: PipelineOptions, entry: WorkItem, outcome: RolloutOutcome
     group: entry.group,
   });
   const error = outcome.error ?? (record.finish_reason === 'api_error' ? (record.error ?? undefined) : undefined);
-  let status: Exclude<ItemStatus, 'pending'>;
-  let errorClass: ErrorClass | null = null;
-  let message: string | null = null;
-  if (error) {
-    status = 'failed';
-    errorClass = 'infra';
-    message = error.message;
-    record.error = error;
-  } else {
-    message = (options.filters ?? []).map((filter) => filter(record)).find((reason) => reason !== undefined) ?? null;
-    status = message ? 'discarded' : 'done';
-    errorClass = message ? 'filtered' : record.finish_reason === 'stop' ? null : 'agent';
-    if (!message && errorClass === 'agent') message = `finished with ${record.finish_reason}`;
+  const decision = error ? decideFailure(error) : undefined;
+  // After a run-level fault, what ends in an error was cut off by the stop, not failed on its own.
+  if (error && (decision!.action === 'run_fault' || context.summary.runFault)) {
+    if (decision!.action === 'run_fault') context.summary.runFault ??= error;
+    release(context, entry);
+    context.halt(`run-level fault ${error.code}: ${error.message}`, true);
+    return;
   }
+  const { status, errorClass, errorCode, message } = resultStatus(record, error, decision, options.filters ?? []);
+  if (status === 'failed') record.error = error!;
   store.saveResult(
     {
       key: entry.key,
@@ -172,27 +225,52 @@ function land(options: PipelineOptions, entry: WorkItem, outcome: RolloutOutcome
       status,
       record,
       errorClass,
-      errorCode: error?.code ?? (status === 'discarded' ? 'filtered' : errorClass === 'agent' ? record.finish_reason : null),
+      errorCode,
       errorMessage: message,
+      retryable: decision?.action === 'retry',
       reward: record.reward,
       finishReason: record.finish_reason,
       durationMs: record.timing.duration_ms,
       judgeCache: outcome.judgeCache,
+      webCache: outcome.webCache,
+      webCounts: outcome.webCounts,
     },
     segmentOf(options),
   );
   summary[status]++;
   options.onEvent?.({ type: 'finished', key: entry.key, sample: entry.sample, status, record, error });
+  const tripped = context.breaker.observe(status === 'failed' ? errorCode : null, entry);
+  if (tripped) tripBreaker(context, error!, tripped);
+}
+
+interface ResultStatus {
+  status: Exclude<ItemStatus, 'pending'>;
+  errorClass: ErrorClass | null;
+  errorCode: string | null;
+  message: string | null;
+}
+
+/** How a landed rollout is stored: failed (infra or input), discarded by a filter, or done (an agent outcome is done too). */
+function resultStatus(record: TrajectoryRecord, error: SerializedError | undefined, decision: FailureDecision | undefined, filters: RecordFilter[]): ResultStatus {
+  if (error && decision && decision.action !== 'agent') {
+    return { status: 'failed', errorClass: decision.errorClass === 'input' ? 'input' : 'infra', errorCode: error.code, message: error.message };
+  }
+  const filtered = filters.map((filter) => filter(record)).find((reason) => reason !== undefined);
+  if (filtered) return { status: 'discarded', errorClass: 'filtered', errorCode: 'filtered', message: filtered };
+  if (record.finish_reason === 'stop' && !error) return { status: 'done', errorClass: null, errorCode: null, message: null };
+  return { status: 'done', errorClass: 'agent', errorCode: error?.code ?? record.finish_reason, message: error?.message ?? `finished with ${record.finish_reason}` };
 }
 
 /** A worker that died (out of memory, a native crash): the rollout is failed as infra and retried later. */
-function landCrash(options: PipelineOptions, entry: WorkItem, error: unknown, summary: PipelineSummary): void {
-  const serialized = serializeError(error);
+function landCrash(context: LandingContext, entry: WorkItem, error: unknown): void {
+  const { options } = context;
+  const serialized = isTrajError(error) ? serializeError(error) : { ...serializeError(error), code: 'worker_crashed', retryable: true };
+  if (context.summary.runFault) return release(context, entry);
   options.store.saveResult(
-    { key: entry.key, sample: entry.sample, status: 'failed', record: null, errorClass: 'infra', errorCode: 'worker_crashed', errorMessage: serialized.message },
+    { key: entry.key, sample: entry.sample, status: 'failed', record: null, errorClass: 'infra', errorCode: 'worker_crashed', errorMessage: serialized.message, retryable: true },
     segmentOf(options),
   );
-  summary.failed++;
+  context.summary.failed++;
   options.onEvent?.({ type: 'finished', key: entry.key, sample: entry.sample, status: 'failed', record: null, error: serialized });
 }
 

@@ -10,6 +10,8 @@ export interface PoolOptions {
   workers?: number;
   /** Rollouts in flight in total, spread over the threads. */
   concurrency: number;
+  /** A model call in some thread failed and is being retried. */
+  onRetry?: (retry: { attempt: number; delayMs: number; message: string }) => void;
 }
 
 /**
@@ -40,6 +42,7 @@ export class RolloutPool {
     this.channel.onmessage = (event: unknown) => {
       const message = (event as { data: ControlMessage }).data;
       if (message.type === 'joined') this.joined.add(message.thread);
+      if (message.type === 'retry') options.onRetry?.(message);
       if (message.type === 'closed') {
         this.closed.add(message.thread);
         if ([...this.joined].every((thread) => this.closed.has(thread))) this.onClosed?.();

@@ -2,11 +2,13 @@ import { z } from 'zod';
 import { buildSystemPrompt } from '../agent/system-prompt.js';
 import type { ContextWindowOptions } from '../agent/context-window.js';
 import { runAgent } from '../agent/loop.js';
-import { modelSummarizer } from '../agent/summarizer.js';
+import { summarizerFor, type Summarizer } from '../agent/summarizer.js';
 import { resolveContextLength } from '../model/context-length.js';
 import type { AgentResult } from '../agent/result.js';
 import { CompressionSettingsSchema } from '../config/compression.js';
+import { AuxiliaryModelsSchema } from '../config/auxiliary.js';
 import { EndpointSchema } from '../config/endpoint.js';
+import { WebConfigSchema } from '../config/web.js';
 import { JudgeSettingsSchema } from '../eval/judge.js';
 import type { Environment } from '../eval/environment.js';
 import { loadEnvironment } from '../eval/load-environment.js';
@@ -19,8 +21,10 @@ import { LazySandbox } from '../sandbox/lazy-sandbox.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { BudgetSchema } from '../tools/budget.js';
 import { toolSpec, type Tool, type ToolRegistry } from '../tools/registry.js';
+import type { ToolServices } from '../tools/services.js';
 import { rolloutJudgeCache, type JudgeCacheEntry } from './judge-cache.js';
 import { rolloutKnowledge, type RolloutKnowledge } from './rollout-knowledge.js';
+import { rolloutWebCache, type WebCacheEntry } from './web-cache.js';
 
 /** Settings shared by every rollout of a run (plain JSON: they cross into worker threads). */
 export const RolloutSettingsSchema = z.object({
@@ -51,6 +55,11 @@ export const RolloutSettingsSchema = z.object({
   /** Skill folders, read-only unless skillsWritable. */
   skills: z.array(z.string()).optional(),
   skillsWritable: z.boolean().optional(),
+  /** Web tools' settings and the auxiliary models (resolved against the main endpoint). */
+  web: WebConfigSchema.optional(),
+  auxiliary: AuxiliaryModelsSchema.optional(),
+  /** The run store the web cache reads (workers read it; the main thread writes it). */
+  webCache: z.object({ path: z.string().optional(), mode: z.enum(['readwrite', 'read', 'off']) }).optional(),
 });
 export type RolloutSettings = z.infer<typeof RolloutSettingsSchema>;
 
@@ -80,6 +89,9 @@ export interface RolloutOutcome {
   reward?: RewardResult;
   /** Judge verdicts the reward produced, for the main thread to cache with the result. */
   judgeCache?: JudgeCacheEntry[];
+  /** Pages and searches fetched by web tools, for the main thread to cache, and the fetch/hit counts. */
+  webCache?: WebCacheEntry[];
+  webCounts?: { fetches: number; hits: number };
   /** An infrastructure fault (sandbox, setup, timeout): the rollout is failed and retried later. */
   error?: SerializedError;
   /** Stopped by the user (SIGINT/SIGTERM): the key goes back to pending. */
@@ -89,6 +101,8 @@ export interface RolloutOutcome {
 /** Per-thread services a rollout uses; the worker caches them across rollouts. */
 export interface RolloutServices {
   model(settings: RolloutSettings): ModelClient;
+  /** The thread's services for tools (model clients per endpoint shared with `model`). */
+  tools(settings: RolloutSettings): ToolServices;
   registry(settings: RolloutSettings, toolsets: readonly string[]): Promise<ToolRegistry>;
   createSandbox(options: { kind: 'local' | 'docker'; image?: string; workdir?: string; hostFolder?: string; run: string; key: string; docker?: Record<string, unknown> }): Promise<Sandbox>;
 }
@@ -110,16 +124,20 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
   let sandbox: Sandbox | undefined;
   let tools: Tool[] = [];
   let knowledge: RolloutKnowledge | undefined;
+  const webCache = rolloutWebCache(settings.webCache);
+  const toolServices: ToolServices = { ...services.tools(settings), webCache };
   const outcome = (fields: Partial<RolloutOutcome> & { result: AgentResult }): RolloutOutcome => ({
     key: task.key,
     sample: task.sample,
     tools: tools.map(toolSpec),
     interrupted: interrupt.aborted,
+    ...(webCache.fresh.length > 0 ? { webCache: webCache.fresh } : {}),
+    ...(webCache.counts.fetches + webCache.counts.hits > 0 ? { webCounts: { ...webCache.counts } } : {}),
     ...fields,
   });
   try {
     const environment = settings.environmentModule ? await loadEnvironment(settings.environmentModule) : undefined;
-    tools = (await services.registry(settings, task.toolsets)).select(task.toolsets, { env: process.env });
+    tools = (await services.registry(settings, task.toolsets)).select(task.toolsets, { env: process.env, services: toolServices });
     knowledge = rolloutKnowledge(settings, task.toolsets);
     const system = buildSystemPrompt({ base: task.system ?? settings.systemPrompt, tools, sections: knowledge.sections });
     const messages: Message[] = [{ role: 'system', content: system }, ...task.messages];
@@ -145,7 +163,10 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
     } catch (error) {
       return outcome({ result: emptyResult(messages, 'api_error'), error: sandboxFault(error) });
     }
-    const result = withKnowledge(await runRolloutAgent(task, services, messages, tools, sandbox, controller.signal, environment, knowledge.state), knowledge);
+    const result = withKnowledge(
+      await runRolloutAgent(task, services, toolServices, messages, tools, sandbox, controller.signal, environment, knowledge.state),
+      knowledge,
+    );
     if (controller.signal.reason instanceof RolloutTimeout) return outcome({ result, error: serializeError(controller.signal.reason) });
     if (sandbox instanceof LazySandbox && sandbox.createError !== undefined) return outcome({ result, error: sandboxFault(sandbox.createError) });
     if (interrupt.aborted) return outcome({ result });
@@ -173,6 +194,7 @@ function withKnowledge(result: AgentResult, knowledge: RolloutKnowledge): AgentR
 async function runRolloutAgent(
   task: RolloutTask,
   services: RolloutServices,
+  toolServices: ToolServices,
   messages: Message[],
   tools: Tool[],
   sandbox: Sandbox,
@@ -194,7 +216,7 @@ async function runRolloutAgent(
     const model = services.model(settings);
     result = await runAgent({
       model,
-      context: await contextWindowFor(settings, model),
+      context: await contextWindowFor(settings, summarizerFor(model, toolServices)),
       tools,
       messages,
       sandbox,
@@ -203,6 +225,7 @@ async function runRolloutAgent(
       signal: agentSignal,
       toolConcurrency: settings.toolConcurrency,
       state,
+      services: toolServices,
     });
   }
   if (!timeLimit?.aborted || signal.aborted) return result;
@@ -210,15 +233,15 @@ async function runRolloutAgent(
   return { ...result, finishReason: 'aborted', error: serializeError(error) };
 }
 
-/** The model's window and the compression settings; the main model summarises (an auxiliary one can be wired here). */
-async function contextWindowFor(settings: RolloutSettings, model: ModelClient): Promise<ContextWindowOptions> {
+/** The model's window and the compression settings; `summarize` is the auxiliary summariser or the main model. */
+async function contextWindowFor(settings: RolloutSettings, summarize: Summarizer): Promise<ContextWindowOptions> {
   const compression = CompressionSettingsSchema.parse(settings.compression ?? {});
   const window = await resolveContextLength(settings.endpoint);
   return {
     contextLength: window.tokens,
     threshold: compression.threshold,
     keepLastTurns: compression.keep_last_turns,
-    ...(compression.enabled ? { summarize: modelSummarizer(model) } : {}),
+    ...(compression.enabled ? { summarize } : {}),
   };
 }
 

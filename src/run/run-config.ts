@@ -1,7 +1,19 @@
 import { z } from 'zod';
 import { CompressionSettingsSchema } from '../config/compression.js';
+import { AuxiliaryConfigSchema } from '../config/auxiliary.js';
 import { EndpointSchema } from '../config/endpoint.js';
+import { WebConfigSchema } from '../config/web.js';
 import { BudgetSchema } from '../tools/budget.js';
+
+/**
+ * `judge:` where it does not belong: an error that says where it does (README, "LLM judge").
+ * Accepting any value but undefined, it only ever fails with this message.
+ */
+export function misplacedJudge(what: string) {
+  const message = `${what} has no judge section: judge settings go under \`judge:\` in the environment's config.yaml ` +
+    '(environments/<name>/config.yaml), or in the --judge-model/--judge-base-url/--judge-api-key-env/--judge-rubric flags of traj eval and traj bench';
+  return z.never({ error: message }).optional();
+}
 
 /**
  * Everything a run can be told, in a YAML file (`--config`) or by flags (flags win). Strict: an
@@ -24,6 +36,7 @@ export const RunConfigSchema = z.strictObject({
   require_reasoning: z.boolean().default(false),
   completed_only: z.boolean().default(false),
   max_attempts: z.number().int().positive().default(3),
+  retry_failed: z.boolean().default(false).describe('give prompts failed for good fresh attempts'),
   rollout_timeout: z.number().positive().optional().describe('seconds'),
   limit: z.number().int().positive().optional(),
   skip_bad_rows: z.boolean().default(false),
@@ -40,6 +53,11 @@ export const RunConfigSchema = z.strictObject({
   memory: z.string().optional().describe('seed folder of the memory tool; each rollout gets a private copy (default: memory off)'),
   skills: z.array(z.string()).optional().describe('skill folders (SKILL.md) for the skills toolset'),
   skills_writable: z.boolean().default(false).describe('let skill_manage change the skill folders'),
+  web: WebConfigSchema.optional().describe('web tools: network policy, search backend, extraction limits (over TRAJ_HOME/config.yaml)'),
+  auxiliary: AuxiliaryConfigSchema.optional().describe('models tools use: vision, summarizer, image, moa (over TRAJ_HOME/config.yaml)'),
+  web_cache: z.enum(['readwrite', 'read', 'off']).default('readwrite').describe('web cache in the run store'),
+  // Not a run setting: a known key only so that the error says where judge settings go.
+  judge: misplacedJudge('a run config'),
 });
 export type RunConfig = z.infer<typeof RunConfigSchema>;
 export type RunConfigInput = z.input<typeof RunConfigSchema>;

@@ -1,14 +1,26 @@
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import type Database from 'better-sqlite3';
 import { RunError } from '../errors.js';
 import { canonicalJson, sha256 } from '../util/hash.js';
 import { openDatabase } from '../util/sqlite.js';
 
 export type ItemStatus = 'pending' | 'done' | 'discarded' | 'failed';
-export type ErrorClass = 'infra' | 'agent' | 'filtered';
+export type ErrorClass = 'infra' | 'agent' | 'filtered' | 'input';
 
 export interface ItemState {
   status: ItemStatus;
+  /** Recorded failures (a rollout cut off by a kill or a run-level fault is not one). */
   attempts: number;
+  /** 0 when the last failure would repeat on every try (failed for good until --retry-failed). */
+  retryable: number | null;
+}
+
+/** The process that holds a run: one traj process per run store at a time. */
+export interface RunLock {
+  pid: number;
+  host: string;
+  started_at: string;
 }
 
 /** The few record fields statistics aggregate, kept in columns so they never parse record JSON. */
@@ -28,11 +40,16 @@ export interface ResultRow {
   errorClass?: ErrorClass | null;
   errorCode?: string | null;
   errorMessage?: string | null;
+  /** For a failure: whether another try may succeed. */
+  retryable?: boolean;
   reward?: number | null;
   finishReason?: string | null;
   durationMs?: number | null;
   /** Judge verdicts produced while scoring this result (cached in the same transaction). */
   judgeCache?: { key: string; verdict: unknown }[];
+  /** Pages and searches web tools fetched (cached in the same transaction), and the fetch/hit counts. */
+  webCache?: { key: string; value: unknown }[];
+  webCounts?: { fetches: number; hits: number };
 }
 
 export interface StoredItem {
@@ -44,6 +61,7 @@ export interface StoredItem {
   error_class: string | null;
   error_code: string | null;
   error_message: string | null;
+  retryable: number | null;
   toolsets: string;
   reward: number | null;
   finish_reason: string | null;
@@ -91,7 +109,12 @@ CREATE TABLE IF NOT EXISTS segments (
 CREATE TABLE IF NOT EXISTS bad_rows (line INTEGER PRIMARY KEY, reason TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS judge_cache (key TEXT PRIMARY KEY, verdict TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS run_lock (id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER NOT NULL, host TEXT NOT NULL, process_start TEXT, started_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS web_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL, created_at TEXT NOT NULL);
 `;
+
+/** Columns added after the first release: stores written before them get them on open. */
+const ADDED_COLUMNS: Record<string, string> = { retryable: 'ALTER TABLE items ADD COLUMN retryable INTEGER' };
 
 /** Describe how two fingerprints differ, one line per changed part. */
 export function diffFingerprint(before: Record<string, unknown>, after: Record<string, unknown>): string[] {
@@ -120,6 +143,7 @@ export class RunStore {
   private constructor(readonly path: string) {
     this.db = openDatabase(path);
     this.db.exec(SCHEMA);
+    this.addMissingColumns();
     this.statements = this.prepare();
   }
 
@@ -127,25 +151,33 @@ export class RunStore {
     return new RunStore(path);
   }
 
+  private addMissingColumns(): void {
+    const present = new Set((this.db.prepare('PRAGMA table_info(items)').all() as { name: string }[]).map((column) => column.name));
+    for (const [name, sql] of Object.entries(ADDED_COLUMNS)) if (!present.has(name)) this.db.exec(sql);
+  }
+
   private prepare() {
     const db = this.db;
     return {
-      lookup: db.prepare<[string, number], ItemState>('SELECT status, attempts FROM items WHERE key = ? AND sample = ?'),
+      lookup: db.prepare<[string, number], ItemState>('SELECT status, attempts, retryable FROM items WHERE key = ? AND sample = ?'),
+      // A dispatch uses no attempt: a rollout cut off by a kill never landed, so it never failed.
       dispatch: db.prepare(
-        `INSERT INTO items (key, sample, row_index, status, attempts, toolsets, updated_at) VALUES (@key, @sample, @row_index, 'pending', 1, @toolsets, @now)
-         ON CONFLICT (key, sample) DO UPDATE SET status = 'pending', attempts = attempts + 1, row_index = @row_index, toolsets = @toolsets, updated_at = @now`,
+        `INSERT INTO items (key, sample, row_index, status, attempts, toolsets, updated_at) VALUES (@key, @sample, @row_index, 'pending', 0, @toolsets, @now)
+         ON CONFLICT (key, sample) DO UPDATE SET status = 'pending', row_index = @row_index, toolsets = @toolsets, updated_at = @now`,
       ),
       save: db.prepare(
         `UPDATE items SET status = @status, record = @record, error_class = @error_class, error_code = @error_code, error_message = @error_message,
          reward = @reward, finish_reason = @finish_reason, duration_ms = @duration_ms, completed = @completed, has_reasoning = @has_reasoning,
          reward_error = @reward_error, prompt_tokens = @prompt_tokens, completion_tokens = @completion_tokens, reasoning_tokens = @reasoning_tokens,
-         tool_stats = @tool_stats, updated_at = @now WHERE key = @key AND sample = @sample`,
+         tool_stats = @tool_stats, retryable = @retryable, attempts = attempts + @failed, updated_at = @now WHERE key = @key AND sample = @sample`,
       ),
-      release: db.prepare(`UPDATE items SET status = 'pending', attempts = MAX(attempts - 1, 0), updated_at = ? WHERE key = ? AND sample = ? AND status = 'pending'`),
+      release: db.prepare(`UPDATE items SET status = 'pending', updated_at = ? WHERE key = ? AND sample = ? AND status = 'pending'`),
+      refund: db.prepare(`UPDATE items SET status = 'pending', attempts = MAX(attempts - 1, 0), updated_at = ? WHERE key = ? AND sample = ? AND status = 'failed'`),
       finished: db.prepare('UPDATE segments SET finished = finished + 1, wall_ms = ? WHERE id = ?'),
       badRow: db.prepare('INSERT OR REPLACE INTO bad_rows (line, reason) VALUES (?, ?)'),
       addCounter: db.prepare('INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = value + excluded.value'),
       judgePut: db.prepare('INSERT OR REPLACE INTO judge_cache (key, verdict, created_at) VALUES (?, ?, ?)'),
+      webPut: db.prepare('INSERT OR REPLACE INTO web_cache (key, value, created_at) VALUES (?, ?, ?)'),
     };
   }
 
@@ -231,6 +263,51 @@ export class RunStore {
   }
 
   /**
+   * Undo a recorded failure: back to pending, its attempt given back. For failures that turned out
+   * to be a run-level fault (a streak of an endpoint being down), not the prompt's.
+   */
+  refund(key: string, sample: number): void {
+    const now = new Date().toISOString();
+    this.defer(() => this.statements.refund.run(now, key, sample));
+  }
+
+  /** `--retry-failed`: every failed prompt gets fresh attempts. Returns how many there were. */
+  resetFailedAttempts(): number {
+    this.flush();
+    return this.db.prepare(`UPDATE items SET attempts = 0, retryable = 1 WHERE status = 'failed'`).run().changes;
+  }
+
+  /**
+   * Take the run for this process, or throw naming the process that holds it. A lock whose process
+   * is gone (same host, pid not alive or reused) is taken over: a SIGKILLed run never blocks its rerun.
+   */
+  acquireLock(): void {
+    const me = { pid: process.pid, host: hostname(), process_start: processStart(process.pid), started_at: new Date().toISOString() };
+    this.db.transaction(() => {
+      const holder = this.db.prepare('SELECT pid, host, process_start, started_at FROM run_lock WHERE id = 1').get() as (RunLock & { process_start: string | null }) | undefined;
+      if (holder && !(holder.pid === me.pid && holder.host === me.host) && isHeld(holder)) {
+        throw new RunError(
+          `run store ${this.path} is in use by process ${holder.pid} on host ${holder.host} (since ${holder.started_at}); ` +
+            'one traj process per run: wait for it to finish or stop it, then run the command again',
+          { code: 'run_locked', details: { pid: holder.pid, host: holder.host, started_at: holder.started_at } },
+        );
+      }
+      this.db
+        .prepare('INSERT OR REPLACE INTO run_lock (id, pid, host, process_start, started_at) VALUES (1, ?, ?, ?, ?)')
+        .run(me.pid, me.host, me.process_start, me.started_at);
+    }).immediate();
+  }
+
+  releaseLock(): void {
+    if (!this.db.open) return;
+    this.db.prepare('DELETE FROM run_lock WHERE id = 1 AND pid = ? AND host = ?').run(process.pid, hostname());
+  }
+
+  lockHolder(): RunLock | undefined {
+    return this.db.prepare('SELECT pid, host, started_at FROM run_lock WHERE id = 1').get() as RunLock | undefined;
+  }
+
+  /**
    * Land one result and its status together. The segment's wall time moves with every result, so
    * the time of an invocation that is SIGKILLed still counts in cumulative statistics.
    */
@@ -244,6 +321,8 @@ export class RunStore {
       error_class: row.errorClass ?? null,
       error_code: row.errorCode ?? null,
       error_message: row.errorMessage ?? null,
+      retryable: row.status === 'failed' ? Number(row.retryable ?? true) : null,
+      failed: row.status === 'failed' ? 1 : 0,
       reward: row.reward ?? null,
       finish_reason: row.finishReason ?? null,
       duration_ms: row.durationMs ?? null,
@@ -258,10 +337,15 @@ export class RunStore {
     };
     const elapsed = segment ? Math.round(segment.elapsedMs) : 0;
     const verdicts = (row.judgeCache ?? []).map((entry) => [entry.key, JSON.stringify(entry.verdict), values.now] as const);
+    const pages = (row.webCache ?? []).map((entry) => [entry.key, JSON.stringify(entry.value), values.now] as const);
+    const web = row.webCounts;
     this.defer(() => {
       this.statements.save.run(values);
       if (segment) this.statements.finished.run(elapsed, segment.id);
       for (const verdict of verdicts) this.statements.judgePut.run(...verdict);
+      for (const page of pages) this.statements.webPut.run(...page);
+      if (web?.fetches) this.statements.addCounter.run('web:fetches', web.fetches);
+      if (web?.hits) this.statements.addCounter.run('web:cache_hits', web.hits);
     });
   }
 
@@ -324,6 +408,11 @@ export class RunStore {
     this.statements.judgePut.run(key, JSON.stringify(verdict), new Date().toISOString());
   }
 
+  webCacheSize(): number {
+    this.flush();
+    return this.db.prepare('SELECT COUNT(*) FROM web_cache').pluck().get() as number;
+  }
+
   /** Run `work` in one transaction (many record updates after a run: advantages, rescoring). */
   transaction<T>(work: () => T): T {
     return this.db.transaction(work)();
@@ -333,4 +422,27 @@ export class RunStore {
     this.flush();
     if (this.db.open) this.db.close();
   }
+}
+
+/** The start time of a process (Linux /proc), so a pid reused by another process is not mistaken for the holder. */
+function processStart(pid: number): string | null {
+  try {
+    // Field 22 of /proc/PID/stat, counted after the "(comm)" that may itself hold spaces.
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether a lock's process still runs. On another host it cannot be checked, so it is held. */
+function isHeld(holder: { pid: number; host: string; process_start: string | null }): boolean {
+  if (holder.host !== hostname()) return true;
+  try {
+    process.kill(holder.pid, 0);
+  } catch (error) {
+    // EPERM: it exists but belongs to another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  const start = processStart(holder.pid);
+  return holder.process_start === null || start === null || start === holder.process_start;
 }

@@ -1,9 +1,12 @@
-import { createModelClient } from '../model/client.js';
+import type { Endpoint } from '../config/endpoint.js';
+import { DEFAULT_WEB_CONFIG } from '../config/web.js';
+import { createModelClient, type ModelClientOptions } from '../model/client.js';
 import type { ModelClient } from '../model/types.js';
 import { createSandbox } from '../sandbox/index.js';
 import { closeSpawner } from '../sandbox/spawner.js';
 import { createToolRegistry } from '../tools/builtin.js';
 import type { McpClientPool } from '../tools/mcp/client-pool.js';
+import type { ToolServices } from '../tools/services.js';
 import type { RolloutServices, RolloutSettings } from './rollout.js';
 
 /**
@@ -11,20 +14,26 @@ import type { RolloutServices, RolloutSettings } from './rollout.js';
  * the tool registry and MCP server connections are built once and shared by every rollout the
  * thread runs. MCP servers start lazily, only when a rollout draws their toolset.
  */
-export function createThreadServices(): RolloutServices & { close(): Promise<void> } {
+export function createThreadServices(options: Pick<ModelClientOptions, 'onRetry'> = {}): RolloutServices & { close(): Promise<void> } {
   const models = new Map<string, ModelClient>();
   const registry = createToolRegistry();
   let mcpPool: McpClientPool | undefined;
+  const clientFor = (endpoint: Endpoint): ModelClient => {
+    const id = JSON.stringify(endpoint);
+    let client = models.get(id);
+    if (!client) {
+      client = createModelClient(endpoint, options);
+      models.set(id, client);
+    }
+    return client;
+  };
   return {
-    model(settings: RolloutSettings) {
-      const id = JSON.stringify(settings.endpoint);
-      let client = models.get(id);
-      if (!client) {
-        client = createModelClient(settings.endpoint);
-        models.set(id, client);
-      }
-      return client;
-    },
+    model: (settings: RolloutSettings) => clientFor(settings.endpoint),
+    tools: (settings: RolloutSettings): ToolServices => ({
+      web: settings.web ?? DEFAULT_WEB_CONFIG,
+      auxiliary: settings.auxiliary ?? { vision: settings.endpoint },
+      model: clientFor,
+    }),
     async registry(settings: RolloutSettings, toolsets: readonly string[]) {
       if (toolsets.some((toolset) => toolset.startsWith('mcp:'))) {
         const mcp = await import('../tools/mcp/index.js');

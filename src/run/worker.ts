@@ -4,11 +4,30 @@ import { executeRollout, type RolloutOutcome, type RolloutTask } from './rollout
 import { createThreadServices } from './worker-services.js';
 
 /** The piscina worker: runs rollouts concurrently inside this thread. */
-const services = createThreadServices();
 const interrupts = new Map<string, AbortController>();
+const channels = new Map<string, BroadcastChannel>();
+// A model call being retried is told to the main thread, so progress can show what the server says.
+const services = createThreadServices({
+  onRetry: (event) => {
+    const message: ControlMessage = { type: 'retry', attempt: event.attempt, delayMs: event.delayMs, message: retryText(event.failure) };
+    for (const channel of channels.values()) channel.postMessage(message);
+  },
+});
 
-/** Main → workers: interrupt rollouts, or close per-thread services (MCP servers). Workers → main: acknowledgements. */
-export type ControlMessage = { type: 'interrupt' } | { type: 'close' } | { type: 'joined'; thread: number } | { type: 'closed'; thread: number };
+/**
+ * Main → workers: interrupt rollouts, or close per-thread services (MCP servers).
+ * Workers → main: acknowledgements, and model calls being retried.
+ */
+export type ControlMessage =
+  | { type: 'interrupt' }
+  | { type: 'close' }
+  | { type: 'joined'; thread: number }
+  | { type: 'closed'; thread: number }
+  | { type: 'retry'; attempt: number; delayMs: number; message: string };
+
+function retryText(failure: { status?: number; message: string }): string {
+  return failure.status === undefined ? failure.message : `HTTP ${failure.status}: ${failure.message}`;
+}
 
 /** Each pool has its own control channel, so two runs in one process never stop each other. */
 function controllerFor(channelName: string): AbortController {
@@ -20,6 +39,7 @@ function controllerFor(channelName: string): AbortController {
   interrupts.set(channelName, controller);
   const channel = new BroadcastChannel(channelName);
   channel.unref();
+  channels.set(channelName, channel);
   channel.onmessage = (event: unknown) => {
     const message = (event as { data: ControlMessage }).data;
     if (message.type === 'interrupt') interrupts.get(channelName)?.abort(new Error('interrupted by the user'));

@@ -24,7 +24,10 @@ export function renderReply(reply: ScriptedReply, request: ChatRequest, index: n
   const message: Record<string, unknown> = { role: 'assistant', content: reply.content ?? null };
   if (reply.reasoning_content !== undefined) message.reasoning_content = reply.reasoning_content;
   if (reply.reasoning !== undefined) message.reasoning = reply.reasoning;
-  if (reply.reasoning_details !== undefined) message.reasoning_details = reply.reasoning_details;
+  // Each detail carries its index in both forms, as OpenRouter's do (streamed pieces are grouped by it).
+  if (reply.reasoning_details !== undefined) {
+    message.reasoning_details = reply.reasoning_details.map((detail, position) => ({ ...detail, index: typeof detail.index === 'number' ? detail.index : position }));
+  }
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   return {
     message,

@@ -4,3 +4,4 @@ export * from './conversation-script.js';
 export * from './echo-script.js';
 export * from './server.js';
 export * from './script-file.js';
+export * from './fixture-replay.js';

@@ -47,6 +47,16 @@ export const HttpFaultSchema = z
 
 export const DropFaultSchema = z.object({ fault: z.literal('drop') }).strict();
 
+/** A body sent byte for byte: a recorded provider response, a malformed or oversized one. */
+export const RawFaultSchema = z
+  .object({
+    fault: z.literal('raw'),
+    status: z.number().int().min(100).max(599).optional().describe('default 200'),
+    content_type: z.string().optional().describe('default application/json; text/event-stream for a recorded stream'),
+    body: z.string().describe('sent as is'),
+  })
+  .strict();
+
 export const DelayFaultSchema = z
   .object({
     fault: z.literal('delay'),
@@ -57,7 +67,7 @@ export const DelayFaultSchema = z
   })
   .strict();
 
-export const ScriptedResponseSchema = z.discriminatedUnion('fault', [HttpFaultSchema, DropFaultSchema, DelayFaultSchema, ScriptedReplySchema]);
+export const ScriptedResponseSchema = z.discriminatedUnion('fault', [HttpFaultSchema, DropFaultSchema, DelayFaultSchema, RawFaultSchema, ScriptedReplySchema]);
 
 export type ScriptedToolCall = z.infer<typeof ScriptedToolCallSchema>;
 export type ScriptedUsage = z.infer<typeof ScriptedUsageSchema>;
@@ -65,7 +75,8 @@ export type ScriptedReply = z.infer<typeof ScriptedReplySchema>;
 export type HttpFault = z.infer<typeof HttpFaultSchema>;
 export type DropFault = z.infer<typeof DropFaultSchema>;
 export type DelayFault = z.infer<typeof DelayFaultSchema>;
-export type ScriptedFault = HttpFault | DropFault | DelayFault;
+export type RawFault = z.infer<typeof RawFaultSchema>;
+export type ScriptedFault = HttpFault | DropFault | DelayFault | RawFault;
 export type ScriptedResponse = z.infer<typeof ScriptedResponseSchema>;
 
 /** The chat request body as the server received it (only the fields scripts look at are typed). */

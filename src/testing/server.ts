@@ -17,7 +17,26 @@ export interface ScriptedServerOptions {
   record?: boolean;
   /** Reported by /v1/models as `max_model_len` (vLLM's field) when set. */
   contextLength?: number;
+  /**
+   * Answers POST /v1/images/generations (OpenAI images format): each image as base64 or a URL.
+   * Default: a 1×1 PNG as `b64_json`.
+   */
+  images?: (request: ImageRequest) => ImageAnswer | Promise<ImageAnswer>;
 }
+
+/** The images request body as received (the fields the OpenAI images API defines). */
+export interface ImageRequest {
+  model?: string;
+  prompt?: string;
+  size?: string;
+  n?: number;
+  [field: string]: unknown;
+}
+
+export type ImageAnswer = { b64_json: string; revised_prompt?: string } | { url: string; revised_prompt?: string };
+
+/** The smallest valid PNG (1×1, one grey pixel): what image generation returns unless told otherwise. */
+export const TINY_PNG_BASE64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNoAAAAggCBd81ytgAAAABJRU5ErkJggg==';
 
 export interface ScriptedServer {
   /** Base URL ending in /v1, ready for an endpoint's base_url. */
@@ -25,6 +44,8 @@ export interface ScriptedServer {
   port: number;
   /** Every chat request body received, in order (empty when `record` is false). */
   requests: RecordedRequest[];
+  /** Every images request body received, in order. */
+  imageRequests: ImageRequest[];
   /** Chat requests received so far, dropped and failed ones included. */
   requestCount(): number;
   /** Chat requests being answered right now. */
@@ -41,6 +62,7 @@ export async function startScriptedServer(script: Script, options: ScriptedServe
   const model = options.model ?? DEFAULT_SCRIPTED_MODEL;
   const record = options.record ?? true;
   const requests: RecordedRequest[] = [];
+  const imageRequests: ImageRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
   let count = 0;
   let inFlight = 0;
@@ -93,10 +115,27 @@ export async function startScriptedServer(script: Script, options: ScriptedServe
       case 'drop':
         request.socket.destroy();
         return;
+      case 'raw':
+        response.writeHead(answer.status ?? 200, { 'content-type': answer.content_type ?? 'application/json' });
+        response.end(answer.body);
+        return;
       case 'delay':
         await wait(answer.ms);
         return answerWith(answer.then, parsed, index, request, response);
     }
+  }
+
+  async function images(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    let body: ImageRequest;
+    try {
+      body = JSON.parse(await readBody(request)) as ImageRequest;
+    } catch (error) {
+      return send(response, 400, { error: { message: `the request body is not JSON: ${(error as Error).message}`, type: 'invalid_request_error' } });
+    }
+    if (typeof body.prompt !== 'string' || body.prompt === '') return send(response, 400, { error: { message: 'prompt is required', type: 'invalid_request_error' } });
+    imageRequests.push(body);
+    const answer = options.images ? await options.images(body) : { b64_json: TINY_PNG_BASE64 };
+    send(response, 200, { created: Math.floor(Date.now() / 1000), data: [answer] });
   }
 
   const server = createServer((request, response) => {
@@ -105,10 +144,12 @@ export async function startScriptedServer(script: Script, options: ScriptedServe
       chat(request, response).catch((error: unknown) => {
         if (!response.headersSent) send(response, 500, { error: { message: `scripted server failed: ${String(error)}`, type: 'server_error' } });
       });
+    } else if (request.method === 'POST' && path === '/v1/images/generations') {
+      images(request, response).catch((error: unknown) => send(response, 500, { error: { message: `scripted server failed: ${String(error)}`, type: 'server_error' } }));
     } else if (request.method === 'GET' && path === '/v1/models') {
       send(response, 200, { object: 'list', data: [{ id: model, object: 'model', created: 0, owned_by: 'traj', ...(options.contextLength ? { max_model_len: options.contextLength } : {}) }] });
     } else {
-      send(response, 404, { error: { message: `no route ${request.method} ${path}; this server answers POST /v1/chat/completions and GET /v1/models`, type: 'not_found' } });
+      send(response, 404, { error: { message: `no route ${request.method} ${path}; this server answers POST /v1/chat/completions, POST /v1/images/generations and GET /v1/models`, type: 'not_found' } });
     }
   });
 
@@ -126,6 +167,7 @@ export async function startScriptedServer(script: Script, options: ScriptedServe
     url: `http://${host}:${address.port}/v1`,
     port: address.port,
     requests,
+    imageRequests,
     requestCount: () => count,
     inFlight: () => inFlight,
     maxInFlight: () => maxInFlight,

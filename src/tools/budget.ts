@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Sandbox } from '../sandbox/sandbox.js';
 
 /** Limits on what tool results may put into the context window. */
-export const BudgetSchema = z.object({
+export const BudgetSchema = z.strictObject({
   /** A single result longer than this is spilled to a file in the sandbox. */
   result_max_chars: z.number().int().positive().default(100_000),
   /** All results of one turn together; over it, the largest are spilled first. */

@@ -1,4 +1,6 @@
+import { imageGenerateTool } from './image/image-generate.js';
 import { memoryTool } from './memory/memory.js';
+import { mixtureOfAgentsTool } from './moa/mixture-of-agents.js';
 import { patchTool } from './patch.js';
 import { readFileTool } from './read-file.js';
 import { ToolRegistry, type Tool } from './registry.js';
@@ -6,12 +8,16 @@ import { searchFilesTool } from './search-files.js';
 import { sessionSearchTool } from './session-search.js';
 import { skillManageTool, skillsListTool, skillViewTool } from './skills/skill-tools.js';
 import { terminalTool } from './terminal.js';
+import { visionAnalyzeTool } from './vision/vision-analyze.js';
+import { webExtractTool } from './web/web-extract.js';
+import { webSearchTool } from './web/web-search.js';
 import { todoReadTool, todoWriteTool } from './todo.js';
 import { writeFileTool } from './write-file.js';
 
 /**
- * The tools traj ships, in the order they are offered: toolsets terminal, file, todo, and memory,
- * skills and session_search (these act on what the caller puts in the run state; chat does).
+ * The tools traj ships, in the order they are offered: toolsets terminal, file, todo, web, vision,
+ * moa and image_gen, then memory, skills and session_search (these act on what the caller puts in
+ * the run state; chat does).
  */
 export const BUILTIN_TOOLS: readonly Tool[] = [
   terminalTool,
@@ -21,6 +27,11 @@ export const BUILTIN_TOOLS: readonly Tool[] = [
   searchFilesTool,
   todoWriteTool,
   todoReadTool,
+  webSearchTool,
+  webExtractTool,
+  visionAnalyzeTool,
+  mixtureOfAgentsTool,
+  imageGenerateTool,
   memoryTool,
   skillsListTool,
   skillViewTool,

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ConfigError, errorMessage } from '../errors.js';
 import type { ToolSpec } from '../model/messages.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
+import type { ToolServices } from './services.js';
 
 /** What a tool sees when it runs: the rollout's sandbox, its abort signal and per-run state. */
 export interface ToolContext {
@@ -13,9 +14,11 @@ export interface ToolContext {
   callId: string;
   /** Environment of the process choosing tools (API keys for `available`), never the sandbox's. */
   env: NodeJS.ProcessEnv;
+  /** Settings, auxiliary models and the web cache for tools that reach outside services. */
+  services?: ToolServices;
 }
 
-export type AvailabilityContext = Pick<ToolContext, 'env'>;
+export type AvailabilityContext = Pick<ToolContext, 'env' | 'services'>;
 
 export type ToolOutput = string | Record<string, unknown> | unknown[];
 
@@ -129,6 +132,16 @@ export class ToolRegistry {
       if (verdict !== true) return `${tool.name}: ${verdict}`;
     }
     return undefined;
+  }
+
+  /** The tools of the named toolsets that cannot be offered here, each with its reason. */
+  unavailableTools(toolsets: readonly string[], context: AvailabilityContext): Array<{ name: string; toolset: string; reason: string }> {
+    const wanted = new Set(toolsets);
+    return this.all().flatMap((tool) => {
+      if (!wanted.has(tool.toolset) || !tool.available) return [];
+      const verdict = tool.available(context);
+      return verdict === true ? [] : [{ name: tool.name, toolset: tool.toolset, reason: verdict }];
+    });
   }
 
   /** The available tools of the named toolsets, in registration order. */

@@ -1,5 +1,5 @@
 import type { AgentResult } from '../agent/result.js';
-import type { ToolSpec } from '../model/messages.js';
+import { contentImages, type ToolSpec } from '../model/messages.js';
 import type { TrajectoryRecord } from './record.js';
 import { toShareGpt } from './sharegpt.js';
 import { hasReasoning, toolStats } from './statistics.js';
@@ -53,5 +53,6 @@ export function buildRecord(input: RecordInput): TrajectoryRecord {
       tool_ms: result.timings.tool_ms,
     },
     error: result.error ?? null,
+    images: result.messages.flatMap((message) => (message.role === 'user' ? contentImages(message.content) : [])),
   };
 }

@@ -15,7 +15,11 @@ export const ToolStatSchema = z.object({
 });
 export type ToolStat = z.infer<typeof ToolStatSchema>;
 
-export const FinishReasonSchema = z.enum(['stop', 'max_turns', 'length', 'context_length', 'api_error', 'aborted', 'empty']);
+/** traj's own reasons, plus any model finish reason other than stop/tool_calls/length, kept as sent. */
+export const FinishReasonSchema = z
+  .string()
+  .min(1)
+  .describe('stop, max_turns, length, context_length, api_error, aborted, empty, content_filter, or another reason the model sent');
 
 /** One compression of the conversation (see agent/compression.ts); the messages above stay whole. */
 export const CompressionSchema = z.object({
@@ -84,6 +88,8 @@ export const TrajectoryRecordSchema = z.object({
     tool_ms: z.number().nonnegative(),
   }),
   error: RecordErrorSchema.nullable(),
+  /** Images of the user messages (URLs or data URLs), in order; the ShareGPT view marks each with <image>. */
+  images: z.array(z.string()).default([]),
 });
 export type TrajectoryRecord = z.infer<typeof TrajectoryRecordSchema>;
 

@@ -1,4 +1,4 @@
-import type { AssistantMessage, Message, ToolMessage, ToolSpec } from '../model/messages.js';
+import { contentText, type AssistantMessage, type Message, type ToolMessage, type ToolSpec } from '../model/messages.js';
 import { hermesSystemPrompt } from './hermes-template.js';
 import { pythonJson } from './python-json.js';
 import type { ShareGptTurn } from './record.js';
@@ -52,7 +52,7 @@ export function toShareGpt(messages: readonly Message[], tools: readonly ToolSpe
       continue;
     }
     flush();
-    if (message.role === 'user') turns.push({ from: 'human', value: message.content });
+    if (message.role === 'user') turns.push({ from: 'human', value: contentText(message.content) });
     else if (message.role === 'assistant') {
       for (const call of message.tool_calls ?? []) callNames.set(call.id, call.function.name);
       turns.push({ from: 'gpt', value: gptValue(message) });

@@ -2,3 +2,4 @@ export * from './paths.js';
 export * from './hash.js';
 export * from './shell.js';
 export * from './atomic-write.js';
+export * from './closest-match.js';

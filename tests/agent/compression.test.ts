@@ -11,6 +11,7 @@ import {
   type AgentEvent,
 } from '../../src/agent/index.js';
 import { createModelClient, isContextOverflow, toWireMessages, type Message } from '../../src/model/index.js';
+import { modelErrorFor } from '../../src/model/failure.js';
 import { createLocalSandbox } from '../../src/sandbox/index.js';
 import { createToolRegistry } from '../../src/tools/builtin.js';
 import { toolSpec } from '../../src/tools/registry.js';
@@ -153,7 +154,11 @@ for (const file of readdirSync(FIXTURES).filter((name) => name.endsWith('.json')
     });
     assert.equal(result.finishReason, 'context_length', JSON.stringify(result.error));
     assert.equal(server.requestCount(), 1, 'one request: a 400 is not retried and there is nothing to compress');
-    assert.match(result.error?.message ?? '', /context/);
+    // The server's own words survive whatever the body's shape (vLLM's is flat, see model/error-body.ts).
+    const body = fixture.body as { error?: { message?: string }; message?: string };
+    const serverWords = body.error?.message ?? body.message!;
+    assert.ok(result.error?.message.includes(serverWords), `${result.error?.message} keeps: ${serverWords}`);
+    assert.equal(result.error?.code, 'context_overflow', 'the client files it under the code the run pipeline knows');
     const record = buildRecord({
       key: 'k',
       sample: 0,
@@ -231,6 +236,26 @@ test('overflow recognition: the four servers, and what is not an overflow', () =
     'a 5xx is an infrastructure fault',
   );
   assert.ok(isContextOverflow({ status: 400, message: 'x', code: 'context_overflow' }));
+});
+
+test('the model client and the agent loop agree on what an overflow is', () => {
+  const where = { baseURL: 'http://127.0.0.1:1/v1', model: 'm' };
+  const cases: { status: number; message: string }[] = [
+    ...readdirSync(FIXTURES).map((file) => {
+      const { status, body } = JSON.parse(readFileSync(join(FIXTURES, file), 'utf8')) as {
+        status: number;
+        body: { error?: { message: string }; message?: string };
+      };
+      return { status, message: body.error?.message ?? body.message! };
+    }),
+    { status: 400, message: 'Invalid value for tool_choice' },
+    { status: 413, message: 'prompt is too long: 210000 tokens > 200000 maximum' },
+    { status: 400, message: "Unsupported parameter: 'top_k'" },
+  ];
+  for (const failure of cases) {
+    const error = modelErrorFor({ kind: 'fatal', ...failure, cause: undefined }, 1, where);
+    assert.equal(error.code === 'context_overflow', isContextOverflow(failure), failure.message);
+  }
 });
 
 test('a compression plan never starts the kept tail with a tool result', () => {

@@ -45,6 +45,8 @@ test('a 3-turn tool episode yields exactly the expected messages', async (t) => 
       content: null,
       reasoning: 'I should write the file first.',
       tool_calls: [{ id: 'call_w', type: 'function', function: { name: 'write_file', arguments: '{"path":"hello.txt","content":"hi there\\n"}' } }],
+      // reasoning_echo auto: the reasoning of a tool-calling turn goes back as it came.
+      echo: { reasoning_content: 'I should write the file first.' },
     },
     { role: 'tool', tool_call_id: 'call_w', name: 'write_file', content: result.messages[3]!.content },
     { role: 'assistant', content: null, tool_calls: [{ id: 'call_t', type: 'function', function: { name: 'terminal', arguments: '{"command":"cat hello.txt"}' } }] },
@@ -56,6 +58,8 @@ test('a 3-turn tool episode yields exactly the expected messages', async (t) => 
   assert.equal((await sandbox.readFile('hello.txt')).toString(), 'hi there\n');
   assert.deepEqual(events, ['model_start', 'model_end', 'tool_start', 'tool_end', 'turn_end', 'model_start', 'model_end', 'tool_start', 'tool_end', 'turn_end', 'model_start', 'model_end']);
   assert.deepEqual(server.requests[2]!.messages.map((message) => message.role), ['system', 'user', 'assistant', 'tool', 'assistant', 'tool']);
+  assert.equal(server.requests[2]!.messages[2]!.reasoning_content, 'I should write the file first.');
+  assert.equal('reasoning' in server.requests[2]!.messages[2]!, false, 'traj-local fields stay local');
 });
 
 test('unknown tool, bad JSON, schema violation and a throwing tool become error results and the loop goes on', async (t) => {
@@ -156,7 +160,8 @@ test('abort during a long tool: the tool is killed, "[interrupted]" appended, fi
   assert.match(last.content as string, /\[interrupted\]/);
   assert.ok(result.timings.duration_ms < 20_000);
   await new Promise((resolve) => setTimeout(resolve, 300));
-  const check = await sandbox.exec('ps -eo args | grep -c "[s]leep 30" || true');
+  // Whole-line matches: other processes on a shared machine may run e.g. `sleep 300`.
+  const check = await sandbox.exec('ps -eo args | grep -cE "^(sleep 30|.*[s]leep 30; echo never.*)$" || true');
   assert.equal(check.stdout.trim(), '0', 'the sleep was killed with its tool call');
 });
 

@@ -19,6 +19,7 @@ export const ROOMS = [
   'eval',
   'run',
   'report',
+  'view',
   'export',
   'chat',
   'cli',

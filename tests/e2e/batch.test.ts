@@ -152,7 +152,7 @@ test('a changed model is refused with the diff; --force continues', async (t) =>
   assert.equal((await runCli(batchArgs(dataset, 'drift', server.url, ['--toolsets', 'file']), { cwd: directory })).code, 0);
   const changed = batchArgs(dataset, 'drift', server.url, ['--toolsets', 'file', '--max-turns', '4']).map((arg) => (arg === 'scripted-a' ? 'scripted-b' : arg));
   const refused = await runCli(changed, { cwd: directory });
-  assert.equal(refused.code, 1);
+  assert.equal(refused.code, 2, 'a changed setting is a usage error (exit 2)');
   assert.match(refused.stderr, /run 'drift' was started with different settings/);
   assert.match(refused.stderr, /model: "scripted-a" → "scripted-b"/);
   assert.match(refused.stderr, /max_turns: 10 → 4/);
@@ -216,11 +216,11 @@ test('config typos and unknown toolsets are clear errors', async (t) => {
   const config = join(directory, 'typo.yaml');
   writeFileSync(config, 'run: typo\ndataset: x.jsonl\nconcurency: 4\n');
   const typo = await runCli(['batch', '--config', config, '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm'], { cwd: directory });
-  assert.equal(typo.code, 1);
+  assert.equal(typo.code, 2, 'a config error exits 2');
   assert.match(typo.stderr, /typo\.yaml: .*concurency/);
   const unknown = await runCli(['batch', '--run', 'u', '--dataset', 'x.jsonl', '--toolsets', 'terminal,browser', '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm'], { cwd: directory });
-  assert.equal(unknown.code, 1);
-  assert.match(unknown.stderr, /unknown toolset 'browser'; known toolsets: file, memory, session_search, skills, terminal, todo/);
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.stderr, /unknown toolset 'browser'; known toolsets: file, image_gen, memory, moa, session_search, skills, terminal, todo, vision, web/);
 });
 
 test('SIGINT: stop dispatching, interrupted rollouts go back to pending, exit 130, resume finishes', async (t) => {
@@ -241,6 +241,8 @@ test('SIGINT: stop dispatching, interrupted rollouts go back to pending, exit 13
   db.close();
   assert.ok((counts.done ?? 0) < 30, 'the run stopped early');
   assert.equal(counts.failed ?? 0, 0, 'interrupted rollouts are not failures');
+  const interruptedStats = JSON.parse(readFileSync(join(directory, 'datasets', 'sigint', 'statistics.json'), 'utf8'));
+  assert.equal(interruptedStats.prompts.total, 30, 'the statistics count the whole dataset, not only the rows read before the stop');
   const resumed = await runCli(args, { cwd: directory });
   assert.equal(resumed.code, 0, resumed.stderr);
   assert.equal(readRecords(directory, 'sigint').length, 30);

@@ -132,7 +132,7 @@ describe('the HTML report and run comparison', () => {
       'replaying the recorded tool calls in a fresh sandbox gives the same rewards',
     );
     const missing = await runCli(['bench', 'compare', 'demo-a', 'nothing-here'], { cwd: directory });
-    assert.equal(missing.code, 1);
+    assert.equal(missing.code, 2, 'a missing report is a usage error (exit 2)');
     assert.match(missing.stderr, /no report for 'nothing-here'/);
   });
 

@@ -100,11 +100,11 @@ test('a task that fails in the run but passes when run again alone is reported a
 test('what a user gets wrong first is named: unknown suite, missing task folder, Harbor task without --image, oracle without a solution hook, a bad suite file', async (t) => {
   const directory = temporaryDirectory(t);
   const unknown = await runCli(['bench', 'nope'], { cwd: directory });
-  assert.equal(unknown.code, 1);
+  assert.equal(unknown.code, 2, 'a usage or config error exits 2');
   assert.match(unknown.stderr, /unknown suite 'nope'; suites: demo, gsm8k, terminal-tasks/);
 
   const missing = await runCli(['bench', 'demo', '--tasks', join(directory, 'absent'), '--agent', 'noop'], { cwd: directory });
-  assert.equal(missing.code, 1);
+  assert.equal(missing.code, 2, 'a usage or config error exits 2');
   assert.match(missing.stderr, /--tasks .*absent: no such directory/);
 
   const harbor = join(directory, 'harbor', 'tb2-task');
@@ -115,20 +115,20 @@ test('what a user gets wrong first is named: unknown suite, missing task folder,
   writeFileSync(join(harbor, 'tests', 'test.sh'), 'exit 0\n');
   writeFileSync(join(harbor, 'environment', 'Dockerfile'), 'FROM debian\nWORKDIR /app\n');
   const noImage = await runCli(['bench', 'terminal-tasks', '--tasks', join(directory, 'harbor'), '--agent', 'noop'], { cwd: directory });
-  assert.equal(noImage.code, 1);
+  assert.equal(noImage.code, 2, 'a usage or config error exits 2');
   assert.match(noImage.stderr, /tb2-task\/task\.toml: this is a Terminal-Bench 2 \/ Harbor task .*pass --image IMAGE/);
 
   const suite = join(directory, 'rubric-oracle.yaml');
   writeFileSync(suite, 'environment: rubric\ndataset: prompts.jsonl\n');
   writeFileSync(join(directory, 'prompts.jsonl'), '{"prompt": "write a haiku"}\n');
   const noOracle = await runCli(['bench', suite, '--agent', 'oracle'], { cwd: directory });
-  assert.equal(noOracle.code, 1);
+  assert.equal(noOracle.code, 2, 'a usage or config error exits 2');
   assert.match(noOracle.stderr, /--agent oracle: environment 'rubric' has no oracle/);
 
   const bad = join(directory, 'bad.yaml');
   writeFileSync(bad, 'environment: gsm8k\nsamples: two\nconcurrancy: 4\n');
   const invalid = await runCli(['bench', bad], { cwd: directory });
-  assert.equal(invalid.code, 1);
+  assert.equal(invalid.code, 2, 'a usage or config error exits 2');
   assert.match(invalid.stderr, new RegExp(`${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: samples: `));
   assert.match(invalid.stderr, /concurrancy/);
 

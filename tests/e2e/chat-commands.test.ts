@@ -91,7 +91,7 @@ test('slash commands: settings apply after /reset, todo state spans turns, /reas
   assert.equal(sharegptLines.length, 1);
   assert.deepEqual((JSON.parse(sharegptLines[0]!) as { conversations: { from: string }[] }).conversations.map((turn) => turn.from), ['system', 'human', 'gpt']);
 
-  assert.match(stdout, /^session \S+: 1 model calls · \d+ prompt \+ \d+ completion tokens \(\d+ reasoning\) · 3 messages$/m);
+  assert.match(stdout, /^session \S+: 1 model calls · \d+ prompt \(\d+ cached\) \+ \d+ completion tokens \(\d+ reasoning\) · 3 messages$/m);
   assert.match(stdout, /^ {2}\/fork RUN KEY \[TURN\] +continue a stored rollout/m);
   assert.match(stdout, /^ {2}\/quit +leave the chat .*\(also \/exit, \/q\)$/m);
   assert.match(stdout, /unknown command \/bogus .*start a message with \/\/ to send a leading \//);

@@ -225,7 +225,7 @@ test('--fork and /fork restore turn T of a batch record: the next request holds 
   assert.deepEqual(server.requests[middle]!.tools, afterTurnTwo.tools);
 
   const wrongTurn = await runCli(chatArgs(server.url, ['--fork', 'demo', 'greet-1', '9']), { cwd: directory, env: { TRAJ_HOME: home }, stdin: '' });
-  assert.equal(wrongTurn.code, 1);
+  assert.equal(wrongTurn.code, 2, 'a usage error exits 2');
   assert.match(wrongTurn.stderr, /turn 9 does not exist: the conversation has 3 assistant turns \(give 0\.\.3\)/);
   const wrongRun = await runCli(chatArgs(server.url), { cwd: directory, env: { TRAJ_HOME: home }, stdin: '/fork nothing here\n' });
   assert.match(wrongRun.stdout, /error: no run store at .*nothing\.sqlite/);

@@ -214,7 +214,7 @@ test('rubric with a three-judge panel: structured verdicts, agreement in the rep
 
   // The run is now graded by judge-d with the strict rubric: resuming with the original panel is a changed run.
   const stale = await runCli(args([]), { cwd: directory });
-  assert.equal(stale.code, 1);
+  assert.equal(stale.code, 2, 'a usage or config error exits 2');
   assert.match(stale.stderr, /was started with different settings[\s\S]*judges: .*judge-d/);
   assert.equal(policy.requestCount(), 8);
 });
@@ -265,7 +265,7 @@ test('a throwing reward is recorded with its message (reward null), counted in t
   assert.ok(nothing.every((record) => record.reward === 0 && record.api_calls === 0));
 
   const missing = await runCli(['eval', '--env', 'no-such-env', '--run', 'x'], { cwd: directory });
-  assert.equal(missing.code, 1);
+  assert.equal(missing.code, 2, 'a usage or config error exits 2');
   assert.match(missing.stderr, /unknown environment 'no-such-env'; built-in environments: .*file-task.*gsm8k.*rubric/);
   const stray = await runCli(['eval', '--env', 'gsm8k', '--run', 'x', '--judge-base-url', 'http://127.0.0.1:1/v1', ...policyArgs(server.url)], { cwd: directory });
   assert.equal(stray.code, 2);

@@ -85,7 +85,7 @@ test('traj export --format jsonl --filter keeps matching rows; a bad filter name
   assert.equal(missing.code, 2);
   assert.match(missing.stderr, /no run store at .*checkpoints\/nope\.sqlite; runs in checkpoints\/: mixed/);
   const tokenizer = await runCli(['export', 'mixed', '--format', 'atropos', '--tokenizer', 'tokenizer.json'], { cwd: directory });
-  assert.equal(tokenizer.code, 1);
+  assert.equal(tokenizer.code, 2, 'a usage error exits 2');
   assert.match(tokenizer.stderr, /--tokenizer: tokens\/masks need a tokenizer\.json implementation/);
 });
 

@@ -27,7 +27,8 @@ export async function readParquet(files: string[]): Promise<ParquetContents> {
 }
 
 const JSON_COLUMNS = ['tools', 'scores', 'reward_details', 'error'];
-const OPTIONAL_MESSAGE_FIELDS = ['reasoning', 'tool_calls', 'tool_call_id', 'name'];
+const OPTIONAL_MESSAGE_FIELDS = ['reasoning', 'reasoning_details', 'images', 'tool_calls', 'echo', 'tool_call_id', 'name'];
+const JSON_MESSAGE_FIELDS = ['reasoning_details', 'echo'];
 
 /**
  * A row read back from Parquet/Arrow, normalised to the record it came from: JSON-string columns
@@ -38,12 +39,16 @@ export function rowToRecord(row: Record<string, unknown>): Record<string, unknow
   const record: Record<string, unknown> = { ...row };
   for (const column of JSON_COLUMNS) if (typeof record[column] === 'string') record[column] = JSON.parse(record[column] as string);
   const usage = record.usage as Record<string, unknown>;
-  record.usage = Object.fromEntries(Object.entries(usage).map(([key, value]) => [key, Number(value)]));
+  record.usage = Object.fromEntries(Object.entries(usage).map(([key, value]) => [key, value === null ? null : Number(value)]));
   const source = record.source as { dataset: string; row: unknown; fields: string };
   record.source = { dataset: source.dataset, row: source.row === null ? null : Number(source.row), fields: JSON.parse(source.fields) };
   if (Array.isArray(record.messages)) {
     record.messages = (record.messages as Record<string, unknown>[]).map((message) =>
-      Object.fromEntries(Object.entries(message).filter(([key, value]) => !(OPTIONAL_MESSAGE_FIELDS.includes(key) && value === null))),
+      Object.fromEntries(
+        Object.entries(message)
+          .filter(([key, value]) => !(OPTIONAL_MESSAGE_FIELDS.includes(key) && value === null))
+          .map(([key, value]) => [key, JSON_MESSAGE_FIELDS.includes(key) ? JSON.parse(value as string) : value]),
+      ),
     );
   }
   return record;

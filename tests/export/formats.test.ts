@@ -25,7 +25,8 @@ const EXPECTED_TYPES: Record<string, string> = {
   sample: 'INTEGER',
   conversations: 'STRUCT("from" VARCHAR, "value" VARCHAR)[]',
   messages:
-    'STRUCT("role" VARCHAR, "content" VARCHAR, reasoning VARCHAR, tool_calls STRUCT(id VARCHAR, "type" VARCHAR, "function" STRUCT("name" VARCHAR, arguments VARCHAR))[], tool_call_id VARCHAR, "name" VARCHAR)[]',
+    'STRUCT("role" VARCHAR, "content" VARCHAR, reasoning VARCHAR, reasoning_details VARCHAR, images VARCHAR[], ' +
+    'tool_calls STRUCT(id VARCHAR, "type" VARCHAR, "function" STRUCT("name" VARCHAR, arguments VARCHAR))[], echo VARCHAR, tool_call_id VARCHAR, "name" VARCHAR)[]',
   tools: 'VARCHAR',
   toolsets: 'VARCHAR[]',
   model: 'VARCHAR',
@@ -35,7 +36,7 @@ const EXPECTED_TYPES: Record<string, string> = {
   turns: 'INTEGER',
   api_calls: 'INTEGER',
   tool_stats: 'STRUCT("name" VARCHAR, calls INTEGER, ok INTEGER, errors INTEGER)[]',
-  usage: 'STRUCT(prompt_tokens BIGINT, completion_tokens BIGINT, reasoning_tokens BIGINT)',
+  usage: 'STRUCT(prompt_tokens BIGINT, completion_tokens BIGINT, reasoning_tokens BIGINT, cached_tokens BIGINT, "cost" DOUBLE)',
   compressions:
     'STRUCT(at_call BIGINT, at_message BIGINT, "trigger" VARCHAR, tokens_before BIGINT, tokens_after BIGINT, replaced_start BIGINT, replaced_end BIGINT, summary VARCHAR, todo VARCHAR)[]',
   memory: 'STRUCT(memory VARCHAR[], "user" VARCHAR[])',
@@ -50,6 +51,7 @@ const EXPECTED_TYPES: Record<string, string> = {
   source: 'STRUCT(dataset VARCHAR, "row" BIGINT, fields VARCHAR)',
   timing: 'STRUCT(started_at VARCHAR, duration_ms DOUBLE, model_ms DOUBLE, tool_ms DOUBLE)',
   error: 'VARCHAR',
+  images: 'VARCHAR[]',
 };
 
 test('Parquet read back by DuckDB: one fixed schema, every row equal to the JSONL export', async (t) => {
@@ -119,7 +121,7 @@ test('Arrow IPC shards carry the same schema and rows as Parquet', async (t) => 
   const arrow = await import('apache-arrow');
   const table = arrow.tableFromIPC(readFileSync(join(out, 'data', 'train-00000-of-00001.arrow')));
   assert.equal(table.numRows, 5);
-  assert.equal(table.schema.metadata.get('traj.schema_version'), '1');
+  assert.equal(table.schema.metadata.get('traj.schema_version'), '2');
   const parquetOut = join(directory, 'parquet');
   await exportRun({ storePath, out: parquetOut });
   const parquet = await readParquet([join(parquetOut, 'data', 'train-00000-of-00001.parquet')]);

@@ -40,7 +40,9 @@ function agentResult(shape: RolloutShape): AgentResult {
       role: 'assistant',
       content: null,
       ...(shape.reasoning ? { reasoning: 'I should look at the directory first.' } : {}),
+      ...(shape.reasoning ? { reasoning_details: [{ type: 'reasoning.text', text: 'I should look at the directory first.', signature: 'sig-1', index: 0 }] } : {}),
       tool_calls: [{ id: `call_${shape.key}`, type: 'function', function: { name: 'terminal', arguments: '{"command": "ls"}' } }],
+      ...(shape.reasoning ? { echo: { reasoning_details: [{ type: 'reasoning.text', text: 'I should look at the directory first.', signature: 'sig-1', index: 0 }] } } : {}),
     });
     messages.push({ role: 'tool', tool_call_id: `call_${shape.key}`, name: 'terminal', content: '{"exit_code": 0, "output": "a.txt\\nb.txt"}' });
   }
@@ -55,7 +57,7 @@ function agentResult(shape: RolloutShape): AgentResult {
     turns: shape.toolCall ? 2 : 1,
     apiCalls: shape.toolCall ? 2 : 1,
     toolCalls: shape.toolCall ? [{ name: 'terminal', ok: true, ms: 12 }] : [],
-    usage: { prompt_tokens: 120, completion_tokens: 30, reasoning_tokens: shape.reasoning ? 9 : 0 },
+    usage: { prompt_tokens: 120, completion_tokens: 30, reasoning_tokens: shape.reasoning ? 9 : 0, cached_tokens: shape.reasoning ? 96 : 0, cost: shape.reasoning ? 0.00042 : null },
     timings: { started_at: '2026-01-02T03:04:05.000Z', duration_ms: 250.5, model_ms: 200, tool_ms: shape.toolCall ? 12 : 0 },
     ...(shape.finishReason === 'api_error' ? { error: { name: 'ModelError', code: 'http_503', retryable: true, message: 'endpoint down' } } : {}),
   };

@@ -48,9 +48,9 @@ test('usage per call: prompt, completion and reasoning tokens', async () => {
   await withServer(script, async (server) => {
     const client = createModelClient(endpointFor(server), FAST);
     const first = await client.complete({ messages: HELLO });
-    assert.deepEqual(first.usage, { prompt_tokens: 1200, completion_tokens: 80, reasoning_tokens: 50 });
+    assert.deepEqual(first.usage, { prompt_tokens: 1200, completion_tokens: 80, reasoning_tokens: 50, cached_tokens: 0, cost: null });
     const second = await client.complete({ messages: HELLO });
-    assert.deepEqual(second.usage, { prompt_tokens: 10, completion_tokens: 3, reasoning_tokens: 0 });
+    assert.deepEqual(second.usage, { prompt_tokens: 10, completion_tokens: 3, reasoning_tokens: 0, cached_tokens: 0, cost: null });
     assert.equal(second.finishReason, 'tool_calls');
     assert.deepEqual(second.toolCalls, [{ id: 'call_1_0', type: 'function', function: { name: 'terminal', arguments: '{"command":"ls"}' } }]);
     assert.ok(first.durationMs >= 0);

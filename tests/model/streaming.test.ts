@@ -45,7 +45,7 @@ test('streamed and plain calls of one script give the same response (native tool
   assert.deepEqual(comparable(streamed.response), comparable(plain.response));
   assert.equal(plain.response.message.content, 'Running two commands — ünïcödé 🙂 included.');
   assert.equal(plain.response.message.reasoning, 'The user wants two things; run both commands.\n\nand check the disk');
-  assert.deepEqual(plain.response.usage, { prompt_tokens: 321, completion_tokens: 45, reasoning_tokens: 12 });
+  assert.deepEqual(plain.response.usage, { prompt_tokens: 321, completion_tokens: 45, reasoning_tokens: 12, cached_tokens: 0, cost: null });
   assert.equal(plain.response.toolCalls[1]!.function.arguments, '{"command": "df -h"');
 
   assert.equal(plain.request.stream, undefined);

@@ -25,7 +25,7 @@ function storeWith(directory: string, rows: { key: string; sample: number; rewar
         turns: 1,
         apiCalls: 1,
         toolCalls: [],
-        usage: { prompt_tokens: 10, completion_tokens: 5, reasoning_tokens: 0 },
+        usage: { prompt_tokens: 10, completion_tokens: 5, reasoning_tokens: 0, cached_tokens: 0, cost: null },
         timings: { started_at: new Date().toISOString(), duration_ms: 12, model_ms: 10, tool_ms: 0 },
       },
       tools: [],

@@ -27,7 +27,7 @@ function storeWithAnswers(directory: string, answers: Record<string, string[]>):
           turns: 1,
           apiCalls: 1,
           toolCalls: [],
-          usage: { prompt_tokens: 1, completion_tokens: 1, reasoning_tokens: 0 },
+          usage: { prompt_tokens: 1, completion_tokens: 1, reasoning_tokens: 0, cached_tokens: 0, cost: null },
           timings: { started_at: new Date().toISOString(), duration_ms: 1, model_ms: 1, tool_ms: 0 },
         },
         tools: [],

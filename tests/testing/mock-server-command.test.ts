@@ -62,7 +62,7 @@ test('traj mock-server --script serves the file, and a bad file fails with its n
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-    assert.equal(code, 1);
+    assert.equal(code, 2, 'a config error exits 2');
     assert.match(stderr, /bad\.yaml: 0\.fault/);
   } finally {
     rmSync(folder, { recursive: true, force: true });

@@ -56,7 +56,7 @@ test('a bad entry is a ConfigError naming the file, the entry and the field', as
     return true;
   });
   const typo = write('typo.json', '[{"contnet": "x"}]');
-  await assert.rejects(loadScriptFile(typo), /typo\.json: 0: Unrecognized key: "contnet"/);
+  await assert.rejects(loadScriptFile(typo), /typo\.json: 0\.contnet: unknown key \(did you mean 'content'\?\)/);
   const syntax = write('syntax.yaml', '- content: [unclosed\n');
   await assert.rejects(loadScriptFile(syntax), /syntax\.yaml:\d+:\d+: YAML syntax error/);
   await assert.rejects(loadScriptFile(join(folder, 'missing.yaml')), /missing\.yaml: cannot read the file/);

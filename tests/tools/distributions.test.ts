@@ -42,9 +42,9 @@ describe('loading distributions', () => {
   });
 
   it('refuses an unknown toolset at load, listing the known ones', () => {
-    const file = writeDistribution('web.yaml', 'name: web\ndescription: needs the web\ntoolsets:\n  terminal: 0.5\n  web: 0.9\n');
+    const file = writeDistribution('browse.yaml', 'name: browse\ndescription: needs a browser\ntoolsets:\n  terminal: 0.5\n  browser: 0.9\n');
     const error = configError(() => loadDistribution(file, createToolRegistry()));
-    assert.match(error.message, /web\.yaml: toolsets: unknown toolset 'web'; known toolsets: file, memory, session_search, skills, terminal, todo/);
+    assert.match(error.message, /browse\.yaml: toolsets: unknown toolset 'browser'; known toolsets: file, image_gen, memory, moa, session_search, skills, terminal, todo, vision, web/);
   });
 
   it('names the file and key of a bad value', () => {
@@ -52,7 +52,7 @@ describe('loading distributions', () => {
     assert.match(configError(() => loadDistribution(percent)).message, /percent\.yaml: toolsets\.terminal: a probability is at most 1 \(write 0\.3, not 30\)/);
     const typo = writeDistribution('typo.yaml', 'name: typo\ndescription: d\ntoolset:\n  terminal: 1\n');
     assert.match(configError(() => loadDistribution(typo)).message, /typo\.yaml: toolsets: /);
-    assert.match(configError(() => loadDistribution(typo)).message, /typo\.yaml: \(top level\): Unrecognized key: "toolset"/);
+    assert.match(configError(() => loadDistribution(typo)).message, /typo\.yaml: toolset: unknown key \(did you mean 'toolsets'\?\)/);
   });
 
   it('says which distributions exist when a name is unknown', () => {
@@ -139,7 +139,7 @@ describe('traj distributions (the CLI as a subprocess)', () => {
 
   it('fails with the known names for an unknown distribution and with usage for a bad action', () => {
     const unknown = traj('show', 'nonesuch');
-    assert.equal(unknown.status, 1);
+    assert.equal(unknown.status, 2, "an unknown name is a usage error (exit 2)");
     assert.match(unknown.stderr, /unknown toolset distribution 'nonesuch'.*known distributions: balanced, default/);
     assert.equal(traj('frobnicate').status, 2);
   });

@@ -78,11 +78,11 @@ describe('traj mcp list', () => {
     assert.match(result.stdout, /no MCP servers configured under mcp_servers in .*home-empty\/config\.yaml \(absent\)/);
   });
 
-  test('a config mistake names the file and key (exit 1); a wrong action is a usage error (exit 2)', async () => {
+  test('a config mistake names the file and key (exit 2, like a wrong action is a usage error)', async () => {
     const runConfig = join(scratch, 'bad.yaml');
     writeFileSync(runConfig, 'mcp_servers:\n  x:\n    args: [a]\n');
     const bad = await traj(['mcp', 'list', '--config', runConfig], join(scratch, 'home-empty'));
-    assert.equal(bad.code, 1);
+    assert.equal(bad.code, 2);
     assert.match(bad.stderr, new RegExp(`${runConfig}: mcp_servers\\.x\\.command: expected a command to start the server`));
     const usage = await traj(['mcp', 'show'], join(scratch, 'home-empty'));
     assert.equal(usage.code, 2);

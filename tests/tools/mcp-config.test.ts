@@ -50,7 +50,7 @@ describe('mcp_servers configuration', () => {
     const file = write('bad.yaml', 'model: x\nmcp_servers:\n  fs:\n    comand: npx\n  web:\n    url: not a url\n  "bad name!":\n    command: x\n  t:\n    command: x\n    timeout_ms: -5\n');
     const message = configError(() => loadMcpServers(file));
     assert.match(message, new RegExp(`${file}: mcp_servers\\.fs\\.command: expected a command to start the server`));
-    assert.match(message, new RegExp(`${file}: mcp_servers\\.fs: Unrecognized key: "comand"`));
+    assert.match(message, new RegExp(`${file}: mcp_servers\\.fs\\.comand: unknown key \\(did you mean 'command'\\?\\)`));
     assert.match(message, new RegExp(`${file}: mcp_servers\\.web\\.url: expected the server URL`));
     assert.match(message, /server names use letters, digits, _ and -/);
     assert.match(message, new RegExp(`${file}: mcp_servers\\.t\\.timeout_ms: `));

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
+import { checkHomeConfig } from '../../config/home-config.js';
 import { readConfigFile, validate } from '../../config/load.js';
 import { trajHome } from '../../util/paths.js';
 
@@ -68,8 +69,12 @@ export function parseMcpServers(value: unknown, where = 'mcp_servers'): McpServe
 }
 
 /** Read `mcp_servers` from one YAML/JSON file; relative `cwd` values are resolved against the file. */
-export function loadMcpServersFile(file: string): McpServersConfig {
-  const parsed = validate(McpConfigFileSchema, readConfigFile(file), file);
+export function loadMcpServersFile(file: string, options: { home?: boolean } = {}): McpServersConfig {
+  const value = readConfigFile(file);
+  // The home file is checked whole here (every command reads it through this function); a run
+  // config's other keys are checked by the run config's own schema.
+  if (options.home) checkHomeConfig(value, file);
+  const parsed = validate(McpConfigFileSchema, value, file);
   const servers = (parsed.mcp_servers ?? {}) as McpServersConfig;
   for (const server of Object.values(servers)) {
     if (server.type === 'stdio' && server.cwd && !isAbsolute(server.cwd)) server.cwd = resolve(dirname(file), server.cwd);
@@ -96,7 +101,7 @@ export function loadMcpServers(runConfigFile?: string): McpServersSource {
   let servers: McpServersConfig = {};
   const home = homeConfigFile();
   if (existsSync(home)) {
-    servers = { ...servers, ...loadMcpServersFile(home) };
+    servers = { ...servers, ...loadMcpServersFile(home, { home: true }) };
     files.push(home);
   }
   if (runConfigFile) {

@@ -1,0 +1,58 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { trajHome } from '../util/paths.js';
+import { AuxiliaryConfigSchema, type AuxiliaryConfig } from './auxiliary.js';
+import { readConfigFile, validate } from './load.js';
+import { WebConfigSchema, type WebConfig } from './web.js';
+
+/** The part of a config file the tools that reach outside services read; other keys belong to others. */
+const ToolConfigFileSchema = z.looseObject({
+  web: z.record(z.string(), z.unknown()).optional(),
+  auxiliary: z.record(z.string(), z.unknown()).optional(),
+});
+
+export interface ToolConfig {
+  web: WebConfig;
+  auxiliary: AuxiliaryConfig | undefined;
+  /** The files read, lowest precedence first. */
+  files: string[];
+}
+
+/**
+ * `web:` and `auxiliary:` from TRAJ_HOME/config.yaml overlaid by those of a run config (or flags):
+ * keys merge one level deep (web.search and web.extract two), so a run config may set just
+ * `web.allow_private`. Validated strictly after the merge; errors name the files.
+ */
+export function loadToolConfig(runConfigFile?: string, overlay: { web?: unknown; auxiliary?: unknown } = {}): ToolConfig {
+  const files: string[] = [];
+  const layers: Array<z.infer<typeof ToolConfigFileSchema>> = [];
+  const home = join(trajHome(), 'config.yaml');
+  for (const file of [home, runConfigFile]) {
+    if (!file || (file === home && !existsSync(home))) continue;
+    layers.push(validate(ToolConfigFileSchema, readConfigFile(file), file));
+    files.push(file);
+  }
+  layers.push(overlay as z.infer<typeof ToolConfigFileSchema>);
+  const where = files.length > 0 ? files.join(' + ') : 'config';
+  const web = layers.reduce<Record<string, unknown>>((merged, layer) => mergeWeb(merged, layer.web), {});
+  const auxiliary = layers.reduce<Record<string, unknown> | undefined>((merged, layer) => (layer.auxiliary ? { ...merged, ...layer.auxiliary } : merged), undefined);
+  return {
+    web: validate(WebConfigSchema, web, `${where}: web`),
+    auxiliary: auxiliary === undefined ? undefined : validate(AuxiliaryConfigSchema, auxiliary, `${where}: auxiliary`),
+    files,
+  };
+}
+
+function mergeWeb(base: Record<string, unknown>, layer: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (!layer) return base;
+  const merged = { ...base, ...layer };
+  for (const nested of ['search', 'extract']) {
+    if (isObject(base[nested]) && isObject(layer[nested])) merged[nested] = { ...base[nested], ...layer[nested] };
+  }
+  return merged;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

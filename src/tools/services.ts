@@ -1,0 +1,40 @@
+import type { Endpoint } from '../config/endpoint.js';
+import type { AuxiliaryModels } from '../config/auxiliary.js';
+import type { WebConfig } from '../config/web.js';
+import type { Usage } from '../model/messages.js';
+import type { ModelClient } from '../model/types.js';
+
+export type { AuxiliaryModels };
+
+/** What a web tool fetched, keyed by query or URL; see run/web-cache.ts for the store-backed one. */
+export interface WebCache {
+  get(key: string): unknown | undefined;
+  put(key: string, value: unknown): void;
+  /** Network fetches and searches made, and answers served from the cache. */
+  readonly counts: { fetches: number; hits: number };
+}
+
+/**
+ * What tools that reach outside services get from the surface running them (batch, eval, ask,
+ * chat): settings, auxiliary models and one model client per endpoint, shared by the thread so
+ * retries and concurrency limits hold across every caller.
+ */
+export interface ToolServices {
+  web: WebConfig;
+  auxiliary: AuxiliaryModels;
+  model(endpoint: Endpoint): ModelClient;
+  webCache?: WebCache;
+  /** Add an inner model call's tokens (MoA, vision, summaries) to the rollout's usage. */
+  reportUsage?(usage: Usage): void;
+}
+
+/** A cache that only counts: for surfaces without a run store (chat, ask). */
+export function countingWebCache(): WebCache {
+  const entries = new Map<string, unknown>();
+  const counts = { fetches: 0, hits: 0 };
+  return {
+    counts,
+    get: (key) => entries.get(key),
+    put: (key, value) => void entries.set(key, value),
+  };
+}

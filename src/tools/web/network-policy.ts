@@ -1,0 +1,145 @@
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import { BlockList, isIP } from 'node:net';
+import { NetworkPolicySchema, type NetworkPolicy } from '../../config/web.js';
+
+/**
+ * Where tools that fetch may go. Every fetch a model can steer (web_extract, vision_analyze of a
+ * URL, a browser) asks this module first, and again on every redirect hop, about the address the
+ * host name RESOLVES to: a page must not be able to make the harness reach an internal service.
+ * The schema (`web.allow_domains`, `web.deny_domains`, `web.allow_private`) lives in config/.
+ */
+export { NetworkPolicySchema, type NetworkPolicy };
+
+export const DEFAULT_NETWORK_POLICY: NetworkPolicy = { allow_domains: [], deny_domains: [], allow_private: false };
+
+/** Addresses no fetch reaches unless `allow_private`: loopback, private, link-local, CGNAT, multicast, reserved. */
+const BLOCKED = new BlockList();
+for (const [network, prefix] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const) {
+  BLOCKED.addSubnet(network, prefix, 'ipv4');
+}
+for (const [network, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+  // NAT64: the IPv4 address it carries could be a private one.
+  ['64:ff9b::', 96],
+] as const) {
+  BLOCKED.addSubnet(network, prefix, 'ipv6');
+}
+
+/** True for an address a default policy refuses (IPv4-mapped IPv6 is judged as the IPv4 it carries). */
+export function isPrivateAddress(address: string): boolean {
+  const bare = address.replace(/^\[|\]$/g, '');
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare);
+  if (mapped) return BLOCKED.check(mapped[1]!, 'ipv4');
+  const family = isIP(bare);
+  if (family === 0) return false;
+  return BLOCKED.check(bare, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+function normalizeDomain(domain: string): string {
+  return domain.trim().toLowerCase().replace(/^\*\./, '').replace(/\.$/, '');
+}
+
+function matchesDomain(host: string, domain: string): boolean {
+  const wanted = normalizeDomain(domain);
+  return host === wanted || host.endsWith(`.${wanted}`);
+}
+
+/** Why the policy refuses this host name by its domain lists, or undefined. (Addresses are checked separately.) */
+export function domainRefusal(hostname: string, policy: NetworkPolicy): string | undefined {
+  const host = normalizeDomain(hostname.replace(/^\[|\]$/g, ''));
+  const denied = policy.deny_domains.find((domain) => matchesDomain(host, domain));
+  if (denied) return `${host} is in web.deny_domains (${denied})`;
+  if (policy.allow_domains.length > 0 && !policy.allow_domains.some((domain) => matchesDomain(host, domain))) {
+    return `${host} is not in web.allow_domains (${policy.allow_domains.join(', ')})`;
+  }
+  return undefined;
+}
+
+const PRIVATE_REASON = 'a loopback, private or link-local address; these are refused unless web.allow_private is true';
+
+/** Why the policy refuses this resolved address, or undefined. */
+export function addressRefusal(address: string, policy: NetworkPolicy): string | undefined {
+  if (policy.allow_private || !isPrivateAddress(address)) return undefined;
+  return `${address} is ${PRIVATE_REASON}`;
+}
+
+/** A refusal of the policy: tools turn it into a result the model reads. */
+export class NetworkPolicyError extends Error {
+  readonly code = 'network_policy';
+  constructor(readonly url: string, readonly reason: string) {
+    super(`refused by the network policy: ${url}: ${reason}`);
+    this.name = 'NetworkPolicyError';
+  }
+}
+
+/**
+ * Why this URL may not be fetched before any connection: its scheme, its domain, or a literal
+ * address. Host names are checked again on the address they resolve to (`policyLookup`).
+ */
+export function urlRefusal(url: string | URL, policy: NetworkPolicy): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = typeof url === 'string' ? new URL(url) : url;
+  } catch {
+    return 'not a valid absolute URL';
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return `scheme ${parsed.protocol} is not fetched (only http and https)`;
+  if (parsed.username || parsed.password) return 'URLs with credentials are not fetched';
+  const refusal = domainRefusal(parsed.hostname, policy);
+  if (refusal) return refusal;
+  const literal = parsed.hostname.replace(/^\[|\]$/g, '');
+  return isIP(literal) ? addressRefusal(literal, policy) : undefined;
+}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/**
+ * A `lookup` for node:http/https/net that resolves the name and refuses private addresses: the
+ * address checked is the one connected to, so DNS rebinding between check and connect is moot.
+ */
+export function policyLookup(policy: NetworkPolicy): (hostname: string, options: LookupOptions, callback: LookupCallback) => void {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) return callback(error, '', 0);
+      const list = addresses as LookupAddress[];
+      const refused = list.find((entry) => addressRefusal(entry.address, policy) !== undefined);
+      if (refused || list.length === 0) {
+        const reason = refused ? `${hostname} resolves to ${refused.address}, ${PRIVATE_REASON}` : `${hostname} has no address`;
+        const failure = new NetworkPolicyError(hostname, reason) as NetworkPolicyError & NodeJS.ErrnoException;
+        return callback(failure, '', 0);
+      }
+      if (options.all) return callback(null, list);
+      callback(null, list[0]!.address, list[0]!.family);
+    });
+  };
+}
+
+/**
+ * Check a URL completely before handing it to an engine that fetches on its own (a browser):
+ * scheme, domain lists, and every address the host resolves to.
+ */
+export async function checkUrl(url: string, policy: NetworkPolicy): Promise<string | undefined> {
+  const early = urlRefusal(url, policy);
+  if (early) return early;
+  const { hostname } = new URL(url);
+  if (isIP(hostname.replace(/^\[|\]$/g, ''))) return undefined;
+  return new Promise((resolve) => {
+    policyLookup(policy)(hostname, { all: true }, (error) => resolve(error ? (error instanceof NetworkPolicyError ? error.reason : error.message) : undefined));
+  });
+}
