@@ -136,5 +136,5 @@ test('an unknown key under web: is an error naming the file and key', async (t) 
   writeFileSync(config, stringify({ web: { allow_privat: true } }));
   const result = await runCli(['batch', '--config', config, '--dataset', 'x.jsonl', '--run', 'bad', '--base-url', 'http://127.0.0.1:1/v1', '--model', 'm'], { cwd: directory, env: { TRAJ_HOME: join(directory, 'home') } });
   assert.equal(result.code, 2, result.stderr);
-  assert.match(result.stderr, /bad\.yaml: web: Unrecognized key: "allow_privat"/);
+  assert.match(result.stderr, /bad\.yaml: web\.allow_privat: unknown key \(did you mean 'allow_private'\?\)/);
 });
