@@ -55,6 +55,11 @@ const SCENARIOS: Scenario[] = [
     description: 'docker sandbox create + start + exec + dispose p50/p95 at concurrency 1 and 8, vs `docker run --rm IMAGE true`',
     run: async () => (await import('./sandbox-lifecycle.js')).sandboxLifecycleBenchmark() as Promise<Figures>,
   },
+  {
+    name: 'browser-overhead',
+    description: 'browser toolset per rollout: isolated context → first page + snapshot → close, p50/p95 at concurrency 1 and 8',
+    run: async (quick) => (await import('./browser-overhead.js')).browserOverheadBenchmark({ iterations: quick ? 16 : 40 }) as Promise<Figures>,
+  },
 ];
 
 function usage(): string {

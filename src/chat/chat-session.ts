@@ -11,6 +11,7 @@ import type { ModelClient } from '../model/types.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { Budget } from '../tools/budget.js';
 import { toolSpec, type Tool } from '../tools/registry.js';
+import { disposeToolState } from '../tools/tool-state.js';
 import { knowledgeSections, provideKnowledge, type ChatKnowledge } from './chat-knowledge.js';
 import type { ChatTools } from './chat-tools.js';
 import { emptySessionUsage, type ForkOrigin, type Session, type SessionUsage } from './session.js';
@@ -142,6 +143,11 @@ export class ChatSession {
    * Run the agent on the history plus `text` (or on the history alone when `text` is undefined).
    * The user message is stored before the model is called, the outcome after, also when interrupted.
    */
+  /** Close what the session's tools hold open (its browser context); the history stays in the store. */
+  async dispose(): Promise<void> {
+    await disposeToolState(this.state);
+  }
+
   async send(text: string | undefined, options: { signal: AbortSignal; onEvent: AgentEventHandler }): Promise<AgentResult> {
     const messages: Message[] = text === undefined ? [...this.history] : [...this.history, { role: 'user', content: text }];
     this.history = messages;

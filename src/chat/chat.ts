@@ -77,6 +77,8 @@ export class Chat {
 
   /** Switch to another session (after /reset, /resume or /fork) and say which. */
   useSession(session: ChatSession, how: string): void {
+    // The session left behind keeps its history in the store, but not its browser.
+    if (session !== this.session) void this.session.dispose();
     this.session = session;
     this.print(this.style.dim(`${how}: session ${session.id} · model ${session.endpoint.model} · toolsets ${session.toolsets.join(', ') || '(none)'}`));
   }

@@ -1,6 +1,8 @@
 import { resolveAuxiliary, type AuxiliaryConfig } from '../config/auxiliary.js';
+import type { BrowserConfig } from '../config/browser.js';
 import type { Endpoint } from '../config/endpoint.js';
 import { DEFAULT_WEB_CONFIG, type WebConfig } from '../config/web.js';
+import { closeBrowserEngines } from '../tools/browser/engine.js';
 import { countingWebCache, type ToolServices } from '../tools/services.js';
 import { errorMessage } from '../errors.js';
 import { createModelClient } from '../model/client.js';
@@ -32,6 +34,8 @@ export interface ChatLaunch extends ChatSettings {
   /** Web tools' settings and auxiliary models (TRAJ_HOME/config.yaml under --config). */
   web?: WebConfig;
   auxiliary?: AuxiliaryConfig;
+  /** The browser toolset's engine and time limits (TRAJ_HOME/config.yaml under --config). */
+  browser?: BrowserConfig;
   checkpointsDir: string;
   /** Continue a stored session (an id, a unique prefix, or "last"). */
   resume?: string;
@@ -78,6 +82,7 @@ export async function runChat(launch: ChatLaunch): Promise<number> {
     auxiliary: resolveAuxiliary(launch.auxiliary, launch.endpoint),
     model: models,
     webCache: countingWebCache(),
+    browser: launch.browser,
   };
   const tools = new ChatTools({ mcpServers: launch.mcpServers, approver, services: toolServices });
   let sandbox: Sandbox | undefined;
@@ -108,6 +113,8 @@ export async function runChat(launch: ChatLaunch): Promise<number> {
     input.close();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onTerminate);
+    await chat?.session.dispose();
+    await closeBrowserEngines();
     await tools.close().catch(() => undefined);
     await sandbox?.dispose().catch(() => undefined);
     store.close();

@@ -31,7 +31,7 @@ export const command: CommandDefinition = {
     'max-turns': { type: 'string', value: 'N', description: 'model calls before the final-answer call', default: '10' },
     system: { type: 'string', value: 'FILE', description: 'file holding the system prompt' },
     json: { type: 'boolean', description: 'print the AgentResult as JSON instead of a transcript' },
-    config: { type: 'string', value: 'FILE', description: 'a config whose web: and auxiliary: apply (over TRAJ_HOME/config.yaml)' },
+    config: { type: 'string', value: 'FILE', description: 'a config whose web:, auxiliary: and browser: apply (over TRAJ_HOME/config.yaml)' },
     'scripted-if-unset': { type: 'boolean', description: 'with no endpoint configured, use the built-in scripted endpoint' },
     ...ENDPOINT_OPTIONS,
   },
@@ -58,7 +58,7 @@ stay there. Dangerous commands (rm -rf, git reset --hard, …) are refused unles
       log: (line) => process.stderr.write(`${line}\n`),
     });
     const toolConfig = loadToolConfig(stringOption(values, 'config'));
-    const toolSettings = { web: toolConfig.web, auxiliary: resolveAuxiliary(toolConfig.auxiliary, endpoint) };
+    const toolSettings = { web: toolConfig.web, auxiliary: resolveAuxiliary(toolConfig.auxiliary, endpoint), browser: toolConfig.browser };
     const registry = createToolRegistry();
     for (const tool of registry.unavailableTools(toolsets, availabilityContext({ endpoint, ...toolSettings }))) {
       process.stderr.write(`[traj] warning: ${tool.name} [${tool.toolset}] is not offered: ${tool.reason}\n`);

@@ -6,7 +6,7 @@ import { loadDistribution } from '../tools/distributions.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { resolveAuxiliary } from '../config/auxiliary.js';
 import { availabilityContext, batchEntries, fingerprintParts, type ToolsetChoice } from '../run/batch.js';
-import { executeRun, storePathFor } from '../run/execute-run.js';
+import { artifactsDirFor, executeRun, storePathFor } from '../run/execute-run.js';
 import { defaultOutputDirectory } from '../run/outputs.js';
 import type { RunConfig } from '../run/run-config.js';
 import type { RolloutSettings } from '../run/rollout.js';
@@ -51,6 +51,8 @@ export function rolloutSettings(config: RunConfig, endpoint: RolloutSettings['en
     ...(config.skills?.length ? { skills: config.skills.map((folder) => knowledgeFolder(folder, '--skills')), skillsWritable: config.skills_writable } : {}),
     web: config.web,
     auxiliary: resolveAuxiliary(config.auxiliary, endpoint),
+    browser: config.browser,
+    artifactsDir: artifactsDirFor(config.checkpoints, config.run),
     webCache: { path: storePathFor(config.checkpoints, config.run), mode: config.web_cache },
     ...extra,
   };

@@ -29,7 +29,7 @@ export const command: CommandDefinition = {
     resume: { type: 'string', value: 'ID', description: 'continue a stored session (id, unique prefix, or "last")' },
     fork: { type: 'boolean', description: 'continue a stored rollout: give RUN KEY [TURN] as arguments' },
     checkpoints: { type: 'string', value: 'DIR', description: 'folder of run stores for --fork and /fork', default: 'checkpoints' },
-    config: { type: 'string', value: 'FILE', description: 'a run config YAML (endpoint, budget, mcp_servers, web, auxiliary, toolsets, system_prompt, …); flags win' },
+    config: { type: 'string', value: 'FILE', description: 'a run config YAML (endpoint, budget, mcp_servers, web, auxiliary, browser, toolsets, system_prompt, …); flags win' },
     plain: { type: 'boolean', description: 'no colours, prompts or line editing even on a terminal' },
     'scripted-if-unset': { type: 'boolean', description: 'with no endpoint configured, use the built-in scripted endpoint' },
     ...ENDPOINT_OPTIONS,
@@ -93,8 +93,8 @@ Long sessions are compressed near the model's context window (endpoint.context_l
   },
 };
 
-function toolConfigOf(tools: ToolConfig): { web: ToolConfig['web']; auxiliary: ToolConfig['auxiliary'] } {
-  return { web: tools.web, auxiliary: tools.auxiliary };
+function toolConfigOf(tools: ToolConfig): Pick<ToolConfig, 'web' | 'auxiliary' | 'browser'> {
+  return { web: tools.web, auxiliary: tools.auxiliary, browser: tools.browser };
 }
 
 /** The --config file's settings (any run-config key; `run` is not needed for a chat). */

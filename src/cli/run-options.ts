@@ -93,10 +93,11 @@ export function runConfigFrom(values: ParsedCommand['values'], defaults: Partial
   // names its file before any worker starts (and relative `cwd`s resolve against that file).
   const mcp = loadMcpServers(file);
   if (Object.keys(mcp.servers).length > 0) config.mcp_servers = mcp.servers;
-  // web: and auxiliary: likewise: TRAJ_HOME/config.yaml overlaid by the run config.
+  // web:, auxiliary: and browser: likewise: TRAJ_HOME/config.yaml overlaid by the run config.
   const tools = loadToolConfig(file);
   config.web = tools.web;
   if (tools.auxiliary) config.auxiliary = tools.auxiliary;
+  config.browser = tools.browser;
   return config;
 }
 

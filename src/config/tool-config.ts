@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { trajHome } from '../util/paths.js';
 import { AuxiliaryConfigSchema, type AuxiliaryConfig } from './auxiliary.js';
+import { BrowserConfigSchema, type BrowserConfig } from './browser.js';
 import { readConfigFile, validate } from './load.js';
 import { WebConfigSchema, type WebConfig } from './web.js';
 
@@ -10,21 +11,23 @@ import { WebConfigSchema, type WebConfig } from './web.js';
 const ToolConfigFileSchema = z.looseObject({
   web: z.record(z.string(), z.unknown()).optional(),
   auxiliary: z.record(z.string(), z.unknown()).optional(),
+  browser: z.record(z.string(), z.unknown()).optional(),
 });
 
 export interface ToolConfig {
   web: WebConfig;
   auxiliary: AuxiliaryConfig | undefined;
+  browser: BrowserConfig;
   /** The files read, lowest precedence first. */
   files: string[];
 }
 
 /**
- * `web:` and `auxiliary:` from TRAJ_HOME/config.yaml overlaid by those of a run config (or flags):
+ * `web:`, `auxiliary:` and `browser:` from TRAJ_HOME/config.yaml overlaid by those of a run config (or flags):
  * keys merge one level deep (web.search and web.extract two), so a run config may set just
  * `web.allow_private`. Validated strictly after the merge; errors name the files.
  */
-export function loadToolConfig(runConfigFile?: string, overlay: { web?: unknown; auxiliary?: unknown } = {}): ToolConfig {
+export function loadToolConfig(runConfigFile?: string, overlay: { web?: unknown; auxiliary?: unknown; browser?: unknown } = {}): ToolConfig {
   const files: string[] = [];
   const layers: Array<z.infer<typeof ToolConfigFileSchema>> = [];
   const home = join(trajHome(), 'config.yaml');
@@ -37,8 +40,10 @@ export function loadToolConfig(runConfigFile?: string, overlay: { web?: unknown;
   const where = files.length > 0 ? files.join(' + ') : 'config';
   const web = layers.reduce<Record<string, unknown>>((merged, layer) => mergeWeb(merged, layer.web), {});
   const auxiliary = layers.reduce<Record<string, unknown> | undefined>((merged, layer) => (layer.auxiliary ? { ...merged, ...layer.auxiliary } : merged), undefined);
+  const browser = layers.reduce<Record<string, unknown>>((merged, layer) => ({ ...merged, ...layer.browser }), {});
   return {
     web: validate(WebConfigSchema, web, `${where}: web`),
+    browser: validate(BrowserConfigSchema, browser, `${where}: browser`),
     auxiliary: auxiliary === undefined ? undefined : validate(AuxiliaryConfigSchema, auxiliary, `${where}: auxiliary`),
     files,
   };

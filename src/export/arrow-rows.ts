@@ -48,6 +48,8 @@ export function toArrowRow(record: TrajectoryRecord, view: ExportView): Record<s
     error: jsonOrNull(record.error),
     // Records stored before the images field existed have none.
     images: record.images ?? [],
+    // Likewise artifacts (schema version 3).
+    artifacts: record.artifacts ?? [],
   };
 }
 

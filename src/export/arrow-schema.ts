@@ -4,7 +4,7 @@ import type { ExportView } from './export-options.js';
 export type ArrowModule = typeof Arrow;
 
 /** Bumped when a column is added, removed or changes type; stored in the schema metadata. */
-export const TRAJECTORY_SCHEMA_VERSION = '2';
+export const TRAJECTORY_SCHEMA_VERSION = '3';
 
 /** A column of the export: its name, whether it may be null, and its Arrow type. */
 interface ColumnSpec {
@@ -110,5 +110,6 @@ function columns(arrow: ArrowModule): ColumnSpec[] {
     },
     { name: 'error', nullable: true, type: text() },
     { name: 'images', nullable: false, type: listOf(text()) },
+    { name: 'artifacts', nullable: false, type: listOf(text()) },
   ];
 }

@@ -2,6 +2,7 @@ import type { Endpoint } from '../config/endpoint.js';
 import { DatasetError } from '../errors.js';
 import { sha256, canonicalJson } from '../util/hash.js';
 import type { AuxiliaryModels } from '../config/auxiliary.js';
+import type { BrowserConfig } from '../config/browser.js';
 import { DEFAULT_WEB_CONFIG, type WebConfig } from '../config/web.js';
 import { toolSpec, type AvailabilityContext, type ToolRegistry } from '../tools/registry.js';
 import { sampleToolsets, type Distribution } from '../tools/distributions.js';
@@ -147,7 +148,7 @@ function toolServiceParts(candidates: Set<string>, tools: FingerprintInput['tool
   if (candidates.has('image_gen')) used.image = model(auxiliary?.image) ?? null;
   if (candidates.has('moa')) used.moa = auxiliary?.moa ? { reference: auxiliary.moa.reference.map(model), aggregator: model(auxiliary.moa.aggregator) } : null;
   if (Object.keys(used).length > 0) parts.auxiliary = used;
-  if (candidates.has('web')) parts.web = tools?.web ?? DEFAULT_WEB_CONFIG;
+  if (candidates.has('web') || candidates.has('browser')) parts.web = tools?.web ?? DEFAULT_WEB_CONFIG;
   return parts;
 }
 
@@ -158,12 +159,13 @@ function compressionEnabled(knowledge: Record<string, unknown> | undefined): boo
 }
 
 /** What availability checks on the main thread see: the run's tool settings, no model clients. */
-export function availabilityContext(settings: { endpoint: Endpoint; web?: WebConfig; auxiliary?: AuxiliaryModels }, env: NodeJS.ProcessEnv = process.env): AvailabilityContext {
+export function availabilityContext(settings: { endpoint: Endpoint; web?: WebConfig; auxiliary?: AuxiliaryModels; browser?: BrowserConfig }, env: NodeJS.ProcessEnv = process.env): AvailabilityContext {
   return {
     env,
     services: {
       web: settings.web ?? DEFAULT_WEB_CONFIG,
       auxiliary: settings.auxiliary ?? { vision: settings.endpoint },
+      browser: settings.browser,
       model: () => {
         throw new Error('availability checks call no model');
       },

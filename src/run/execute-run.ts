@@ -64,6 +64,11 @@ export function storePathFor(checkpointsDir: string, run: string): string {
   return resolve(checkpointsDir, `${run}.sqlite`);
 }
 
+/** Where the run's rollouts keep artifacts (browser screenshots): beside the store, `<run>.artifacts/`. */
+export function artifactsDirFor(checkpointsDir: string, run: string): string {
+  return resolve(checkpointsDir, `${run}.artifacts`);
+}
+
 /**
  * The pipeline shared by batch, eval and bench: lock the store → preflight → pool → pipeline →
  * outputs. Outputs are written whenever rollouts ran, also when a bad row or a run-level fault

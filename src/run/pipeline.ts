@@ -206,6 +206,7 @@ function land(context: LandingContext, entry: WorkItem, outcome: RolloutOutcome)
     source: entry.source,
     reward: outcome.reward,
     group: entry.group,
+    artifacts: outcome.artifacts,
   });
   const error = outcome.error ?? (record.finish_reason === 'api_error' ? (record.error ?? undefined) : undefined);
   const decision = error ? decideFailure(error) : undefined;

@@ -7,6 +7,7 @@ import { resolveContextLength } from '../model/context-length.js';
 import type { AgentResult } from '../agent/result.js';
 import { CompressionSettingsSchema } from '../config/compression.js';
 import { AuxiliaryModelsSchema } from '../config/auxiliary.js';
+import { BrowserConfigSchema } from '../config/browser.js';
 import { EndpointSchema } from '../config/endpoint.js';
 import { WebConfigSchema } from '../config/web.js';
 import { JudgeSettingsSchema } from '../eval/judge.js';
@@ -22,6 +23,8 @@ import type { Sandbox } from '../sandbox/sandbox.js';
 import { BudgetSchema } from '../tools/budget.js';
 import { toolSpec, type Tool, type ToolRegistry } from '../tools/registry.js';
 import type { ToolServices } from '../tools/services.js';
+import { disposeToolState } from '../tools/tool-state.js';
+import { rolloutArtifacts } from './rollout-artifacts.js';
 import { rolloutJudgeCache, type JudgeCacheEntry } from './judge-cache.js';
 import { rolloutKnowledge, type RolloutKnowledge } from './rollout-knowledge.js';
 import { rolloutWebCache, type WebCacheEntry } from './web-cache.js';
@@ -58,6 +61,10 @@ export const RolloutSettingsSchema = z.object({
   /** Web tools' settings and the auxiliary models (resolved against the main endpoint). */
   web: WebConfigSchema.optional(),
   auxiliary: AuxiliaryModelsSchema.optional(),
+  /** The browser toolset's engine and time limits. */
+  browser: BrowserConfigSchema.optional(),
+  /** Where tools keep files beyond the rollout (screenshots), one folder per rollout below it. */
+  artifactsDir: z.string().optional(),
   /** The run store the web cache reads (workers read it; the main thread writes it). */
   webCache: z.object({ path: z.string().optional(), mode: z.enum(['readwrite', 'read', 'off']) }).optional(),
 });
@@ -92,6 +99,8 @@ export interface RolloutOutcome {
   /** Pages and searches fetched by web tools, for the main thread to cache, and the fetch/hit counts. */
   webCache?: WebCacheEntry[];
   webCounts?: { fetches: number; hits: number };
+  /** Files tools kept (absolute paths), for the record. */
+  artifacts?: string[];
   /** An infrastructure fault (sandbox, setup, timeout): the rollout is failed and retried later. */
   error?: SerializedError;
   /** Stopped by the user (SIGINT/SIGTERM): the key goes back to pending. */
@@ -125,7 +134,10 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
   let tools: Tool[] = [];
   let knowledge: RolloutKnowledge | undefined;
   const webCache = rolloutWebCache(settings.webCache);
-  const toolServices: ToolServices = { ...services.tools(settings), webCache };
+  const artifacts = rolloutArtifacts(settings.artifactsDir, task.key, task.sample);
+  const toolServices: ToolServices = { ...services.tools(settings), webCache, artifacts: artifacts.sink };
+  // Tool state holds resources (a browser context) closed when the rollout ends, on every path.
+  const toolState = new Map<string, unknown>();
   const outcome = (fields: Partial<RolloutOutcome> & { result: AgentResult }): RolloutOutcome => ({
     key: task.key,
     sample: task.sample,
@@ -133,12 +145,15 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
     interrupted: interrupt.aborted,
     ...(webCache.fresh.length > 0 ? { webCache: webCache.fresh } : {}),
     ...(webCache.counts.fetches + webCache.counts.hits > 0 ? { webCounts: { ...webCache.counts } } : {}),
+    ...(artifacts.paths.length > 0 ? { artifacts: [...artifacts.paths] } : {}),
     ...fields,
   });
   try {
     const environment = settings.environmentModule ? await loadEnvironment(settings.environmentModule) : undefined;
     tools = (await services.registry(settings, task.toolsets)).select(task.toolsets, { env: process.env, services: toolServices });
     knowledge = rolloutKnowledge(settings, task.toolsets);
+    // The memory and skills stores join the rollout's one tool state (disposed with it at the end).
+    for (const [key, value] of knowledge.state) toolState.set(key, value);
     const system = buildSystemPrompt({ base: task.system ?? settings.systemPrompt, tools, sections: knowledge.sections });
     const messages: Message[] = [{ role: 'system', content: system }, ...task.messages];
     try {
@@ -164,7 +179,7 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
       return outcome({ result: emptyResult(messages, 'api_error'), error: sandboxFault(error) });
     }
     const result = withKnowledge(
-      await runRolloutAgent(task, services, toolServices, messages, tools, sandbox, controller.signal, environment, knowledge.state),
+      await runRolloutAgent(task, services, { services: toolServices, state: toolState }, messages, tools, sandbox, controller.signal, environment),
       knowledge,
     );
     if (controller.signal.reason instanceof RolloutTimeout) return outcome({ result, error: serializeError(controller.signal.reason) });
@@ -179,6 +194,7 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
   } finally {
     if (timer) clearTimeout(timer);
     interrupt.removeEventListener('abort', onInterrupt);
+    await disposeToolState(toolState);
     await sandbox?.dispose().catch(() => undefined);
     knowledge?.dispose();
   }
@@ -194,13 +210,12 @@ function withKnowledge(result: AgentResult, knowledge: RolloutKnowledge): AgentR
 async function runRolloutAgent(
   task: RolloutTask,
   services: RolloutServices,
-  toolServices: ToolServices,
+  toolContext: { services: ToolServices; state: Map<string, unknown> },
   messages: Message[],
   tools: Tool[],
   sandbox: Sandbox,
   signal: AbortSignal,
   environment: Environment | undefined,
-  state: Map<string, unknown>,
 ): Promise<AgentResult> {
   const { settings } = task;
   if (settings.agent === 'noop') return emptyResult([...messages, { role: 'assistant', content: '' }], 'stop');
@@ -216,7 +231,7 @@ async function runRolloutAgent(
     const model = services.model(settings);
     result = await runAgent({
       model,
-      context: await contextWindowFor(settings, summarizerFor(model, toolServices)),
+      context: await contextWindowFor(settings, summarizerFor(model, toolContext.services)),
       tools,
       messages,
       sandbox,
@@ -224,8 +239,8 @@ async function runRolloutAgent(
       budget: settings.budget,
       signal: agentSignal,
       toolConcurrency: settings.toolConcurrency,
-      state,
-      services: toolServices,
+      services: toolContext.services,
+      state: toolContext.state,
     });
   }
   if (!timeLimit?.aborted || signal.aborted) return result;

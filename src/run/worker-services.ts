@@ -4,6 +4,7 @@ import { createModelClient, type ModelClientOptions } from '../model/client.js';
 import type { ModelClient } from '../model/types.js';
 import { createSandbox } from '../sandbox/index.js';
 import { closeSpawner } from '../sandbox/spawner.js';
+import { closeBrowserEngines } from '../tools/browser/engine.js';
 import { createToolRegistry } from '../tools/builtin.js';
 import type { McpClientPool } from '../tools/mcp/client-pool.js';
 import type { ToolServices } from '../tools/services.js';
@@ -32,6 +33,7 @@ export function createThreadServices(options: Pick<ModelClientOptions, 'onRetry'
     tools: (settings: RolloutSettings): ToolServices => ({
       web: settings.web ?? DEFAULT_WEB_CONFIG,
       auxiliary: settings.auxiliary ?? { vision: settings.endpoint },
+      browser: settings.browser,
       model: clientFor,
     }),
     async registry(settings: RolloutSettings, toolsets: readonly string[]) {
@@ -44,7 +46,7 @@ export function createThreadServices(options: Pick<ModelClientOptions, 'onRetry'
     },
     createSandbox: (options) => createSandbox(options),
     async close() {
-      await Promise.all([mcpPool?.closeAll(), closeSpawner()]);
+      await Promise.all([mcpPool?.closeAll(), closeSpawner(), closeBrowserEngines()]);
     },
   };
 }

@@ -1,3 +1,4 @@
+import { BROWSER_TOOLS } from './browser/index.js';
 import { imageGenerateTool } from './image/image-generate.js';
 import { memoryTool } from './memory/memory.js';
 import { mixtureOfAgentsTool } from './moa/mixture-of-agents.js';
@@ -16,8 +17,8 @@ import { writeFileTool } from './write-file.js';
 
 /**
  * The tools traj ships, in the order they are offered: toolsets terminal, file, todo, web, vision,
- * moa and image_gen, then memory, skills and session_search (these act on what the caller puts in
- * the run state; chat does).
+ * moa, image_gen and browser, then memory, skills and session_search (these act on what the caller
+ * puts in the run state; chat does).
  */
 export const BUILTIN_TOOLS: readonly Tool[] = [
   terminalTool,
@@ -32,6 +33,7 @@ export const BUILTIN_TOOLS: readonly Tool[] = [
   visionAnalyzeTool,
   mixtureOfAgentsTool,
   imageGenerateTool,
+  ...BROWSER_TOOLS,
   memoryTool,
   skillsListTool,
   skillViewTool,

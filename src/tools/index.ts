@@ -18,3 +18,5 @@ export { visionAnalyzeTool, VisionAnalyzeParameters } from './vision/vision-anal
 export { imageAsDataUrl, sniffImageType } from './vision/image-source.js';
 export { mixtureOfAgentsTool, MixtureOfAgentsParameters } from './moa/mixture-of-agents.js';
 export { imageGenerateTool, ImageGenerateParameters } from './image/image-generate.js';
+export * from './browser/index.js';
+export { disposeToolState, type ToolResource } from './tool-state.js';

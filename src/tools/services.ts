@@ -1,5 +1,6 @@
 import type { Endpoint } from '../config/endpoint.js';
 import type { AuxiliaryModels } from '../config/auxiliary.js';
+import type { BrowserConfig } from '../config/browser.js';
 import type { WebConfig } from '../config/web.js';
 import type { Usage } from '../model/messages.js';
 import type { ModelClient } from '../model/types.js';
@@ -14,6 +15,12 @@ export interface WebCache {
   readonly counts: { fetches: number; hits: number };
 }
 
+/** Files a tool keeps beyond the rollout (browser screenshots); the record lists their paths. */
+export interface ArtifactSink {
+  /** Store `data` under a name like `screenshot.png`; returns the absolute path it was written to. */
+  save(name: string, data: Buffer): Promise<string>;
+}
+
 /**
  * What tools that reach outside services get from the surface running them (batch, eval, ask,
  * chat): settings, auxiliary models and one model client per endpoint, shared by the thread so
@@ -24,6 +31,10 @@ export interface ToolServices {
   auxiliary: AuxiliaryModels;
   model(endpoint: Endpoint): ModelClient;
   webCache?: WebCache;
+  /** The browser toolset's engine and time limits (default: the system Chromium, DEFAULT_BROWSER_CONFIG). */
+  browser?: BrowserConfig;
+  /** Where the rollout's artifacts go (batch, eval: beside the run store); absent in chat and ask. */
+  artifacts?: ArtifactSink;
   /** Add an inner model call's tokens (MoA, vision, summaries) to the rollout's usage. */
   reportUsage?(usage: Usage): void;
 }

@@ -14,6 +14,7 @@ export interface RecordInput {
   source: TrajectoryRecord['source'];
   reward?: Pick<TrajectoryRecord, 'reward' | 'scores' | 'reward_details' | 'reward_error'>;
   group?: string | null;
+  artifacts?: string[];
 }
 
 /** A pure function from one rollout to its record. `completed` means the agent gave a final answer on its own. */
@@ -54,5 +55,6 @@ export function buildRecord(input: RecordInput): TrajectoryRecord {
     },
     error: result.error ?? null,
     images: result.messages.flatMap((message) => (message.role === 'user' ? contentImages(message.content) : [])),
+    artifacts: input.artifacts ?? [],
   };
 }

@@ -90,6 +90,8 @@ export const TrajectoryRecordSchema = z.object({
   error: RecordErrorSchema.nullable(),
   /** Images of the user messages (URLs or data URLs), in order; the ShareGPT view marks each with <image>. */
   images: z.array(z.string()).default([]),
+  /** Files tools kept beyond the rollout (browser screenshots), as absolute paths, in the order written. */
+  artifacts: z.array(z.string()).default([]),
 });
 export type TrajectoryRecord = z.infer<typeof TrajectoryRecordSchema>;
 

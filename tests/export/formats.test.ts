@@ -52,6 +52,7 @@ const EXPECTED_TYPES: Record<string, string> = {
   timing: 'STRUCT(started_at VARCHAR, duration_ms DOUBLE, model_ms DOUBLE, tool_ms DOUBLE)',
   error: 'VARCHAR',
   images: 'VARCHAR[]',
+  artifacts: 'VARCHAR[]',
 };
 
 test('Parquet read back by DuckDB: one fixed schema, every row equal to the JSONL export', async (t) => {
@@ -121,7 +122,7 @@ test('Arrow IPC shards carry the same schema and rows as Parquet', async (t) => 
   const arrow = await import('apache-arrow');
   const table = arrow.tableFromIPC(readFileSync(join(out, 'data', 'train-00000-of-00001.arrow')));
   assert.equal(table.numRows, 5);
-  assert.equal(table.schema.metadata.get('traj.schema_version'), '2');
+  assert.equal(table.schema.metadata.get('traj.schema_version'), '3');
   const parquetOut = join(directory, 'parquet');
   await exportRun({ storePath, out: parquetOut });
   const parquet = await readParquet([join(parquetOut, 'data', 'train-00000-of-00001.parquet')]);

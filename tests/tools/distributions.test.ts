@@ -42,9 +42,9 @@ describe('loading distributions', () => {
   });
 
   it('refuses an unknown toolset at load, listing the known ones', () => {
-    const file = writeDistribution('browse.yaml', 'name: browse\ndescription: needs a browser\ntoolsets:\n  terminal: 0.5\n  browser: 0.9\n');
+    const file = writeDistribution('browse.yaml', 'name: browse\ndescription: needs a spreadsheet\ntoolsets:\n  terminal: 0.5\n  spreadsheet: 0.9\n');
     const error = configError(() => loadDistribution(file, createToolRegistry()));
-    assert.match(error.message, /browse\.yaml: toolsets: unknown toolset 'browser'; known toolsets: file, image_gen, memory, moa, session_search, skills, terminal, todo, vision, web/);
+    assert.match(error.message, /browse\.yaml: toolsets: unknown toolset 'spreadsheet'; known toolsets: browser, file, image_gen, memory, moa, session_search, skills, terminal, todo, vision, web/);
   });
 
   it('names the file and key of a bad value', () => {
@@ -56,7 +56,7 @@ describe('loading distributions', () => {
   });
 
   it('says which distributions exist when a name is unknown', () => {
-    assert.match(configError(() => loadDistribution('nonesuch')).message, /unknown toolset distribution 'nonesuch' .*known distributions: balanced, default, development/);
+    assert.match(configError(() => loadDistribution('nonesuch')).message, /unknown toolset distribution 'nonesuch' .*known distributions: balanced, browser_only, browser_tasks, browser_use, default, development/);
   });
 });
 
@@ -140,7 +140,7 @@ describe('traj distributions (the CLI as a subprocess)', () => {
   it('fails with the known names for an unknown distribution and with usage for a bad action', () => {
     const unknown = traj('show', 'nonesuch');
     assert.equal(unknown.status, 2, "an unknown name is a usage error (exit 2)");
-    assert.match(unknown.stderr, /unknown toolset distribution 'nonesuch'.*known distributions: balanced, default/);
+    assert.match(unknown.stderr, /unknown toolset distribution 'nonesuch'.*known distributions: balanced, browser_only, browser_tasks, browser_use, default/);
     assert.equal(traj('frobnicate').status, 2);
   });
 });

@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import { defineTool } from '../registry.js';
+import { browserAvailable, browserSession } from './session.js';
+
+export const BrowserScrollParameters = z.object({
+  direction: z.enum(['up', 'down', 'left', 'right']).describe('Which way to scroll, by most of a screen.'),
+});
+
+export const browserScrollTool = defineTool({
+  name: 'browser_scroll',
+  toolset: 'browser',
+  version: '1',
+  description: 'Scroll the page by most of a screen (pages that load more content as you scroll); returns the position and the page.',
+  parameters: BrowserScrollParameters,
+  available: browserAvailable,
+  run: ({ direction }, context) => {
+    const session = browserSession(context);
+    return session.exclusive(async () => {
+      const page = await session.currentPage();
+      const position = (await page.evaluate(scrollScript(direction))) as { x: number; y: number; height: number; viewport: number };
+      const { x, y, height, viewport } = position;
+      const lead = `Scrolled ${direction}: now at y=${y} (x=${x}) of a ${height} px page, ${viewport} px visible.`;
+      return session.report({ lead });
+    });
+  },
+});
+
+/** Runs in the page (the project compiles without DOM types, so the page code is a string). */
+function scrollScript(direction: 'up' | 'down' | 'left' | 'right'): string {
+  const [dx, dy] = { up: [0, -0.8], down: [0, 0.8], left: [-0.8, 0], right: [0.8, 0] }[direction];
+  return `(() => {
+    scrollBy(${dx} * innerWidth, ${dy} * innerHeight);
+    const root = document.scrollingElement || document.documentElement;
+    return { x: Math.round(scrollX), y: Math.round(scrollY), height: root.scrollHeight, viewport: innerHeight };
+  })()`;
+}

@@ -1,0 +1,221 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { BrowserConfigSchema, type BrowserConfigInput } from '../../../src/config/browser.js';
+import { WebConfigSchema, type WebConfigInput } from '../../../src/config/web.js';
+import { createModelClient } from '../../../src/model/client.js';
+import { createLocalSandbox, type Sandbox } from '../../../src/sandbox/index.js';
+import { closeBrowserEngines, disposeToolState, findChromium, processesUsing, threadBrowserEngine, type ToolContext, type ToolServices } from '../../../src/tools/index.js';
+import { startBrowserSite, type BrowserSite } from '../../helpers/browser-site.js';
+import { callTool, errorOf, jsonOf, toolContext } from '../tool-context.js';
+
+const chromium = findChromium();
+const skip = chromium ? false : 'skipped: no chromium on PATH (apt-get install chromium)';
+
+let site: BrowserSite;
+let sandbox: Sandbox;
+const contexts: ToolContext[] = [];
+
+function services(web: WebConfigInput = { allow_private: true }, browser: BrowserConfigInput = {}): ToolServices {
+  return {
+    web: WebConfigSchema.parse(web),
+    auxiliary: {},
+    model: (endpoint) => createModelClient(endpoint),
+    browser: BrowserConfigSchema.parse({ navigation_timeout_ms: 3_000, action_timeout_ms: 2_000, ...browser }),
+  };
+}
+
+/** A rollout's tool context: its own state, so its own browser context. */
+function rollout(toolServices = services()): ToolContext {
+  const context = toolContext(sandbox, { services: toolServices });
+  contexts.push(context);
+  return context;
+}
+
+async function ok(name: string, args: unknown, context: ToolContext): Promise<string> {
+  const outcome = await callTool(name, args, context);
+  assert.equal(outcome.ok, true, outcome.content);
+  return outcome.content;
+}
+
+/** The ref the snapshot gives the line matching `pattern`, e.g. refOf(text, /link "Next/). */
+function refOf(snapshot: string, pattern: RegExp): string {
+  const line = snapshot.split('\n').find((candidate) => pattern.test(candidate));
+  assert.ok(line, `no line matching ${pattern} in:\n${snapshot}`);
+  const ref = /\[ref=((?:f\d+)?e\d+)\]/.exec(line)?.[1];
+  assert.ok(ref, `no ref on: ${line}`);
+  return ref;
+}
+
+before(async () => {
+  site = await startBrowserSite();
+  sandbox = await createLocalSandbox();
+});
+after(async () => {
+  await Promise.all(contexts.map((context) => disposeToolState(context.state)));
+  await closeBrowserEngines();
+  await site.close();
+  await sandbox.dispose();
+});
+
+describe('browser tools in real headless Chromium', { skip }, () => {
+  test('a login form: type the user and password, submit, land on the account page', async () => {
+    const context = rollout();
+    const login = await ok('browser_navigate', { url: `${site.url}/login` }, context);
+    assert.match(login, /^URL: http:\/\/127\.0\.0\.1:\d+\/login$/m);
+    assert.match(login, /^Title: Sign in$/m);
+    await ok('browser_type', { ref: refOf(login, /textbox "User name"/), text: 'ada' }, context);
+    const typed = await ok('browser_type', { ref: refOf(login, /textbox "Password"/), text: 'secret', submit: true }, context);
+    assert.match(typed, /^URL: .*\/account$/m);
+    assert.match(typed, /heading "Welcome, ada"/);
+    assert.match(typed, /You are signed in\./);
+  });
+
+  test('a multi-page site: follow links, then go back through the history', async () => {
+    const context = rollout();
+    const home = await ok('browser_navigate', { url: site.url }, context);
+    const first = await ok('browser_click', { ref: refOf(home, /link "First page"/) }, context);
+    assert.match(first, /holds the word apple/);
+    const second = await ok('browser_click', { ref: refOf(first, /link "Next: second page"/) }, context);
+    assert.match(second, /^URL: .*\/page\/2$/m);
+    assert.match(second, /holds the word banana/);
+    const back = await ok('browser_back', {}, context);
+    assert.match(back, /^URL: .*\/page\/1$/m);
+    assert.match(back, /holds the word apple/);
+    const backAgain = await ok('browser_back', {}, context);
+    assert.match(backAgain, /^Title: Home$/m);
+  });
+
+  test('content that only JavaScript creates is in the snapshot, and clicking it runs the script', async () => {
+    const context = rollout();
+    const page = await ok('browser_navigate', { url: `${site.url}/script` }, context);
+    // The HTML holds only a script; the button appears 30 ms after load. If it is not there yet, a snapshot shows it.
+    const shown = /Made by JavaScript/.test(page) ? page : await ok('browser_snapshot', {}, context);
+    const clicked = await ok('browser_click', { ref: refOf(shown, /button "Made by JavaScript"/) }, context);
+    assert.match(clicked, /Clicked 1 times/);
+  });
+
+  test('a page that never finishes loading returns what is there, with a note, within the timeout', async () => {
+    const context = rollout(services({ allow_private: true }, { navigation_timeout_ms: 1_500 }));
+    const page = await ok('browser_navigate', { url: `${site.url}/slow` }, context);
+    assert.match(page, /Note: the page did not finish loading within 1500 ms/);
+    assert.match(page, /heading "Partial page"/);
+    assert.match(page, /This text is here before the image arrives/);
+  });
+
+  test('a ref from before a navigation is stale: a readable error that says to take a new snapshot', async () => {
+    const context = rollout();
+    const first = await ok('browser_navigate', { url: `${site.url}/page/1` }, context);
+    const oldRef = refOf(first, /link "Next: second page"/);
+    const second = await ok('browser_navigate', { url: `${site.url}/page/2` }, context);
+    assert.doesNotMatch(second, new RegExp(`\\[ref=${oldRef}\\]`), 'refs differ between documents');
+    const failure = errorOf(await callTool('browser_click', { ref: oldRef }, context));
+    assert.match(failure.error, new RegExp(`ref ${oldRef} is stale`));
+    assert.match(failure.hint!, /browser_snapshot/);
+    const nonsense = errorOf(await callTool('browser_click', { ref: 'button.submit' }, context));
+    assert.match(nonsense.error, /not an element ref/);
+  });
+
+  test('every action returns the new snapshot; refs of one page stay the same across snapshots', async () => {
+    const context = rollout();
+    const before = await ok('browser_navigate', { url: `${site.url}/login` }, context);
+    const after = await ok('browser_type', { ref: refOf(before, /textbox "User name"/), text: 'grace' }, context);
+    assert.equal(refOf(after, /button "Sign in"/), refOf(before, /button "Sign in"/));
+    assert.match(after, /textbox "User name".*: grace/);
+    const full = await ok('browser_snapshot', { full: true }, context);
+    assert.match(full, /^Snapshot \(full\):$/m);
+    assert.ok(full.length > after.length, 'the full snapshot shows the containers too');
+  });
+
+  test('rollouts are isolated: a cookie one sets is not seen by another', async () => {
+    const [a, b] = [rollout(), rollout()];
+    await ok('browser_navigate', { url: `${site.url}/set-cookie?value=alpha` }, a);
+    assert.match(await ok('browser_navigate', { url: `${site.url}/show-cookie` }, a), /token is alpha/);
+    assert.match(await ok('browser_navigate', { url: `${site.url}/show-cookie` }, b), /token is absent/);
+  });
+
+  test('the network policy: loopback refused by default; a refused subresource never reaches its server', async () => {
+    const denied = errorOf(await callTool('browser_navigate', { url: `${site.url}/` }, rollout(services({}))));
+    assert.match(denied.error, /refused by the network policy: http:\/\/127\.0\.0\.1:\d+\/: .*loopback/);
+    assert.match(denied.hint!, /web\.allow_private/);
+    const file = errorOf(await callTool('browser_navigate', { url: 'file:///etc/passwd' }, rollout()));
+    assert.match(file.error, /scheme file: is not fetched/);
+
+    // The page's own host is allowed; its image comes from a denied name of the same server.
+    const context = rollout(services({ allow_private: true, deny_domains: ['localhost'] }));
+    const before = site.hits.length;
+    const page = await ok('browser_navigate', { url: `${site.url}/embed` }, context);
+    assert.match(page, /heading "Embed"/);
+    assert.match(page, /Note: refused by the network policy: http:\/\/localhost:\d+\/pixel\.png: localhost is in web\.deny_domains/);
+    assert.deepEqual(site.hits.slice(before), ['/embed'], 'the refused image never reached the server');
+    const port = new URL(site.url).port;
+    const direct = errorOf(await callTool('browser_navigate', { url: `http://localhost:${port}/pixel.png` }, context));
+    assert.match(direct.error, /localhost is in web\.deny_domains/);
+  });
+
+  test('images are listed with absolute URLs and alt text; a key press and a scroll work', async () => {
+    const context = rollout();
+    await ok('browser_navigate', { url: `${site.url}/images` }, context);
+    const listed = jsonOf<{ count: number; images: Array<{ src: string; alt: string }> }>(await callTool('browser_get_images', {}, context));
+    assert.equal(listed.count, 2);
+    assert.deepEqual(listed.images[0], { ...listed.images[0], src: `${site.url}/pixel.png`, alt: 'a red dot' });
+    assert.match(listed.images[1]!.src, /^data:image\/gif;base64,.*…$/);
+    const scrolled = await ok('browser_scroll', { direction: 'down' }, context);
+    assert.match(scrolled, /^Scrolled down: now at y=0 \(x=0\) of a \d+ px page, 800 px visible\.$/m);
+    const badKey = errorOf(await callTool('browser_press', { key: 'NoSuchKey' }, context));
+    assert.match(badKey.error, /Unknown key: "NoSuchKey"/);
+  });
+
+  test('a download lands in the rollout sandbox; a dialog is dismissed and reported', async () => {
+    const context = rollout();
+    const page = await ok('browser_navigate', { url: `${site.url}/download` }, context);
+    const clicked = await ok('browser_click', { ref: refOf(page, /link "Get the report"/) }, context);
+    assert.match(clicked, /Note: downloaded .*\/file\.txt to downloads\/report\.txt \(18 bytes\)/);
+    assert.equal((await sandbox.readFile('downloads/report.txt')).toString(), 'quarterly numbers\n');
+    const dialogPage = await ok('browser_navigate', { url: `${site.url}/dialog` }, context);
+    const dismissed = await ok('browser_click', { ref: refOf(dialogPage, /button "Show alert"/) }, context);
+    assert.match(dismissed, /Note: a alert dialog said "Hello from the page"; it was dismissed/);
+  });
+
+  test('browser_close discards the context; disposing the rollout state closes it; the next call starts fresh', async () => {
+    const engine = threadBrowserEngine(services().browser!);
+    const context = rollout();
+    await ok('browser_navigate', { url: `${site.url}/set-cookie?value=beta` }, context);
+    const open = engine.openContexts;
+    assert.equal(await ok('browser_close', {}, context), 'The browser is closed; cookies and storage are gone.');
+    assert.equal(engine.openContexts, open - 1);
+    assert.match(await ok('browser_navigate', { url: `${site.url}/show-cookie` }, context), /token is absent/);
+    await disposeToolState(context.state);
+    assert.equal(engine.openContexts, open - 1);
+    assert.equal(context.state.size, 0);
+  });
+
+  test('a page whose script never yields: the call fails after its deadline instead of holding the rollout', async () => {
+    const context = rollout(services({ allow_private: true }, { navigation_timeout_ms: 1_000, action_timeout_ms: 500 }));
+    assert.match(await ok('browser_navigate', { url: `${site.url}/busy` }, context), /heading "Busy page"/);
+    await new Promise((resolve) => setTimeout(resolve, 500)); // the script is spinning now
+    const stuck = errorOf(await callTool('browser_scroll', { direction: 'down' }, context));
+    assert.match(stuck.error, /the page did not respond within 3500 ms/);
+    assert.match(await ok('browser_close', {}, context), /closed/);
+    assert.match(await ok('browser_navigate', { url: `${site.url}/page/2` }, context), /banana/);
+  });
+
+  test('a crashed browser is a readable tool error for the rollouts using it, and the next call restarts it', async () => {
+    const engine = threadBrowserEngine(services().browser!);
+    const context = rollout();
+    await ok('browser_navigate', { url: `${site.url}/page/1` }, context);
+    const profile = await engine.profile();
+    assert.ok(profile && existsSync(profile));
+    const pids = processesUsing(profile);
+    assert.ok(pids.length > 0, 'the browser process names its profile folder');
+    for (const pid of pids) process.kill(pid, 'SIGKILL');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const crashed = errorOf(await callTool('browser_snapshot', {}, context));
+    assert.match(crashed.error, /the browser crashed and was restarted/);
+    assert.match(crashed.hint!, /browser_navigate/);
+    assert.match(await ok('browser_navigate', { url: `${site.url}/page/2` }, context), /banana/);
+    const restarted = await engine.profile();
+    assert.notEqual(restarted, profile);
+    assert.equal(existsSync(profile), false, 'the dead browser profile is removed');
+  });
+});
