@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { measureCli, scratchDirectory, startMockServer } from './processes.js';
 
@@ -9,6 +9,8 @@ export interface BatchThroughputOptions {
   latencyMs: number;
   concurrency: number;
   toolsets: string;
+  /** A script module for the mock server (default: its echo script with `toolTurns` terminal calls). */
+  script?: string;
 }
 
 /**
@@ -18,7 +20,8 @@ export interface BatchThroughputOptions {
  */
 export async function batchThroughputBenchmark(options: BatchThroughputOptions): Promise<Record<string, number | string>> {
   const scratch = scratchDirectory('traj-bench-batch-');
-  const server = await startMockServer(['--latency-ms', String(options.latencyMs), '--tool-turns', String(options.toolTurns)]);
+  const script = options.script ? ['--script', options.script] : ['--tool-turns', String(options.toolTurns)];
+  const server = await startMockServer(['--latency-ms', String(options.latencyMs), ...script]);
   try {
     const dataset = join(scratch.path, 'prompts.jsonl');
     writeFileSync(dataset, Array.from({ length: options.prompts }, (_, index) => JSON.stringify({ prompt: `benchmark prompt ${index}` })).join('\n') + '\n');
@@ -28,6 +31,7 @@ export async function batchThroughputBenchmark(options: BatchThroughputOptions):
     );
     if (measured.code !== 0) throw new Error(`traj batch exited ${measured.code}: ${measured.stderr.slice(-2000)}`);
     const callsPerRollout = options.toolTurns + 1;
+    const modelCalls = options.prompts * callsPerRollout;
     // Continuous dispatch bound: every slot busy all the time, no startup, no tool time.
     const idealSeconds = (options.prompts * callsPerRollout * (options.latencyMs / 1000)) / options.concurrency;
     const wallSeconds = measured.wall_ms / 1000;
@@ -44,6 +48,12 @@ export async function batchThroughputBenchmark(options: BatchThroughputOptions):
       ideal_rollouts_per_s: round(options.prompts / idealSeconds),
       achieved_over_ideal: round(idealSeconds / wallSeconds),
       harness_cpu_ms_per_rollout: round(measured.cpu_ms / options.prompts),
+      harness_cpu_ms_per_model_call: round(measured.cpu_ms / modelCalls),
+      mock_server_cpu_s: round(server.cpuMs() / 1000),
+      // With the mock on the same cores: the whole machine's CPU per call, traj and mock together.
+      total_cpu_ms_per_model_call: round((measured.cpu_ms + server.cpuMs()) / modelCalls),
+      first_rollout_start_ms: firstRolloutStart(join(scratch.path, 'datasets', options.name, 'trajectories.jsonl')) - measured.spawned_at,
+      start_line: measured.stderr.split('\n').find((line) => line.includes('rollouts in flight')) ?? '',
       tool_processes_cpu_ms_per_rollout: round(measured.children_cpu_ms / options.prompts),
       peak_rss_mb: measured.max_rss_mb,
     };
@@ -51,6 +61,16 @@ export async function batchThroughputBenchmark(options: BatchThroughputOptions):
     await server.stop();
     scratch.remove();
   }
+}
+
+/** The earliest rollout start in the records: start-up time until the first model request goes out. */
+function firstRolloutStart(trajectories: string): number {
+  let earliest = Number.POSITIVE_INFINITY;
+  for (const line of readFileSync(trajectories, 'utf8').split('\n')) {
+    const at = /"started_at":\s*"([^"]+)"/.exec(line)?.[1];
+    if (at) earliest = Math.min(earliest, Date.parse(at));
+  }
+  return earliest;
 }
 
 function round(value: number): number {

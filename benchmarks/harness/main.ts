@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { projectRoot } from '../../src/util/paths.js';
 import { agentLoopBenchmark } from './agent-loops.js';
 import { batchThroughputBenchmark } from './batch-throughput.js';
@@ -34,6 +35,25 @@ const SCENARIOS: Scenario[] = [
     name: 'batch-500x1',
     description: 'traj batch: 500 single-turn prompts, 32 in flight, 50 ms latency (targets ≤ 1.5 s wall, ≤ 1.5 s CPU)',
     run: () => batchThroughputBenchmark({ name: 'batch-500x1', prompts: 500, toolTurns: 0, latencyMs: 50, concurrency: 32, toolsets: 'file' }),
+  },
+  {
+    name: 'side-by-side',
+    description: "promptfoo's workload (500 single-turn prompts, 32 in flight, 50 ms latency): traj and promptfoo (PROMPTFOO_BIN), alternating, 3 runs each (goal: traj ≤ 1/3 of promptfoo's wall and CPU)",
+    run: async (quick) => (await import('./side-by-side.js')).sideBySideBenchmark({ prompts: 500, concurrency: 32, latencyMs: 50, runs: quick ? 1 : 3 }),
+  },
+  {
+    name: 'batch-4000x1-c1000',
+    description: 'traj batch: 4,000 prompts × 1 write_file turn, 1 s latency, 1,000 in flight, file toolset (target achieved/ideal ≥ 0.8)',
+    run: (quick) =>
+      batchThroughputBenchmark({
+        name: 'batch-4000x1-c1000',
+        prompts: quick ? 1000 : 4000,
+        toolTurns: 1,
+        latencyMs: 1000,
+        concurrency: 1000,
+        toolsets: 'file',
+        script: fileURLToPath(new URL('./file-tool-script.js', import.meta.url)),
+      }),
   },
   {
     name: 'resume-100k',

@@ -8,7 +8,7 @@ import { buildRoot } from '../../src/util/paths.js';
 export const CLI = join(buildRoot(), 'src', 'cli', 'main.js');
 
 /** `traj mock-server` in its own process, so its CPU never counts as the harness's. */
-export async function startMockServer(args: string[]): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
+export async function startMockServer(args: string[]): Promise<{ url: string; child: ChildProcess; cpuMs(): number; stop(): Promise<void> }> {
   const child = spawn(process.execPath, [CLI, 'mock-server', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout! });
   const url = await new Promise<string>((resolve, reject) => {
@@ -18,12 +18,24 @@ export async function startMockServer(args: string[]): Promise<{ url: string; ch
   return {
     url,
     child,
+    cpuMs: () => processCpuMs(child.pid!),
     stop: () =>
       new Promise((resolve) => {
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
       }),
   };
+}
+
+/** user+sys CPU of a live process (all its threads) from /proc, in ms; 0 where /proc is absent. */
+export function processCpuMs(pid: number): number {
+  try {
+    // Fields 14 and 15 (utime, stime) follow the parenthesised command name, in clock ticks (100/s).
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
 }
 
 export interface CliMeasurement {
@@ -36,11 +48,14 @@ export interface CliMeasurement {
   /** Its exited children: spawn hosts and the tool commands they ran (real `bash` processes). */
   children_cpu_ms: number;
   max_rss_mb: number;
+  /** Date.now() when the process was spawned. */
+  spawned_at: number;
 }
 
 /** Run the CLI and read its own resource report (wall, CPU of all threads, peak RSS). */
 export async function measureCli(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<CliMeasurement> {
   const report = join(options.cwd, `resources-${process.hrtime.bigint()}.json`);
+  const spawnedAt = Date.now();
   const child = spawn(process.execPath, [CLI, ...args], {
     cwd: options.cwd,
     env: { ...process.env, OPENAI_API_KEY: '', OPENAI_BASE_URL: '', ...options.env, TRAJ_RESOURCE_REPORT: report },
@@ -60,6 +75,7 @@ export async function measureCli(args: string[], options: { cwd: string; env?: N
     cpu_ms: resources.cpu_user_ms + resources.cpu_system_ms,
     children_cpu_ms: resources.cpu_children_ms,
     max_rss_mb: resources.max_rss_mb,
+    spawned_at: spawnedAt,
   };
 }
 

@@ -149,6 +149,7 @@ ${exitCodeHelp()}`,
         onStart(info) {
           logRunStart(log, info, `run '${config.run}': ${endpoint.model} at ${endpoint.base_url}`);
           progress = new RunProgress(total !== undefined ? Math.min(total, config.limit ?? total) : undefined);
+          progress.watchRequests(info.requestsInFlight);
         },
         onEvent: (event) => progress?.onEvent(event),
         onNotice: (message) => log(`[traj] ${message}`),

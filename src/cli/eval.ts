@@ -158,6 +158,7 @@ export async function runEval(values: ParsedCommand['values'], options: EvalRunO
         const policy = agent === 'model' ? `${endpoint.model} at ${endpoint.base_url}` : `${agent} agent`;
         logRunStart(log, info, `${options.kind} '${config.run}': ${environment.name} ${environment.version}, ${items.length} items × ${samples} samples, ${policy}${judged}`);
         progress = new RunProgress(items.length * samples);
+        progress.watchRequests(info.requestsInFlight);
       },
       onEvent: (event) => progress?.onEvent(event),
       onNotice: (message) => log(`[traj] ${message}`),

@@ -25,6 +25,7 @@ export class RunProgress {
   private timer?: NodeJS.Timeout;
   private lastError = '';
   private lastErrorShownAt = Number.NEGATIVE_INFINITY;
+  private requestsInFlight?: () => number;
 
   constructor(
     private readonly total: number | undefined,
@@ -35,7 +36,7 @@ export class RunProgress {
       this.bar = new cliProgress.SingleBar(
         {
           stream,
-          format: ' {bar} {value}/{total} | {rate}/min | ETA {eta_formatted} | in flight {inFlight} | errors {failed} | discarded {discarded} | tokens {tokens}{lastError}',
+          format: ' {bar} {value}/{total} | {rate}/min | ETA {eta_formatted} | in flight {inFlight} (requests {requests}) | errors {failed} | discarded {discarded} | tokens {tokens}{lastError}',
           hideCursor: true,
           etaBuffer: 50,
         },
@@ -48,6 +49,11 @@ export class RunProgress {
     }
   }
 
+  /** Show model requests in flight beside rollouts in flight (read when a line is drawn). */
+  watchRequests(read: () => number): void {
+    this.requestsInFlight = read;
+  }
+
   /** Finished rollouts of this invocation plus those already finished before (a resume). */
   private finished(): number {
     return this.counters.done + this.counters.discarded + this.counters.failed + this.counters.skipped;
@@ -56,13 +62,14 @@ export class RunProgress {
   private payload() {
     const minutes = (performance.now() - this.started) / 60_000;
     const fresh = this.counters.done + this.counters.discarded + this.counters.failed;
-    return { ...this.counters, rate: minutes > 0 ? (fresh / minutes).toFixed(1) : '0', lastError: this.lastError ? ` | last error: ${this.lastError}` : '' };
+    const requests = this.requestsInFlight ? String(this.requestsInFlight()) : '?';
+    return { ...this.counters, requests, rate: minutes > 0 ? (fresh / minutes).toFixed(1) : '0', lastError: this.lastError ? ` | last error: ${this.lastError}` : '' };
   }
 
   line(): string {
     const payload = this.payload();
     const of = this.total !== undefined ? `/${this.total}` : '';
-    return `[traj] ${this.finished()}${of} finished (done ${payload.done}, discarded ${payload.discarded}, failed ${payload.failed}, skipped ${payload.skipped}) | in flight ${payload.inFlight} | ${payload.rate}/min | tokens ${payload.tokens}${payload.lastError}`;
+    return `[traj] ${this.finished()}${of} finished (done ${payload.done}, discarded ${payload.discarded}, failed ${payload.failed}, skipped ${payload.skipped}) | in flight ${payload.inFlight} rollouts, ${payload.requests} model requests | ${payload.rate}/min | tokens ${payload.tokens}${payload.lastError}`;
   }
 
   /** A new error message: on the bar at once; without a TTY as its own line (at most one every 2 s). */

@@ -38,8 +38,19 @@ export function pipelineControls(
 export function logRunStart(log: (line: string) => void, info: RunStartInfo, what: string): void {
   if (info.fingerprintChanges.length > 0) log(`[traj] --force: continuing although settings changed:\n  ${info.fingerprintChanges.join('\n  ')}`);
   const resumed = info.alreadyFinished > 0 ? `, resuming (${info.alreadyFinished} already finished)` : '';
-  log(`[traj] ${what}, ${info.workers} workers × ${Math.ceil(info.concurrency / info.workers)} rollouts, store ${info.storePath}${resumed}`);
+  log(`[traj] ${what}, store ${info.storePath}${resumed}`);
+  log(`[traj] ${concurrencyLine(info)}`);
   if (info.retried > 0) log(`[traj] --retry-failed: ${info.retried} failed prompts get fresh attempts`);
+}
+
+/** What runs in parallel and what bounds it: rollouts in flight, the request cap, the threads and why. */
+export function concurrencyLine(info: RunStartInfo): string {
+  const threads = `${info.workers} worker thread${info.workers === 1 ? '' : 's'} (${info.workersReason})`;
+  const cap =
+    info.endpointCap === undefined
+      ? `model requests capped at ${info.requestCap} (--concurrency)`
+      : `model requests capped at ${info.requestCap} by endpoint.concurrency ${info.endpointCap}${info.requestCap < info.endpointCap ? ` (its share per thread × ${info.workers})` : ''}`;
+  return `${info.concurrency} rollouts in flight, ${cap}, ${threads}`;
 }
 
 /**

@@ -18,7 +18,14 @@ export const EndpointSchema = z.strictObject({
   extra_body: z.record(z.string(), z.unknown()).optional().describe('extra JSON fields merged into each request'),
   timeout_ms: z.number().int().positive().default(600_000),
   max_retries: z.number().int().min(0).default(6),
-  concurrency: z.number().int().positive().default(64).describe('requests in flight to this endpoint at most'),
+  // No default: a run's --concurrency already bounds its requests (one per rollout in flight); a cap
+  // nobody set would silently throttle it.
+  concurrency: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('requests in flight to this endpoint at most, across the whole run (default: no cap below --concurrency)'),
   tool_call_format: z.enum(['native', 'hermes']).default('native'),
   context_length: z.number().int().positive().optional().describe("the model's context window in tokens (default: the server's /v1/models, else 128000)"),
   prompt_caching: z

@@ -4,12 +4,12 @@ import { DEFAULT_MAX_REPLY_BYTES, EndpointSchema, type Endpoint, type EndpointIn
 import { validate } from '../config/validate.js';
 import { ConfigError, ModelError } from '../errors.js';
 import { nodeHttpFetch } from './http-fetch.js';
-import { endpointLimiter, runLimited } from './concurrency.js';
+import { countedRequest, endpointLimiter, runLimited } from './concurrency.js';
 import { completionOf, isEventStream, parseChunk, parseJsonBody, streamedError } from './completion-reply.js';
 import { rememberErrorBody } from './error-body.js';
 import { AttemptTimeoutError, BadResponseError, classifyFailure, modelErrorFor, ReplyTooLargeError, type FailureContext } from './failure.js';
 import { readCappedText, readServerSentEvents } from './reply-body.js';
-import { toModelResponse } from './response.js';
+import { toModelResponse, type ResponseSettings } from './response.js';
 import { DEFAULT_RETRY_DELAYS, withRetries, type AttemptFailure, type RetryDelays, type RetryEvent } from './retry.js';
 import { StreamAssembler, type WireChunk } from './stream-assembler.js';
 import type { CompletionRequest, ModelClient, ModelDelta, ModelResponse } from './types.js';
@@ -35,6 +35,7 @@ class OpenAICompatibleClient implements ModelClient {
   private readonly openai: OpenAI;
   private readonly delays: RetryDelays;
   private readonly maxReplyBytes: number;
+  private readonly settings: ResponseSettings;
 
   constructor(
     private readonly endpoint: Endpoint,
@@ -44,6 +45,7 @@ class OpenAICompatibleClient implements ModelClient {
     this.baseURL = endpoint.base_url;
     this.delays = { ...DEFAULT_RETRY_DELAYS, ...options.retry };
     this.maxReplyBytes = endpoint.max_reply_bytes ?? DEFAULT_MAX_REPLY_BYTES;
+    this.settings = { tool_call_format: endpoint.tool_call_format, reasoning_echo: endpoint.reasoning_echo ?? 'auto' };
     // Retries are ours (jitter, retry-after, abortable sleep, one typed error at the end).
     this.openai = new OpenAI({
       apiKey: apiKeyFor(endpoint, options.env ?? process.env),
@@ -56,8 +58,11 @@ class OpenAICompatibleClient implements ModelClient {
 
   async complete(request: CompletionRequest): Promise<ModelResponse> {
     const started = performance.now();
-    const limiter = endpointLimiter(this.baseURL, this.endpoint.concurrency);
-    const { value, attempts } = await withRetries(() => runLimited(limiter, () => this.attempt(request), request.signal), {
+    // Only a cap someone set limits requests; otherwise the run's rollouts in flight bound them.
+    const cap = this.endpoint.concurrency;
+    const limiter = cap === undefined ? undefined : endpointLimiter(this.baseURL, cap);
+    const send = () => countedRequest(() => this.attempt(request));
+    const { value, attempts } = await withRetries(limiter ? () => runLimited(limiter, send, request.signal) : send, {
       ...this.delays,
       maxRetries: this.endpoint.max_retries,
       signal: request.signal,
@@ -65,21 +70,35 @@ class OpenAICompatibleClient implements ModelClient {
       giveUp: (failure, count) => giveUp(failure, count, { baseURL: this.baseURL, model: this.model }),
       onRetry: this.options.onRetry,
     });
-    const settings = { tool_call_format: this.endpoint.tool_call_format, reasoning_echo: this.endpoint.reasoning_echo ?? 'auto' } as const;
-    return toModelResponse(value, settings, { durationMs: Math.round(performance.now() - started), attempts });
+    return toModelResponse(value, this.settings, { durationMs: Math.round(performance.now() - started), attempts });
   }
 
-  /** One HTTP exchange, bounded by timeout_ms from request to the last streamed byte. */
+  /**
+   * One HTTP exchange, bounded by timeout_ms from request to the last streamed byte. One
+   * controller and one timer per attempt: AbortSignal.timeout + AbortSignal.any cost several times
+   * that per call on Node 20.
+   */
   private async attempt(request: CompletionRequest): Promise<WireCompletion> {
-    const deadline = AbortSignal.timeout(this.endpoint.timeout_ms);
-    const signal = request.signal ? AbortSignal.any([request.signal, deadline]) : deadline;
+    const caller = request.signal;
+    if (caller?.aborted) throw caller.reason;
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new AttemptTimeoutError(`no complete response within ${this.endpoint.timeout_ms} ms (timeout_ms)`));
+    }, this.endpoint.timeout_ms);
+    const onAbort = () => controller.abort(caller?.reason);
+    caller?.addEventListener('abort', onAbort, { once: true });
     try {
-      return request.onDelta ? await this.streamed(request, signal, request.onDelta) : await this.whole(request, signal);
+      return request.onDelta ? await this.streamed(request, controller.signal, request.onDelta) : await this.whole(request, controller.signal);
     } catch (error) {
-      if (deadline.aborted && !request.signal?.aborted) {
+      if (timedOut && !caller?.aborted) {
         throw new AttemptTimeoutError(`no complete response within ${this.endpoint.timeout_ms} ms (timeout_ms)`);
       }
       throw error;
+    } finally {
+      clearTimeout(timer);
+      caller?.removeEventListener('abort', onAbort);
     }
   }
 

@@ -14,6 +14,9 @@ const agents = {
   'https:': new https.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY }),
 };
 
+/** Bodies up to this size with a Content-Length are buffered (the reply cap is still checked by the reader). */
+const BUFFERED_BODY_BYTES = 4 * 1024 * 1024;
+
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
 type FetchInput = string | URL | Request;
@@ -37,11 +40,35 @@ export function nodeHttpFetch(input: FetchInput, init: RequestInit = {}): Promis
         if (value !== undefined) responseHeaders.set(name, Array.isArray(value) ? value.join(', ') : value);
       }
       const status = response.statusCode ?? 500;
-      const stream = NULL_BODY_STATUSES.has(status) ? null : (Readable.toWeb(response) as WebReadableStream<Uint8Array>);
-      if (!stream) response.resume();
-      resolve(new Response(stream as ReadableStream<Uint8Array> | null, { status, statusText: response.statusMessage, headers: responseHeaders }));
+      const init = { status, statusText: response.statusMessage, headers: responseHeaders };
+      if (NULL_BODY_STATUSES.has(status)) {
+        response.resume();
+        resolve(new Response(null, init));
+        return;
+      }
+      const length = Number(response.headers['content-length']);
+      if (length >= 0 && length <= BUFFERED_BODY_BYTES) {
+        // A body of known, modest size (every non-streamed completion) is read whole: a web stream
+        // adapter per reply cost more CPU than the rest of the exchange.
+        readWhole(response).then((body) => resolve(new Response(body, init)), reject);
+        return;
+      }
+      resolve(new Response(Readable.toWeb(response) as WebReadableStream<Uint8Array> as ReadableStream<Uint8Array>, init));
     });
     request.on('error', reject);
     request.end(body ?? undefined);
+  });
+}
+
+function readWhole(response: http.IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    response.on('data', (chunk: Buffer) => chunks.push(chunk));
+    response.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    response.once('error', reject);
+    // An abort, a timeout or a dropped connection: the body ended short (a settled promise ignores it).
+    response.once('close', () => {
+      if (!response.complete) reject(new Error('the connection closed before the reply was complete'));
+    });
   });
 }

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Endpoint } from '../config/endpoint.js';
 import { DEFAULT_DOCKER_IMAGE } from '../sandbox/docker-config.js';
@@ -7,11 +8,20 @@ import { RolloutPool } from './pool.js';
 import { preflight } from './preflight.js';
 import type { RolloutSettings } from './rollout.js';
 import { RunStore } from './store.js';
+import { chooseWorkerCount, requestCapShare } from './worker-count.js';
 
 export interface RunStartInfo {
   storePath: string;
   workers: number;
+  /** Why that many threads: `--workers`, or the rule worker-count.ts applied to the run's shape. */
+  workersReason: string;
   concurrency: number;
+  /** Model requests the run keeps in flight at most: --concurrency, or less under an explicit endpoint.concurrency. */
+  requestCap: number;
+  /** The endpoint.concurrency the user set, when it lowers the cap. */
+  endpointCap?: number;
+  /** Model requests in flight right now, over every thread. */
+  requestsInFlight: () => number;
   fingerprintChanges: string[];
   alreadyFinished: number;
   /** Failed prompts given fresh attempts by --retry-failed. */
@@ -88,13 +98,34 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
     });
     if (docker) await pruneDockerLeftovers(input.run);
     const retried = input.retryFailed ? store.resetFailedAttempts() : 0;
+    const choice = chooseWorkerCount({
+      requested: input.workers,
+      concurrency: input.concurrency,
+      environment: input.settings.environmentModule !== undefined,
+      cores: availableParallelism(),
+      requestCap: input.settings.endpoint.concurrency,
+    });
+    const share = requestCapShare(input.settings.endpoint.concurrency, choice.workers, input.concurrency);
+    // Each thread enforces its share of an explicit cap; without one, rollouts in flight bound the requests.
+    const settings = { ...input.settings, endpoint: { ...input.settings.endpoint, concurrency: share.perThread } };
     const pool = new RolloutPool({
-      workers: input.workers,
+      workers: choice.workers,
       concurrency: input.concurrency,
       onRetry: ({ attempt, delayMs, message }) => input.onEvent?.({ type: 'retrying', attempt, delayMs, message }),
     });
     const alreadyFinished = (store.db.prepare(`SELECT COUNT(*) FROM items WHERE status IN ('done','discarded')`).pluck().get() as number) ?? 0;
-    input.onStart?.({ storePath, workers: pool.workers, concurrency: input.concurrency, fingerprintChanges: changes, alreadyFinished, retried });
+    input.onStart?.({
+      storePath,
+      workers: pool.workers,
+      workersReason: choice.reason,
+      concurrency: input.concurrency,
+      requestCap: share.effective ?? input.concurrency,
+      endpointCap: share.effective === undefined ? undefined : input.settings.endpoint.concurrency,
+      requestsInFlight: () => pool.requestsInFlight(),
+      fingerprintChanges: changes,
+      alreadyFinished,
+      retried,
+    });
     const segmentId = store.startSegment();
     const started = performance.now();
     let summary: PipelineSummary | undefined;
@@ -102,7 +133,7 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
       summary = await runPipeline({
         store,
         runner: pool,
-        settings: input.settings,
+        settings,
         entries: input.entries(store),
         concurrency: input.concurrency,
         maxAttempts: input.maxAttempts,

@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { availableParallelism } from 'node:os';
 import { BroadcastChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { RolloutOutcome, RolloutTask } from './rollout.js';
-import type { ControlMessage } from './worker.js';
+import type { ControlMessage, PoolTask } from './worker.js';
 
 export interface PoolOptions {
-  /** Worker threads (default: CPU cores). */
-  workers?: number;
+  /** Worker threads (chosen by the caller, see worker-count.ts). */
+  workers: number;
   /** Rollouts in flight in total, spread over the threads. */
   concurrency: number;
   /** A model call in some thread failed and is being retried. */
@@ -20,17 +19,19 @@ export interface PoolOptions {
  * through their own abort path and dispose their sandboxes.
  */
 export class RolloutPool {
-  private readonly piscina: Piscina<RolloutTask & { control: string }, RolloutOutcome>;
+  private readonly piscina: Piscina<PoolTask, RolloutOutcome>;
   private readonly channelName = `traj-control-${randomUUID()}`;
   private readonly channel = new BroadcastChannel(this.channelName);
   /** Threads that ran a rollout of this pool and so may hold services to close. */
   private readonly joined = new Set<number>();
   private readonly closed = new Set<number>();
   private onClosed?: () => void;
+  /** Model requests in flight in every thread (slot 0), see model/concurrency.ts. */
+  private readonly requests = new Int32Array(new SharedArrayBuffer(4));
   readonly workers: number;
 
   constructor(options: PoolOptions) {
-    this.workers = Math.max(1, Math.min(options.workers ?? availableParallelism(), options.concurrency));
+    this.workers = Math.max(1, Math.min(options.workers, options.concurrency));
     this.piscina = new Piscina({
       filename: new URL('./worker.js', import.meta.url).href,
       minThreads: this.workers,
@@ -50,8 +51,27 @@ export class RolloutPool {
     };
   }
 
-  run(task: RolloutTask): Promise<RolloutOutcome> {
-    return this.piscina.run({ ...task, control: this.channelName });
+  async run(task: RolloutTask): Promise<RolloutOutcome> {
+    const outcome = await this.piscina.run({ ...task, control: this.channelName, requests: this.requests });
+    return this.withTools(outcome);
+  }
+
+  requestsInFlight(): number {
+    return Atomics.load(this.requests, 0);
+  }
+
+  /** Tool specs by their key: each thread sends them with its first outcome (see worker.ts). */
+  private readonly tools = new Map<string, RolloutOutcome['tools']>();
+
+  private withTools(outcome: RolloutOutcome): RolloutOutcome {
+    if (outcome.toolsKey === undefined) return outcome;
+    let known = this.tools.get(outcome.toolsKey);
+    if (!known) {
+      known = outcome.tools;
+      this.tools.set(outcome.toolsKey, known);
+    }
+    // The same array for every later outcome: the records' system-prompt memo keys on it.
+    return known === outcome.tools ? outcome : { ...outcome, tools: known };
   }
 
   /** Ask every in-flight rollout to stop (their sandboxes are disposed by the rollouts themselves). */

@@ -93,6 +93,8 @@ export interface RolloutOutcome {
   sample: number;
   result: AgentResult;
   tools: ToolSpec[];
+  /** Set by a pool worker: the names of `tools`, which it leaves empty once the main thread has them. */
+  toolsKey?: string;
   reward?: RewardResult;
   /** Judge verdicts the reward produced, for the main thread to cache with the result. */
   judgeCache?: JudgeCacheEntry[];

@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { BroadcastChannel, threadId } from 'node:worker_threads';
 import { executeRollout, type RolloutOutcome, type RolloutTask } from './rollout.js';
+import { countRequestsInto } from '../model/concurrency.js';
 import { createThreadServices } from './worker-services.js';
 
 /** The piscina worker: runs rollouts concurrently inside this thread. */
@@ -49,6 +50,28 @@ function controllerFor(channelName: string): AbortController {
   return controller;
 }
 
-export default async function runRollout(task: RolloutTask & { control: string }): Promise<RolloutOutcome> {
-  return executeRollout(task, services, controllerFor(task.control).signal);
+/** A rollout as the pool sends it: its control channel and the shared request counter ride along. */
+export type PoolTask = RolloutTask & { control: string; requests?: Int32Array };
+
+export default async function runRollout(task: PoolTask): Promise<RolloutOutcome> {
+  countRequestsInto(task.requests);
+  return withSharedTools(await executeRollout(task, services, controllerFor(task.control).signal));
+}
+
+/** Tool sets (by their names) whose specs this thread already sent to the main thread. */
+const sentTools = new Set<string>();
+
+/**
+ * Most rollouts of a run offer the same tools: their specs (JSON Schemas, descriptions: kilobytes)
+ * cross to the main thread once per thread, later outcomes carry only their key (see pool.ts).
+ */
+function withSharedTools(outcome: RolloutOutcome): RolloutOutcome {
+  const toolsKey = toolsKeyOf(outcome.tools);
+  if (sentTools.has(toolsKey)) return { ...outcome, tools: [], toolsKey };
+  sentTools.add(toolsKey);
+  return { ...outcome, toolsKey };
+}
+
+function toolsKeyOf(tools: readonly { function: { name: string } }[]): string {
+  return tools.map((tool) => tool.function.name).join('\n');
 }

@@ -20,7 +20,18 @@ const FUNCTION_CALL_SCHEMA = {
 const memo = new Map<string, string>();
 const MEMO_LIMIT = 256;
 
+/** The last prompt built per tools array: a run's pool hands every record of a tool set the same array. */
+const byArray = new WeakMap<readonly ToolSpec[], { system: string | undefined; prompt: string }>();
+
 export function hermesSystemPrompt(tools: readonly ToolSpec[], runSystemPrompt: string | undefined): string {
+  const last = byArray.get(tools);
+  if (last && last.system === runSystemPrompt) return last.prompt;
+  const prompt = memoizedPrompt(tools, runSystemPrompt);
+  byArray.set(tools, { system: runSystemPrompt, prompt });
+  return prompt;
+}
+
+function memoizedPrompt(tools: readonly ToolSpec[], runSystemPrompt: string | undefined): string {
   // Most rollouts of a run share their tools and system prompt: build each distinct prompt once.
   const key = `${JSON.stringify(tools)}\u0000${runSystemPrompt ?? ''}`;
   let prompt = memo.get(key);
