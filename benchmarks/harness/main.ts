@@ -22,6 +22,11 @@ const SCENARIOS: Scenario[] = [
     run: (quick) => agentLoopBenchmark(quick ? { loops: 16, toolTurns: 3, latencyMs: 100, rounds: 2 } : { loops: 64, toolTurns: 3, latencyMs: 200, rounds: 4 }),
   },
   {
+    name: 'long-conversation',
+    description: 'a 60-turn terminal conversation, server window 24k tokens: tokens and wall time with and without compression',
+    run: async (quick) => (await import('./long-conversation.js')).longConversationBenchmark({ turns: quick ? 30 : 60, windowTokens: 24_000, latencyMs: 20 }) as Promise<Figures>,
+  },
+  {
     name: 'batch-1000x3',
     description: 'traj batch: 1,000 prompts × 3 tool turns, 500 ms latency, 64 in flight, local sandbox under bubblewrap (targets achieved/ideal ≥ 0.95; wall within 10% of unsandboxed)',
     run: async (quick) => {

@@ -1,4 +1,5 @@
 import type { ModelDelta, ModelResponse } from '../model/types.js';
+import type { Compression } from './compression.js';
 import type { ToolCallInput, ToolCallOutcome } from '../tools/registry.js';
 
 /** Progress of one agent run, for progress bars, chat rendering and logs. */
@@ -8,6 +9,7 @@ export type AgentEvent =
   | { type: 'model_end'; turn: number; response: ModelResponse }
   | { type: 'tool_start'; turn: number; call: ToolCallInput }
   | { type: 'tool_end'; turn: number; call: ToolCallInput; outcome: ToolCallOutcome }
+  | { type: 'compression'; turn: number; compression: Compression }
   | { type: 'turn_end'; turn: number };
 
 export type AgentEventHandler = (event: AgentEvent) => void;

@@ -4,3 +4,8 @@ export * from './result.js';
 export * from './stop-conditions.js';
 export * from './system-prompt.js';
 export { runToolStep, type ToolStep, type ToolStepOptions } from './tool-step.js';
+export * from './compression.js';
+export * from './context-window.js';
+export * from './summarizer.js';
+export * from './token-count.js';
+export * from './context-files.js';

@@ -1,11 +1,14 @@
 import { ModelError, serializeError, type SerializedError } from '../errors.js';
+import { describeFailure, isContextOverflow } from '../model/context-overflow.js';
 import { addUsage, emptyUsage, type Message } from '../model/messages.js';
 import type { ModelClient, ModelResponse } from '../model/types.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { Budget } from '../tools/budget.js';
 import { toolSpec, type Tool, type ToolCallInput } from '../tools/registry.js';
 import type { ToolServices } from '../tools/services.js';
+import { ContextWindow, type ContextWindowOptions } from './context-window.js';
 import type { AgentEventHandler } from './events.js';
+import type { Compression } from './compression.js';
 import type { AgentFinishReason, AgentResult } from './result.js';
 import { defaultStopAfterResponse, type StopCondition } from './stop-conditions.js';
 import { runToolStep } from './tool-step.js';
@@ -30,6 +33,8 @@ export interface RunAgentOptions {
   /** Per-run tool state (the todo list); pass one to keep it across runs of one chat session. */
   state?: Map<string, unknown>;
   env?: NodeJS.ProcessEnv;
+  /** The model's window and how to compress when a request would pass it; absent: never compressed. */
+  context?: ContextWindowOptions;
   /** Settings, auxiliary models and the web cache for tools that reach outside services. */
   services?: ToolServices;
 }
@@ -52,7 +57,9 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
       options.onEvent?.({ type: 'turn_end', turn: run.turns });
     }
   } catch (error) {
-    return run.finish(run.signal.aborted ? 'aborted' : 'api_error', serializeError(error));
+    // An overflow that compression could not cure is the agent's outcome, not an infrastructure fault.
+    const reason = run.signal.aborted ? 'aborted' : isContextOverflowError(error) ? 'context_length' : 'api_error';
+    return run.finish(reason, serializeError(error));
   }
 }
 
@@ -65,6 +72,7 @@ class AgentRun {
   private readonly result: Omit<AgentResult, 'messages' | 'finishReason' | 'turns' | 'apiCalls'>;
   private readonly started = performance.now();
   private readonly state: Map<string, unknown>;
+  private readonly context: ContextWindow;
   /** The caller's tool services, with inner model calls' usage counted in this run's usage. */
   private readonly services: ToolServices | undefined;
 
@@ -72,6 +80,7 @@ class AgentRun {
     this.messages = [...options.messages];
     this.signal = options.signal ?? new AbortController().signal;
     this.state = options.state ?? new Map();
+    this.context = new ContextWindow(options.context);
     this.result = {
       toolCalls: [],
       usage: emptyUsage(),
@@ -105,18 +114,36 @@ class AgentRun {
 
   private async request(turn: number, withTools: boolean): Promise<ModelResponse> {
     const { model, tools, onEvent, stream } = this.options;
-    onEvent?.({ type: 'model_start', turn });
-    this.apiCalls++;
-    const response = await model.complete({
-      messages: this.messages,
-      tools: withTools && tools.length > 0 ? tools.map(toolSpec) : undefined,
-      signal: this.signal,
-      onDelta: stream && onEvent ? (delta) => onEvent({ type: 'model_delta', turn, delta }) : undefined,
-    });
-    addUsage(this.result.usage, response.usage);
-    this.result.timings.model_ms += response.durationMs;
-    onEvent?.({ type: 'model_end', turn, response });
-    return response;
+    const specs = withTools && tools.length > 0 ? tools.map(toolSpec) : undefined;
+    this.compressed(turn, await this.context.beforeCall(this.messages, this.apiCalls + 1, specs, this.state, this.signal));
+    for (;;) {
+      onEvent?.({ type: 'model_start', turn });
+      this.apiCalls++;
+      const view = this.context.view(this.messages);
+      try {
+        const response = await model.complete({
+          messages: view,
+          tools: specs,
+          signal: this.signal,
+          onDelta: stream && onEvent ? (delta) => onEvent({ type: 'model_delta', turn, delta }) : undefined,
+        });
+        addUsage(this.result.usage, response.usage);
+        this.context.observe(response.usage, view.length);
+        this.result.timings.model_ms += response.durationMs;
+        onEvent?.({ type: 'model_end', turn, response });
+        return response;
+      } catch (error) {
+        // The server says it does not fit: compress and send again, once per compression won.
+        if (!isContextOverflowError(error)) throw error;
+        const compression = await this.context.afterOverflow(this.messages, this.apiCalls + 1, specs, this.state, this.signal);
+        if (!compression) throw error;
+        this.compressed(turn, compression);
+      }
+    }
+  }
+
+  private compressed(turn: number, compression: Compression | undefined): void {
+    if (compression) this.options.onEvent?.({ type: 'compression', turn, compression });
   }
 
   /** Turns are exhausted: one last call without tools asks for the final answer. */
@@ -158,13 +185,20 @@ class AgentRun {
   finish(finishReason: AgentFinishReason, error?: SerializedError): AgentResult {
     this.result.timings.duration_ms = Math.round(performance.now() - this.started);
     if (error === undefined && finishReason === 'api_error') error = serializeError(new ModelError('unknown model failure', { code: 'model_unknown' }));
+    addUsage(this.result.usage, this.context.usage);
     return {
       messages: this.messages,
       finishReason,
       turns: this.turns,
       apiCalls: this.apiCalls,
       ...this.result,
+      compressions: this.context.compressions,
       ...(error ? { error } : {}),
     };
   }
+}
+
+function isContextOverflowError(error: unknown): boolean {
+  const failure = describeFailure(error);
+  return failure !== undefined && isContextOverflow(failure);
 }

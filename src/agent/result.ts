@@ -1,12 +1,22 @@
 import type { SerializedError } from '../errors.js';
 import type { Message, Usage } from '../model/messages.js';
+import type { Compression } from './compression.js';
 
 /**
  * Why the agent stopped. Beyond traj's own reasons, a model's finish reason other than stop,
  * tool_calls or length (`content_filter`, a provider's own) ends the run and is kept as sent.
  */
 // `string & {}` keeps the named reasons visible to editors while admitting a provider's own.
-export type AgentFinishReason = 'stop' | 'max_turns' | 'length' | 'api_error' | 'aborted' | 'empty' | 'content_filter' | (string & {});
+export type AgentFinishReason =
+  | 'stop'
+  | 'max_turns'
+  | 'length'
+  | 'context_length'
+  | 'api_error'
+  | 'aborted'
+  | 'empty'
+  | 'content_filter'
+  | (string & {});
 
 export interface ToolCallRecord {
   name: string;
@@ -31,7 +41,14 @@ export interface AgentResult {
   /** All model calls, including the max-turns grace call and empty-answer retries. */
   apiCalls: number;
   toolCalls: ToolCallRecord[];
+  /** The usage of every call, the summariser's included. */
   usage: Usage;
+  /** Compressions of the conversation, in order (absent: none); the transcript above is never rewritten. */
+  compressions?: Compression[];
+  /** The memory files as the run left them (batch/eval --memory); absent when memory was off. */
+  memory?: { memory: string[]; user: string[] };
+  /** Skills loaded with skill_view, sorted. */
+  skillsViewed?: string[];
   timings: AgentTimings;
   error?: SerializedError;
 }

@@ -9,6 +9,11 @@ export interface SystemPromptInput {
   /** The run's own instructions (persona, task rules); DEFAULT_SYSTEM_PROMPT when absent. */
   base?: string;
   tools: readonly Tool[];
+  /**
+   * Sections read once at the start of a conversation (context files, the memory snapshot, the
+   * skills index), appended in order; empty ones are skipped.
+   */
+  sections?: readonly string[];
 }
 
 /**
@@ -18,7 +23,7 @@ export interface SystemPromptInput {
  */
 export function buildSystemPrompt(input: SystemPromptInput): string {
   const base = input.base?.trim() || DEFAULT_SYSTEM_PROMPT;
-  if (input.tools.length === 0) return base;
   const toolsets = [...new Set(input.tools.map((tool) => tool.toolset))].join(', ');
-  return `${base}\n\nAvailable toolsets: ${toolsets}. Your commands start in your working directory.`;
+  const head = input.tools.length === 0 ? base : `${base}\n\nAvailable toolsets: ${toolsets}. Your commands start in your working directory.`;
+  return [head, ...(input.sections ?? []).filter((section) => section.trim() !== '')].join('\n\n');
 }

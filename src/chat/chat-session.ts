@@ -1,4 +1,7 @@
+import type { Compression } from '../agent/compression.js';
 import { runAgent } from '../agent/loop.js';
+import { summarizerFor } from '../agent/summarizer.js';
+import { resolveContextLength } from '../model/context-length.js';
 import type { AgentEventHandler } from '../agent/events.js';
 import type { AgentResult } from '../agent/result.js';
 import { buildSystemPrompt } from '../agent/system-prompt.js';
@@ -9,6 +12,7 @@ import type { Sandbox } from '../sandbox/sandbox.js';
 import type { Budget } from '../tools/budget.js';
 import { toolSpec, type Tool } from '../tools/registry.js';
 import { disposeToolState } from '../tools/tool-state.js';
+import { knowledgeSections, provideKnowledge, type ChatKnowledge } from './chat-knowledge.js';
 import type { ChatTools } from './chat-tools.js';
 import { emptySessionUsage, type ForkOrigin, type Session, type SessionUsage } from './session.js';
 import { newSessionId, type SessionStore } from './session-store.js';
@@ -30,6 +34,8 @@ export interface ChatServices {
   tools: ChatTools;
   sandbox: Sandbox;
   model(endpoint: Endpoint): ModelClient;
+  /** Memory, skills and context files (absent in tests that need none). */
+  knowledge?: ChatKnowledge;
 }
 
 interface SessionInit {
@@ -61,6 +67,8 @@ export class ChatSession {
   private history: Message[];
   private stored: boolean;
   private readonly state = new Map<string, unknown>();
+  /** Compressions of this session's context so far (kept in memory; a resumed session starts afresh). */
+  private compressions: Compression[] = [];
 
   private constructor(
     init: SessionInit,
@@ -76,12 +84,13 @@ export class ChatSession {
     this.forkedFrom = init.forkedFrom;
     this.usage = init.usage;
     this.stored = init.stored;
+    provideKnowledge(this.state, services.knowledge, services.store, () => this.id);
   }
 
   /** A fresh session: the system prompt is built once from the settings and stays fixed. */
   static async start(settings: ChatSettings, services: ChatServices): Promise<ChatSession> {
     const tools = await services.tools.select(settings.toolsets, '--toolsets');
-    const system = buildSystemPrompt({ base: settings.systemPrompt, tools });
+    const system = buildSystemPrompt({ base: settings.systemPrompt, tools, sections: knowledgeSections(services.knowledge, settings.toolsets) });
     return new ChatSession(
       { id: newSessionId(), messages: [{ role: 'system', content: system }], tools, toolsets: [...settings.toolsets], endpoint: settings.endpoint, title: null, forkedFrom: null, usage: emptySessionUsage(), stored: false },
       settings,
@@ -143,8 +152,11 @@ export class ChatSession {
     const messages: Message[] = text === undefined ? [...this.history] : [...this.history, { role: 'user', content: text }];
     this.history = messages;
     this.persist();
+    const model = this.services.model(this.endpoint);
+    const window = await resolveContextLength(this.endpoint);
     const result = await runAgent({
-      model: this.services.model(this.endpoint),
+      model,
+      context: { contextLength: window.tokens, summarize: summarizerFor(model, this.services.tools.services), compressions: this.compressions },
       tools: this.tools,
       messages,
       sandbox: this.services.sandbox,
@@ -158,6 +170,7 @@ export class ChatSession {
       services: this.services.tools.services,
     });
     this.history = result.messages;
+    this.compressions = result.compressions ?? [];
     this.usage = { ...addUsage({ ...this.usage }, result.usage), api_calls: this.usage.api_calls + result.apiCalls };
     this.persist();
     return result;

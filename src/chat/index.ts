@@ -1,6 +1,7 @@
 export * from './approval.js';
 export * from './approved-commands.js';
 export * from './chat.js';
+export * from './chat-knowledge.js';
 export * from './chat-session.js';
 export * from './chat-tools.js';
 export * from './commands.js';
@@ -11,6 +12,7 @@ export * from './guarded-terminal.js';
 export * from './run-chat.js';
 export * from './session.js';
 export * from './session-format.js';
+export * from './session-search.js';
 export * from './session-store.js';
 export * from './slash-commands.js';
 export * from './style.js';

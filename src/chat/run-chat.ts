@@ -14,6 +14,7 @@ import { approvalPrompt } from './approval-prompt.js';
 import { loadApprovedCommands, saveApprovedCommand, userConfigFile } from './approved-commands.js';
 import { Chat } from './chat.js';
 import { ChatSession, type ChatServices, type ChatSettings } from './chat-session.js';
+import { loadChatKnowledge, type KnowledgeOptions } from './chat-knowledge.js';
 import { ChatTools } from './chat-tools.js';
 import { chatCommands } from './commands.js';
 import { showFork } from './conversation-commands.js';
@@ -27,7 +28,8 @@ import { createStyle, type Style } from './style.js';
 import { formatTranscript, lastExchanges } from './transcript.js';
 
 export interface ChatLaunch extends ChatSettings {
-  sandbox: { kind: 'local' | 'docker'; image?: string; workdir?: string; docker?: Record<string, unknown>; local?: Record<string, unknown> };
+  /** `hostFolder`: an existing folder to work in (--workdir), local only. */
+  sandbox: { kind: 'local' | 'docker'; image?: string; workdir?: string; hostFolder?: string; docker?: Record<string, unknown>; local?: Record<string, unknown> };
   mcpServers?: Record<string, unknown>;
   /** Web tools' settings and auxiliary models (TRAJ_HOME/config.yaml under --config). */
   web?: WebConfig;
@@ -39,6 +41,8 @@ export interface ChatLaunch extends ChatSettings {
   resume?: string;
   /** Continue a stored rollout (already loaded, so its sandbox settings could be used). */
   fork?: ForkedConversation;
+  /** Memory under TRAJ_HOME/memories, skills, and where context-file discovery starts. */
+  knowledge?: KnowledgeOptions;
   /** Default TRAJ_HOME/sessions.sqlite. */
   sessionsFile?: string;
   input: NodeJS.ReadableStream;
@@ -83,8 +87,9 @@ export async function runChat(launch: ChatLaunch): Promise<number> {
   const tools = new ChatTools({ mcpServers: launch.mcpServers, approver, services: toolServices });
   let sandbox: Sandbox | undefined;
   try {
-    sandbox = await createSandbox({ kind: launch.sandbox.kind, image: launch.sandbox.image, workdir: launch.sandbox.workdir, docker: launch.sandbox.docker, local: launch.sandbox.local, run: 'chat', key: 'chat' });
-    const services: ChatServices = { store, tools, sandbox, model: models };
+    sandbox = await createSandbox({ ...launch.sandbox, run: 'chat', key: 'chat' });
+    const knowledge = loadChatKnowledge(launch.knowledge ?? {});
+    const services: ChatServices = { store, tools, sandbox, model: models, knowledge };
     const settings: ChatSettings = {
       endpoint: launch.endpoint,
       toolsets: launch.toolsets,

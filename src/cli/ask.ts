@@ -1,4 +1,9 @@
+import { resolve } from 'node:path';
+import { CommandApprover, guardTerminal, loadApprovedCommands } from '../chat/index.js';
 import { DEFAULT_BUDGET } from '../tools/budget.js';
+import { BUILTIN_TOOLS } from '../tools/builtin.js';
+import { ToolRegistry } from '../tools/registry.js';
+import type { RolloutServices } from '../run/rollout.js';
 import { executeRollout } from '../run/rollout.js';
 import { createThreadServices } from '../run/worker-services.js';
 import { ConfigError } from '../errors.js';
@@ -15,12 +20,14 @@ import { availabilityContext } from '../run/batch.js';
 export const command: CommandDefinition = {
   name: 'ask',
   summary: 'run one prompt through the agent and print the conversation',
-  usage: 'traj ask "PROMPT" [--toolsets terminal,file] [--sandbox local|docker] [--max-turns N] [--json]',
+  usage: 'traj ask "PROMPT" [--toolsets terminal,file] [--workdir DIR | --scratch] [--sandbox local|docker] [--max-turns N] [--json]',
   allowPositionals: true,
   options: {
     toolsets: { type: 'string', value: 'a,b', description: 'toolsets to offer', default: 'terminal,file' },
     sandbox: { type: 'string', value: 'local|docker', description: 'where tool commands run', default: 'local' },
     image: { type: 'string', value: 'IMAGE', description: 'docker image for --sandbox docker' },
+    workdir: { type: 'string', value: 'DIR', description: 'local sandbox: the existing folder to work in (default: the current folder)' },
+    scratch: { type: 'boolean', description: 'local sandbox: a fresh empty temporary folder instead of the current one' },
     'max-turns': { type: 'string', value: 'N', description: 'model calls before the final-answer call', default: '10' },
     system: { type: 'string', value: 'FILE', description: 'file holding the system prompt' },
     json: { type: 'boolean', description: 'print the AgentResult as JSON instead of a transcript' },
@@ -30,7 +37,11 @@ export const command: CommandDefinition = {
   },
   details: `Examples:
   traj ask "How many files are in /etc? Use the terminal." --toolsets terminal
-  traj ask "Summarise README.md" --toolsets file --json`,
+  traj ask "Summarise README.md" --toolsets file --json
+  traj ask "Which tests cover the parser?" --workdir ~/src/project --toolsets file,terminal
+With the local sandbox the agent works in the current folder (or --workdir DIR): files it writes
+stay there. Dangerous commands (rm -rf, git reset --hard, …) are refused unless approved
+"always" in a chat (TRAJ_HOME/config.yaml). --scratch gives it an empty temporary folder instead.`,
   async run({ values, positionals }) {
     const prompt = positionals.join(' ').trim();
     if (!prompt) throw new ConfigError('traj ask: give the prompt as an argument, e.g. traj ask "list the files here"', { code: 'cli_usage' });
@@ -39,6 +50,9 @@ export const command: CommandDefinition = {
     const sandbox = stringOption(values, 'sandbox') ?? 'local';
     if (sandbox !== 'local' && sandbox !== 'docker') throw new ConfigError(`--sandbox: expected local or docker, got '${sandbox}'`, { code: 'cli_usage' });
     const systemFile = stringOption(values, 'system');
+    if (values.scratch === true && stringOption(values, 'workdir')) throw new ConfigError('give either --workdir DIR or --scratch, not both', { code: 'cli_usage' });
+    if (sandbox === 'docker' && stringOption(values, 'workdir')) throw new ConfigError('--workdir is for the local sandbox; a docker sandbox starts from its image', { code: 'cli_usage' });
+    const hostFolder = sandbox === 'local' && values.scratch !== true ? resolve(stringOption(values, 'workdir') ?? '.') : undefined;
     const { endpoint, scripted } = await resolveEndpoint(values, undefined, {
       scriptedIfUnset: values['scripted-if-unset'] === true,
       log: (line) => process.stderr.write(`${line}\n`),
@@ -49,7 +63,8 @@ export const command: CommandDefinition = {
     for (const tool of registry.unavailableTools(toolsets, availabilityContext({ endpoint, ...toolSettings }))) {
       process.stderr.write(`[traj] warning: ${tool.name} [${tool.toolset}] is not offered: ${tool.reason}\n`);
     }
-    const services = createThreadServices();
+    const threadServices = createThreadServices();
+    const services = hostFolder ? guardedServices(threadServices) : threadServices;
     try {
       const controller = new AbortController();
       process.once('SIGINT', () => controller.abort(new Error('interrupted')));
@@ -64,7 +79,7 @@ export const command: CommandDefinition = {
             run: 'ask',
             endpoint,
             maxTurns: integerOption(values, 'max-turns') ?? 10,
-            sandbox: { kind: sandbox, image: stringOption(values, 'image') },
+            sandbox: { kind: sandbox, image: stringOption(values, 'image'), ...(hostFolder ? { hostFolder } : {}) },
             budget: DEFAULT_BUDGET,
             agent: 'model',
             toolConcurrency: 8,
@@ -86,8 +101,19 @@ export const command: CommandDefinition = {
       }
       return 0;
     } finally {
-      await services.close();
+      await threadServices.close();
       await scripted?.close();
     }
   },
 };
+
+/**
+ * On a real folder the terminal sits behind the chat's dangerous-command approver. ask cannot
+ * ask, so what a chat has not approved "always" is refused, and the model reads why.
+ */
+function guardedServices(services: RolloutServices): RolloutServices {
+  const approver = new CommandApprover(async () => 'deny', { ids: () => loadApprovedCommands(), add: () => undefined });
+  const guard = guardTerminal(approver);
+  const registry = new ToolRegistry().register(...BUILTIN_TOOLS.map((tool) => (tool.name === guard.name ? guard : tool)));
+  return { ...services, registry: async () => registry };
+}

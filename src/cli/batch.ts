@@ -1,3 +1,4 @@
+import { knowledgeFingerprint, knowledgeFolder } from '../run/rollout-knowledge.js';
 import { createReadStream, existsSync } from 'node:fs';
 import { DEFAULT_BUDGET } from '../tools/budget.js';
 import { createToolRegistry } from '../tools/builtin.js';
@@ -45,6 +46,9 @@ export function rolloutSettings(config: RunConfig, endpoint: RolloutSettings['en
     rolloutTimeoutMs: config.rollout_timeout ? config.rollout_timeout * 1000 : undefined,
     toolConcurrency: config.tool_concurrency,
     mcpServers: config.mcp_servers,
+    ...(config.compression ? { compression: config.compression } : {}),
+    ...(config.memory ? { memory: knowledgeFolder(config.memory, '--memory') } : {}),
+    ...(config.skills?.length ? { skills: config.skills.map((folder) => knowledgeFolder(folder, '--skills')), skillsWritable: config.skills_writable } : {}),
     web: config.web,
     auxiliary: resolveAuxiliary(config.auxiliary, endpoint),
     browser: config.browser,
@@ -123,6 +127,7 @@ ${exitCodeHelp()}`,
           environment: { name: 'prompts', version: '1' },
           agent: 'model',
           sandbox: { kind: config.sandbox, image: config.image },
+          knowledge: knowledgeFingerprint(settings),
           tools: settings,
         }),
         config: { ...config, endpoint: { ...endpoint } },

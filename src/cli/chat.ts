@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { localIsolationWarning } from '../sandbox/local.js';
 import { ConfigError } from '../errors.js';
 import { loadFork, parseTurn, runChat, type ForkedConversation } from '../chat/index.js';
@@ -9,19 +10,22 @@ import { ENDPOINT_OPTIONS, integerOption, listOption, stringOption, type Command
 import { resolveEndpoint } from './endpoint.js';
 import { readRunConfigFile, systemPromptFrom } from './run-options.js';
 
-const DEFAULT_TOOLSETS = ['terminal', 'file', 'todo'];
+const DEFAULT_TOOLSETS = ['terminal', 'file', 'todo', 'memory', 'skills', 'session_search'];
 const DEFAULT_MAX_TURNS = 20;
 
 export const command: CommandDefinition = {
   name: 'chat',
   summary: 'interactive debug chat on the agent core: streaming, tools, sandboxes, sessions, forks of stored rollouts',
-  usage: 'traj chat [--toolsets a,b] [--sandbox local|docker] [--system FILE] [--resume ID] [--fork RUN KEY [TURN]] [endpoint flags]',
+  usage: 'traj chat [--toolsets a,b] [--sandbox local|docker] [--workdir DIR] [--system FILE] [--resume ID] [--fork RUN KEY [TURN]] [endpoint flags]',
   allowPositionals: true,
   options: {
     toolsets: { type: 'string', value: 'a,b', description: 'toolsets to offer', default: DEFAULT_TOOLSETS.join(',') },
     sandbox: { type: 'string', value: 'local|docker', description: 'where tool commands run (default local; with --fork, the run\'s)' },
     image: { type: 'string', value: 'IMAGE', description: 'docker image for --sandbox docker' },
+    workdir: { type: 'string', value: 'DIR', description: 'local sandbox: work in this existing folder instead of an empty temporary one' },
     system: { type: 'string', value: 'FILE', description: 'file holding the instructions part of the system prompt' },
+    skills: { type: 'string', value: 'DIR', description: 'another folder of skills (read-only; TRAJ_HOME/skills is the writable one)' },
+    'no-context-files': { type: 'boolean', description: 'do not put AGENTS.md / .traj.md of the working folder and its repository into the system prompt' },
     'max-turns': { type: 'string', value: 'N', description: 'model calls per message before the final-answer call', default: String(DEFAULT_MAX_TURNS) },
     resume: { type: 'string', value: 'ID', description: 'continue a stored session (id, unique prefix, or "last")' },
     fork: { type: 'boolean', description: 'continue a stored rollout: give RUN KEY [TURN] as arguments' },
@@ -40,7 +44,11 @@ Piped input: one message or /command per line, plain output. A dangerous command
 question reads the next line: y/once, s/session, a/always (saved in TRAJ_HOME/config.yaml), anything else denies.
 --fork KEY: the record's "id", or a unique prefix of it; KEY:SAMPLE for a sample other than 0.
 Sessions live in TRAJ_HOME/sessions.sqlite (default ~/.traj); several chats may share it (each write waits
-for the lock instead of failing). See traj sessions --help.`,
+for the lock instead of failing). See traj sessions --help.
+Memory (TRAJ_HOME/memories/), skills (TRAJ_HOME/skills/ and --skills DIR) and the session search
+are the memory, skills and session_search toolsets. AGENTS.md and .traj.md from the working folder
+(--workdir, else the current one) up to the repository root go into the system prompt.
+Long sessions are compressed near the model's context window (endpoint.context_length, else /v1/models).`,
   async run({ values, positionals }) {
     const config = chatConfig(values);
     const fork = values.fork === true ? forkFromArguments(positionals, stringOption(values, 'checkpoints')) : undefined;
@@ -49,6 +57,9 @@ for the lock instead of failing). See traj sessions --help.`,
     const sandboxKind = stringOption(values, 'sandbox') ?? config.sandbox ?? fork?.sandbox.kind ?? 'local';
     if (sandboxKind !== 'local' && sandboxKind !== 'docker') throw new ConfigError(`--sandbox: expected local or docker, got '${sandboxKind}'`, { code: 'cli_usage' });
     const toolsets = listOption(values, 'toolsets') ?? config.toolsets ?? DEFAULT_TOOLSETS;
+    const workdirFlag = stringOption(values, 'workdir');
+    if (workdirFlag && sandboxKind !== 'local') throw new ConfigError('--workdir is for the local sandbox; a docker sandbox starts from its image', { code: 'cli_usage' });
+    const hostFolder = workdirFlag ? resolve(workdirFlag) : undefined;
     const { endpoint, scripted } = await resolveEndpoint(values, config.endpoint, {
       scriptedIfUnset: values['scripted-if-unset'] === true,
       log: (line) => process.stderr.write(`${line}\n`),
@@ -67,10 +78,14 @@ for the lock instead of failing). See traj sessions --help.`,
         maxTurns: integerOption(values, 'max-turns') ?? config.max_turns ?? DEFAULT_MAX_TURNS,
         budget: { ...DEFAULT_BUDGET, ...config.budget },
         toolConcurrency: config.tool_concurrency ?? 8,
-        sandbox: { kind: sandboxKind, image: stringOption(values, 'image') ?? config.image ?? (sandboxKind === fork?.sandbox.kind ? fork.sandbox.image : undefined), workdir: config.workdir, docker: config.docker, local: config.local },
+        sandbox: { kind: sandboxKind, image: stringOption(values, 'image') ?? config.image ?? (sandboxKind === fork?.sandbox.kind ? fork.sandbox.image : undefined), workdir: config.workdir, docker: config.docker, local: config.local, ...(hostFolder ? { hostFolder } : {}) },
         mcpServers: loadMcpServers(stringOption(values, 'config')).servers,
         ...toolConfigOf(loadToolConfig(stringOption(values, 'config'))),
         checkpointsDir: stringOption(values, 'checkpoints') ?? 'checkpoints',
+        knowledge: {
+          skillFolders: stringOption(values, 'skills') ? [resolve(stringOption(values, 'skills')!)] : [],
+          ...(values['no-context-files'] === true ? {} : { contextFrom: hostFolder ?? process.cwd() }),
+        },
         resume: stringOption(values, 'resume'),
         fork,
         input: process.stdin,

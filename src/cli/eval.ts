@@ -1,3 +1,4 @@
+import { knowledgeFingerprint } from '../run/rollout-knowledge.js';
 import { existsSync } from 'node:fs';
 import { EndpointSchema, type Endpoint } from '../config/endpoint.js';
 import { validate } from '../config/load.js';
@@ -141,6 +142,7 @@ export async function runEval(values: ParsedCommand['values'], options: EvalRunO
           environment: { name: environment.name, version: environment.version },
           agent,
           sandbox: { kind: config.sandbox, image: config.image },
+          knowledge: knowledgeFingerprint(settings),
           tools: settings,
         }),
         judges: judgeFingerprint(judges),

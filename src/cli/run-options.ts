@@ -37,6 +37,9 @@ export const RUN_OPTIONS: Record<string, OptionSpec> = {
   checkpoints: { type: 'string', value: 'DIR', description: 'folder of run stores (default checkpoints)' },
   'web-cache': { type: 'string', value: 'MODE', description: 'readwrite (default): reuse and store web fetches in the run store; read: reuse only; off' },
   'scripted-if-unset': { type: 'boolean', description: 'with no endpoint configured, use the built-in scripted endpoint (what npm start does)' },
+  memory: { type: 'string', value: 'DIR', description: 'memory tool on: each rollout works on a private copy of DIR; the record keeps its final state' },
+  skills: { type: 'string', value: 'DIR[,DIR]', description: 'skill folders for the skills toolset (read-only unless --skills-writable)' },
+  'skills-writable': { type: 'boolean', description: 'let skill_manage create and change skills in the --skills folders' },
   ...ENDPOINT_OPTIONS,
 };
 
@@ -79,6 +82,9 @@ export function runConfigFrom(values: ParsedCommand['values'], defaults: Partial
     grace_period: integerOption(values, 'grace-period', { min: 0 }),
     out: stringOption(values, 'out'),
     checkpoints: stringOption(values, 'checkpoints'),
+    memory: stringOption(values, 'memory'),
+    skills: listOption(values, 'skills'),
+    skills_writable: values['skills-writable'] === true ? true : undefined,
     web_cache: stringOption(values, 'web-cache'),
   };
   const merged = { ...defaults, ...fromFile, ...Object.fromEntries(Object.entries(flags).filter(([, value]) => value !== undefined)) };

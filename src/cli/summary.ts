@@ -39,6 +39,7 @@ export function formatStatistics(stats: RunStatistics): string {
         (stats.tokens.cost === null ? '' : ` · cost ${stats.tokens.cost} (provider-reported)`),
       `wall time: ${(stats.wall_time_ms / 1000).toFixed(1)} s over ${stats.segments} invocation(s), ${stats.rollouts_per_minute.toFixed(1)} rollouts/min`,
       ...(stats.rewards.scored > 0 || stats.rewards.errors > 0 ? [`rewards: ${stats.rewards.scored} scored, mean ${stats.rewards.mean ?? '-'}, ${stats.rewards.errors} reward errors`] : []),
+      ...(stats.compressions.total > 0 ? [`context compressions: ${stats.compressions.total} in ${stats.compressions.rollouts} rollout(s)`] : []),
       ...(stats.web.fetches + stats.web.cache_hits > 0 ? [`web: ${stats.web.fetches} fetches, ${stats.web.cache_hits} served from the web cache (${stats.web.cached_entries} cached pages and searches)`] : []),
       ...(failures.length > 0 ? [`failed (per code: count, an example prompt key, the first message):`, ...failures] : []),
       ...(badRows.length > 0 ? [`bad rows (${p.bad_rows}${p.bad_rows > badRows.length ? `, first ${badRows.length}` : ''}):`, ...badRows] : []),

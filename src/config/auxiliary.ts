@@ -9,7 +9,7 @@ export type AuxiliaryEndpoint = z.infer<typeof AuxiliaryEndpointSchema>;
 /** The models tools use beside the agent's own (run config and TRAJ_HOME/config.yaml `auxiliary:`). */
 export const AuxiliaryConfigSchema = z.strictObject({
   vision: AuxiliaryEndpointSchema.optional().describe('vision_analyze (default: the main endpoint)'),
-  summarizer: AuxiliaryEndpointSchema.optional().describe('web_extract summaries of long pages (default: the main endpoint)'),
+  summarizer: AuxiliaryEndpointSchema.optional().describe('web_extract summaries of long pages and context compression summaries (default: the main endpoint)'),
   image: AuxiliaryEndpointSchema.optional().describe('image_generate: an endpoint serving /v1/images/generations'),
   moa: z
     .strictObject({

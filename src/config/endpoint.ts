@@ -27,6 +27,11 @@ export const EndpointSchema = z.strictObject({
     .optional()
     .describe('requests in flight to this endpoint at most, across the whole run (default: no cap below --concurrency)'),
   tool_call_format: z.enum(['native', 'hermes']).default('native'),
+  context_length: z.number().int().positive().optional().describe("the model's context window in tokens (default: the server's /v1/models, else 128000)"),
+  prompt_caching: z
+    .enum(['auto', 'on', 'off'])
+    .optional()
+    .describe('cache_control breakpoints on the system prompt and last messages; auto (the default) = Anthropic models only'),
   reasoning_echo: z
     .enum(['auto', 'always', 'never'])
     .optional()

@@ -1,5 +1,6 @@
 export * from './endpoint.js';
 export * from './load.js';
+export * from './compression.js';
 export * from './home-config.js';
 export * from './web.js';
 export * from './auxiliary.js';

@@ -30,6 +30,12 @@ export function toArrowRow(record: TrajectoryRecord, view: ExportView): Record<s
       cached_tokens: BigInt(record.usage.cached_tokens ?? 0),
       cost: record.usage.cost ?? null,
     },
+    compressions: (record.compressions ?? []).map((c) => ({
+      ...c,
+      ...Object.fromEntries((['at_call', 'at_message', 'tokens_before', 'tokens_after', 'replaced_start', 'replaced_end'] as const).map((key) => [key, BigInt(c[key])])),
+    })),
+    memory: record.memory ?? null,
+    skills_viewed: record.skills_viewed ?? [],
     has_reasoning: record.has_reasoning,
     reward: record.reward,
     scores: JSON.stringify(record.scores),

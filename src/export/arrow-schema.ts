@@ -51,6 +51,14 @@ function columns(arrow: ArrowModule): ColumnSpec[] {
     field('tool_call_id', text(), true),
     field('name', text(), true),
   ]);
+  const int = () => new Int64();
+  const compression = new Struct([
+    ...['at_call', 'at_message'].map((name) => field(name, int())),
+    field('trigger', text()),
+    ...['tokens_before', 'tokens_after', 'replaced_start', 'replaced_end'].map((name) => field(name, int())),
+    field('summary', text()),
+    field('todo', text(), true),
+  ]);
   return [
     { name: 'id', nullable: false, type: text() },
     { name: 'sample', nullable: false, type: new Int32() },
@@ -80,6 +88,9 @@ function columns(arrow: ArrowModule): ColumnSpec[] {
         field('cost', new Float64(), true),
       ]),
     },
+    { name: 'compressions', nullable: false, type: listOf(compression) },
+    { name: 'memory', nullable: true, type: new Struct([field('memory', listOf(text())), field('user', listOf(text()))]) },
+    { name: 'skills_viewed', nullable: false, type: listOf(text()) },
     { name: 'has_reasoning', nullable: false, type: new Bool() },
     { name: 'reward', nullable: true, type: new Float64() },
     { name: 'scores', nullable: false, type: text() },

@@ -1,5 +1,6 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { ModelError } from '../errors.js';
+import { isContextOverflow } from './context-overflow.js';
 import { errorBodyMessage, errorTextMessage, rememberedErrorBody } from './error-body.js';
 import { parseRetryAfter, type AttemptFailure } from './retry.js';
 
@@ -79,10 +80,6 @@ export interface FailureContext {
 /** Failures to connect at all (no server answered), as opposed to a server that answered badly. */
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
 
-/** What a 400 says when the conversation no longer fits the model's context (OpenAI, vLLM, llama.cpp, Anthropic gateways). */
-const CONTEXT_OVERFLOW =
-  /context[ _-]?(length|window)|maximum (context )?length|prompt is too long|too many tokens|exceeds? the (model'?s? )?(maximum|context)|context_length_exceeded/i;
-
 /**
  * The typed error a caller sees: names the endpoint, the model, the status and the server's message.
  * Its code says what the run pipeline does with it (src/run/failure-policy.ts): `model_auth`,
@@ -108,10 +105,19 @@ export function modelErrorFor(failure: AttemptFailure, attempts: number, context
   if (failure.status === 404) {
     return fault(`${where} does not know this model or route: ${status}${failure.message} (check --model and --base-url)`, 'model_not_found', false);
   }
-  if ((failure.status === 400 || failure.status === 413) && CONTEXT_OVERFLOW.test(failure.message)) {
+  // The same test the agent loop applies (context-overflow.ts), so both agree on what an overflow is.
+  if (isContextOverflow({ status: failure.status, message: failure.message, code: errorCodeOf(failure.cause) })) {
     return fault(`${where}: the conversation exceeds the model's context: ${status}${failure.message}`, 'context_overflow', false);
   }
   return fault(`${where} rejected the request: ${status}${failure.message}`, 'model_request_rejected', false);
+}
+
+/** The server's error code (`context_length_exceeded`, llama.cpp's error type) where the SDK kept one. */
+function errorCodeOf(cause: unknown): string | undefined {
+  if (!(cause instanceof APIError)) return undefined;
+  const body = cause.error as { type?: unknown } | undefined;
+  if (typeof cause.code === 'string') return cause.code;
+  return typeof body?.type === 'string' ? body.type : undefined;
 }
 
 function isUnreachable(cause: unknown): boolean {

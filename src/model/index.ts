@@ -5,3 +5,6 @@ export { parseHermesToolCalls, INVALID_TOOL_CALL_NAME, type HermesParseResult } 
 export { extractReasoning, extractInlineReasoning, type ExtractedReasoning, type WireReasoningFields } from './reasoning.js';
 export { DEFAULT_RETRY_DELAYS, backoffDelay, parseRetryAfter, type RetryDelays, type RetryEvent, type AttemptFailure } from './retry.js';
 export { toWireMessages } from './wire.js';
+export { isContextOverflow, describeFailure, type FailureDescription } from './context-overflow.js';
+export { resolveContextLength, contextLengthFromModels, DEFAULT_CONTEXT_LENGTH, type ContextLength, type ContextLengthSource } from './context-length.js';
+export { withCacheMarks, wantsCacheMarks } from './prompt-caching.js';

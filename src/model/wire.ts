@@ -1,5 +1,6 @@
 import type { Endpoint } from '../config/endpoint.js';
 import type { Message, ToolSpec } from './messages.js';
+import { withCacheMarks } from './prompt-caching.js';
 import type { WireTimings, WireUsage } from './usage.js';
 
 export type { WireTimings, WireUsage } from './usage.js';
@@ -69,7 +70,7 @@ export function buildRequestBody(endpoint: Endpoint, messages: Message[], tools:
   if (endpoint.seed !== undefined) body.seed = endpoint.seed;
   Object.assign(body, endpoint.extra_body);
   body.model = endpoint.model;
-  body.messages = toWireMessages(messages);
+  body.messages = withCacheMarks(endpoint, toWireMessages(messages));
   if (tools && tools.length > 0) body.tools = tools;
   if (stream) {
     body.stream = true;

@@ -96,6 +96,8 @@ export interface FingerprintInput {
   environment: { name: string; version: string };
   agent: string;
   sandbox: { kind: string; image?: string };
+  /** Memory, skills and compression settings (see knowledgeFingerprint); absent when none is set. */
+  knowledge?: Record<string, unknown>;
   /** Web settings and auxiliary models: part of the fingerprint when a candidate toolset uses them. */
   tools?: { web?: WebConfig; auxiliary?: AuxiliaryModels };
 }
@@ -125,27 +127,35 @@ export function fingerprintParts(input: FingerprintInput): Record<string, unknow
     agent: input.agent,
     sandbox: input.sandbox,
     tool_schemas: sha256(canonicalJson(schemas)).slice(0, 16),
-    ...toolServiceParts(candidates, input.tools),
+    ...toolServiceParts(candidates, input.tools, compressionEnabled(input.knowledge)),
+    ...(input.knowledge ? { knowledge: input.knowledge } : {}),
   };
 }
 
 /**
- * The auxiliary models (and web settings) the candidate toolsets use. Runs without these toolsets
- * keep the fingerprint they always had.
+ * The auxiliary models (and web settings) the candidate toolsets and compression use. Runs without
+ * them keep the fingerprint they always had.
  */
-function toolServiceParts(candidates: Set<string>, tools: FingerprintInput['tools']): Record<string, unknown> {
+function toolServiceParts(candidates: Set<string>, tools: FingerprintInput['tools'], compressing: boolean): Record<string, unknown> {
   const parts: Record<string, unknown> = {};
   const model = (endpoint: Endpoint | undefined) =>
     endpoint && { model: endpoint.model, base_url: endpoint.base_url, temperature: endpoint.temperature ?? null, max_tokens: endpoint.max_tokens ?? null, extra_body: endpoint.extra_body ?? null };
   const auxiliary = tools?.auxiliary;
   const used: Record<string, unknown> = {};
   if (candidates.has('vision')) used.vision = model(auxiliary?.vision) ?? null;
-  if (candidates.has('web')) used.summarizer = model(auxiliary?.summarizer) ?? null;
+  // web_extract summarises long pages with it; compression summarises the conversation with it.
+  if (candidates.has('web') || (compressing && auxiliary?.summarizer)) used.summarizer = model(auxiliary?.summarizer) ?? null;
   if (candidates.has('image_gen')) used.image = model(auxiliary?.image) ?? null;
   if (candidates.has('moa')) used.moa = auxiliary?.moa ? { reference: auxiliary.moa.reference.map(model), aggregator: model(auxiliary.moa.aggregator) } : null;
   if (Object.keys(used).length > 0) parts.auxiliary = used;
   if (candidates.has('web') || candidates.has('browser')) parts.web = tools?.web ?? DEFAULT_WEB_CONFIG;
   return parts;
+}
+
+/** Compression is on unless the run config turns it off (knowledgeFingerprint keeps its settings). */
+function compressionEnabled(knowledge: Record<string, unknown> | undefined): boolean {
+  const compression = knowledge?.compression as { enabled?: boolean } | null | undefined;
+  return compression?.enabled !== false;
 }
 
 /** What availability checks on the main thread see: the run's tool settings, no model clients. */

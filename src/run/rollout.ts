@@ -1,7 +1,11 @@
 import { z } from 'zod';
 import { buildSystemPrompt } from '../agent/system-prompt.js';
+import type { ContextWindowOptions } from '../agent/context-window.js';
 import { runAgent } from '../agent/loop.js';
+import { summarizerFor, type Summarizer } from '../agent/summarizer.js';
+import { resolveContextLength } from '../model/context-length.js';
 import type { AgentResult } from '../agent/result.js';
+import { CompressionSettingsSchema } from '../config/compression.js';
 import { AuxiliaryModelsSchema } from '../config/auxiliary.js';
 import { BrowserConfigSchema } from '../config/browser.js';
 import { EndpointSchema } from '../config/endpoint.js';
@@ -22,6 +26,7 @@ import type { ToolServices } from '../tools/services.js';
 import { disposeToolState } from '../tools/tool-state.js';
 import { rolloutArtifacts } from './rollout-artifacts.js';
 import { rolloutJudgeCache, type JudgeCacheEntry } from './judge-cache.js';
+import { rolloutKnowledge, type RolloutKnowledge } from './rollout-knowledge.js';
 import { rolloutWebCache, type WebCacheEntry } from './web-cache.js';
 
 /** Settings shared by every rollout of a run (plain JSON: they cross into worker threads). */
@@ -34,6 +39,8 @@ export const RolloutSettingsSchema = z.object({
     kind: z.enum(['local', 'docker']),
     image: z.string().optional(),
     workdir: z.string().optional(),
+    /** Local only: an existing folder to work in (`traj ask --workdir`). */
+    hostFolder: z.string().optional(),
     docker: z.record(z.string(), z.unknown()).optional(),
     local: z.record(z.string(), z.unknown()).optional(),
   }),
@@ -46,6 +53,12 @@ export const RolloutSettingsSchema = z.object({
   mcpServers: z.record(z.string(), z.unknown()).optional(),
   /** The LLM judge panel reward hooks may call (eval). */
   judges: JudgeSettingsSchema.optional(),
+  compression: CompressionSettingsSchema.optional(),
+  /** Seed folder of the memory (each rollout works on a private copy); absent: memory off. */
+  memory: z.string().optional(),
+  /** Skill folders, read-only unless skillsWritable. */
+  skills: z.array(z.string()).optional(),
+  skillsWritable: z.boolean().optional(),
   /** Web tools' settings and the auxiliary models (resolved against the main endpoint). */
   web: WebConfigSchema.optional(),
   auxiliary: AuxiliaryModelsSchema.optional(),
@@ -107,6 +120,7 @@ export interface RolloutServices {
     kind: 'local' | 'docker';
     image?: string;
     workdir?: string;
+    hostFolder?: string;
     run: string;
     key: string;
     docker?: Record<string, unknown>;
@@ -130,6 +144,7 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
     : undefined;
   let sandbox: Sandbox | undefined;
   let tools: Tool[] = [];
+  let knowledge: RolloutKnowledge | undefined;
   const webCache = rolloutWebCache(settings.webCache);
   const artifacts = rolloutArtifacts(settings.artifactsDir, task.key, task.sample);
   const toolServices: ToolServices = { ...services.tools(settings), webCache, artifacts: artifacts.sink };
@@ -148,11 +163,24 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
   try {
     const environment = settings.environmentModule ? await loadEnvironment(settings.environmentModule) : undefined;
     tools = (await services.registry(settings, task.toolsets)).select(task.toolsets, { env: process.env, services: toolServices });
-    const messages: Message[] = [{ role: 'system', content: buildSystemPrompt({ base: task.system ?? settings.systemPrompt, tools }) }, ...task.messages];
+    knowledge = rolloutKnowledge(settings, task.toolsets);
+    // The memory and skills stores join the rollout's one tool state (disposed with it at the end).
+    for (const [key, value] of knowledge.state) toolState.set(key, value);
+    const system = buildSystemPrompt({ base: task.system ?? settings.systemPrompt, tools, sections: knowledge.sections });
+    const messages: Message[] = [{ role: 'system', content: system }, ...task.messages];
     try {
       const workdir = task.workdir ?? settings.sandbox.workdir;
       const create = () =>
-        services.createSandbox({ kind: settings.sandbox.kind, image: task.image ?? settings.sandbox.image, workdir, run: settings.run, key: task.key, docker: settings.sandbox.docker, local: settings.sandbox.local });
+        services.createSandbox({
+          kind: settings.sandbox.kind,
+          image: task.image ?? settings.sandbox.image,
+          workdir,
+          ...(settings.sandbox.hostFolder ? { hostFolder: settings.sandbox.hostFolder } : {}),
+          run: settings.run,
+          key: task.key,
+          docker: settings.sandbox.docker,
+          local: settings.sandbox.local,
+        });
       if (environment?.setup) {
         sandbox = await create();
         await environment.setup(task.item, sandbox);
@@ -163,7 +191,10 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
     } catch (error) {
       return outcome({ result: emptyResult(messages, 'api_error'), error: sandboxFault(error) });
     }
-    const result = await runRolloutAgent(task, services, { services: toolServices, state: toolState }, messages, tools, sandbox, controller.signal, environment);
+    const result = withKnowledge(
+      await runRolloutAgent(task, services, { services: toolServices, state: toolState }, messages, tools, sandbox, controller.signal, environment),
+      knowledge,
+    );
     if (controller.signal.reason instanceof RolloutTimeout) return outcome({ result, error: serializeError(controller.signal.reason) });
     if (sandbox instanceof LazySandbox && sandbox.createError !== undefined) return outcome({ result, error: sandboxFault(sandbox.createError) });
     if (interrupt.aborted) return outcome({ result });
@@ -178,7 +209,15 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
     interrupt.removeEventListener('abort', onInterrupt);
     await disposeToolState(toolState);
     await sandbox?.dispose().catch(() => undefined);
+    knowledge?.dispose();
   }
+}
+
+/** The memory as the rollout left it and the skills it viewed go into the result, so the record keeps them. */
+function withKnowledge(result: AgentResult, knowledge: RolloutKnowledge): AgentResult {
+  const memory = knowledge.finalMemory();
+  const viewed = knowledge.skillsViewed();
+  return { ...result, ...(memory ? { memory } : {}), ...(viewed.length > 0 ? { skillsViewed: viewed } : {}) };
 }
 
 async function runRolloutAgent(
@@ -202,8 +241,10 @@ async function runRolloutAgent(
     if (!environment) throw new ConfigError('--agent oracle needs an environment with an oracle hook (traj eval/bench), not a plain prompt dataset', { code: 'oracle_missing' });
     result = await runOracleAgent({ environment, item: task.item, tools, messages, sandbox, signal: agentSignal, budget: settings.budget });
   } else {
+    const model = services.model(settings);
     result = await runAgent({
-      model: services.model(settings),
+      model,
+      context: await contextWindowFor(settings, summarizerFor(model, toolContext.services)),
       tools,
       messages,
       sandbox,
@@ -218,6 +259,18 @@ async function runRolloutAgent(
   if (!timeLimit?.aborted || signal.aborted) return result;
   const error = new RunError(`the agent ran out of this item's time limit (${limitMs! / 1000} s) and was stopped; its work was scored as it stood`, { code: 'agent_timeout' });
   return { ...result, finishReason: 'aborted', error: serializeError(error) };
+}
+
+/** The model's window and the compression settings; `summarize` is the auxiliary summariser or the main model. */
+async function contextWindowFor(settings: RolloutSettings, summarize: Summarizer): Promise<ContextWindowOptions> {
+  const compression = CompressionSettingsSchema.parse(settings.compression ?? {});
+  const window = await resolveContextLength(settings.endpoint);
+  return {
+    contextLength: window.tokens,
+    threshold: compression.threshold,
+    keepLastTurns: compression.keep_last_turns,
+    ...(compression.enabled ? { summarize } : {}),
+  };
 }
 
 function sandboxFault(error: unknown): SerializedError {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CompressionSettingsSchema } from '../config/compression.js';
 import { AuxiliaryConfigSchema } from '../config/auxiliary.js';
 import { BrowserConfigSchema } from '../config/browser.js';
 import { EndpointSchema } from '../config/endpoint.js';
@@ -50,6 +51,10 @@ export const RunConfigSchema = z.strictObject({
   local: z.record(z.string(), z.unknown()).optional().describe('local sandbox isolation: isolation (auto|bwrap|none), network, pids_limit'),
   mcp_servers: z.record(z.string(), z.unknown()).optional(),
   tool_concurrency: z.number().int().positive().default(8),
+  compression: CompressionSettingsSchema.optional().describe('context compression (default on, threshold 0.8 of the window)'),
+  memory: z.string().optional().describe('seed folder of the memory tool; each rollout gets a private copy (default: memory off)'),
+  skills: z.array(z.string()).optional().describe('skill folders (SKILL.md) for the skills toolset'),
+  skills_writable: z.boolean().default(false).describe('let skill_manage change the skill folders'),
   web: WebConfigSchema.optional().describe('web tools: network policy, search backend, extraction limits (over TRAJ_HOME/config.yaml)'),
   auxiliary: AuxiliaryConfigSchema.optional().describe('models tools use: vision, summarizer, image, moa (over TRAJ_HOME/config.yaml)'),
   browser: BrowserConfigSchema.optional().describe('browser toolset: Chromium executable or CDP URL, time limits (over TRAJ_HOME/config.yaml)'),

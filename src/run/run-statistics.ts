@@ -32,6 +32,8 @@ export interface RunStatistics {
   reasoning_coverage: number;
   /** cached: prompt tokens served from the provider's cache; cost: provider-reported, null when none reported. */
   tokens: { prompt: number; completion: number; reasoning: number; cached: number; total: number; cost: number | null };
+  /** Context compressions: how many rollouts were compressed, and how many times in all. */
+  compressions: { rollouts: number; total: number };
   wall_time_ms: number;
   segments: number;
   rollouts_per_minute: number;
@@ -111,6 +113,7 @@ export function computeStatistics(store: RunStore, extraWallMs = 0, maxAttempts?
     tools,
     reasoning_coverage: recorded ? round(count(`SELECT COUNT(*) FROM items WHERE ${RECORDED} AND has_reasoning = 1`) / recorded) : 0,
     tokens: { ...tokens, total: tokens.prompt + tokens.completion, cost: tokens.cost === null ? null : round(tokens.cost, 1e8) },
+    compressions: compressionCounts(count),
     wall_time_ms: wallMs,
     segments: count('SELECT COUNT(*) FROM segments'),
     rollouts_per_minute: wallMs > 0 ? round(finished / (wallMs / 60_000)) : 0,
@@ -123,6 +126,19 @@ export function computeStatistics(store: RunStore, extraWallMs = 0, maxAttempts?
     },
     web: { fetches: counters['web:fetches'] ?? 0, cache_hits: counters['web:cache_hits'] ?? 0, cached_entries: count('SELECT COUNT(*) FROM web_cache') },
     generated_at: new Date().toISOString(),
+  };
+}
+
+/**
+ * Counted in the record text without parsing it: the key `"replaced_start":` occurs once per
+ * compression and nowhere else unescaped (inside message strings its quotes are escaped).
+ */
+function compressionCounts(count: (sql: string) => number): RunStatistics['compressions'] {
+  const key = `'"replaced_start":'`;
+  const occurrences = `(length(record) - length(replace(record, ${key}, ''))) / length(${key})`;
+  return {
+    rollouts: count(`SELECT COUNT(*) FROM items WHERE ${RECORDED} AND instr(record, ${key}) > 0`),
+    total: count(`SELECT COALESCE(SUM(${occurrences}), 0) FROM items WHERE ${RECORDED} AND instr(record, ${key}) > 0`),
   };
 }
 

@@ -73,6 +73,7 @@ export async function localIsolationWarning(local: Record<string, unknown> | und
 export async function createLocalSandbox(options: SandboxOptions = { kind: 'local' }): Promise<Sandbox> {
   const config = parseLocalSandboxConfig(options.local);
   const isolation = await resolveLocalIsolation(config);
+  if (options.hostFolder !== undefined) return hostFolderSandbox(options.hostFolder, options.env ?? {}, isolation, config);
   let root: string;
   try {
     root = await realpath(await mkdtemp(join(tmpdir(), sandboxFolderPrefix())));
@@ -86,6 +87,27 @@ export async function createLocalSandbox(options: SandboxOptions = { kind: 'loca
   const workdir = options.workdir ? join(root, subfolderName(options.workdir)) : root;
   await mkdir(workdir, { recursive: true });
   const sandbox = new LocalSandbox(root, workdir, options.env ?? {}, isolation.mode === 'bwrap');
+  if (isolation.mode === 'bwrap') await sandbox.openNamespace(config);
+  return sandbox;
+}
+
+/**
+ * A sandbox over an existing folder (--workdir): files and commands work on it, isolated the same
+ * way as a fresh folder (with bubblewrap, this folder is the only writable place), and dispose
+ * leaves it in place.
+ */
+async function hostFolderSandbox(
+  folder: string,
+  env: Record<string, string>,
+  isolation: LocalIsolation,
+  config: LocalSandboxConfig,
+): Promise<Sandbox> {
+  const info = await stat(folder).catch(() => undefined);
+  if (!info?.isDirectory()) {
+    throw new SandboxError(`--workdir ${folder}: no such folder (give an existing directory to work in)`, { code: 'invalid_workdir' });
+  }
+  const root = await realpath(folder);
+  const sandbox = new LocalSandbox(root, root, env, isolation.mode === 'bwrap', false);
   if (isolation.mode === 'bwrap') await sandbox.openNamespace(config);
   return sandbox;
 }
@@ -115,6 +137,8 @@ class LocalSandbox implements Sandbox {
     readonly workdir: string,
     private readonly baseEnv: Record<string, string>,
     readonly isolated: boolean,
+    /** False for a user's own folder (--workdir): dispose stops processes but deletes nothing. */
+    private readonly owned = true,
   ) {
     this.id = `local-${basename(root).replace(/^traj-sbx-[\d.]+-/, '')}-${randomBytes(2).toString('hex')}`;
     this.unregister = registerLiveSandbox(this);
@@ -221,7 +245,7 @@ class LocalSandbox implements Sandbox {
     try {
       if (this.session) await closeSession(this.session);
     } finally {
-      await rm(this.root, { recursive: true, force: true, maxRetries: 3 });
+      if (this.owned) await rm(this.root, { recursive: true, force: true, maxRetries: 3 });
     }
   }
 

@@ -15,6 +15,8 @@ export interface ScriptedServerOptions {
   model?: string;
   /** Keep every request body in `requests` (default true; a long-running demo server turns it off). */
   record?: boolean;
+  /** Reported by /v1/models as `max_model_len` (vLLM's field) when set. */
+  contextLength?: number;
   /**
    * Answers POST /v1/images/generations (OpenAI images format): each image as base64 or a URL.
    * Default: a 1×1 PNG as `b64_json`.
@@ -145,7 +147,7 @@ export async function startScriptedServer(script: Script, options: ScriptedServe
     } else if (request.method === 'POST' && path === '/v1/images/generations') {
       images(request, response).catch((error: unknown) => send(response, 500, { error: { message: `scripted server failed: ${String(error)}`, type: 'server_error' } }));
     } else if (request.method === 'GET' && path === '/v1/models') {
-      send(response, 200, { object: 'list', data: [{ id: model, object: 'model', created: 0, owned_by: 'traj' }] });
+      send(response, 200, { object: 'list', data: [{ id: model, object: 'model', created: 0, owned_by: 'traj', ...(options.contextLength ? { max_model_len: options.contextLength } : {}) }] });
     } else {
       send(response, 404, { error: { message: `no route ${request.method} ${path}; this server answers POST /v1/chat/completions, POST /v1/images/generations and GET /v1/models`, type: 'not_found' } });
     }

@@ -1,10 +1,13 @@
 import { BROWSER_TOOLS } from './browser/index.js';
 import { imageGenerateTool } from './image/image-generate.js';
+import { memoryTool } from './memory/memory.js';
 import { mixtureOfAgentsTool } from './moa/mixture-of-agents.js';
 import { patchTool } from './patch.js';
 import { readFileTool } from './read-file.js';
 import { ToolRegistry, type Tool } from './registry.js';
 import { searchFilesTool } from './search-files.js';
+import { sessionSearchTool } from './session-search.js';
+import { skillManageTool, skillsListTool, skillViewTool } from './skills/skill-tools.js';
 import { terminalTool } from './terminal.js';
 import { visionAnalyzeTool } from './vision/vision-analyze.js';
 import { webExtractTool } from './web/web-extract.js';
@@ -12,7 +15,11 @@ import { webSearchTool } from './web/web-search.js';
 import { todoReadTool, todoWriteTool } from './todo.js';
 import { writeFileTool } from './write-file.js';
 
-/** The tools traj ships, in the order they are offered: toolsets terminal, file, todo, web, vision, moa, image_gen and browser. */
+/**
+ * The tools traj ships, in the order they are offered: toolsets terminal, file, todo, web, vision,
+ * moa, image_gen and browser, then memory, skills and session_search (these act on what the caller
+ * puts in the run state; chat does).
+ */
 export const BUILTIN_TOOLS: readonly Tool[] = [
   terminalTool,
   readFileTool,
@@ -27,6 +34,11 @@ export const BUILTIN_TOOLS: readonly Tool[] = [
   mixtureOfAgentsTool,
   imageGenerateTool,
   ...BROWSER_TOOLS,
+  memoryTool,
+  skillsListTool,
+  skillViewTool,
+  skillManageTool,
+  sessionSearchTool,
 ];
 
 /** A fresh registry holding the built-in tools; callers add MCP and other tools to it. */

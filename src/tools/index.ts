@@ -9,6 +9,9 @@ export { searchFilesTool, SearchFilesParameters, SEARCH_DEFAULT_LIMIT } from './
 export { todoWriteTool, todoReadTool, TodoItemSchema, TodoWriteParameters, TODO_STATUSES, TODO_STATE_KEY, readTodos, type TodoItem } from './todo.js';
 export { inSandbox } from './sandbox-failure.js';
 export * from './distributions.js';
+export * from './memory/index.js';
+export * from './skills/index.js';
+export { sessionSearchTool, SESSION_SEARCH_STATE_KEY, type SessionSearch, type PastSessionHit } from './session-search.js';
 export * from './services.js';
 export * from './web/index.js';
 export { visionAnalyzeTool, VisionAnalyzeParameters } from './vision/vision-analyze.js';

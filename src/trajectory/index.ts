@@ -4,3 +4,4 @@ export * from './python-json.js';
 export * from './record.js';
 export * from './sharegpt.js';
 export * from './statistics.js';
+export * from './requests.js';

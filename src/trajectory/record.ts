@@ -19,7 +19,20 @@ export type ToolStat = z.infer<typeof ToolStatSchema>;
 export const FinishReasonSchema = z
   .string()
   .min(1)
-  .describe('stop, max_turns, length, api_error, aborted, empty, content_filter, or another reason the model sent');
+  .describe('stop, max_turns, length, context_length, api_error, aborted, empty, content_filter, or another reason the model sent');
+
+/** One compression of the conversation (see agent/compression.ts); the messages above stay whole. */
+export const CompressionSchema = z.object({
+  at_call: z.number().int().positive(),
+  at_message: z.number().int().nonnegative(),
+  trigger: z.enum(['threshold', 'overflow']),
+  tokens_before: z.number().int().nonnegative(),
+  tokens_after: z.number().int().nonnegative(),
+  replaced_start: z.number().int().nonnegative(),
+  replaced_end: z.number().int().nonnegative(),
+  summary: z.string(),
+  todo: z.string().nullable(),
+});
 
 export const RecordErrorSchema = z.object({
   name: z.string(),
@@ -49,6 +62,13 @@ export const TrajectoryRecordSchema = z.object({
   api_calls: z.number().int().nonnegative(),
   tool_stats: z.array(ToolStatSchema),
   usage: UsageSchema,
+  compressions: z.array(CompressionSchema).default([]).describe('compressions of the context, in order; [] when none'),
+  memory: z
+    .object({ memory: z.array(z.string()), user: z.array(z.string()) })
+    .nullable()
+    .default(null)
+    .describe('the memory files as the rollout left them (--memory); null when memory was off'),
+  skills_viewed: z.array(z.string()).default([]).describe('skills loaded with skill_view'),
   has_reasoning: z.boolean(),
   reward: z.number().nullable(),
   scores: z.record(z.string(), z.number()),

@@ -88,7 +88,7 @@ describe('run config (--config): every section rejects unknown keys, naming file
   test('an unknown key with no near name lists the keys allowed there', () => {
     const file = write('far/run.yaml', 'endpoint:\n  zzzzzz: 1\n');
     const message = configError(() => readRunConfigFile(file));
-    assert.match(message, /endpoint\.zzzzzz: unknown key \(expected one of: api_key_env, base_url, concurrency, extra_body, max_reply_bytes, max_retries, max_tokens, model, reasoning_echo, seed, /);
+    assert.match(message, /endpoint\.zzzzzz: unknown key \(expected one of: api_key_env, base_url, concurrency, context_length, extra_body, max_reply_bytes, max_retries, max_tokens, model, prompt_caching, reasoning_echo, seed, /);
   });
 
   test("README's endpoint example still validates", () => {

@@ -336,7 +336,9 @@ test('a fault that repeats fails for good: listed with its message, skipped by r
     [{ status: 'failed', error_class: 'infra', error_code: 'model_request_rejected', attempts: 1 }],
   );
   const overflow = storeRows(directory, 'retry', `SELECT status, error_class, error_code FROM items WHERE row_index = 2`);
-  assert.deepEqual(overflow, [{ status: 'done', error_class: 'agent', error_code: 'context_overflow' }], 'a context overflow is the agent\'s outcome, not an infra failure');
+  // The agent loop turns the overflow into finish_reason context_length (nothing to compress in one
+  // message); the run pipeline stores it as the agent's outcome, not an infra failure.
+  assert.deepEqual(overflow, [{ status: 'done', error_class: 'agent', error_code: 'context_length' }], 'a context overflow is the agent\'s outcome, not an infra failure');
 
   fixed = true;
   const before = server.requestCount();

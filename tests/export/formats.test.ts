@@ -37,6 +37,10 @@ const EXPECTED_TYPES: Record<string, string> = {
   api_calls: 'INTEGER',
   tool_stats: 'STRUCT("name" VARCHAR, calls INTEGER, ok INTEGER, errors INTEGER)[]',
   usage: 'STRUCT(prompt_tokens BIGINT, completion_tokens BIGINT, reasoning_tokens BIGINT, cached_tokens BIGINT, "cost" DOUBLE)',
+  compressions:
+    'STRUCT(at_call BIGINT, at_message BIGINT, "trigger" VARCHAR, tokens_before BIGINT, tokens_after BIGINT, replaced_start BIGINT, replaced_end BIGINT, summary VARCHAR, todo VARCHAR)[]',
+  memory: 'STRUCT(memory VARCHAR[], "user" VARCHAR[])',
+  skills_viewed: 'VARCHAR[]',
   has_reasoning: 'BOOLEAN',
   reward: 'DOUBLE',
   scores: 'VARCHAR',

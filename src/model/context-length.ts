@@ -1,0 +1,69 @@
+import type { Endpoint } from '../config/endpoint.js';
+
+/** Used when neither the config nor the server states the window; the overflow path catches a wrong guess. */
+export const DEFAULT_CONTEXT_LENGTH = 128_000;
+
+export type ContextLengthSource = 'config' | 'server' | 'default';
+
+export interface ContextLength {
+  tokens: number;
+  source: ContextLengthSource;
+}
+
+/**
+ * The model's window as `/v1/models` reports it: vLLM `max_model_len`, OpenRouter `context_length`
+ * (or `top_provider.context_length`), llama.cpp `meta.n_ctx_train`, others `context_window`.
+ * Undefined when the listing names no such model or no length.
+ */
+export function contextLengthFromModels(listing: unknown, model: string): number | undefined {
+  const data = (listing as { data?: unknown } | null)?.data;
+  if (!Array.isArray(data)) return undefined;
+  const entry = data.find((item) => (item as { id?: unknown })?.id === model) as Record<string, unknown> | undefined;
+  if (!entry) return undefined;
+  const meta = entry.meta as Record<string, unknown> | undefined;
+  const provider = entry.top_provider as Record<string, unknown> | undefined;
+  for (const value of [
+    entry.max_model_len,
+    entry.context_length,
+    provider?.context_length,
+    entry.context_window,
+    meta?.n_ctx_train,
+  ]) {
+    if (typeof value === 'number' && Number.isInteger(value) && value > 0) return value;
+  }
+  return undefined;
+}
+
+const known = new Map<string, Promise<ContextLength>>();
+
+/**
+ * The endpoint's window: `endpoint.context_length`, else the server's `/v1/models`, else the default.
+ * Asked once per base URL and model in this thread; a server that does not answer within two
+ * seconds counts as saying nothing.
+ */
+export function resolveContextLength(endpoint: Endpoint, env: NodeJS.ProcessEnv = process.env): Promise<ContextLength> {
+  if (endpoint.context_length) return Promise.resolve({ tokens: endpoint.context_length, source: 'config' });
+  const key = `${endpoint.base_url}\n${endpoint.model}`;
+  let answer = known.get(key);
+  if (!answer) {
+    answer = askServer(endpoint, env).then((tokens) =>
+      tokens ? { tokens, source: 'server' as const } : { tokens: DEFAULT_CONTEXT_LENGTH, source: 'default' as const },
+    );
+    known.set(key, answer);
+  }
+  return answer;
+}
+
+async function askServer(endpoint: Endpoint, env: NodeJS.ProcessEnv): Promise<number | undefined> {
+  const key = env[endpoint.api_key_env];
+  try {
+    const response = await fetch(`${endpoint.base_url.replace(/\/$/, '')}/models`, {
+      headers: key ? { authorization: `Bearer ${key}` } : {},
+      signal: AbortSignal.timeout(2000),
+    });
+    if (!response.ok) return undefined;
+    return contextLengthFromModels(await response.json(), endpoint.model);
+  } catch {
+    return undefined;
+  }
+}
