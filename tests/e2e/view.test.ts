@@ -267,7 +267,7 @@ describe('traj view in a browser', () => {
     );
 
     const missing = await runCli(['view', 'no-such-run', '--port', '0'], { cwd: directory });
-    assert.equal(missing.code, 1);
+    assert.equal(missing.code, 2, 'a missing store is a usage error (exit 2)');
     assert.match(missing.stderr, /no run store at .*checkpoints\/no-such-run\.sqlite/);
   });
 });
