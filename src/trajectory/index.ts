@@ -4,3 +4,5 @@ export * from './python-json.js';
 export * from './record.js';
 export * from './sharegpt.js';
 export * from './statistics.js';
+export * from './hermes-record.js';
+export * from './python-json-value.js';
