@@ -96,6 +96,8 @@ export interface FingerprintInput {
   environment: { name: string; version: string };
   agent: string;
   sandbox: { kind: string; image?: string };
+  /** Run-time prompt material: part of the fingerprint when set, though records do not hold it. */
+  runTime?: { ephemeralSystemPrompt?: string; prefill?: unknown[] };
   /** Web settings and auxiliary models: part of the fingerprint when a candidate toolset uses them. */
   tools?: { web?: WebConfig; auxiliary?: AuxiliaryModels };
 }
@@ -121,6 +123,9 @@ export function fingerprintParts(input: FingerprintInput): Record<string, unknow
     environment: input.environment,
     max_turns: input.maxTurns,
     system_prompt: input.systemPrompt ?? null,
+    // Only when set, so stores written before these options resume with the fingerprint they have.
+    ...(input.runTime?.ephemeralSystemPrompt ? { ephemeral_system_prompt: input.runTime.ephemeralSystemPrompt } : {}),
+    ...(input.runTime?.prefill?.length ? { prefill: sha256(canonicalJson(input.runTime.prefill)).slice(0, 16) } : {}),
     seed: input.seed,
     agent: input.agent,
     sandbox: input.sandbox,

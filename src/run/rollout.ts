@@ -21,6 +21,7 @@ import { toolSpec, type Tool, type ToolRegistry } from '../tools/registry.js';
 import type { ToolServices } from '../tools/services.js';
 import { disposeToolState } from '../tools/tool-state.js';
 import { rolloutArtifacts } from './rollout-artifacts.js';
+import { withoutRunTimePrompt, withRunTimePrompt } from './run-time-prompt.js';
 import { rolloutJudgeCache, type JudgeCacheEntry } from './judge-cache.js';
 import { rolloutWebCache, type WebCacheEntry } from './web-cache.js';
 
@@ -30,6 +31,10 @@ export const RolloutSettingsSchema = z.object({
   endpoint: EndpointSchema,
   maxTurns: z.number().int().positive(),
   systemPrompt: z.string().optional(),
+  /** Run-time only (never in records): appended to the system prompt the model is sent. */
+  ephemeralSystemPrompt: z.string().optional(),
+  /** Run-time only (never in records): messages sent between the system prompt and the prompt. */
+  prefill: z.array(z.custom<Message>()).optional(),
   sandbox: z.object({
     kind: z.enum(['local', 'docker']),
     image: z.string().optional(),
@@ -152,7 +157,12 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
     } catch (error) {
       return outcome({ result: emptyResult(messages, 'api_error'), error: sandboxFault(error) });
     }
-    const result = await runRolloutAgent(task, services, { services: toolServices, state: toolState }, messages, tools, sandbox, controller.signal, environment);
+    const sent = withRunTimePrompt(messages, settings);
+    const result = withoutRunTimePrompt(
+      await runRolloutAgent(task, services, { services: toolServices, state: toolState }, sent, tools, sandbox, controller.signal, environment),
+      messages,
+      settings,
+    );
     if (controller.signal.reason instanceof RolloutTimeout) return outcome({ result, error: serializeError(controller.signal.reason) });
     if (sandbox instanceof LazySandbox && sandbox.createError !== undefined) return outcome({ result, error: sandboxFault(sandbox.createError) });
     if (interrupt.aborted) return outcome({ result });
