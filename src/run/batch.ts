@@ -130,7 +130,7 @@ export function fingerprintParts(input: FingerprintInput): Record<string, unknow
     agent: input.agent,
     sandbox: input.sandbox,
     tool_schemas: sha256(canonicalJson(schemas)).slice(0, 16),
-    ...toolServiceParts(candidates, input.tools),
+    ...toolServiceParts(candidates, input.tools, { baseUrl: input.endpoint.base_url, identity: input.endpointIdentity }),
   };
 }
 
@@ -138,10 +138,13 @@ export function fingerprintParts(input: FingerprintInput): Record<string, unknow
  * The auxiliary models (and web settings) the candidate toolsets use. Runs without these toolsets
  * keep the fingerprint they always had.
  */
-function toolServiceParts(candidates: Set<string>, tools: FingerprintInput['tools']): Record<string, unknown> {
+function toolServiceParts(candidates: Set<string>, tools: FingerprintInput['tools'], main: { baseUrl: string; identity: string }): Record<string, unknown> {
   const parts: Record<string, unknown> = {};
+  // An auxiliary model on the main endpoint (vision defaults to it) takes the endpoint's stable
+  // identity: the built-in scripted endpoint has a new port on every run.
+  const baseUrl = (url: string) => (url === main.baseUrl ? main.identity : url);
   const model = (endpoint: Endpoint | undefined) =>
-    endpoint && { model: endpoint.model, base_url: endpoint.base_url, temperature: endpoint.temperature ?? null, max_tokens: endpoint.max_tokens ?? null, extra_body: endpoint.extra_body ?? null };
+    endpoint && { model: endpoint.model, base_url: baseUrl(endpoint.base_url), temperature: endpoint.temperature ?? null, max_tokens: endpoint.max_tokens ?? null, extra_body: endpoint.extra_body ?? null };
   const auxiliary = tools?.auxiliary;
   const used: Record<string, unknown> = {};
   if (candidates.has('vision')) used.vision = model(auxiliary?.vision) ?? null;
