@@ -165,11 +165,16 @@ function toolFailed(content: string): boolean {
   } catch {
     return content === '' || pythonStrip(content).toLowerCase().startsWith('error:');
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return false;
-  const object = parsed as Record<string, unknown>;
+  if (!isObject(parsed)) return false;
+  const object = parsed;
   const inner = object.content;
-  const innerError = inner !== null && typeof inner === 'object' && !Array.isArray(inner) ? (inner as Record<string, unknown>).error : undefined;
-  return ('error' in object && object.error !== null) || (innerError !== undefined && innerError !== null) || object.success === false;
+  const innerError = isObject(inner) ? inner.error : undefined;
+  const error = 'error' in object && object.error !== null;
+  return error || (innerError !== undefined && innerError !== null) || object.success === false;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /** Hermes' `datetime.now().isoformat()` spelling (no zone; microseconds only when non-zero), in UTC. */
