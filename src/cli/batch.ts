@@ -14,7 +14,7 @@ import { ConfigError } from '../errors.js';
 import type { CommandDefinition } from './command.js';
 import { resolveEndpoint } from './endpoint.js';
 import { RunProgress } from './progress.js';
-import { RUN_OPTIONS, runConfigFrom, systemPromptFrom } from './run-options.js';
+import { RUN_OPTIONS, runConfigFrom, runTimePromptFrom, systemPromptFrom } from './run-options.js';
 import { logRunStart, pipelineControls, runExitCode, runStopSignals } from './run-controls.js';
 import { exitCodeHelp } from './exit-codes.js';
 import { formatStatistics } from './summary.js';
@@ -40,6 +40,7 @@ export function rolloutSettings(config: RunConfig, endpoint: RolloutSettings['en
     endpoint,
     maxTurns: config.max_turns,
     systemPrompt: systemPromptFrom(config),
+    ...runTimePromptFrom(config),
     sandbox: { kind: config.sandbox, image: config.image, workdir: config.workdir, docker: config.docker, local: config.local },
     budget: { ...DEFAULT_BUDGET, ...config.budget },
     agent: 'model',
@@ -123,6 +124,7 @@ ${exitCodeHelp()}`,
           registry,
           maxTurns: config.max_turns,
           systemPrompt: settings.systemPrompt,
+          runTime: settings,
           seed: config.seed,
           environment: { name: 'prompts', version: '1' },
           agent: 'model',

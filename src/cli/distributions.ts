@@ -18,6 +18,9 @@ export const command: CommandDefinition = {
     'A distribution (toolset-distributions/NAME.yaml) gives each toolset a probability; per prompt,',
     'each toolset is offered independently with it, and the most probable one when none is drawn.',
     'The draw depends only on the run seed and the prompt key, so resumes and reruns match.',
+    "The shipped distributions are Hermes Agent's 17 (same names, its probabilities / 100) plus file_only.",
+    "'list' marks with * each toolset that cannot be offered on this machine, and says why; a batch",
+    'drops such toolsets from the draw and counts them.',
     '',
     'examples:',
     '  traj distributions list',
@@ -27,7 +30,9 @@ export const command: CommandDefinition = {
   async run({ values, positionals }) {
     const [action, target, ...extra] = positionals;
     if (action === 'list' && !target) {
-      process.stdout.write(formatList(listDistributions()));
+      const registry = createToolRegistry();
+      const unavailable = (toolset: string) => registry.unavailableReason(toolset, { env: process.env });
+      process.stdout.write(formatList(listDistributions(registry), unavailable));
       return 0;
     }
     if (action === 'show' && target && extra.length === 0) {
@@ -43,15 +48,21 @@ export const command: CommandDefinition = {
   },
 };
 
-function formatList(distributions: Distribution[]): string {
+/** Each distribution with its probabilities; toolsets that cannot be offered here are marked, with why. */
+function formatList(distributions: Distribution[], unavailable: (toolset: string) => string | undefined): string {
   if (distributions.length === 0) return 'no distributions in toolset-distributions/\n';
   const width = Math.max(...distributions.map((distribution) => distribution.name.length)) + 2;
   const blocks = distributions.map((distribution) => {
+    const reasons = Object.keys(distribution.toolsets).flatMap((toolset) => {
+      const reason = unavailable(toolset);
+      return reason === undefined ? [] : [{ toolset, reason }];
+    });
     const toolsets = Object.entries(distribution.toolsets)
-      .map(([toolset, probability]) => `${toolset} ${probability}`)
+      .map(([toolset, probability]) => `${toolset} ${probability}${reasons.some((item) => item.toolset === toolset) ? '*' : ''}`)
       .join(' · ');
     const description = wrap(distribution.description, 96 - width).map((line) => `${' '.repeat(width)}${line}\n`);
-    return `${distribution.name.padEnd(width)}${toolsets}\n${description.join('')}`;
+    const marks = reasons.map(({ toolset, reason }) => `${' '.repeat(width)}* ${toolset} unavailable here: ${reason}\n`);
+    return `${distribution.name.padEnd(width)}${toolsets}\n${description.join('')}${marks.join('')}`;
   });
   return blocks.join('');
 }

@@ -138,6 +138,7 @@ export async function runEval(values: ParsedCommand['values'], options: EvalRunO
           registry,
           maxTurns: config.max_turns,
           systemPrompt: settings.systemPrompt,
+          runTime: settings,
           seed: config.seed,
           environment: { name: environment.name, version: environment.version },
           agent,

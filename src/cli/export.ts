@@ -8,10 +8,10 @@ import { stringOption, type CommandDefinition, type ParsedCommand } from './comm
 export const command: CommandDefinition = {
   name: 'export',
   summary: 'turn a run store into a Hugging Face dataset (Parquet/JSONL/Arrow/Atropos + card), optionally pushed to the Hub',
-  usage: 'traj export RUN [--format parquet|jsonl|arrow|atropos] [--view both|sharegpt|messages] [--split-by status|toolsets|category] [--filter EXPR] [--push ORG/NAME] [options]',
+  usage: 'traj export RUN [--format parquet|jsonl|arrow|atropos|hermes] [--view both|sharegpt|messages] [--split-by status|toolsets|category] [--filter EXPR] [--push ORG/NAME] [options]',
   allowPositionals: true,
   options: {
-    format: { type: 'string', value: 'FORMAT', description: 'parquet, jsonl, arrow (IPC stream) or atropos (one ScoredDataGroup line per group)', default: 'parquet' },
+    format: { type: 'string', value: 'FORMAT', description: 'parquet, jsonl, arrow (IPC stream), atropos (one ScoredDataGroup line per group) or hermes (hermes-agent batch-runner lines)', default: 'parquet' },
     view: { type: 'string', value: 'VIEW', description: 'conversation columns: both, sharegpt (conversations) or messages', default: 'both' },
     'split-by': { type: 'string', value: 'KEY', description: 'status (done/discarded/failed splits), toolsets or category (source.fields.category); default one train split of done rows' },
     filter: { type: 'string', value: 'EXPR', description: 'keep rows matching EXPR, e.g. \'reward >= 0.5 and finish_reason == "stop"\'' },
@@ -35,6 +35,7 @@ Examples:
   traj export demo --split-by status --format jsonl
   traj export demo --filter 'toolsets contains "terminal" and turns < 10'
   traj export evalrun --format atropos               # one line per group: scores + messages
+  traj export demo --format hermes                   # lines as hermes-agent's batch runner writes them
   HF_TOKEN=hf_... traj export demo --push my-org/demo-trajectories --private
 A second push of an unchanged export commits nothing (files are compared by digest first).
 --tokenizer is not supported: Atropos tokens/masks need the policy's tokenizer and chat template, which
@@ -52,6 +53,7 @@ A second push of an unchanged export commits nothing (files are compared by dige
     const run = basename(storePath, '.sqlite');
     const format = choice(values, 'format', ExportFormatSchema.options) ?? 'parquet';
     if (format === 'atropos' && values.view !== undefined) throw new ConfigError('--view does not apply to --format atropos (a group line carries messages)', { code: 'cli_usage' });
+    if (format === 'hermes' && values.view !== undefined) throw new ConfigError("--view does not apply to --format hermes (a line carries Hermes' conversations)", { code: 'cli_usage' });
     const filter = stringOption(values, 'filter');
     if (filter !== undefined) checkFilter(filter);
     const repository = stringOption(values, 'push');

@@ -7,6 +7,7 @@ import { DockerSandboxConfigSchema } from '../sandbox/docker-config.js';
 import { LocalSandboxConfigSchema } from '../sandbox/local-config.js';
 import { loadMcpServers } from '../tools/mcp/config.js';
 import { loadToolConfig } from '../config/tool-config.js';
+import { MessageSchema, type Message } from '../model/messages.js';
 import { ENDPOINT_OPTIONS, integerOption, listOption, stringOption, type OptionSpec, type ParsedCommand } from './command.js';
 
 /** Flags shared by batch, eval and bench; each maps onto a run-config key. */
@@ -23,6 +24,12 @@ export const RUN_OPTIONS: Record<string, OptionSpec> = {
   image: { type: 'string', value: 'IMAGE', description: 'docker image (default traj-sandbox:bookworm; a row\'s "image" wins)' },
   seed: { type: 'string', value: 'N', description: 'seed of the per-prompt toolset draw (default 0)' },
   system: { type: 'string', value: 'FILE', description: 'file holding the system prompt' },
+  'ephemeral-system-prompt': {
+    type: 'string',
+    value: 'TEXT|@FILE',
+    description: 'appended to the system prompt at run time only: records do not hold it (Hermes semantics); the run fingerprint does',
+  },
+  prefill: { type: 'string', value: 'FILE', description: 'JSON array of messages sent before each prompt at run time only (few-shot priming), not saved in records' },
   'require-reasoning': { type: 'boolean', description: 'discard rollouts without reasoning' },
   'completed-only': { type: 'boolean', description: 'discard rollouts that did not finish on their own' },
   'max-attempts': { type: 'string', value: 'N', description: 'recorded failures per prompt across reruns before it is failed for good (default 3); a kill or a run-level fault uses none' },
@@ -71,6 +78,8 @@ export function runConfigFrom(values: ParsedCommand['values'], defaults: Partial
     image: stringOption(values, 'image'),
     seed: integerOption(values, 'seed', { min: 0 }),
     system: stringOption(values, 'system'),
+    ephemeral_system_prompt: ephemeralText(stringOption(values, 'ephemeral-system-prompt')),
+    prefill: stringOption(values, 'prefill'),
     require_reasoning: values['require-reasoning'] === true ? true : undefined,
     completed_only: values['completed-only'] === true ? true : undefined,
     max_attempts: integerOption(values, 'max-attempts'),
@@ -112,4 +121,39 @@ export function systemPromptFrom(config: RunConfig): string | undefined {
   } catch (error) {
     throw new ConfigError(`--system ${config.system}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { code: 'config_missing' });
   }
+}
+
+/** `--ephemeral-system-prompt TEXT`, or `@FILE` for the text of a file. */
+function ephemeralText(value: string | undefined): string | undefined {
+  if (value === undefined || !value.startsWith('@')) return value;
+  try {
+    return readFileSync(value.slice(1), 'utf8');
+  } catch (error) {
+    throw new ConfigError(`--ephemeral-system-prompt ${value}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { code: 'config_missing' });
+  }
+}
+
+/** The run-time-only prompt material: the ephemeral system prompt and the prefill messages, checked. */
+export function runTimePromptFrom(config: RunConfig): { ephemeralSystemPrompt?: string; prefill?: Message[] } {
+  const result: { ephemeralSystemPrompt?: string; prefill?: Message[] } = {};
+  if (config.ephemeral_system_prompt?.trim()) result.ephemeralSystemPrompt = config.ephemeral_system_prompt;
+  if (config.prefill === undefined) return result;
+  let text: string;
+  try {
+    text = readFileSync(config.prefill, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`--prefill ${config.prefill}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { code: 'config_missing' });
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`--prefill ${config.prefill}: not JSON (${errorText(error)}); expected an array of {"role", "content"} messages`, { code: 'config_invalid' });
+  }
+  result.prefill = validate(z.array(MessageSchema).min(1, 'give at least one message'), parsed, config.prefill);
+  return result;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -1,3 +1,4 @@
+import { HERMES_COLUMNS } from './hermes.js';
 import { z } from 'zod';
 import { TrajectoryRecordSchema } from '../trajectory/record.js';
 import { trajectorySchema } from './arrow-schema.js';
@@ -48,6 +49,7 @@ const ATROPOS_COLUMNS: CardColumn[] = [
 /** The card's schema table, derived from the schema actually written. */
 export async function cardColumns(format: ExportFormat, view: ExportView): Promise<CardColumn[]> {
   if (format === 'atropos') return ATROPOS_COLUMNS;
+  if (format === 'hermes') return HERMES_COLUMNS;
   if (format === 'jsonl') return jsonColumns(view);
   const arrow = await import('apache-arrow');
   return trajectorySchema(arrow, view).fields.map((field) => ({

@@ -90,7 +90,7 @@ function cardBody(input: CardInput): string[] {
 }
 
 function formatName(format: ExportFormat): string {
-  return { parquet: 'Parquet', jsonl: 'JSON Lines', arrow: 'Arrow IPC (stream format)', atropos: 'Atropos ScoredDataGroup JSON lines (one line per group)' }[format];
+  return { parquet: 'Parquet', jsonl: 'JSON Lines', arrow: 'Arrow IPC (stream format)', atropos: 'Atropos ScoredDataGroup JSON lines (one line per group)', hermes: "hermes-agent batch-runner JSON lines (one line per rollout)" }[format];
 }
 
 function settingsRows(meta: RunMeta | undefined): string[][] {
@@ -122,7 +122,7 @@ function settingsRows(meta: RunMeta | undefined): string[][] {
 function exportRows(input: CardInput): string[][] {
   return [
     ['format', formatName(input.format)],
-    ...(input.format === 'atropos' ? [] : [['view', viewText(input.view)]]),
+    ...(input.format === 'atropos' || input.format === 'hermes' ? [] : [['view', viewText(input.view)]]),
     ['split by', input.splitBy ?? 'none (done rows only)'],
     ['filter', input.filter ? `\`${input.filter.replace(/\|/g, '\\|')}\`` : 'none'],
     ['rows left out by the filter', String(input.left.filteredOut)],
@@ -157,6 +157,7 @@ function toolTable(stats: CardInput['statistics']): string[] {
 
 function schemaNote(input: CardInput): string {
   if (input.format === 'atropos') return 'One line per group of rollouts that share an item (`group`), with the field names of Atropos `ScoredDataGroup`. `tokens`/`masks` are absent: tokenize `messages` in the trainer.';
+  if (input.format === 'hermes') return "One line per rollout, as hermes-agent's batch runner writes it (`json.dumps(..., ensure_ascii=False)`); see traj's README, \"Hermes mapping\", for what differs from traj's own record.";
   if (input.format === 'jsonl') return 'Each line is one trajectory record, exactly as stored by the run.';
   return 'Every row and every traj run share this schema, whatever a row holds (tool calls or not, reasoning or not, a reward or not). Free-form objects are JSON strings.';
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-export const ExportFormatSchema = z.enum(['parquet', 'jsonl', 'arrow', 'atropos']);
+export const ExportFormatSchema = z.enum(['parquet', 'jsonl', 'arrow', 'atropos', 'hermes']);
 export type ExportFormat = z.infer<typeof ExportFormatSchema>;
 
 export const ExportViewSchema = z.enum(['both', 'sharegpt', 'messages']).describe('which conversation columns rows carry');

@@ -6,6 +6,7 @@ import { RunStore } from '../run/store.js';
 import { writeFileAtomically } from '../util/atomic-write.js';
 import type { TrajectoryRecord } from '../trajectory/record.js';
 import { arrowFormat } from './arrow-format.js';
+import { hermesLines } from './hermes.js';
 import { atroposGroups, GROUP_ORDER, type AtroposCounts } from './atropos.js';
 import { cardColumns } from './card-columns.js';
 import { renderDatasetCard, type CardSplit } from './dataset-card.js';
@@ -124,6 +125,8 @@ async function splitWriter(format: ExportRunInput['format'], view: ExportView, c
         order: GROUP_ORDER,
         units: (records) => atroposGroups(recordsOf(records), counts),
       };
+    case 'hermes':
+      return { format: jsonlFormat as ShardFormat<unknown>, units: (records) => hermesLines(recordsOf(records)) };
     default:
       return { format: (await parquetFormat(view)) as ShardFormat<unknown>, units: asRecords };
   }

@@ -4,6 +4,7 @@ export * from './filter-evaluate.js';
 export { parseFilter, type FilterExpression, type FilterValue } from './filter-syntax.js';
 export * from './arrow-schema.js';
 export * from './atropos.js';
+export * from './hermes.js';
 export * from './dataset-card.js';
 export * from './hub-error.js';
 export * from './hub-push.js';

@@ -98,6 +98,8 @@ export interface FingerprintInput {
   sandbox: { kind: string; image?: string };
   /** Memory, skills and compression settings (see knowledgeFingerprint); absent when none is set. */
   knowledge?: Record<string, unknown>;
+  /** Run-time prompt material: part of the fingerprint when set, though records do not hold it. */
+  runTime?: { ephemeralSystemPrompt?: string; prefill?: unknown[] };
   /** Web settings and auxiliary models: part of the fingerprint when a candidate toolset uses them. */
   tools?: { web?: WebConfig; auxiliary?: AuxiliaryModels };
 }
@@ -123,11 +125,14 @@ export function fingerprintParts(input: FingerprintInput): Record<string, unknow
     environment: input.environment,
     max_turns: input.maxTurns,
     system_prompt: input.systemPrompt ?? null,
+    // Only when set, so stores written before these options resume with the fingerprint they have.
+    ...(input.runTime?.ephemeralSystemPrompt ? { ephemeral_system_prompt: input.runTime.ephemeralSystemPrompt } : {}),
+    ...(input.runTime?.prefill?.length ? { prefill: sha256(canonicalJson(input.runTime.prefill)).slice(0, 16) } : {}),
     seed: input.seed,
     agent: input.agent,
     sandbox: input.sandbox,
     tool_schemas: sha256(canonicalJson(schemas)).slice(0, 16),
-    ...toolServiceParts(candidates, input.tools, compressionEnabled(input.knowledge)),
+    ...toolServiceParts(candidates, input.tools, { baseUrl: input.endpoint.base_url, identity: input.endpointIdentity }, compressionEnabled(input.knowledge)),
     ...(input.knowledge ? { knowledge: input.knowledge } : {}),
   };
 }
@@ -136,10 +141,18 @@ export function fingerprintParts(input: FingerprintInput): Record<string, unknow
  * The auxiliary models (and web settings) the candidate toolsets and compression use. Runs without
  * them keep the fingerprint they always had.
  */
-function toolServiceParts(candidates: Set<string>, tools: FingerprintInput['tools'], compressing: boolean): Record<string, unknown> {
+function toolServiceParts(
+  candidates: Set<string>,
+  tools: FingerprintInput['tools'],
+  main: { baseUrl: string; identity: string },
+  compressing: boolean,
+): Record<string, unknown> {
   const parts: Record<string, unknown> = {};
+  // An auxiliary model on the main endpoint (vision defaults to it) takes the endpoint's stable
+  // identity: the built-in scripted endpoint has a new port on every run.
+  const baseUrl = (url: string) => (url === main.baseUrl ? main.identity : url);
   const model = (endpoint: Endpoint | undefined) =>
-    endpoint && { model: endpoint.model, base_url: endpoint.base_url, temperature: endpoint.temperature ?? null, max_tokens: endpoint.max_tokens ?? null, extra_body: endpoint.extra_body ?? null };
+    endpoint && { model: endpoint.model, base_url: baseUrl(endpoint.base_url), temperature: endpoint.temperature ?? null, max_tokens: endpoint.max_tokens ?? null, extra_body: endpoint.extra_body ?? null };
   const auxiliary = tools?.auxiliary;
   const used: Record<string, unknown> = {};
   if (candidates.has('vision')) used.vision = model(auxiliary?.vision) ?? null;

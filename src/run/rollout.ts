@@ -25,6 +25,7 @@ import { toolSpec, type Tool, type ToolRegistry } from '../tools/registry.js';
 import type { ToolServices } from '../tools/services.js';
 import { disposeToolState } from '../tools/tool-state.js';
 import { rolloutArtifacts } from './rollout-artifacts.js';
+import { withoutRunTimePrompt, withRunTimePrompt } from './run-time-prompt.js';
 import { rolloutJudgeCache, type JudgeCacheEntry } from './judge-cache.js';
 import { rolloutKnowledge, type RolloutKnowledge } from './rollout-knowledge.js';
 import { rolloutWebCache, type WebCacheEntry } from './web-cache.js';
@@ -35,6 +36,10 @@ export const RolloutSettingsSchema = z.object({
   endpoint: EndpointSchema,
   maxTurns: z.number().int().positive(),
   systemPrompt: z.string().optional(),
+  /** Run-time only (never in records): appended to the system prompt the model is sent. */
+  ephemeralSystemPrompt: z.string().optional(),
+  /** Run-time only (never in records): messages sent between the system prompt and the prompt. */
+  prefill: z.array(z.custom<Message>()).optional(),
   sandbox: z.object({
     kind: z.enum(['local', 'docker']),
     image: z.string().optional(),
@@ -191,8 +196,13 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
     } catch (error) {
       return outcome({ result: emptyResult(messages, 'api_error'), error: sandboxFault(error) });
     }
+    const sent = withRunTimePrompt(messages, settings);
     const result = withKnowledge(
-      await runRolloutAgent(task, services, { services: toolServices, state: toolState }, messages, tools, sandbox, controller.signal, environment),
+      withoutRunTimePrompt(
+        await runRolloutAgent(task, services, { services: toolServices, state: toolState }, sent, tools, sandbox, controller.signal, environment),
+        messages,
+        settings,
+      ),
       knowledge,
     );
     if (controller.signal.reason instanceof RolloutTimeout) return outcome({ result, error: serializeError(controller.signal.reason) });

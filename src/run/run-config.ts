@@ -34,6 +34,8 @@ export const RunConfigSchema = z.strictObject({
   seed: z.number().int().default(0),
   system: z.string().optional().describe('file holding the system prompt'),
   system_prompt: z.string().optional().describe('the system prompt itself'),
+  ephemeral_system_prompt: z.string().optional().describe('appended to the system prompt at run time, never saved in records'),
+  prefill: z.string().optional().describe('JSON file of messages sent before each prompt at run time, never saved in records'),
   require_reasoning: z.boolean().default(false),
   completed_only: z.boolean().default(false),
   max_attempts: z.number().int().positive().default(3),

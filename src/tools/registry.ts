@@ -78,7 +78,20 @@ function buildToolSpec(tool: Tool): ToolSpec {
     ? (z.toJSONSchema(tool.parameters, { io: 'input' }) as Record<string, unknown>)
     : tool.inputSchema;
   const { $schema: _ignored, ...schema } = parameters as Record<string, unknown> & { $schema?: unknown };
-  return { type: 'function', function: { name: tool.name, description: tool.description, parameters: schema } };
+  return { type: 'function', function: { name: tool.name, description: tool.description, parameters: withoutSafeIntegerBounds(schema) } };
+}
+
+/**
+ * zod writes its safe-integer range (±9007199254740991) into every `z.number().int()`: noise sent
+ * to the model on every request and saved in every record. Bounds a tool sets itself are kept.
+ */
+function withoutSafeIntegerBounds<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(withoutSafeIntegerBounds) as T;
+  if (value === null || typeof value !== 'object') return value;
+  const entries = Object.entries(value as Record<string, unknown>).filter(
+    ([key, item]) => !((key === 'maximum' && item === Number.MAX_SAFE_INTEGER) || (key === 'minimum' && item === Number.MIN_SAFE_INTEGER)),
+  );
+  return Object.fromEntries(entries.map(([key, item]) => [key, withoutSafeIntegerBounds(item)])) as T;
 }
 
 /** All tools traj knows in this process, grouped into toolsets. Instances, not a global. */

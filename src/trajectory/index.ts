@@ -5,3 +5,5 @@ export * from './record.js';
 export * from './sharegpt.js';
 export * from './statistics.js';
 export * from './requests.js';
+export * from './hermes-record.js';
+export * from './python-json-value.js';

@@ -80,7 +80,7 @@ test('traj export --format jsonl --filter keeps matching rows; a bad filter name
   assert.match(bad.stderr, /--filter: expected a field, a string, a number, true, false, null or a list, found '>' at position 8\n {2}turns >> 2\n {9}\^/);
   const usage = await runCli(['export', 'mixed', '--format', 'csv'], { cwd: directory });
   assert.equal(usage.code, 2);
-  assert.match(usage.stderr, /--format: expected one of parquet, jsonl, arrow, atropos, got 'csv'/);
+  assert.match(usage.stderr, /--format: expected one of parquet, jsonl, arrow, atropos, hermes, got 'csv'/);
   const missing = await runCli(['export', 'nope'], { cwd: directory });
   assert.equal(missing.code, 2);
   assert.match(missing.stderr, /no run store at .*checkpoints\/nope\.sqlite; runs in checkpoints\/: mixed/);

@@ -32,3 +32,47 @@ test('reasoning_echo other than the default changes the fingerprint; the default
   assert.deepEqual(parts({ reasoning_echo: 'auto' }), parts({}));
   assert.equal(diffFingerprint(parts({}), parts({ reasoning_echo: 'never' })).length, 1);
 });
+
+test('vision on the main endpoint takes its stable identity: the scripted endpoint on a new port is the same run', () => {
+  const scripted = (port: number) => {
+    const endpoint = EndpointSchema.parse({ base_url: `http://127.0.0.1:${port}/v1`, model: 'm' });
+    return fingerprintParts({
+      endpoint,
+      endpointIdentity: 'traj-scripted',
+      choice: { toolsets: ['terminal', 'vision'] },
+      registry: createToolRegistry(),
+      maxTurns: 5,
+      systemPrompt: undefined,
+      seed: 0,
+      environment: { name: 'batch', version: '1' },
+      agent: 'model',
+      sandbox: { kind: 'local' },
+      tools: { auxiliary: { vision: endpoint } },
+    });
+  };
+  assert.deepEqual(scripted(40001), scripted(40002));
+  assert.match(JSON.stringify(scripted(40001).auxiliary), /"base_url":"traj-scripted"/);
+});
+
+test('run-time prompt material is in the fingerprint only when set', () => {
+  assert.deepEqual(parts({}), fingerprintParts({ ...baseInput(), runTime: {} }));
+  const withEphemeral = fingerprintParts({ ...baseInput(), runTime: { ephemeralSystemPrompt: 'be terse' } });
+  assert.equal(withEphemeral.ephemeral_system_prompt, 'be terse');
+  const withPrefill = fingerprintParts({ ...baseInput(), runTime: { prefill: [{ role: 'user', content: 'hi' }] } });
+  assert.match(String(withPrefill.prefill), /^[0-9a-f]{16}$/);
+});
+
+function baseInput(): FingerprintInput {
+  return {
+    endpoint: EndpointSchema.parse({ base_url: 'http://127.0.0.1:1/v1', model: 'm' }),
+    endpointIdentity: 'http://127.0.0.1:1/v1',
+    choice: { toolsets: ['terminal'] },
+    registry: createToolRegistry(),
+    maxTurns: 5,
+    systemPrompt: undefined,
+    seed: 0,
+    environment: { name: 'batch', version: '1' },
+    agent: 'model',
+    sandbox: { kind: 'local' },
+  };
+}

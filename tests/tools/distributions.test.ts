@@ -29,16 +29,38 @@ function configError(run: () => unknown): ConfigError {
 }
 
 describe('loading distributions', () => {
-  it('ships the Hermes-style set, each valid against the built-in toolsets and named like its file', () => {
+  it("ships Hermes Agent's 17 distributions with its probabilities, each valid against the built-in toolsets", () => {
     const registry = createToolRegistry();
     const names = listDistributions(registry).map((distribution) => distribution.name);
-    for (const name of ['default', 'development', 'balanced', 'minimal', 'terminal_only', 'terminal_tasks', 'file_only']) {
-      assert.ok(names.includes(name), `${name} is shipped`);
+    const hermes = ['default', 'image_gen', 'research', 'science', 'development', 'safe', 'balanced', 'minimal', 'terminal_only',
+      'terminal_web', 'creative', 'reasoning', 'browser_use', 'browser_only', 'browser_tasks', 'terminal_tasks', 'mixed_tasks'];
+    assert.deepEqual(names, [...hermes, 'file_only'].sort(), 'the 17 Hermes names plus traj\'s own file_only');
+    // Hermes' percentages / 100, in its order; where a name clashes Hermes' meaning wins (minimal = web only).
+    const expected: Record<string, Record<string, number>> = {
+      default: { web: 1, vision: 1, image_gen: 1, terminal: 1, file: 1, moa: 1, browser: 1 },
+      image_gen: { image_gen: 0.9, vision: 0.9, web: 0.55, terminal: 0.45, moa: 0.1 },
+      research: { web: 0.9, browser: 0.7, vision: 0.5, moa: 0.4, terminal: 0.1 },
+      science: { web: 0.94, terminal: 0.94, file: 0.94, vision: 0.65, browser: 0.5, image_gen: 0.15, moa: 0.1 },
+      development: { terminal: 0.8, file: 0.8, moa: 0.6, web: 0.3, vision: 0.1 },
+      safe: { web: 0.8, browser: 0.7, vision: 0.6, image_gen: 0.6, moa: 0.5 },
+      balanced: { web: 0.5, vision: 0.5, image_gen: 0.5, terminal: 0.5, file: 0.5, moa: 0.5, browser: 0.5 },
+      minimal: { web: 1 },
+      terminal_only: { terminal: 1, file: 1 },
+      terminal_web: { terminal: 1, file: 1, web: 1 },
+      creative: { image_gen: 0.9, vision: 0.9, web: 0.3 },
+      reasoning: { moa: 0.9, web: 0.3, terminal: 0.2 },
+      browser_use: { browser: 1, web: 0.8, vision: 0.7 },
+      browser_only: { browser: 1 },
+      browser_tasks: { browser: 0.97, vision: 0.12, terminal: 0.15 },
+      terminal_tasks: { terminal: 0.97, file: 0.97, web: 0.97, browser: 0.75, vision: 0.5, image_gen: 0.1 },
+      mixed_tasks: { browser: 0.92, terminal: 0.92, file: 0.92, web: 0.35, vision: 0.15, image_gen: 0.15 },
+    };
+    for (const [name, toolsets] of Object.entries(expected)) {
+      assert.deepEqual(Object.entries(loadDistribution(name, registry).toolsets), Object.entries(toolsets), name);
     }
     const development = loadDistribution('development', registry);
-    assert.deepEqual(Object.keys(development.toolsets), ['terminal', 'file', 'todo']);
     assert.match(development.description, /\w+/);
-    assert.match(development.text, /^name: development/);
+    assert.match(development.text, /^name: development$/m);
   });
 
   it('refuses an unknown toolset at load, listing the known ones', () => {
@@ -56,7 +78,7 @@ describe('loading distributions', () => {
   });
 
   it('says which distributions exist when a name is unknown', () => {
-    assert.match(configError(() => loadDistribution('nonesuch')).message, /unknown toolset distribution 'nonesuch' .*known distributions: balanced, browser_only, browser_tasks, browser_use, default, development/);
+    assert.match(configError(() => loadDistribution('nonesuch')).message, /unknown toolset distribution 'nonesuch' .*known distributions: balanced, browser_only, browser_tasks, browser_use, creative, default, development/);
   });
 });
 
@@ -122,25 +144,30 @@ describe('traj distributions (the CLI as a subprocess)', () => {
   it('lists every shipped distribution with its toolsets', () => {
     const result = traj('list');
     assert.equal(result.status, 0, result.stderr);
-    assert.match(result.stdout, /^development\s+terminal 0\.8 · file 0\.8 · todo 0\.3$/m);
     assert.match(result.stdout, /^file_only\s+file 1$/m);
+    assert.match(result.stdout, /^terminal_only\s+terminal 1 · file 1$/m);
+    // No web backend and no auxiliary models in this process: those toolsets are marked, with why.
+    assert.match(result.stdout, /^development\s+terminal 0\.8 · file 0\.8 · moa 0\.6\* · web 0\.3\* · vision 0\.1\*$/m);
+    assert.match(result.stdout, /^\s+\* web unavailable here: web_search: no search backend configured/m);
+    assert.match(result.stdout, /^\s+\* moa unavailable here: mixture_of_agents: auxiliary\.moa .* is not configured$/m);
+    assert.equal(result.stdout.match(/^[a-z_]+ {2,}/gm)?.length, 18, 'every shipped distribution is listed');
   });
 
   it('shows the YAML and the empirical inclusion rates of a distribution', () => {
     const result = traj('show', 'balanced', '--draws', '2000');
     assert.equal(result.status, 0, result.stderr);
-    assert.match(result.stdout, /^# toolset-distributions\/balanced\.yaml\nname: balanced\n/);
+    assert.match(result.stdout, /^# toolset-distributions\/balanced\.yaml\n# Hermes Agent's 'balanced' distribution .*\nname: balanced\n/);
     assert.match(result.stdout, /what you get over 2,000 prompt keys with seed 0/);
-    const rates = [...result.stdout.matchAll(/^  (terminal|file|todo)\s+0\.50\s+([\d.]+)%$/gm)].map((match) => Number(match[2]));
-    assert.equal(rates.length, 3);
-    // todo is never the fallback; terminal gains P(none drawn) = 0.125.
-    assert.ok(Math.abs(rates[0]! - 62.5) < 5 && Math.abs(rates[1]! - 50) < 5 && Math.abs(rates[2]! - 50) < 5, rates.join(', '));
+    const rates = [...result.stdout.matchAll(/^  (web|vision|image_gen|terminal|file|moa|browser)\s+0\.50\s+([\d.]+)%$/gm)].map((match) => Number(match[2]));
+    assert.equal(rates.length, 7);
+    // Seven toolsets at 0.5 each: every one on about half of the prompts (web, first in file order, is the rare fallback).
+    assert.ok(rates.every((rate) => Math.abs(rate - 50) < 5), rates.join(', '));
   });
 
   it('fails with the known names for an unknown distribution and with usage for a bad action', () => {
     const unknown = traj('show', 'nonesuch');
     assert.equal(unknown.status, 2, "an unknown name is a usage error (exit 2)");
-    assert.match(unknown.stderr, /unknown toolset distribution 'nonesuch'.*known distributions: balanced, browser_only, browser_tasks, browser_use, default/);
+    assert.match(unknown.stderr, /unknown toolset distribution 'nonesuch'.*known distributions: balanced, browser_only, browser_tasks, browser_use, creative, default/);
     assert.equal(traj('frobnicate').status, 2);
   });
 });
