@@ -16,6 +16,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandDef
   distributions: { summary: 'list the toolset distributions, or show one with what it draws in practice', load: async () => (await import('./distributions.js')).command },
   mcp: { summary: 'start the configured MCP servers and list their toolsets and tools', load: async () => (await import('./mcp.js')).command },
   sandbox: { summary: "prune traj's leaked Docker sandbox containers", load: async () => (await import('./sandbox.js')).command },
+  worker: { summary: 'take rollout jobs of queued runs (--queue) from Redis and run them on this machine', load: async () => (await import('./worker.js')).command },
   'mock-server': { summary: 'run the scripted OpenAI-compatible endpoint (tests, demos, benchmarks)', load: async () => (await import('./mock-server.js')).command },
 };
 

@@ -4,6 +4,7 @@ import { readConfigFile, validate } from '../config/load.js';
 import { RunConfigSchema, type RunConfig } from '../run/run-config.js';
 import { parseDockerSandboxConfig } from '../sandbox/docker-config.js';
 import { loadMcpServers } from '../tools/mcp/config.js';
+import { QUEUE_OPTIONS, queueFlags } from './queue-options.js';
 import { ENDPOINT_OPTIONS, integerOption, listOption, stringOption, type OptionSpec, type ParsedCommand } from './command.js';
 
 /** Flags shared by batch, eval and bench; each maps onto a run-config key. */
@@ -33,6 +34,7 @@ export const RUN_OPTIONS: Record<string, OptionSpec> = {
   out: { type: 'string', value: 'DIR', description: 'output folder (default datasets/<run>)' },
   checkpoints: { type: 'string', value: 'DIR', description: 'folder of run stores (default checkpoints)' },
   'scripted-if-unset': { type: 'boolean', description: 'with no endpoint configured, use the built-in scripted endpoint (what npm start does)' },
+  ...QUEUE_OPTIONS,
   ...ENDPOINT_OPTIONS,
 };
 
@@ -63,6 +65,7 @@ export function runConfigFrom(values: ParsedCommand['values'], defaults: Partial
     grace_period: integerOption(values, 'grace-period', { min: 0 }),
     out: stringOption(values, 'out'),
     checkpoints: stringOption(values, 'checkpoints'),
+    queue: queueFlags(values),
   };
   const merged = { ...defaults, ...fromFile, ...Object.fromEntries(Object.entries(flags).filter(([, value]) => value !== undefined)) };
   if (!merged.run) throw new ConfigError('missing --run NAME (the run store is checkpoints/NAME.sqlite)', { code: 'cli_usage' });

@@ -36,6 +36,11 @@ export const RunConfigSchema = z.strictObject({
   docker: z.record(z.string(), z.unknown()).optional(),
   mcp_servers: z.record(z.string(), z.unknown()).optional(),
   tool_concurrency: z.number().int().positive().default(8),
+  queue: z
+    .strictObject({ url: z.string(), stop: z.boolean(), stalled_interval: z.number().positive(), max_in_flight: z.number().int().positive(), per_minute: z.number().int().positive() })
+    .partial()
+    .optional()
+    .describe('run the rollouts on `traj worker` processes through BullMQ on Redis (url: redis://HOST:PORT[/DB])'),
 });
 export type RunConfig = z.infer<typeof RunConfigSchema>;
 export type RunConfigInput = z.input<typeof RunConfigSchema>;
