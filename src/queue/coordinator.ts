@@ -51,6 +51,7 @@ export class QueueCoordinator implements RemoteRunner {
   readonly workers = 0;
   private readonly waiters = new Map<string, Waiter>();
   private lost: RunError | undefined;
+  private stoppedByUser = false;
   private watchTimer: NodeJS.Timeout | undefined;
 
   private constructor(
@@ -123,7 +124,8 @@ export class QueueCoordinator implements RemoteRunner {
    */
   async close(finished: boolean): Promise<void> {
     if (this.watchTimer) clearInterval(this.watchTimer);
-    if (finished && !this.lost) await removeRun(this.redis, this.queue, this.runName);
+    // A run drained by --stop is removed again: a job this coordinator queued while it was drained must not linger.
+    if ((finished && !this.lost) || this.stoppedByUser) await removeRun(this.redis, this.queue, this.runName).catch(() => undefined);
     await Promise.allSettled([this.events.close(), this.queue.close()]);
     this.redis.disconnect();
   }
@@ -163,6 +165,7 @@ export class QueueCoordinator implements RemoteRunner {
   }
 
   private loseRun(stopped: boolean): void {
+    this.stoppedByUser = stopped;
     this.lost = stopped
       ? new RunError(`run '${this.runName}' was stopped with --stop: its queued jobs were removed; rerun the same command to queue what is unfinished`, { code: 'queue_lost' })
       : new RunError(
