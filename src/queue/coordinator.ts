@@ -126,7 +126,9 @@ export class QueueCoordinator implements RemoteRunner {
     if (this.watchTimer) clearInterval(this.watchTimer);
     // A run drained by --stop is removed again: a job this coordinator queued while it was drained must not linger.
     if ((finished && !this.lost) || this.stoppedByUser) await removeRun(this.redis, this.queue, this.runName).catch(() => undefined);
-    await Promise.allSettled([this.events.close(), this.queue.close()]);
+    // A close waits for Redis; one that just restarted (or is gone) must not keep the command alive.
+    await settleWithin(Promise.allSettled([this.events.close(), this.queue.close()]), 5000);
+    await Promise.allSettled([this.events.disconnect(), this.queue.disconnect()]);
     this.redis.disconnect();
   }
 
@@ -225,6 +227,13 @@ export async function stopQueuedRun(url: string, run: string): Promise<{ jobs: n
     await queue.close();
     redis.disconnect();
   }
+}
+
+/** Wait for a promise at most `ms`. */
+export async function settleWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }
 
 function interruptedOutcome(task: RolloutTask): RolloutOutcome {

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { RolloutPool } from '../run/pool.js';
 import type { RolloutOutcome } from '../run/rollout.js';
 import { bullConnection, checkReachable, connect, parseQueueUrl, type QueueAddress } from './connection.js';
-import type { QueuedTask } from './coordinator.js';
+import { settleWithin, type QueuedTask } from './coordinator.js';
 import { interruptKey, readRun, refusalReasons, RUNS_KEY, queueNameFor, type RunAnnouncement } from './run-channel.js';
 
 export interface QueueWorkerOptions {
@@ -130,7 +130,9 @@ export class QueueWorker {
     if (!attached) return;
     this.attached.delete(run);
     if (!graceful) attached.pool.interrupt();
-    await attached.worker.close(!graceful).catch(() => undefined);
+    // Graceful: wait for the running jobs; a Redis that is gone must not hold the worker forever.
+    await settleWithin(attached.worker.close(!graceful).catch(() => undefined), graceful ? 600_000 : 5000);
+    await attached.worker.disconnect().catch(() => undefined);
     await attached.pool.close();
   }
 }
