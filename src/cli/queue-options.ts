@@ -35,7 +35,7 @@ export function queueTransport(config: RunConfig): RemoteTransport | undefined {
   return {
     async open({ store, settings, fingerprint, maxAttempts }) {
       const { QueueCoordinator } = await import('../queue/index.js');
-      return QueueCoordinator.open({
+      const coordinator = await QueueCoordinator.open({
         url,
         store,
         settings,
@@ -45,6 +45,13 @@ export function queueTransport(config: RunConfig): RemoteTransport | undefined {
         maxInFlight: queue.max_in_flight,
         perMinute: queue.per_minute,
       });
+      const close = coordinator.close.bind(coordinator);
+      coordinator.close = async (finished) => {
+        await close(finished);
+        // BullMQ's connections to a Redis that lost its data can linger: once the command is done, exit anyway.
+        setTimeout(() => process.exit(), 30_000).unref();
+      };
+      return coordinator;
     },
     stop: queue.stop
       ? async () => {

@@ -125,10 +125,12 @@ export class QueueCoordinator implements RemoteRunner {
   async close(finished: boolean): Promise<void> {
     if (this.watchTimer) clearInterval(this.watchTimer);
     // A run drained by --stop is removed again: a job this coordinator queued while it was drained must not linger.
-    if ((finished && !this.lost) || this.stoppedByUser) await removeRun(this.redis, this.queue, this.runName).catch(() => undefined);
+    if ((finished && !this.lost) || this.stoppedByUser) await settleWithin(removeRun(this.redis, this.queue, this.runName).catch(() => undefined), 10_000);
     // A close waits for Redis; one that just restarted (or is gone) must not keep the command alive.
-    await settleWithin(Promise.allSettled([this.events.close(), this.queue.close()]), 5000);
-    await Promise.allSettled([this.events.disconnect(), this.queue.disconnect()]);
+    await settleWithin(Promise.allSettled([(async () => this.events.close())(), (async () => this.queue.close())()]), 5000);
+    // Not awaited: against a Redis that lost its data these may never settle.
+    void this.events.disconnect().catch(() => undefined);
+    void this.queue.disconnect().catch(() => undefined);
     this.redis.disconnect();
   }
 

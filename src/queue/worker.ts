@@ -132,7 +132,7 @@ export class QueueWorker {
     if (!graceful) attached.pool.interrupt();
     // Graceful: wait for the running jobs; a Redis that is gone must not hold the worker forever.
     await settleWithin(attached.worker.close(!graceful).catch(() => undefined), graceful ? 600_000 : 5000);
-    await attached.worker.disconnect().catch(() => undefined);
+    void attached.worker.disconnect().catch(() => undefined);
     await attached.pool.close();
   }
 }
