@@ -81,6 +81,11 @@ const SCENARIOS: Scenario[] = [
     run: async (quick) => (await import('./local-sandbox.js')).localSandboxBenchmark(quick ? 30 : 100) as Promise<Figures>,
   },
   {
+    name: 'queue-cpu',
+    description: 'a CPU-bound tool workload over --queue with 1 and 3 `traj worker` processes: speed-up and per-rollout overhead vs the local pool',
+    run: async (quick) => (await import('./queue-scale.js')).queueScaleBenchmark(quick ? 24 : 60) as Promise<Figures>,
+  },
+  {
     name: 'sandbox-lifecycle',
     description: 'docker sandbox create + start + exec + dispose p50/p95 at concurrency 1 and 8, vs `docker run --rm IMAGE true`',
     run: async () => (await import('./sandbox-lifecycle.js')).sandboxLifecycleBenchmark() as Promise<Figures>,

@@ -18,6 +18,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandDef
   mcp: { summary: 'start the configured MCP servers and list their toolsets and tools', load: async () => (await import('./mcp.js')).command },
   view: { summary: 'a local, read-only web app over run stores and chat sessions: runs, filterable trajectories, plots, compare', load: async () => (await import('./view.js')).command },
   sandbox: { summary: "prune traj's leaked Docker sandbox containers", load: async () => (await import('./sandbox.js')).command },
+  worker: { summary: 'take rollout jobs of queued runs (--queue) from Redis and run them on this machine', load: async () => (await import('./worker.js')).command },
   'mock-server': { summary: 'run the scripted OpenAI-compatible endpoint (tests, demos, benchmarks)', load: async () => (await import('./mock-server.js')).command },
 };
 

@@ -50,7 +50,7 @@ export class RunProgress {
   }
 
   /** Show model requests in flight beside rollouts in flight (read when a line is drawn). */
-  watchRequests(read: () => number): void {
+  watchRequests(read: (() => number) | undefined): void {
     this.requestsInFlight = read;
   }
 

@@ -6,6 +6,7 @@ import type { RunConfig } from '../run/run-config.js';
 import type { RunStatistics } from '../run/run-statistics.js';
 import { EXIT_FAILED, EXIT_INTERRUPTED, EXIT_RUN_FAULT, exitCodeFor } from './exit-codes.js';
 import { installStopSignals, type StopSignals } from './signals.js';
+import { queueTransport } from './queue-options.js';
 
 export { EXIT_INTERRUPTED } from './exit-codes.js';
 
@@ -21,7 +22,7 @@ export function runStopSignals(config: RunConfig, log: (line: string) => void): 
 export function pipelineControls(
   config: RunConfig,
   signals: StopSignals,
-): Pick<ExecuteRunInput, 'filters' | 'workers' | 'concurrency' | 'maxAttempts' | 'retryFailed' | 'graceMs' | 'stop' | 'interruptNow'> {
+): Pick<ExecuteRunInput, 'filters' | 'workers' | 'concurrency' | 'maxAttempts' | 'retryFailed' | 'graceMs' | 'stop' | 'interruptNow' | 'remote'> {
   return {
     filters: recordFilters({ requireReasoning: config.require_reasoning, completedOnly: config.completed_only }),
     workers: config.workers,
@@ -31,6 +32,7 @@ export function pipelineControls(
     graceMs: config.grace_period * 1000,
     stop: signals.stop,
     interruptNow: signals.interruptNow,
+    remote: queueTransport(config),
   };
 }
 
@@ -38,6 +40,11 @@ export function pipelineControls(
 export function logRunStart(log: (line: string) => void, info: RunStartInfo, what: string): void {
   if (info.fingerprintChanges.length > 0) log(`[traj] --force: continuing although settings changed:\n  ${info.fingerprintChanges.join('\n  ')}`);
   const resumed = info.alreadyFinished > 0 ? `, resuming (${info.alreadyFinished} already finished)` : '';
+  if (info.workers === 0) {
+    // A queued run (--queue) has no local workers: `traj worker` processes elsewhere run its rollouts.
+    log(`[traj] ${what}, queued, ${info.concurrency} in flight on traj workers, store ${info.storePath}${resumed}`);
+    return;
+  }
   log(`[traj] ${what}, store ${info.storePath}${resumed}`);
   log(`[traj] ${concurrencyLine(info)}`);
   if (info.retried > 0) log(`[traj] --retry-failed: ${info.retried} failed prompts get fresh attempts`);

@@ -8,6 +8,7 @@ import { LocalSandboxConfigSchema } from '../sandbox/local-config.js';
 import { loadMcpServers } from '../tools/mcp/config.js';
 import { loadToolConfig } from '../config/tool-config.js';
 import { MessageSchema, type Message } from '../model/messages.js';
+import { QUEUE_OPTIONS, queueFlags } from './queue-options.js';
 import { ENDPOINT_OPTIONS, integerOption, listOption, stringOption, type OptionSpec, type ParsedCommand } from './command.js';
 
 /** Flags shared by batch, eval and bench; each maps onto a run-config key. */
@@ -47,6 +48,7 @@ export const RUN_OPTIONS: Record<string, OptionSpec> = {
   memory: { type: 'string', value: 'DIR', description: 'memory tool on: each rollout works on a private copy of DIR; the record keeps its final state' },
   skills: { type: 'string', value: 'DIR[,DIR]', description: 'skill folders for the skills toolset (read-only unless --skills-writable)' },
   'skills-writable': { type: 'boolean', description: 'let skill_manage create and change skills in the --skills folders' },
+  ...QUEUE_OPTIONS,
   ...ENDPOINT_OPTIONS,
 };
 
@@ -95,6 +97,7 @@ export function runConfigFrom(values: ParsedCommand['values'], defaults: Partial
     skills: listOption(values, 'skills'),
     skills_writable: values['skills-writable'] === true ? true : undefined,
     web_cache: stringOption(values, 'web-cache'),
+    queue: queueFlags(values),
   };
   const merged = { ...defaults, ...fromFile, ...Object.fromEntries(Object.entries(flags).filter(([, value]) => value !== undefined)) };
   if (!merged.run) throw new ConfigError('missing --run NAME (the run store is checkpoints/NAME.sqlite)', { code: 'cli_usage' });

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import type { Endpoint } from '../config/endpoint.js';
 import { DEFAULT_DOCKER_IMAGE } from '../sandbox/docker-config.js';
 import { writeRunOutputs, type RunOutputs } from './outputs.js';
-import { runPipeline, type PipelineEntry, type PipelineEvent, type PipelineSummary, type RecordFilter } from './pipeline.js';
+import { runPipeline, type PipelineEntry, type PipelineEvent, type PipelineSummary, type RecordFilter, type RolloutRunner } from './pipeline.js';
 import { RolloutPool } from './pool.js';
 import { preflight } from './preflight.js';
 import type { RolloutSettings } from './rollout.js';
@@ -21,11 +21,25 @@ export interface RunStartInfo {
   /** The endpoint.concurrency the user set, when it lowers the cap. */
   endpointCap?: number;
   /** Model requests in flight right now, over every thread. */
-  requestsInFlight: () => number;
+  /** Model requests in flight in this process's pool; undefined for a queued run (its workers make them). */
+  requestsInFlight?: () => number;
   fingerprintChanges: string[];
   alreadyFinished: number;
   /** Failed prompts given fresh attempts by --retry-failed. */
   retried: number;
+}
+
+/** A rollout runner on another transport than the local pool (the BullMQ queue of src/queue/). */
+export interface RemoteRunner extends RolloutRunner {
+  readonly workers: number;
+  /** Detach; `finished` when every prompt landed (its jobs can then be cleaned up). */
+  close(finished: boolean): Promise<void>;
+}
+
+export interface RemoteTransport {
+  open(context: { store: RunStore; settings: RolloutSettings; fingerprint: string; maxAttempts: number }): Promise<RemoteRunner>;
+  /** `--stop`: drain the run on the transport instead of running it; says what it did. */
+  stop?(): Promise<string>;
 }
 
 export interface ExecuteRunInput {
@@ -64,6 +78,8 @@ export interface ExecuteRunInput {
   onPipelineDone?: () => void;
   /** After the rollouts, before outputs are written (eval: advantages, report). */
   afterPipeline?: (store: RunStore) => Promise<void> | void;
+  /** Run the rollouts on workers elsewhere (--queue) instead of the local pool. */
+  remote?: RemoteTransport;
 }
 
 export interface ExecuteRunResult {
@@ -88,6 +104,7 @@ export function artifactsDirFor(checkpointsDir: string, run: string): string {
  */
 export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResult> {
   const storePath = storePathFor(input.checkpointsDir, input.run);
+  if (input.remote?.stop) return stopRemoteRun(input, input.remote.stop, storePath);
   const store = RunStore.open(storePath);
   try {
     store.acquireLock();
@@ -110,12 +127,15 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
     });
     const share = requestCapShare(input.settings.endpoint.concurrency, choice.workers, input.concurrency);
     // Each thread enforces its share of an explicit cap; without one, rollouts in flight bound the requests.
-    const settings = { ...input.settings, endpoint: { ...input.settings.endpoint, concurrency: share.perThread } };
-    const pool = new RolloutPool({
-      workers: choice.workers,
-      concurrency: input.concurrency,
-      onRetry: ({ attempt, delayMs, message }) => input.onEvent?.({ type: 'retrying', attempt, delayMs, message }),
-    });
+    // `traj worker` processes size their own pools and caps; the settings they read are the run's own.
+    const settings = input.remote ? input.settings : { ...input.settings, endpoint: { ...input.settings.endpoint, concurrency: share.perThread } };
+    const pool = input.remote
+      ? await input.remote.open({ store, settings, fingerprint: store.meta()!.fingerprint, maxAttempts: input.maxAttempts })
+      : new RolloutPool({
+          workers: choice.workers,
+          concurrency: input.concurrency,
+          onRetry: ({ attempt, delayMs, message }) => input.onEvent?.({ type: 'retrying', attempt, delayMs, message }),
+        });
     const alreadyFinished = (store.db.prepare(`SELECT COUNT(*) FROM items WHERE status IN ('done','discarded')`).pluck().get() as number) ?? 0;
     input.onStart?.({
       storePath,
@@ -124,7 +144,7 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
       concurrency: input.concurrency,
       requestCap: share.effective ?? input.concurrency,
       endpointCap: share.effective === undefined ? undefined : input.settings.endpoint.concurrency,
-      requestsInFlight: () => pool.requestsInFlight(),
+      requestsInFlight: pool instanceof RolloutPool ? () => pool.requestsInFlight() : undefined,
       fingerprintChanges: changes,
       alreadyFinished,
       retried,
@@ -149,7 +169,7 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
       });
     } finally {
       store.endSegment(segmentId, performance.now() - started, segmentOutcome(summary, input.stop));
-      await pool.close();
+      await (pool instanceof RolloutPool ? pool.close() : pool.close(segmentOutcome(summary, input.stop) === 'finished'));
       // Rollouts dispose their own containers; this catches any a worker thread could not.
       if (docker) await pruneDockerLeftovers(input.run, true);
       input.onPipelineDone?.();
@@ -159,6 +179,19 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
     return { summary, outputs, storePath };
   } finally {
     store.releaseLock();
+    store.close();
+  }
+}
+
+/** `--stop` on a queued run: drain it, then write outputs from what landed (the store is only read). */
+async function stopRemoteRun(input: ExecuteRunInput, stop: () => Promise<string>, storePath: string): Promise<ExecuteRunResult> {
+  input.onNotice?.(await stop());
+  const store = RunStore.open(storePath);
+  try {
+    const outputs = writeRunOutputs(store, input.outDir ?? join('datasets', input.run), input.maxAttempts);
+    const summary: PipelineSummary = { dispatched: 0, skipped: 0, exhausted: 0, done: 0, discarded: 0, failed: 0, interrupted: 0, badRows: 0, stopped: false };
+    return { summary, outputs, storePath };
+  } finally {
     store.close();
   }
 }

@@ -34,6 +34,9 @@ export const RUN_FAULT_CODES: ReadonlySet<string> = new Set([
   'model_unreachable',
   'image_missing',
   'engine_unreachable',
+  // A queued run (--queue): Redis does not answer, or lost the run's jobs (restarted without persistence, --stop).
+  'queue_unreachable',
+  'queue_lost',
 ]);
 
 /**

@@ -63,6 +63,11 @@ export const RunConfigSchema = z.strictObject({
   web_cache: z.enum(['readwrite', 'read', 'off']).default('readwrite').describe('web cache in the run store'),
   // Not a run setting: a known key only so that the error says where judge settings go.
   judge: misplacedJudge('a run config'),
+  queue: z
+    .strictObject({ url: z.string(), stop: z.boolean(), stalled_interval: z.number().positive(), max_in_flight: z.number().int().positive(), per_minute: z.number().int().positive() })
+    .partial()
+    .optional()
+    .describe('run the rollouts on `traj worker` processes through BullMQ on Redis (url: redis://HOST:PORT[/DB])'),
 });
 export type RunConfig = z.infer<typeof RunConfigSchema>;
 export type RunConfigInput = z.input<typeof RunConfigSchema>;

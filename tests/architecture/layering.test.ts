@@ -18,6 +18,7 @@ export const ROOMS = [
   'dataset',
   'eval',
   'run',
+  'queue',
   'report',
   'view',
   'export',

@@ -1,0 +1,260 @@
+import { setMaxListeners } from 'node:events';
+import { Job, Queue, QueueEvents } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { emptyUsage } from '../model/messages.js';
+import { RunError, serializeError } from '../errors.js';
+import type { RolloutOutcome, RolloutSettings, RolloutTask } from '../run/rollout.js';
+import type { RemoteRunner } from '../run/execute-run.js';
+import type { RunStore } from '../run/store.js';
+import { bullConnection, checkReachable, connect, parseQueueUrl, type QueueAddress } from './connection.js';
+import {
+  announcementKey,
+  describeAnnouncement,
+  interruptKey,
+  jobIdFor,
+  publishRun,
+  queueNameFor,
+  RUNS_KEY,
+  stoppedKey,
+} from './run-channel.js';
+
+export interface QueueOptions {
+  url: string;
+  /** Seconds a job may miss its worker's heartbeat before another worker takes it over (default 30). */
+  stalledSeconds?: number;
+  /** Rollouts in flight across all workers of the run (BullMQ's global concurrency). */
+  maxInFlight?: number;
+  /** Rollouts started per minute across all workers (BullMQ's global rate limit). */
+  perMinute?: number;
+}
+
+/** What a job carries: the task without the run's settings, which workers read from the announcement. */
+export type QueuedTask = Omit<RolloutTask, 'settings'>;
+
+interface Waiter {
+  jobId: string;
+  task: RolloutTask;
+  resolve(outcome: RolloutOutcome): void;
+  reject(error: unknown): void;
+}
+
+/** How often the coordinator checks that the run is still in Redis and re-reads jobs whose events it may have missed. */
+const WATCH_MS = 2000;
+
+/**
+ * The coordinator side of a queued run: a RolloutRunner whose rollouts are BullMQ jobs run by
+ * `traj worker` processes anywhere. The pipeline keys, samples and lands exactly as with the
+ * local pool; this class only moves tasks out and outcomes back.
+ */
+export class QueueCoordinator implements RemoteRunner {
+  /** Workers are not known in advance; shown as 0 in the start line. */
+  readonly workers = 0;
+  private readonly waiters = new Map<string, Waiter>();
+  private lost: RunError | undefined;
+  private stoppedByUser = false;
+  private watchTimer: NodeJS.Timeout | undefined;
+
+  private constructor(
+    private readonly address: QueueAddress,
+    private readonly redis: Redis,
+    private readonly queue: Queue,
+    private readonly events: QueueEvents,
+    private readonly runName: string,
+    private readonly store: RunStore,
+  ) {}
+
+  static async open(options: QueueOptions & { store: RunStore; settings: RolloutSettings; fingerprint: string; maxAttempts: number }): Promise<QueueCoordinator> {
+    const address = parseQueueUrl(options.url);
+    await checkReachable(address);
+    const redis = connect(address);
+    redis.on('error', () => undefined);
+    const run = options.settings.run;
+    const stalledMs = Math.round((options.stalledSeconds ?? 30) * 1000);
+    const announcement = describeAnnouncement({ run, fingerprint: options.fingerprint, settings: options.settings, stalledMs, maxStalls: options.maxAttempts });
+    const connection = bullConnection(address);
+    const queue = new Queue(queueNameFor(run), { connection });
+    const events = new QueueEvents(queueNameFor(run), { connection });
+    queue.on('error', () => undefined);
+    events.on('error', () => undefined);
+    setMaxListeners(0, events);
+    await events.waitUntilReady();
+    await publishRun(redis, announcement);
+    if (options.maxInFlight) await queue.setGlobalConcurrency(options.maxInFlight);
+    else await queue.removeGlobalConcurrency();
+    if (options.perMinute) await queue.setGlobalRateLimit(options.perMinute, 60_000);
+    else await queue.removeGlobalRateLimit();
+    const coordinator = new QueueCoordinator(address, redis, queue, events, run, options.store);
+    coordinator.listen();
+    return coordinator;
+  }
+
+  run(task: RolloutTask): Promise<RolloutOutcome> {
+    if (this.lost) return Promise.resolve(lostOutcome(task, this.lost));
+    // A failure already recorded for this prompt makes the retry a new job; a job queued for this
+    // try by an earlier coordinator (killed meanwhile) is found again under the same id.
+    const attempt = this.store.lookup(task.key, task.sample)?.attempts ?? 0;
+    const jobId = jobIdFor(task.key, task.sample, attempt);
+    const outcome = new Promise<RolloutOutcome>((resolve, reject) => this.waiters.set(jobId, { jobId, task, resolve, reject }));
+    const { settings: _settings, ...data } = task;
+    this.queue
+      .add('rollout', data satisfies QueuedTask, { jobId, attempts: 1, removeOnComplete: false, removeOnFail: false })
+      .then(() => this.check(jobId))
+      .catch((error: unknown) => this.settleError(jobId, error));
+    return outcome;
+  }
+
+  /** Interrupt the run's rollouts: waiting jobs are taken back, workers stop the ones they run. */
+  interrupt(): void {
+    void (async () => {
+      await this.redis.incr(interruptKey(this.runName));
+      for (const waiter of [...this.waiters.values()]) {
+        const job = await Job.fromId(this.queue, waiter.jobId);
+        const state = job ? await job.getState() : 'unknown';
+        if (state === 'waiting' || state === 'delayed' || state === 'prioritized' || state === 'unknown') {
+          await job?.remove().catch(() => undefined);
+          this.settle(waiter.jobId, interruptedOutcome(waiter.task));
+        }
+      }
+    })().catch(() => undefined);
+  }
+
+  /**
+   * Detach. A finished run's jobs and settings are removed from Redis; an interrupted one keeps its
+   * jobs, so rerunning the command re-attaches and lands what finished meanwhile.
+   */
+  async close(finished: boolean): Promise<void> {
+    if (this.watchTimer) clearInterval(this.watchTimer);
+    // A run drained by --stop is removed again: a job this coordinator queued while it was drained must not linger.
+    if ((finished && !this.lost) || this.stoppedByUser) await settleWithin(removeRun(this.redis, this.queue, this.runName).catch(() => undefined), 10_000);
+    // A close waits for Redis; one that just restarted (or is gone) must not keep the command alive.
+    await settleWithin(Promise.allSettled([(async () => this.events.close())(), (async () => this.queue.close())()]), 5000);
+    // Not awaited: against a Redis that lost its data these may never settle.
+    void this.events.disconnect().catch(() => undefined);
+    void this.queue.disconnect().catch(() => undefined);
+    this.redis.disconnect();
+  }
+
+  private listen(): void {
+    this.events.on('completed', ({ jobId }) => void this.check(jobId));
+    this.events.on('failed', ({ jobId }) => void this.check(jobId));
+    this.watchTimer = setInterval(() => void this.watch(), WATCH_MS);
+    this.watchTimer.unref();
+  }
+
+  /** Settle a waiter from the job's state in Redis, if it has finished. */
+  private async check(jobId: string): Promise<void> {
+    if (!this.waiters.has(jobId)) return;
+    const job = await Job.fromId(this.queue, jobId);
+    if (!job) return;
+    if (job.finishedOn && job.returnvalue && !job.failedReason) {
+      this.settle(jobId, job.returnvalue as RolloutOutcome);
+      this.forget(job);
+    } else if (job.failedReason) {
+      // The job stalled more often than the run allows (its workers died), or a worker could not run it.
+      this.settleError(jobId, new RunError(`queued rollout failed: ${job.failedReason}`, { code: 'worker_crashed', retryable: true }));
+      this.forget(job);
+    }
+  }
+
+  /** Is the run still in Redis? Re-read every job still awaited, in case an event went by unseen. */
+  private async watch(): Promise<void> {
+    if (this.lost) return;
+    try {
+      const [announced, stopped] = await Promise.all([this.redis.exists(announcementKey(this.runName)), this.redis.exists(stoppedKey(this.runName))]);
+      if (!announced) return this.loseRun(stopped === 1);
+      await Promise.all([...this.waiters.keys()].map((jobId) => this.check(jobId)));
+    } catch {
+      // Redis is unreachable for now: ioredis reconnects, and the next round checks again.
+    }
+  }
+
+  private loseRun(stopped: boolean): void {
+    this.stoppedByUser = stopped;
+    this.lost = stopped
+      ? new RunError(`run '${this.runName}' was stopped with --stop: its queued jobs were removed; rerun the same command to queue what is unfinished`, { code: 'queue_lost' })
+      : new RunError(
+          `Redis at ${this.address.url} lost run '${this.runName}' (restarted without persistence?): its queued jobs are gone. ` +
+            'Landed results are safe in the run store; rerun the same command to queue the unfinished prompts again ' +
+            '(start redis-server with --appendonly yes so a restart keeps the queue).',
+          { code: 'queue_lost' },
+        );
+    for (const waiter of [...this.waiters.values()]) this.settle(waiter.jobId, lostOutcome(waiter.task, this.lost));
+  }
+
+  private settle(jobId: string, outcome: RolloutOutcome): void {
+    const waiter = this.waiters.get(jobId);
+    if (!waiter) return;
+    this.waiters.delete(jobId);
+    waiter.resolve(outcome);
+  }
+
+  private settleError(jobId: string, error: unknown): void {
+    const waiter = this.waiters.get(jobId);
+    if (!waiter) return;
+    this.waiters.delete(jobId);
+    waiter.reject(error);
+  }
+
+  /** A landed job leaves Redis shortly after (its store transaction commits at the end of this turn). */
+  private forget(job: Job): void {
+    setTimeout(() => void job.remove().catch(() => undefined), 200).unref();
+  }
+}
+
+/** Remove a run from Redis: its jobs (waiting, running, finished), its settings, its place in the run set. */
+export async function removeRun(redis: Redis, queue: Queue, run: string): Promise<void> {
+  await redis.multi().srem(RUNS_KEY, run).del(announcementKey(run)).exec();
+  await queue.obliterate({ force: true }).catch(() => undefined);
+  await redis.del(interruptKey(run));
+}
+
+/**
+ * `--stop`: drain a run. Workers stop taking its jobs and interrupt the ones they run; its jobs
+ * and settings are removed. Landed results stay in the run store; rerunning the command queues
+ * what is unfinished.
+ */
+export async function stopQueuedRun(url: string, run: string): Promise<{ jobs: number }> {
+  const address = parseQueueUrl(url);
+  await checkReachable(address);
+  const redis = connect(address);
+  redis.on('error', () => undefined);
+  const queue = new Queue(queueNameFor(run), { connection: bullConnection(address) });
+  queue.on('error', () => undefined);
+  try {
+    const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed');
+    await redis.multi().incr(interruptKey(run)).set(stoppedKey(run), new Date().toISOString(), 'EX', 86_400).exec();
+    await removeRun(redis, queue, run);
+    return { jobs: Object.values(counts).reduce((sum, count) => sum + count, 0) };
+  } finally {
+    await queue.close();
+    redis.disconnect();
+  }
+}
+
+/** Wait for a promise at most `ms`. */
+export async function settleWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
+function interruptedOutcome(task: RolloutTask): RolloutOutcome {
+  return { key: task.key, sample: task.sample, result: emptyResult(task), tools: [], interrupted: true };
+}
+
+/** The queue vanished: a run-level fault, so the prompt goes back to pending without using an attempt. */
+function lostOutcome(task: RolloutTask, error: RunError): RolloutOutcome {
+  return { key: task.key, sample: task.sample, result: emptyResult(task), tools: [], interrupted: false, error: serializeError(error) };
+}
+
+function emptyResult(task: RolloutTask): RolloutOutcome['result'] {
+  return {
+    messages: task.messages,
+    finishReason: 'api_error',
+    turns: 0,
+    apiCalls: 0,
+    toolCalls: [],
+    usage: emptyUsage(),
+    timings: { started_at: new Date().toISOString(), duration_ms: 0, model_ms: 0, tool_ms: 0 },
+  };
+}

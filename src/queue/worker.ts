@@ -1,0 +1,139 @@
+import { availableParallelism } from 'node:os';
+import { Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { RolloutPool } from '../run/pool.js';
+import type { RolloutOutcome } from '../run/rollout.js';
+import { bullConnection, checkReachable, connect, parseQueueUrl, type QueueAddress } from './connection.js';
+import { settleWithin, type QueuedTask } from './coordinator.js';
+import { interruptKey, readRun, refusalReasons, RUNS_KEY, queueNameFor, type RunAnnouncement } from './run-channel.js';
+
+export interface QueueWorkerOptions {
+  url: string;
+  /** Rollouts this worker runs at once, across every run it serves. */
+  concurrency: number;
+  /** Worker threads of its local pool (default: CPU cores, at most --concurrency). */
+  threads?: number;
+  /** The sandbox this machine offers; a run using another is refused. */
+  sandbox?: 'local' | 'docker';
+  /** How often the run set is read (default 1 s). */
+  pollMs?: number;
+  log(line: string): void;
+}
+
+/** One run this worker serves: a BullMQ worker on the run's queue feeding a local rollout pool. */
+interface Attached {
+  announcement: RunAnnouncement;
+  worker: Worker<QueuedTask, RolloutOutcome>;
+  pool: RolloutPool;
+  interrupts: string | null;
+}
+
+/**
+ * `traj worker`: take rollout jobs of every announced run this worker agrees with and run them on
+ * the same piscina pool and rollout executor as a local run; each outcome is the job's result.
+ */
+export class QueueWorker {
+  private readonly attached = new Map<string, Attached>();
+  private readonly refused = new Map<string, string>();
+  private readonly address: QueueAddress;
+  private redis: Redis | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private polling: Promise<void> = Promise.resolve();
+  completed = 0;
+
+  constructor(private readonly options: QueueWorkerOptions) {
+    this.address = parseQueueUrl(options.url);
+  }
+
+  async start(): Promise<void> {
+    await checkReachable(this.address);
+    this.redis = connect(this.address);
+    this.redis.on('error', () => undefined);
+    await this.poll();
+    this.timer = setInterval(() => {
+      this.polling = this.polling.then(() => this.poll()).catch(() => undefined);
+    }, this.options.pollMs ?? 1000);
+  }
+
+  /**
+   * Stop taking jobs. Graceful: rollouts in flight finish and their results are returned. Not
+   * graceful: they are interrupted; their jobs stall and another worker takes them over.
+   */
+  async stop(graceful: boolean): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.polling;
+    await Promise.allSettled([...this.attached.keys()].map((run) => this.detach(run, graceful)));
+    this.redis?.disconnect();
+  }
+
+  private async poll(): Promise<void> {
+    const redis = this.redis!;
+    const runs = new Set(await redis.smembers(RUNS_KEY));
+    for (const run of this.attached.keys()) {
+      if (!runs.has(run)) {
+        this.options.log(`[traj worker] run '${run}' finished or was stopped: leaving it`);
+        await this.detach(run, false);
+      }
+    }
+    for (const run of runs) {
+      const current = this.attached.get(run);
+      const announcement = await readRun(redis, run);
+      if (!announcement) continue;
+      if (current && current.announcement.announcedAt !== announcement.announcedAt) {
+        // The coordinator restarted, maybe with other settings: agree again before taking more jobs.
+        await this.detach(run, true);
+      } else if (current) {
+        await this.followInterrupts(current);
+        continue;
+      }
+      this.attach(announcement);
+    }
+  }
+
+  private attach(announcement: RunAnnouncement): void {
+    const reasons = refusalReasons(announcement, { sandbox: this.options.sandbox });
+    if (reasons.length > 0) {
+      const text = reasons.join('; ');
+      if (this.refused.get(announcement.run) !== text) this.options.log(`[traj worker] refusing run '${announcement.run}': ${text}`);
+      this.refused.set(announcement.run, text);
+      return;
+    }
+    this.refused.delete(announcement.run);
+    const pool = new RolloutPool({ workers: this.options.threads ?? availableParallelism(), concurrency: this.options.concurrency });
+    const worker = new Worker<QueuedTask, RolloutOutcome>(queueNameFor(announcement.run), (job) => this.process(announcement, pool, job), {
+      connection: bullConnection(this.address),
+      concurrency: this.options.concurrency,
+      // The heartbeat: a job whose lock is not renewed within the interval is taken over by another worker.
+      lockDuration: announcement.stalledMs,
+      stalledInterval: announcement.stalledMs,
+      maxStalledCount: announcement.maxStalls,
+    });
+    worker.on('error', (error) => this.options.log(`[traj worker] queue error: ${error.message}`));
+    this.attached.set(announcement.run, { announcement, worker, pool, interrupts: null });
+    this.options.log(`[traj worker] serving run '${announcement.run}' (${announcement.settings.endpoint.model}, sandbox ${announcement.settings.sandbox.kind}, ${this.options.concurrency} at once)`);
+  }
+
+  private async process(announcement: RunAnnouncement, pool: RolloutPool, job: Job<QueuedTask>): Promise<RolloutOutcome> {
+    const outcome = await pool.run({ ...job.data, settings: announcement.settings });
+    this.completed++;
+    return outcome;
+  }
+
+  /** The coordinator asked to interrupt the run's rollouts (its grace period is over, or a run-level fault). */
+  private async followInterrupts(attached: Attached): Promise<void> {
+    const value = (await this.redis!.get(interruptKey(attached.announcement.run))) ?? '';
+    if (attached.interrupts !== null && value !== attached.interrupts) attached.pool.interrupt();
+    attached.interrupts = value;
+  }
+
+  private async detach(run: string, graceful: boolean): Promise<void> {
+    const attached = this.attached.get(run);
+    if (!attached) return;
+    this.attached.delete(run);
+    if (!graceful) attached.pool.interrupt();
+    // Graceful: wait for the running jobs; a Redis that is gone must not hold the worker forever.
+    await settleWithin(attached.worker.close(!graceful).catch(() => undefined), graceful ? 600_000 : 5000);
+    void attached.worker.disconnect().catch(() => undefined);
+    await attached.pool.close();
+  }
+}
