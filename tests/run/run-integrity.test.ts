@@ -18,7 +18,7 @@ const where = { baseURL: 'http://127.0.0.1:1/v1', model: 'm' };
 const decide = (error: Error) => decideFailure(serializeError(error));
 
 test('decideFailure: run-level faults, agent outcomes, faults that repeat and transient ones', () => {
-  for (const code of ['model_auth', 'api_key_missing', 'model_not_found', 'model_unreachable']) {
+  for (const code of ['model_auth', 'api_key_missing', 'model_not_found', 'model_unreachable'] as const) {
     assert.deepEqual(decide(new ModelError('x', { code, retryable: code === 'model_unreachable' })), { action: 'run_fault', errorClass: 'run' }, code);
   }
   assert.equal(decide(new ConfigError('no key', { code: 'api_key_missing' })).action, 'run_fault', 'by code, whatever the class');
