@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { readConfigFile, validate } from '../config/load.js';
@@ -101,15 +100,4 @@ export function runConfigFrom(values: ParsedCommand['values'], defaults: Partial
   if (tools.auxiliary) config.auxiliary = tools.auxiliary;
   config.browser = tools.browser;
   return config;
-}
-
-/** The system prompt text: `system_prompt` itself, or the file `system` names. */
-export function systemPromptFrom(config: RunConfig): string | undefined {
-  if (config.system_prompt !== undefined) return config.system_prompt;
-  if (!config.system) return undefined;
-  try {
-    return readFileSync(config.system, 'utf8');
-  } catch (error) {
-    throw new ConfigError(`--system ${config.system}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { code: 'config_missing' });
-  }
 }
