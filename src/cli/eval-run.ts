@@ -15,7 +15,7 @@ import { defaultOutputDirectory } from '../run/outputs.js';
 import type { RolloutSettings } from '../run/rollout.js';
 import type { RunConfig } from '../run/run-config.js';
 import { rolloutSettings, runRegistry, toolsetChoice } from '../run/run-setup.js';
-import { RunStore } from '../run/store.js';
+import type { RunStore } from '../run/store.js';
 import { integerOption, stringOption, type ParsedCommand } from './command.js';
 import { resolveEndpoint, type ResolvedEndpoint } from './endpoint.js';
 import { agentOption, datasetLocation, judgeSettingsFrom, judgeFingerprint, numberOption, type EvalAgent, type StoredEval } from './eval-options.js';
