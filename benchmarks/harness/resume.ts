@@ -2,8 +2,8 @@ import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { once } from 'node:events';
-import { RunStore } from '../../src/run/store.js';
 import { PromptKeyer } from '../../src/run/prompt-key.js';
+import { openDatabase } from '../../src/util/sqlite.js';
 import { echoScript, startScriptedServer } from '../../src/testing/index.js';
 import { CLI, measureCli, scratchDirectory } from './processes.js';
 
@@ -27,19 +27,20 @@ export async function resumeBenchmark(rows = 100_000, doneShare = 0.99): Promise
     const first = await measureCli([...args, '--limit', '1'], { cwd: scratch.path });
     if (first.code !== 0) throw new Error(`setup run failed: ${first.stderr}`);
 
-    const store = RunStore.open(join(scratch.path, 'checkpoints', 'resume.sqlite'));
+    // Rows go in behind the store's API on purpose: 100,000 finished rows in one transaction.
+    const store = openDatabase(join(scratch.path, 'checkpoints', 'resume.sqlite'));
     const keyer = new PromptKeyer();
     const done = Math.floor(rows * doneShare);
     const step = rows / (rows - done);
     const pendingAt = new Set(Array.from({ length: rows - done }, (_, index) => Math.floor(index * step)));
-    const insert = store.db.prepare(`INSERT OR REPLACE INTO items (key, sample, row_index, status, attempts, toolsets, record, updated_at) VALUES (?, 0, ?, 'done', 1, '["file"]', '{}', '')`);
-    store.db.transaction(() => {
+    const insert = store.prepare(`INSERT OR REPLACE INTO items (key, sample, row_index, status, attempts, toolsets, record, updated_at) VALUES (?, 0, ?, 'done', 1, '["file"]', '{}', '')`);
+    store.transaction(() => {
       for (let index = 0; index < rows; index++) {
         const key = keyer.key({ messages: [{ role: 'user', content: `resume prompt ${index}` }], line: index + 1 });
         if (!pendingAt.has(index)) insert.run(key, index);
       }
     })();
-    store.db.prepare(`DELETE FROM items WHERE row_index = 0`).run();
+    store.prepare(`DELETE FROM items WHERE row_index = 0`).run();
     store.close();
 
     const started = performance.now();

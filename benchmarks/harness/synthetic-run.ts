@@ -1,4 +1,5 @@
 import { RunStore } from '../../src/run/store.js';
+import { openDatabase } from '../../src/util/sqlite.js';
 
 /**
  * A run store filled with `rows` plausible rollouts by direct inserts in one transaction (a
@@ -19,7 +20,10 @@ export function writeSyntheticRun(
     config: { eval: { pass_threshold: 1 } },
     fingerprintParts: { model: options.model ?? 'synthetic-model', environment: { name: 'synthetic', version: '1' } },
   });
-  const insert = store.db.prepare(
+  store.close();
+  // Rows go in behind the store's API on purpose: bulk fake rows, each column chosen by hand.
+  const db = openDatabase(path);
+  const insert = db.prepare(
     `INSERT INTO items (key, sample, row_index, status, attempts, error_class, error_code, error_message, toolsets, reward, finish_reason, duration_ms,
      completed, has_reasoning, reward_error, prompt_tokens, completion_tokens, reasoning_tokens, tool_stats, record, updated_at)
      VALUES (@key, 0, @row, @status, @attempts, @error_class, @error_code, @error_message, @toolsets, @reward, @finish_reason, @duration_ms,
@@ -28,7 +32,7 @@ export function writeSyntheticRun(
   const combinations = [['terminal'], ['file'], ['terminal', 'file'], ['web', 'terminal'], []];
   const finishes = ['stop', 'stop', 'stop', 'stop', 'max_turns', 'length', 'stop', 'empty'];
   const started = Date.parse('2026-01-01T00:00:00Z');
-  store.db.transaction(() => {
+  db.transaction(() => {
     for (let row = 0; row < rows; row++) {
       const status = row % 50 === 7 ? 'failed' : row % 50 === 13 ? 'discarded' : row % 50 === 29 ? 'pending' : 'done';
       const done = status === 'done';
@@ -74,7 +78,7 @@ export function writeSyntheticRun(
       });
     }
   })();
-  store.close();
+  db.close();
 }
 
 function syntheticRecord(

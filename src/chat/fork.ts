@@ -117,18 +117,17 @@ function findItem(store: RunStore, text: string): StoredItem {
 }
 
 function keyExists(store: RunStore, key: string): boolean {
-  return store.db.prepare('SELECT 1 FROM items WHERE key = ? LIMIT 1').get(key) !== undefined;
+  return store.hasKey(key);
 }
 
 function uniqueKeyWithPrefix(store: RunStore, prefix: string): string {
-  const escaped = prefix.replace(/[\\%_]/g, (character) => `\\${character}`);
-  const keys = store.db.prepare(`SELECT DISTINCT key FROM items WHERE key LIKE ? ESCAPE '\\' ORDER BY key LIMIT 6`).pluck().all(`${escaped}%`) as string[];
+  const keys = store.keysWithPrefix(prefix, 6);
   if (keys.length === 1) return keys[0]!;
   if (keys.length > 1) {
     throw new ConfigError(`key '${prefix}' is ambiguous in ${store.path}: ${keys.slice(0, 5).join(', ')}${keys.length > 5 ? ', …' : ''}`, { code: 'fork_key_ambiguous' });
   }
-  const count = store.db.prepare('SELECT COUNT(*) FROM items').pluck().get() as number;
-  const examples = store.db.prepare('SELECT key FROM items ORDER BY row_index LIMIT 3').pluck().all() as string[];
+  const count = store.itemCount();
+  const examples = store.firstKeys(3);
   throw new ConfigError(
     `no item '${prefix}' in ${store.path} (${count} items${examples.length ? `, e.g. ${examples.join(', ')}` : ''}; the ids are the "id" field of trajectories.jsonl)`,
     { code: 'fork_item_missing' },

@@ -1,63 +1,17 @@
-import { knowledgeFingerprint, knowledgeFolder } from '../run/rollout-knowledge.js';
 import { createReadStream, existsSync } from 'node:fs';
-import { DEFAULT_BUDGET } from '../tools/budget.js';
-import { createToolRegistry } from '../tools/builtin.js';
-import { loadDistribution } from '../tools/distributions.js';
-import type { ToolRegistry } from '../tools/registry.js';
-import { resolveAuxiliary } from '../config/auxiliary.js';
-import { availabilityContext, batchEntries, fingerprintParts, type ToolsetChoice } from '../run/batch.js';
-import { artifactsDirFor, executeRun, storePathFor } from '../run/execute-run.js';
+import { availabilityContext, batchEntries, fingerprintParts } from '../run/batch.js';
+import { executeRun } from '../run/execute-run.js';
 import { defaultOutputDirectory } from '../run/outputs.js';
-import type { RunConfig } from '../run/run-config.js';
-import type { RolloutSettings } from '../run/rollout.js';
+import { knowledgeFingerprint } from '../run/rollout-knowledge.js';
+import { rolloutSettings, runRegistry, toolsetChoice } from '../run/run-setup.js';
 import { ConfigError } from '../errors.js';
 import type { CommandDefinition } from './command.js';
 import { resolveEndpoint } from './endpoint.js';
 import { RunProgress } from './progress.js';
-import { RUN_OPTIONS, runConfigFrom, runTimePromptFrom, systemPromptFrom } from './run-options.js';
+import { RUN_OPTIONS, runConfigFrom } from './run-options.js';
 import { logRunStart, pipelineControls, runExitCode, runStopSignals } from './run-controls.js';
 import { exitCodeHelp } from './exit-codes.js';
 import { formatStatistics } from './summary.js';
-
-/** The registry for choosing tools on the main thread: built-ins plus the configured MCP servers' toolsets. */
-export function runRegistry(config: RunConfig): ToolRegistry {
-  const registry = createToolRegistry();
-  for (const name of Object.keys(config.mcp_servers ?? {})) registry.declareToolset(`mcp:${name}`);
-  return registry;
-}
-
-export function toolsetChoice(config: RunConfig, registry: ToolRegistry, fallbackDistribution = 'default'): ToolsetChoice {
-  if (config.toolsets) {
-    registry.assertToolsets(config.toolsets, '--toolsets');
-    return { toolsets: config.toolsets };
-  }
-  return { distribution: loadDistribution(config.distribution ?? fallbackDistribution, registry) };
-}
-
-export function rolloutSettings(config: RunConfig, endpoint: RolloutSettings['endpoint'], extra: Partial<RolloutSettings> = {}): RolloutSettings {
-  return {
-    run: config.run,
-    endpoint,
-    maxTurns: config.max_turns,
-    systemPrompt: systemPromptFrom(config),
-    ...runTimePromptFrom(config),
-    sandbox: { kind: config.sandbox, image: config.image, workdir: config.workdir, docker: config.docker, local: config.local },
-    budget: { ...DEFAULT_BUDGET, ...config.budget },
-    agent: 'model',
-    rolloutTimeoutMs: config.rollout_timeout ? config.rollout_timeout * 1000 : undefined,
-    toolConcurrency: config.tool_concurrency,
-    mcpServers: config.mcp_servers,
-    ...(config.compression ? { compression: config.compression } : {}),
-    ...(config.memory ? { memory: knowledgeFolder(config.memory, '--memory') } : {}),
-    ...(config.skills?.length ? { skills: config.skills.map((folder) => knowledgeFolder(folder, '--skills')), skillsWritable: config.skills_writable } : {}),
-    web: config.web,
-    auxiliary: resolveAuxiliary(config.auxiliary, endpoint),
-    browser: config.browser,
-    artifactsDir: artifactsDirFor(config.checkpoints, config.run),
-    webCache: { path: storePathFor(config.checkpoints, config.run), mode: config.web_cache },
-    ...extra,
-  };
-}
 
 /** Rows of a local JSONL file, counted by newlines (cheap) so the progress bar knows its total. */
 export async function countJsonlRows(path: string): Promise<number | undefined> {

@@ -1,20 +1,19 @@
-import { appendFileSync, existsSync, readFileSync, statSync } from 'node:fs';
+import { appendFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { failedRollouts, headline, transcripts, validationLines, validationMarkdown } from '../report/bench-output.js';
 import { listSuites, loadSuite, type BenchSuite, type LoadedSuite } from '../report/bench-suite.js';
+import { formatComparison, readRunReport } from '../report/comparison-text.js';
 import { resolveEnvironmentModule } from '../eval/load-environment.js';
-import { checkReferenceAgent, recheckBroken, ReferenceCheckSchema, type BrokenItem, type FailedRollout, type RecheckOutcome, type ReferenceCheck } from '../report/reference-check.js';
-import { formatEstimate, formatNumber, formatPassAtK } from '../report/report-markdown.js';
-import { renderHtmlReport, type TranscriptRecord } from '../report/report-html.js';
-import { EvalReportSchema, type EvalReport } from '../report/report-schema.js';
-import { compareRuns, type RunComparison } from '../report/run-comparison.js';
+import { checkReferenceAgent, recheckBroken, ReferenceCheckSchema, type BrokenItem, type RecheckOutcome } from '../report/reference-check.js';
+import { renderHtmlReport } from '../report/report-html.js';
+import { compareRuns } from '../report/run-comparison.js';
 import { ConfigError } from '../errors.js';
 import { writeFileAtomically } from '../util/atomic-write.js';
-import type { RunStore } from '../run/store.js';
+import { table } from '../util/text-table.js';
 import type { RolloutServices } from '../run/rollout.js';
 import { integerOption, stringOption, type CommandDefinition, type OptionSpec, type ParsedCommand } from './command.js';
 import { EVAL_OPTIONS, numberOption } from './eval-options.js';
-import { runEval, type FinishedEval } from './eval.js';
-import { table } from './summary.js';
+import { runEval, type FinishedEval } from './eval-run.js';
 import { EXIT_BROKEN_TASKS, exitCodeHelp } from './exit-codes.js';
 
 /** `traj bench NAME` found reference-agent rollouts that broke the rule (oracle 1.0, no-op 0.0). */
@@ -158,23 +157,6 @@ async function benchReport(loaded: LoadedSuite, finished: FinishedEval, recheck:
   return { lines, exitCode: check.broken.length > 0 ? EXIT_BROKEN_TASKS : 0 };
 }
 
-function headline(suite: BenchSuite, report: EvalReport): string {
-  const { summary } = report;
-  const parts = suite.metrics.map((metric) => {
-    switch (metric) {
-      case 'pass_rate':
-        return `pass rate ${formatEstimate(summary.pass_rate)}`;
-      case 'mean_reward':
-        return `mean reward ${formatEstimate(summary.mean_reward)}`;
-      case 'pass_at_k':
-        return formatPassAtK(summary.pass_at_k);
-      case 'reward_errors':
-        return `reward errors ${summary.reward_errors}`;
-    }
-  });
-  return `headline: ${parts.join(' · ')}`;
-}
-
 /** One broken item run again outside the pool, nothing else running beside it; the result is not stored. */
 async function runAgain(finished: FinishedEval, broken: BrokenItem, services: RolloutServices): Promise<RecheckOutcome> {
   const keyed = finished.items.find((item) => item.key === broken.key);
@@ -193,100 +175,10 @@ async function runAgain(finished: FinishedEval, broken: BrokenItem, services: Ro
   return { reward, reason };
 }
 
-function failedRollouts(store: RunStore): FailedRollout[] {
-  return [...store.items({ status: 'failed' })].map((row) => ({ key: row.key, sample: row.sample, message: row.error_message ?? row.error_code ?? 'failed' }));
-}
-
-function* transcripts(store: RunStore): Generator<TranscriptRecord> {
-  for (const row of store.items({ status: ['done', 'discarded'] })) if (row.record) yield JSON.parse(row.record) as TranscriptRecord;
-}
-
-function validationLines(check: ReferenceCheck): string[] {
-  const expected = formatNumber(check.expected_reward, 1);
-  const flaky =
-    check.flaky.length === 0
-      ? []
-      : [`validation (${check.agent} agent): ${check.flaky.length} FLAKY (wrong in the run, ${expected} when run again alone):`, ...check.flaky.map((item) => `  ${item.key}#${item.sample}: ${item.reason}`)];
-  if (check.broken.length === 0) {
-    const good = check.checked - check.flaky.length;
-    return [`validation (${check.agent} agent): ${check.flaky.length === 0 ? `all ${check.checked}` : `${good} of ${check.checked}`} rollouts scored ${expected} as they must`, ...flaky];
-  }
-  return [
-    `validation (${check.agent} agent): ${check.broken.length} BROKEN of ${check.checked} (every rollout must score ${expected}):`,
-    ...check.broken.map((item) => `  ${item.key}#${item.sample}: ${item.reason}`),
-    ...flaky,
-  ];
-}
-
-function validationMarkdown(check: ReferenceCheck): string {
-  const table = (items: readonly BrokenItem[]) =>
-    `| item | sample | reward | why |\n| --- | --- | --- | --- |\n${items.map((item) => `| ${item.key} | ${item.sample} | ${formatNumber(item.reward)} | ${item.reason.replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`).join('\n')}\n`;
-  const body =
-    check.broken.length === 0
-      ? `${check.flaky.length === 0 ? `All ${check.checked}` : `${check.checked - check.flaky.length} of ${check.checked}`} rollouts scored ${check.expected_reward} as they must.\n`
-      : `${check.broken.length} broken of ${check.checked} (every rollout must score ${check.expected_reward}):\n\n${table(check.broken)}`;
-  const flaky = check.flaky.length === 0 ? '' : `\n${check.flaky.length} flaky (wrong in the run, ${check.expected_reward} when run again alone):\n\n${table(check.flaky)}`;
-  return `\n## Validation with the ${check.agent} agent\n\n${body}${flaky}`;
-}
-
-/** A run's report.json: a run name (datasets/RUN/report.json), a run folder, or the file itself. */
-function readRunReport(reference: string): EvalReport {
-  const candidates = [reference, join(reference, 'report.json'), join('datasets', reference, 'report.json')];
-  const path = candidates.find((candidate) => existsSync(candidate) && statSync(candidate).isFile());
-  if (!path) throw new ConfigError(`no report for '${reference}': looked for ${candidates.join(', ')} (run traj bench/eval first, or pass the report's path)`, { code: 'report_missing' });
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    throw new ConfigError(`${path}: not JSON (${(error as Error).message})`, { code: 'report_invalid' });
-  }
-  const result = EvalReportSchema.safeParse(parsed);
-  if (!result.success) throw new ConfigError(`${path}: not a traj report (${result.error.issues[0]?.path.join('.')}: ${result.error.issues[0]?.message})`, { code: 'report_invalid' });
-  return result.data;
-}
-
 function compareCommand(runs: string[], json: boolean): number {
   if (runs.length !== 2) throw new ConfigError('usage: traj bench compare RUN_A RUN_B (run names, run folders or report.json paths)', { code: 'cli_usage' });
   const comparison = compareRuns(readRunReport(runs[0]!), readRunReport(runs[1]!));
   process.stdout.write(json ? `${JSON.stringify(comparison, null, 2)}\n` : `${formatComparison(comparison)}\n`);
   return 0;
-}
-
-function signed(value: number | null): string {
-  if (value === null) return '–';
-  return `${value > 0 ? '+' : ''}${value.toFixed(3)}`;
-}
-
-function formatDifference(difference: RunComparison['mean_reward']['difference']): string {
-  if (difference.value === null) return '–';
-  if (difference.low === null || difference.high === null) return signed(difference.value);
-  return `${signed(difference.value)} [${signed(difference.low)}, ${signed(difference.high)}]`;
-}
-
-export function formatComparison(comparison: RunComparison): string {
-  const who = (side: RunComparison['a']) => `${side.run} (${side.model ?? 'unknown model'}${side.environment ? `, ${side.environment}` : ''})`;
-  const changed = comparison.items.filter((item) => item.change !== 'same');
-  const counts = ['fixed', 'regressed', 'better', 'worse', 'only_a', 'only_b'].map((change) => `${change} ${comparison.items.filter((item) => item.change === change).length}`);
-  return [
-    `A = ${who(comparison.a)}`,
-    `B = ${who(comparison.b)}`,
-    '',
-    table(
-      ['', 'A', 'B', 'B − A [95% CI]'],
-      [
-        ['pass rate', formatEstimate(comparison.pass_rate.a), formatEstimate(comparison.pass_rate.b), formatDifference(comparison.pass_rate.difference)],
-        [`mean reward (paired, ${comparison.mean_reward.shared_items} shared items)`, '', '', formatDifference(comparison.mean_reward.difference)],
-      ],
-    ),
-    'pass-rate CI: Newcombe hybrid score (Wilson) interval, runs treated as independent; mean-reward CI: paired Student-t over per-item differences.',
-    '',
-    changed.length === 0
-      ? 'per item: no differences'
-      : table(
-          ['item', 'A reward', 'B reward', 'delta', 'A passed', 'B passed', 'change'],
-          changed.map((item) => [item.key, formatNumber(item.a_reward), formatNumber(item.b_reward), signed(item.delta), item.a_passed, item.b_passed, item.change]),
-        ),
-    `items: ${comparison.items.length} (${counts.join(', ')}, same ${comparison.items.length - changed.length})`,
-  ].join('\n');
 }
 

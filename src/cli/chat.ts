@@ -8,7 +8,8 @@ import { loadMcpServers } from '../tools/mcp/config.js';
 import { loadToolConfig, type ToolConfig } from '../config/tool-config.js';
 import { ENDPOINT_OPTIONS, integerOption, listOption, stringOption, type CommandDefinition, type ParsedCommand } from './command.js';
 import { resolveEndpoint } from './endpoint.js';
-import { readRunConfigFile, systemPromptFrom } from './run-options.js';
+import { readRunConfigFile } from './run-options.js';
+import { systemPromptFrom } from '../run/run-setup.js';
 
 const DEFAULT_TOOLSETS = ['terminal', 'file', 'todo', 'memory', 'skills', 'session_search'];
 const DEFAULT_MAX_TURNS = 20;

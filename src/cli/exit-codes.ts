@@ -1,4 +1,4 @@
-import { isTrajError, type SerializedError } from '../errors.js';
+import { errorCodeSet, isTrajError, type SerializedError } from '../errors.js';
 import { RUN_FAULT_CODES } from '../run/failure-policy.js';
 
 /** What every traj command's exit status means; README "Exit codes" and `traj --help` show this table. */
@@ -32,10 +32,10 @@ export function exitCodeHelp(): string {
 }
 
 /** Codes that are a usage or config mistake whatever their error class. */
-const USAGE_CODES = new Set(['cli_usage', 'fingerprint_changed']);
+const USAGE_CODES = errorCodeSet(['cli_usage', 'fingerprint_changed']);
 /** Run-level faults besides the rollout ones (failure-policy.ts): the run cannot start. */
-const RUN_CODES = new Set(['run_locked']);
-const BUDGET_CODES = new Set(['budget_exceeded']);
+const RUN_CODES = errorCodeSet(['run_locked']);
+const BUDGET_CODES = errorCodeSet(['budget_exceeded']);
 
 /** The exit status for an error that ended a command (a TrajError, or one serialized from a worker thread). */
 export function exitCodeFor(error: unknown): number {

@@ -7,7 +7,6 @@ import { DockerSandboxConfigSchema } from '../sandbox/docker-config.js';
 import { LocalSandboxConfigSchema } from '../sandbox/local-config.js';
 import { loadMcpServers } from '../tools/mcp/config.js';
 import { loadToolConfig } from '../config/tool-config.js';
-import { MessageSchema, type Message } from '../model/messages.js';
 import { QUEUE_OPTIONS, queueFlags } from './queue-options.js';
 import { ENDPOINT_OPTIONS, integerOption, listOption, stringOption, type OptionSpec, type ParsedCommand } from './command.js';
 
@@ -115,17 +114,6 @@ export function runConfigFrom(values: ParsedCommand['values'], defaults: Partial
   return config;
 }
 
-/** The system prompt text: `system_prompt` itself, or the file `system` names. */
-export function systemPromptFrom(config: RunConfig): string | undefined {
-  if (config.system_prompt !== undefined) return config.system_prompt;
-  if (!config.system) return undefined;
-  try {
-    return readFileSync(config.system, 'utf8');
-  } catch (error) {
-    throw new ConfigError(`--system ${config.system}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { code: 'config_missing' });
-  }
-}
-
 /** `--ephemeral-system-prompt TEXT`, or `@FILE` for the text of a file. */
 function ephemeralText(value: string | undefined): string | undefined {
   if (value === undefined || !value.startsWith('@')) return value;
@@ -134,29 +122,4 @@ function ephemeralText(value: string | undefined): string | undefined {
   } catch (error) {
     throw new ConfigError(`--ephemeral-system-prompt ${value}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { code: 'config_missing' });
   }
-}
-
-/** The run-time-only prompt material: the ephemeral system prompt and the prefill messages, checked. */
-export function runTimePromptFrom(config: RunConfig): { ephemeralSystemPrompt?: string; prefill?: Message[] } {
-  const result: { ephemeralSystemPrompt?: string; prefill?: Message[] } = {};
-  if (config.ephemeral_system_prompt?.trim()) result.ephemeralSystemPrompt = config.ephemeral_system_prompt;
-  if (config.prefill === undefined) return result;
-  let text: string;
-  try {
-    text = readFileSync(config.prefill, 'utf8');
-  } catch (error) {
-    throw new ConfigError(`--prefill ${config.prefill}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { code: 'config_missing' });
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    throw new ConfigError(`--prefill ${config.prefill}: not JSON (${errorText(error)}); expected an array of {"role", "content"} messages`, { code: 'config_invalid' });
-  }
-  result.prefill = validate(z.array(MessageSchema).min(1, 'give at least one message'), parsed, config.prefill);
-  return result;
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

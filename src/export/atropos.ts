@@ -1,3 +1,4 @@
+import type { RecordOrder } from '../run/store.js';
 import type { TrajectoryRecord } from '../trajectory/record.js';
 import type { ShardUnit } from './shards.js';
 
@@ -19,8 +20,8 @@ export interface AtroposGroupLine {
   traj: { ids: string[]; finish_reasons: string[]; advantages: Array<number | null> };
 }
 
-/** SQL order that keeps a group's rollouts together, groups in dataset order. */
-export const GROUP_ORDER = `MIN(row_index) OVER (PARTITION BY COALESCE(json_extract(record, '$.group'), key)), COALESCE(json_extract(record, '$.group'), key), sample`;
+/** The store order that keeps a group's rollouts together, groups in dataset order. */
+export const GROUP_ORDER: RecordOrder = 'group';
 
 export interface AtroposCounts {
   /** Rollouts left out because they have no reward (unscored, or the reward hook failed). */

@@ -1,5 +1,5 @@
 import { DatasetError } from '../errors.js';
-import type { RunStore } from '../run/store.js';
+import type { RecordOrder, RunStore } from '../run/store.js';
 import { TrajectoryRecordSchema, type TrajectoryRecord } from '../trajectory/record.js';
 import type { RecordPredicate } from './filter-evaluate.js';
 import { splitRows, type SplitPlan, type StoredRow } from './split-plan.js';
@@ -19,7 +19,7 @@ export interface RecordCounts {
  * against the record schema, so a row that could not fit the fixed export schema is refused
  * with its key instead of breaking a writer (and can be left out with a filter).
  */
-export function* exportRecords(store: RunStore, plan: SplitPlan, predicate: RecordPredicate | undefined, counts: RecordCounts, order?: string): Generator<ExportedRecord> {
+export function* exportRecords(store: RunStore, plan: SplitPlan, predicate: RecordPredicate | undefined, counts: RecordCounts, order?: RecordOrder): Generator<ExportedRecord> {
   for (const row of splitRows(store, plan, order)) {
     const value: unknown = JSON.parse(row.text);
     if (predicate && !predicate(value)) {

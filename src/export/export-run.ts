@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ConfigError, RunError } from '../errors.js';
 import { computeStatistics } from '../run/run-statistics.js';
-import { RunStore } from '../run/store.js';
+import { RunStore, type RecordOrder } from '../run/store.js';
 import { writeFileAtomically } from '../util/atomic-write.js';
 import type { TrajectoryRecord } from '../trajectory/record.js';
 import { arrowFormat } from './arrow-format.js';
@@ -41,7 +41,7 @@ export interface ExportResult {
 /** How one split's records become shard rows in the chosen format. */
 interface SplitWriter {
   format: ShardFormat<unknown>;
-  order?: string;
+  order?: RecordOrder;
   units(records: Generator<ExportedRecord>): Iterator<ShardUnit<unknown>>;
 }
 

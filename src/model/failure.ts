@@ -1,5 +1,5 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
-import { ModelError } from '../errors.js';
+import { ModelError, type ErrorCode } from '../errors.js';
 import { isContextOverflow } from './context-overflow.js';
 import { errorBodyMessage, errorTextMessage, rememberedErrorBody } from './error-body.js';
 import { parseRetryAfter, type AttemptFailure } from './retry.js';
@@ -89,7 +89,7 @@ export function modelErrorFor(failure: AttemptFailure, attempts: number, context
   const where = `model endpoint ${context.baseURL} (model '${context.model}')`;
   const status = failure.status === undefined ? '' : `HTTP ${failure.status}: `;
   const details = { baseURL: context.baseURL, model: context.model, status: failure.status, attempts };
-  const fault = (message: string, code: string, retryable: boolean) => new ModelError(message, { code, retryable, cause: failure.cause, details });
+  const fault = (message: string, code: ErrorCode, retryable: boolean) => new ModelError(message, { code, retryable, cause: failure.cause, details });
   if (failure.kind === 'aborted') return fault(`request to ${where} aborted`, 'aborted', false);
   if (failure.kind === 'retryable') {
     const tries = attempts === 1 ? '1 attempt' : `${attempts} attempts`;

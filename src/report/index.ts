@@ -7,5 +7,7 @@ export * from './rescore.js';
 export * from './reference-check.js';
 export * from './run-comparison.js';
 export * from './bench-suite.js';
+export * from './bench-output.js';
+export * from './comparison-text.js';
 export { renderHtmlReport, type HtmlReportInput, type TranscriptRecord } from './report-html.js';
 export * from './html-parts.js';

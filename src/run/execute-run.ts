@@ -136,7 +136,7 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
           concurrency: input.concurrency,
           onRetry: ({ attempt, delayMs, message }) => input.onEvent?.({ type: 'retrying', attempt, delayMs, message }),
         });
-    const alreadyFinished = (store.db.prepare(`SELECT COUNT(*) FROM items WHERE status IN ('done','discarded')`).pluck().get() as number) ?? 0;
+    const alreadyFinished = store.finishedCount();
     input.onStart?.({
       storePath,
       workers: pool.workers,

@@ -1,3 +1,5 @@
+import { errorCodeSet } from '../errors.js';
+
 /**
  * What the run pipeline does with a rollout that ended in an error, decided from the error's
  * class (`name`), `code` and `retryable` flag alone — one pure function, so the rules are
@@ -20,6 +22,7 @@ export interface FailureDecision {
   errorClass: 'infra' | 'agent' | 'input' | 'run';
 }
 
+/** A thrown error or a `SerializedError`: its code is a string (a Node error brings `ENOENT`). */
 export interface ClassifiableError {
   name: string;
   code: string;
@@ -27,7 +30,7 @@ export interface ClassifiableError {
 }
 
 /** Faults that stop the run the first time they are seen: no other prompt can succeed either. */
-export const RUN_FAULT_CODES: ReadonlySet<string> = new Set([
+export const RUN_FAULT_CODES = errorCodeSet([
   'model_auth',
   'api_key_missing',
   'model_not_found',
@@ -43,10 +46,10 @@ export const RUN_FAULT_CODES: ReadonlySet<string> = new Set([
  * Faults that stop the run only when they repeat with nothing succeeding in between: one 503 after
  * retries is bad luck, a streak of them is an endpoint that is down.
  */
-export const STREAK_FAULT_CODES: ReadonlySet<string> = new Set(['model_unavailable']);
+export const STREAK_FAULT_CODES = errorCodeSet(['model_unavailable']);
 
 /** Outcomes of the agent itself, recorded as finished rollouts. */
-export const AGENT_OUTCOME_CODES: ReadonlySet<string> = new Set(['context_overflow']);
+export const AGENT_OUTCOME_CODES = errorCodeSet(['context_overflow']);
 
 /** Error classes whose faults repeat on every try: the input, not the infrastructure, is wrong. */
 const INPUT_ERROR_NAMES: ReadonlySet<string> = new Set(['ConfigError', 'DatasetError']);

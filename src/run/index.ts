@@ -1,6 +1,7 @@
 /** The run pipeline shared by batch, eval and bench: keys, the store, the pool, outputs. */
 export * from './prompt-key.js';
 export * from './run-config.js';
+export * from './run-setup.js';
 export * from './store.js';
 export * from './pipeline.js';
 export * from './rollout.js';

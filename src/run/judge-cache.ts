@@ -1,5 +1,5 @@
-import Database from 'better-sqlite3';
 import { JudgeVerdictSchema, type JudgeCache, type JudgeVerdict } from '../eval/judge.js';
+import { openCacheReader } from './store.js';
 
 /** A verdict a rollout produced, written by the main thread with the rollout's result. */
 export interface JudgeCacheEntry {
@@ -7,22 +7,17 @@ export interface JudgeCacheEntry {
   verdict: JudgeVerdict;
 }
 
-/** Read-only connections to run stores, one per store and thread (WAL lets readers beside the writer). */
-const readers = new Map<string, Database.Statement<[string], { verdict: string }> | null>();
+/** Read-only connections to run stores, one per store and thread. */
+const readers = new Map<string, ((key: string) => string | undefined) | null>();
 
-function readerFor(path: string): Database.Statement<[string], { verdict: string }> | null {
-  let statement = readers.get(path);
-  if (statement === undefined) {
-    try {
-      const db = new Database(path, { readonly: true, fileMustExist: true });
-      statement = db.prepare<[string], { verdict: string }>('SELECT verdict FROM judge_cache WHERE key = ?');
-    } catch {
-      // No store (yet), or one without the table: every verdict is then simply a miss.
-      statement = null;
-    }
-    readers.set(path, statement);
+function readerFor(path: string): ((key: string) => string | undefined) | null {
+  let reader = readers.get(path);
+  if (reader === undefined) {
+    // No store (yet), or one without the table: every verdict is then simply a miss.
+    reader = openCacheReader(path, 'judge');
+    readers.set(path, reader);
   }
-  return statement;
+  return reader;
 }
 
 /**
@@ -38,9 +33,9 @@ export function rolloutJudgeCache(storePath: string | undefined): JudgeCache & {
     get(key) {
       const known = local.get(key);
       if (known) return known;
-      const row = storePath ? readerFor(storePath)?.get(key) : undefined;
-      if (!row) return undefined;
-      const parsed = JudgeVerdictSchema.safeParse(JSON.parse(row.verdict));
+      const verdict = storePath ? readerFor(storePath)?.(key) : undefined;
+      if (!verdict) return undefined;
+      const parsed = JudgeVerdictSchema.safeParse(JSON.parse(verdict));
       return parsed.success ? parsed.data : undefined;
     },
     put(key, verdict) {

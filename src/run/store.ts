@@ -1,9 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import { RunError } from '../errors.js';
 import { canonicalJson, sha256 } from '../util/hash.js';
 import { openDatabase } from '../util/sqlite.js';
+import { aggregateStore, type StoreAggregates } from './store-aggregates.js';
+
+export type { StoreAggregates } from './store-aggregates.js';
 
 export type ItemStatus = 'pending' | 'done' | 'discarded' | 'failed';
 export type ErrorClass = 'infra' | 'agent' | 'filtered' | 'input';
@@ -79,6 +82,56 @@ export interface RunMeta {
   updated_at: string;
 }
 
+/** Record fields the store can filter and split by (kept in a column, or read from the record). */
+export type RecordField = 'toolsets' | 'category';
+
+/** Which rows that kept a record: a status, optionally narrowed to some values of a field (null: absent). */
+export interface RecordSelection {
+  status: ItemStatus;
+  field?: { name: RecordField; values: unknown[] };
+}
+
+/** `dataset`: row, key, sample. `group`: a group's rollouts together, groups in dataset order. */
+export type RecordOrder = 'dataset' | 'group';
+
+/** A stored row on its way out: the record exactly as stored (JSON text). */
+export interface StoredRecordRow {
+  key: string;
+  sample: number;
+  status: ItemStatus;
+  text: string;
+}
+
+const FIELD_SQL: Record<RecordField, string> = { toolsets: 'toolsets', category: `json_extract(record, '$.source.fields.category')` };
+const GROUP = `COALESCE(json_extract(record, '$.group'), key)`;
+const ORDER_SQL: Record<RecordOrder, string> = { dataset: 'row_index, key, sample', group: `MIN(row_index) OVER (PARTITION BY ${GROUP}), ${GROUP}, sample` };
+
+function filterSql(filter: RecordSelection): { where: string; params: unknown[] } {
+  if (!filter.field) return { where: 'status = ?', params: [filter.status] };
+  const column = FIELD_SQL[filter.field.name];
+  const present = filter.field.values.filter((value) => value !== null);
+  const conditions = [
+    ...(present.length ? [`${column} IN (${present.map(() => '?').join(', ')})`] : []),
+    ...(present.length < filter.field.values.length ? [`${column} IS NULL`] : []),
+  ];
+  return { where: `status = ? AND (${conditions.join(' OR ')})`, params: [filter.status, ...present] };
+}
+
+/**
+ * A read-only lookup in a run store's judge or web cache, for worker threads (only the main thread
+ * writes the store; WAL lets readers beside the writer). Null when there is no store or no table yet.
+ */
+export function openCacheReader(path: string, cache: 'judge' | 'web'): ((key: string) => string | undefined) | null {
+  try {
+    const db = new Database(path, { readonly: true, fileMustExist: true });
+    const sql = cache === 'judge' ? 'SELECT verdict FROM judge_cache WHERE key = ?' : 'SELECT value FROM web_cache WHERE key = ?';
+    const statement = db.prepare<[string], string>(sql).pluck();
+    return (key) => statement.get(key);
+  } catch {
+    return null;
+  }
+}
+
 // A rowid table on purpose: rows carry whole records (~10 KB), and WITHOUT ROWID tables keep rows
 // inside the key's B-tree, where large rows spill to overflow pages and slow every lookup.
 const SCHEMA = `
@@ -131,7 +184,7 @@ export function diffFingerprint(before: Record<string, unknown>, after: Record<s
  * a result and its status land in one transaction, so a crash at any instant loses no finished work.
  */
 export class RunStore {
-  readonly db: Database.Database;
+  private readonly db: Database.Database;
   private readonly statements: ReturnType<RunStore['prepare']>;
   /**
    * Writes of one event-loop turn, committed together: results that land at the same moment share
@@ -178,6 +231,7 @@ export class RunStore {
       addCounter: db.prepare('INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = value + excluded.value'),
       judgePut: db.prepare('INSERT OR REPLACE INTO judge_cache (key, verdict, created_at) VALUES (?, ?, ?)'),
       webPut: db.prepare('INSERT OR REPLACE INTO web_cache (key, value, created_at) VALUES (?, ?, ?)'),
+      finishedCount: db.prepare(`SELECT COUNT(*) FROM items WHERE status IN ('done','discarded')`).pluck(),
     };
   }
 
@@ -411,6 +465,70 @@ export class RunStore {
   webCacheSize(): number {
     this.flush();
     return this.db.prepare('SELECT COUNT(*) FROM web_cache').pluck().get() as number;
+  }
+
+  /** Prompts that landed for good (done or discarded): what a resume does not run again. */
+  finishedCount(): number {
+    return (this.statements.finishedCount.get() as number | undefined) ?? 0;
+  }
+
+  hasKey(key: string): boolean {
+    this.flush();
+    return this.db.prepare('SELECT 1 FROM items WHERE key = ? LIMIT 1').get(key) !== undefined;
+  }
+
+  /** Distinct keys starting with `prefix` (LIKE wildcards in it match themselves), in key order. */
+  keysWithPrefix(prefix: string, limit: number): string[] {
+    this.flush();
+    const escaped = prefix.replace(/[\\%_]/g, (character) => `\\${character}`);
+    return this.db.prepare(`SELECT DISTINCT key FROM items WHERE key LIKE ? ESCAPE '\\' ORDER BY key LIMIT ?`).pluck().all(`${escaped}%`, limit) as string[];
+  }
+
+  itemCount(): number {
+    this.flush();
+    return this.db.prepare('SELECT COUNT(*) FROM items').pluck().get() as number;
+  }
+
+  /** The first keys in dataset order, as examples in a message. */
+  firstKeys(limit: number): string[] {
+    this.flush();
+    return this.db.prepare('SELECT key FROM items ORDER BY row_index LIMIT ?').pluck().all(limit) as string[];
+  }
+
+  /** Distinct values of a record field among done rows that kept a record (null when the field is absent). */
+  recordedValues(field: RecordField): unknown[] {
+    this.flush();
+    return this.db.prepare(`SELECT DISTINCT ${FIELD_SQL[field]} FROM items WHERE status = 'done' AND record IS NOT NULL`).pluck().all() as unknown[];
+  }
+
+  countRecords(filter: RecordSelection): number {
+    this.flush();
+    const { where, params } = filterSql(filter);
+    return this.db.prepare(`SELECT COUNT(*) FROM items WHERE record IS NOT NULL AND (${where})`).pluck().get(...params) as number;
+  }
+
+  /** Stream the rows that kept a record and match `filter`, the record as stored (JSON text). */
+  *records(filter: RecordSelection, order: RecordOrder = 'dataset'): IterableIterator<StoredRecordRow> {
+    this.flush();
+    const { where, params } = filterSql(filter);
+    const statement = this.db.prepare(`SELECT key, sample, status, record AS text FROM items WHERE record IS NOT NULL AND (${where}) ORDER BY ${ORDER_SQL[order]}`);
+    yield* statement.iterate(...params) as IterableIterator<StoredRecordRow>;
+  }
+
+  /** Rows without a record: failed by a worker crash, or still pending. */
+  unrecordedCounts(): { failedWithoutRecord: number; pending: number } {
+    this.flush();
+    const count = (sql: string) => this.db.prepare(sql).pluck().get() as number;
+    return {
+      failedWithoutRecord: count(`SELECT COUNT(*) FROM items WHERE status = 'failed' AND record IS NULL`),
+      pending: count(`SELECT COUNT(*) FROM items WHERE status = 'pending'`),
+    };
+  }
+
+  /** Aggregates over every stored row, computed inside SQLite so no record JSON is parsed (see run-statistics). */
+  aggregates(maxAttempts?: number): StoreAggregates {
+    this.flush();
+    return aggregateStore(this.db, maxAttempts);
   }
 
   /** Run `work` in one transaction (many record updates after a run: advantages, rescoring). */

@@ -1,5 +1,5 @@
-import Database from 'better-sqlite3';
 import type { WebCache } from '../tools/services.js';
+import { openCacheReader } from './store.js';
 
 /** A page or search result a rollout fetched, written by the main thread with the rollout's result. */
 export interface WebCacheEntry {
@@ -9,22 +9,17 @@ export interface WebCacheEntry {
 
 export type WebCacheMode = 'readwrite' | 'read' | 'off';
 
-/** Read-only connections to run stores, one per store and thread (WAL lets readers beside the writer). */
-const readers = new Map<string, Database.Statement<[string], { value: string }> | null>();
+/** Read-only connections to run stores, one per store and thread. */
+const readers = new Map<string, ((key: string) => string | undefined) | null>();
 
-function readerFor(path: string): Database.Statement<[string], { value: string }> | null {
-  let statement = readers.get(path);
-  if (statement === undefined) {
-    try {
-      const db = new Database(path, { readonly: true, fileMustExist: true });
-      statement = db.prepare<[string], { value: string }>('SELECT value FROM web_cache WHERE key = ?');
-    } catch {
-      // No store, or one without the table: every lookup is then a miss.
-      statement = null;
-    }
-    readers.set(path, statement);
+function readerFor(path: string): ((key: string) => string | undefined) | null {
+  let reader = readers.get(path);
+  if (reader === undefined) {
+    // No store, or one without the table: every lookup is then a miss.
+    reader = openCacheReader(path, 'web');
+    readers.set(path, reader);
   }
-  return statement;
+  return reader;
 }
 
 /**
@@ -67,8 +62,8 @@ export function rolloutWebCache(settings: { path?: string; mode: WebCacheMode } 
       if (mode === 'off') return undefined;
       if (local.has(key)) return local.get(key);
       if (thread?.has(key)) return thread.get(key);
-      const row = path ? readerFor(path)?.get(key) : undefined;
-      return row ? JSON.parse(row.value) : undefined;
+      const value = path ? readerFor(path)?.(key) : undefined;
+      return value ? JSON.parse(value) : undefined;
     },
     put(key, value) {
       if (mode !== 'readwrite') return;

@@ -3,3 +3,4 @@ export * from './hash.js';
 export * from './shell.js';
 export * from './atomic-write.js';
 export * from './closest-match.js';
+export * from './text-table.js';

@@ -24,8 +24,7 @@ test('hermes: one batch-runner line per done rollout, each exactly the converter
   const lines = text.split('\n').filter(Boolean);
   assert.equal(lines.length, 2, 'done rows only, as the default split');
   const store = RunStore.open(storePath);
-  const rows = store.db.prepare(`SELECT record FROM items WHERE status = 'done' ORDER BY row_index, sample`).all() as Array<{ record: string }>;
-  const stored = rows.map((row) => JSON.parse(row.record) as TrajectoryRecord);
+  const stored = [...store.items({ status: 'done' })].map((row) => JSON.parse(row.record!) as TrajectoryRecord);
   store.close();
   const knownTools = createToolRegistry().all().map((tool) => tool.name);
   assert.deepEqual(lines, stored.map((record) => hermesLine(toHermesRecord(record, { knownTools, batchSize: 10 }))));

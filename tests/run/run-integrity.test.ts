@@ -11,13 +11,14 @@ import { CircuitBreaker } from '../../src/run/circuit-breaker.js';
 import { readDataset } from '../../src/dataset/index.js';
 import { decideFailure } from '../../src/run/failure-policy.js';
 import { RunStore } from '../../src/run/store.js';
+import { openDatabase } from '../../src/util/sqlite.js';
 import { temporaryDirectory } from '../helpers/cli.js';
 
 const where = { baseURL: 'http://127.0.0.1:1/v1', model: 'm' };
 const decide = (error: Error) => decideFailure(serializeError(error));
 
 test('decideFailure: run-level faults, agent outcomes, faults that repeat and transient ones', () => {
-  for (const code of ['model_auth', 'api_key_missing', 'model_not_found', 'model_unreachable']) {
+  for (const code of ['model_auth', 'api_key_missing', 'model_not_found', 'model_unreachable'] as const) {
     assert.deepEqual(decide(new ModelError('x', { code, retryable: code === 'model_unreachable' })), { action: 'run_fault', errorClass: 'run' }, code);
   }
   assert.equal(decide(new ConfigError('no key', { code: 'api_key_missing' })).action, 'run_fault', 'by code, whatever the class');
@@ -97,6 +98,9 @@ test('the run lock: held by a live process it refuses naming pid and host; a dea
   const path = join(temporaryDirectory(t), 'lock.sqlite');
   const store = RunStore.open(path);
   t.after(() => store.close());
+  // Another connection plays the part of other processes writing the lock row.
+  const lockDb = openDatabase(path);
+  t.after(() => lockDb.close());
   store.acquireLock();
   store.acquireLock();
   assert.equal(store.lockHolder()?.pid, process.pid, 'taking it again in the same process is fine');
@@ -104,23 +108,23 @@ test('the run lock: held by a live process it refuses naming pid and host; a dea
   t.after(() => other.kill('SIGKILL'));
   await new Promise((resolve) => other.once('spawn', resolve));
   const start = (await import('node:fs')).readFileSync(`/proc/${other.pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[19];
-  store.db.prepare('UPDATE run_lock SET pid = ?, process_start = ?').run(other.pid, start);
+  lockDb.prepare('UPDATE run_lock SET pid = ?, process_start = ?').run(other.pid, start);
   assert.throws(
     () => store.acquireLock(),
     (error: unknown) => error instanceof RunError && error.code === 'run_locked' && error.message.includes(`process ${other.pid} on host ${hostname()}`),
   );
-  store.db.prepare('UPDATE run_lock SET process_start = ?').run('1');
+  lockDb.prepare('UPDATE run_lock SET process_start = ?').run('1');
   store.acquireLock();
   assert.equal(store.lockHolder()?.pid, process.pid, 'a pid now used by another process is not the holder');
-  store.db.prepare('UPDATE run_lock SET pid = ?, process_start = ?').run(other.pid, start);
+  lockDb.prepare('UPDATE run_lock SET pid = ?, process_start = ?').run(other.pid, start);
   other.kill('SIGKILL');
   await new Promise((resolve) => other.once('exit', resolve));
   await new Promise((resolve) => setTimeout(resolve, 50));
   store.acquireLock();
   assert.equal(store.lockHolder()?.pid, process.pid, 'a dead holder is taken over');
-  store.db.prepare("UPDATE run_lock SET pid = 1, host = 'elsewhere'").run();
+  lockDb.prepare("UPDATE run_lock SET pid = 1, host = 'elsewhere'").run();
   assert.throws(() => store.acquireLock(), /in use by process 1 on host elsewhere/, 'on another host liveness cannot be checked: refused');
-  store.db.prepare('DELETE FROM run_lock').run();
+  lockDb.prepare('DELETE FROM run_lock').run();
   store.acquireLock();
   store.releaseLock();
   assert.equal(store.lockHolder(), undefined);

@@ -5,7 +5,6 @@ import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { writeSyntheticRun } from '../../benchmarks/harness/synthetic-run.js';
 import { sha256 } from '../../src/util/hash.js';
-import { RunStore } from '../../src/run/store.js';
 import { messagesPattern, RunReader, type ItemQuery } from '../../src/view/index.js';
 import { temporaryDirectory } from '../helpers/cli.js';
 
@@ -163,8 +162,8 @@ describe('RunReader (read-only queries over a run store)', () => {
     const reader = new RunReader(path, { refreshIntervalMs: 0 });
     t.after(() => reader.close());
     assert.equal(reader.page({ ...base, status: 'pending' }).total, 2);
-    const store = RunStore.open(path);
-    store.db.prepare("UPDATE items SET status = 'done', reward = 1 WHERE status = 'pending'").run();
+    const store = new Database(path);
+    store.prepare("UPDATE items SET status = 'done', reward = 1 WHERE status = 'pending'").run();
     store.close();
     assert.equal(reader.page({ ...base, status: 'pending' }).total, 0);
     assert.equal(reader.summary('live').statuses.done, 96);

@@ -5,7 +5,6 @@ import Database from 'better-sqlite3';
 import { describe, it } from 'node:test';
 import { writeSyntheticRun } from '../../benchmarks/harness/synthetic-run.js';
 import { SessionStore } from '../../src/chat/session-store.js';
-import { RunStore } from '../../src/run/store.js';
 import { startViewer } from '../../src/view/index.js';
 import { temporaryDirectory } from '../helpers/cli.js';
 
@@ -15,12 +14,13 @@ export const INJECTION =
 /** A run store whose item-000003 answer is markup, as a hostile or confused model might write. */
 export function writeHostileRun(path: string): void {
   writeSyntheticRun(path, 60, { name: 'hostile' });
-  const store = RunStore.open(path);
-  const row = store.db.prepare("SELECT record FROM items WHERE key = 'item-000003'").pluck().get() as string;
+  // Written behind the store's back, as a tampering process would.
+  const store = new Database(path);
+  const row = store.prepare("SELECT record FROM items WHERE key = 'item-000003'").pluck().get() as string;
   const record = JSON.parse(row) as { messages: { content: string | null; reasoning?: string }[] };
   record.messages[4]!.content = INJECTION;
   record.messages[2]!.reasoning = `thinking about ${INJECTION}`;
-  store.db.prepare("UPDATE items SET record = ? WHERE key = 'item-000003'").run(JSON.stringify(record));
+  store.prepare("UPDATE items SET record = ? WHERE key = 'item-000003'").run(JSON.stringify(record));
   store.close();
 }
 

@@ -1,0 +1,96 @@
+import { readFileSync } from 'node:fs';
+import { resolveAuxiliary } from '../config/auxiliary.js';
+import { z } from 'zod';
+import { validate } from '../config/validate.js';
+import { ConfigError } from '../errors.js';
+import { MessageSchema, type Message } from '../model/messages.js';
+import { DEFAULT_BUDGET } from '../tools/budget.js';
+import { createToolRegistry } from '../tools/builtin.js';
+import { loadDistribution } from '../tools/distributions.js';
+import type { ToolRegistry } from '../tools/registry.js';
+import type { ToolsetChoice } from './batch.js';
+import { artifactsDirFor, storePathFor } from './execute-run.js';
+import type { RolloutSettings } from './rollout.js';
+import type { RunConfig } from './run-config.js';
+import { knowledgeFolder } from './rollout-knowledge.js';
+
+/**
+ * What assembles a run from its run config, shared by batch, eval and bench (and chat's system
+ * prompt): the tool registry, the toolset choice, the rollout settings and the system prompt.
+ */
+
+/** The registry for choosing tools on the main thread: built-ins plus the configured MCP servers' toolsets. */
+export function runRegistry(config: RunConfig): ToolRegistry {
+  const registry = createToolRegistry();
+  for (const name of Object.keys(config.mcp_servers ?? {})) registry.declareToolset(`mcp:${name}`);
+  return registry;
+}
+
+export function toolsetChoice(config: RunConfig, registry: ToolRegistry, fallbackDistribution = 'default'): ToolsetChoice {
+  if (config.toolsets) {
+    registry.assertToolsets(config.toolsets, '--toolsets');
+    return { toolsets: config.toolsets };
+  }
+  return { distribution: loadDistribution(config.distribution ?? fallbackDistribution, registry) };
+}
+
+export function rolloutSettings(config: RunConfig, endpoint: RolloutSettings['endpoint'], extra: Partial<RolloutSettings> = {}): RolloutSettings {
+  return {
+    run: config.run,
+    endpoint,
+    maxTurns: config.max_turns,
+    systemPrompt: systemPromptFrom(config),
+    ...runTimePromptFrom(config),
+    sandbox: { kind: config.sandbox, image: config.image, workdir: config.workdir, docker: config.docker, local: config.local },
+    budget: { ...DEFAULT_BUDGET, ...config.budget },
+    agent: 'model',
+    rolloutTimeoutMs: config.rollout_timeout ? config.rollout_timeout * 1000 : undefined,
+    toolConcurrency: config.tool_concurrency,
+    mcpServers: config.mcp_servers,
+    ...(config.compression ? { compression: config.compression } : {}),
+    ...(config.memory ? { memory: knowledgeFolder(config.memory, '--memory') } : {}),
+    ...(config.skills?.length ? { skills: config.skills.map((folder) => knowledgeFolder(folder, '--skills')), skillsWritable: config.skills_writable } : {}),
+    web: config.web,
+    auxiliary: resolveAuxiliary(config.auxiliary, endpoint),
+    browser: config.browser,
+    artifactsDir: artifactsDirFor(config.checkpoints, config.run),
+    webCache: { path: storePathFor(config.checkpoints, config.run), mode: config.web_cache },
+    ...extra,
+  };
+}
+
+/** The system prompt text: `system_prompt` itself, or the file `system` names. */
+export function systemPromptFrom(config: RunConfig): string | undefined {
+  if (config.system_prompt !== undefined) return config.system_prompt;
+  if (!config.system) return undefined;
+  try {
+    return readFileSync(config.system, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`--system ${config.system}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { code: 'config_missing' });
+  }
+}
+
+/** The run-time-only prompt material: the ephemeral system prompt and the prefill messages, checked. */
+export function runTimePromptFrom(config: RunConfig): { ephemeralSystemPrompt?: string; prefill?: Message[] } {
+  const result: { ephemeralSystemPrompt?: string; prefill?: Message[] } = {};
+  if (config.ephemeral_system_prompt?.trim()) result.ephemeralSystemPrompt = config.ephemeral_system_prompt;
+  if (config.prefill === undefined) return result;
+  let text: string;
+  try {
+    text = readFileSync(config.prefill, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`--prefill ${config.prefill}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { code: 'config_missing' });
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`--prefill ${config.prefill}: not JSON (${errorText(error)}); expected an array of {"role", "content"} messages`, { code: 'config_invalid' });
+  }
+  result.prefill = validate(z.array(MessageSchema).min(1, 'give at least one message'), parsed, config.prefill);
+  return result;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

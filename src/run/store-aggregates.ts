@@ -1,0 +1,115 @@
+import type Database from 'better-sqlite3';
+
+/**
+ * The SQL behind `RunStore.aggregates()`: kept beside the store (and imported only by it) so the
+ * store stays the one place that knows its tables, without store.ts growing by every statistic.
+ */
+
+/** A tool's totals over the recorded rows. */
+export interface ToolTotals {
+  name: string;
+  calls: number;
+  ok: number;
+  errors: number;
+}
+
+export interface FailureRow {
+  code: string;
+  count: number;
+  message: string | null;
+  example: string;
+}
+
+/** Raw aggregates over every stored row; run-statistics shapes and rounds them. */
+export interface StoreAggregates {
+  itemCount: number;
+  byStatus: Record<string, number>;
+  failedByClass: Record<string, number>;
+  failedByCode: Record<string, number>;
+  /** Per failure code, the earliest failure's message and key (ordered by count, then code). */
+  failures: FailureRow[];
+  failedForGood: number;
+  badRows: number;
+  badRowExamples: Array<{ line: number; reason: string }>;
+  finishReasons: Record<string, number>;
+  tools: ToolTotals[];
+  withReasoning: number;
+  tokens: { prompt: number; completion: number; reasoning: number; cached: number; cost: number | null };
+  compressions: { rollouts: number; total: number };
+  wallMs: number;
+  segments: number;
+  byToolsets: Array<{ toolsets: string; rollouts: number; completed: number | null }>;
+  scored: number;
+  rewardMean: number;
+  rewardErrors: number;
+  webCacheEntries: number;
+}
+
+const RECORDED = `status IN ('done','discarded')`;
+
+export function aggregateStore(db: Database.Database, maxAttempts?: number): StoreAggregates {
+  const count = (sql: string, ...params: unknown[]) => (db.prepare(sql).pluck().get(...params) as number | null) ?? 0;
+  const grouped = (sql: string) => Object.fromEntries((db.prepare(sql).raw().all() as [string, number][]).map(([key, value]) => [key ?? 'unknown', value]));
+  return {
+    itemCount: count('SELECT COUNT(*) FROM items'),
+    byStatus: grouped('SELECT status, COUNT(*) FROM items GROUP BY status'),
+    failedByClass: grouped(`SELECT error_class, COUNT(*) FROM items WHERE status = 'failed' GROUP BY error_class`),
+    failedByCode: grouped(`SELECT error_code, COUNT(*) FROM items WHERE status = 'failed' GROUP BY error_code`),
+    failures: failureRows(db),
+    failedForGood: count(`SELECT COUNT(*) FROM items WHERE status = 'failed' AND (retryable = 0 OR attempts >= ?)`, maxAttempts ?? Number.MAX_SAFE_INTEGER),
+    badRows: count('SELECT COUNT(*) FROM bad_rows'),
+    badRowExamples: db.prepare('SELECT line, reason FROM bad_rows ORDER BY line LIMIT 5').all() as Array<{ line: number; reason: string }>,
+    finishReasons: grouped(`SELECT finish_reason, COUNT(*) FROM items WHERE ${RECORDED} GROUP BY finish_reason`),
+    tools: db
+      .prepare(
+        `SELECT json_extract(t.value, '$.name') AS name, SUM(json_extract(t.value, '$.calls')) AS calls,
+                SUM(json_extract(t.value, '$.ok')) AS ok, SUM(json_extract(t.value, '$.errors')) AS errors
+         FROM items, json_each(items.tool_stats) AS t WHERE ${RECORDED} GROUP BY name ORDER BY calls DESC, name`,
+      )
+      .all() as ToolTotals[],
+    withReasoning: count(`SELECT COUNT(*) FROM items WHERE ${RECORDED} AND has_reasoning = 1`),
+    tokens: db
+      .prepare(
+        `SELECT COALESCE(SUM(prompt_tokens), 0) AS prompt, COALESCE(SUM(completion_tokens), 0) AS completion,
+                COALESCE(SUM(reasoning_tokens), 0) AS reasoning,
+                COALESCE(SUM(json_extract(record, '$.usage.cached_tokens')), 0) AS cached,
+                SUM(json_extract(record, '$.usage.cost')) AS cost FROM items WHERE record IS NOT NULL`,
+      )
+      .get() as StoreAggregates['tokens'],
+    compressions: compressionCounts(count),
+    wallMs: count('SELECT COALESCE(SUM(wall_ms), 0) FROM segments'),
+    segments: count('SELECT COUNT(*) FROM segments'),
+    byToolsets: db
+      .prepare(`SELECT toolsets, COUNT(*) AS rollouts, SUM(completed) AS completed FROM items WHERE ${RECORDED} GROUP BY toolsets ORDER BY rollouts DESC`)
+      .all() as StoreAggregates['byToolsets'],
+    scored: count(`SELECT COUNT(*) FROM items WHERE ${RECORDED} AND reward IS NOT NULL`),
+    rewardMean: count(`SELECT AVG(reward) FROM items WHERE ${RECORDED} AND reward IS NOT NULL`),
+    rewardErrors: count(`SELECT COUNT(*) FROM items WHERE ${RECORDED} AND reward_error = 1`),
+    webCacheEntries: count('SELECT COUNT(*) FROM web_cache'),
+  };
+}
+
+/**
+ * Counted in the record text without parsing it: the key `"replaced_start":` occurs once per
+ * compression and nowhere else unescaped (inside message strings its quotes are escaped).
+ */
+function compressionCounts(count: (sql: string) => number): StoreAggregates['compressions'] {
+  const key = `'"replaced_start":'`;
+  const occurrences = `(length(record) - length(replace(record, ${key}, ''))) / length(${key})`;
+  return {
+    rollouts: count(`SELECT COUNT(*) FROM items WHERE ${RECORDED} AND instr(record, ${key}) > 0`),
+    total: count(`SELECT COALESCE(SUM(${occurrences}), 0) FROM items WHERE ${RECORDED} AND instr(record, ${key}) > 0`),
+  };
+}
+
+/** The earliest failure of each code, in full: what the user reads to fix the cause. */
+function failureRows(db: Database.Database): FailureRow[] {
+  return db
+    .prepare(
+      `SELECT COALESCE(error_code, 'unknown') AS code, COUNT(*) AS count,
+              (SELECT error_message FROM items AS first WHERE first.status = 'failed' AND COALESCE(first.error_code, 'unknown') = COALESCE(items.error_code, 'unknown') ORDER BY first.updated_at, first.id LIMIT 1) AS message,
+              (SELECT key || CASE WHEN sample > 0 THEN '#s' || sample ELSE '' END FROM items AS first WHERE first.status = 'failed' AND COALESCE(first.error_code, 'unknown') = COALESCE(items.error_code, 'unknown') ORDER BY first.updated_at, first.id LIMIT 1) AS example
+       FROM items WHERE status = 'failed' GROUP BY code ORDER BY count DESC, code`,
+    )
+    .all() as FailureRow[];
+}
