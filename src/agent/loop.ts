@@ -8,6 +8,7 @@ import type { ToolServices } from '../tools/services.js';
 import type { AgentEventHandler } from './events.js';
 import type { AgentFinishReason, AgentResult } from './result.js';
 import { defaultStopAfterResponse, type StopCondition } from './stop-conditions.js';
+import { childRunner, childUsage } from './subagent.js';
 import { runToolStep } from './tool-step.js';
 
 export interface RunAgentOptions {
@@ -32,6 +33,8 @@ export interface RunAgentOptions {
   env?: NodeJS.ProcessEnv;
   /** Settings, auxiliary models and the web cache for tools that reach outside services. */
   services?: ToolServices;
+  /** 0 for a top-level run; a delegate_task child runs one deeper (see subagent.ts). */
+  depth?: number;
 }
 
 export const GRACE_PROMPT = 'You have used all available turns. Reply now with your final answer; do not call any tools.';
@@ -147,11 +150,14 @@ class AgentRun {
       budget,
       concurrency: toolConcurrency,
       services: this.services,
+      delegate: childRunner(this.options, this.options.depth ?? 0, runAgent),
       onStart: (call) => onEvent?.({ type: 'tool_start', turn, call }),
       onEnd: (call, outcome) => onEvent?.({ type: 'tool_end', turn, call, outcome }),
+      onInner: (call, inner) => onEvent?.({ type: 'inner_call', turn, call, name: inner.name, ok: inner.ok, ms: inner.ms }),
     });
     this.messages.push(...step.messages);
     this.result.toolCalls.push(...step.records);
+    childUsage(step.records, this.result.usage);
     this.result.timings.tool_ms += step.ms;
   }
 

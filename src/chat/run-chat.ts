@@ -1,5 +1,6 @@
 import { resolveAuxiliary, type AuxiliaryConfig } from '../config/auxiliary.js';
 import type { BrowserConfig } from '../config/browser.js';
+import type { DelegationConfig } from '../config/delegation.js';
 import type { Endpoint } from '../config/endpoint.js';
 import { DEFAULT_WEB_CONFIG, type WebConfig } from '../config/web.js';
 import { closeBrowserEngines } from '../tools/browser/engine.js';
@@ -34,6 +35,8 @@ export interface ChatLaunch extends ChatSettings {
   auxiliary?: AuxiliaryConfig;
   /** The browser toolset's engine and time limits (TRAJ_HOME/config.yaml under --config). */
   browser?: BrowserConfig;
+  /** delegate_task's child agents (TRAJ_HOME/config.yaml under --config). */
+  delegation?: DelegationConfig;
   checkpointsDir: string;
   /** Continue a stored session (an id, a unique prefix, or "last"). */
   resume?: string;
@@ -79,6 +82,7 @@ export async function runChat(launch: ChatLaunch): Promise<number> {
     model: models,
     webCache: countingWebCache(),
     browser: launch.browser,
+    delegation: launch.delegation,
   };
   const tools = new ChatTools({ mcpServers: launch.mcpServers, approver, services: toolServices });
   let sandbox: Sandbox | undefined;

@@ -48,6 +48,7 @@ export function rolloutSettings(config: RunConfig, endpoint: RolloutSettings['en
     web: config.web,
     auxiliary: resolveAuxiliary(config.auxiliary, endpoint),
     browser: config.browser,
+    delegation: config.delegation,
     artifactsDir: artifactsDirFor(config.checkpoints, config.run),
     webCache: { path: storePathFor(config.checkpoints, config.run), mode: config.web_cache },
     ...extra,

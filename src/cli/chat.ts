@@ -8,7 +8,7 @@ import { ENDPOINT_OPTIONS, integerOption, listOption, stringOption, type Command
 import { resolveEndpoint } from './endpoint.js';
 import { readRunConfigFile, systemPromptFrom } from './run-options.js';
 
-const DEFAULT_TOOLSETS = ['terminal', 'file', 'todo'];
+const DEFAULT_TOOLSETS = ['terminal', 'file', 'todo', 'delegation'];
 const DEFAULT_MAX_TURNS = 20;
 
 export const command: CommandDefinition = {
@@ -78,8 +78,8 @@ for the lock instead of failing). See traj sessions --help.`,
   },
 };
 
-function toolConfigOf(tools: ToolConfig): Pick<ToolConfig, 'web' | 'auxiliary' | 'browser'> {
-  return { web: tools.web, auxiliary: tools.auxiliary, browser: tools.browser };
+function toolConfigOf(tools: ToolConfig): Pick<ToolConfig, 'web' | 'auxiliary' | 'browser' | 'delegation'> {
+  return { web: tools.web, auxiliary: tools.auxiliary, browser: tools.browser, delegation: tools.delegation };
 }
 
 /** The --config file's settings (any run-config key; `run` is not needed for a chat). */

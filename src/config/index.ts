@@ -5,3 +5,4 @@ export * from './web.js';
 export * from './auxiliary.js';
 export * from './tool-config.js';
 export * from './browser.js';
+export * from './delegation.js';

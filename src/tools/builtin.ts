@@ -1,4 +1,5 @@
 import { BROWSER_TOOLS } from './browser/index.js';
+import { delegateTaskTool } from './delegate/delegate-task.js';
 import { imageGenerateTool } from './image/image-generate.js';
 import { mixtureOfAgentsTool } from './moa/mixture-of-agents.js';
 import { patchTool } from './patch.js';
@@ -12,7 +13,7 @@ import { webSearchTool } from './web/web-search.js';
 import { todoReadTool, todoWriteTool } from './todo.js';
 import { writeFileTool } from './write-file.js';
 
-/** The tools traj ships, in the order they are offered: toolsets terminal, file, todo, web, vision, moa, image_gen and browser. */
+/** The tools traj ships, in the order they are offered: toolsets terminal, file, todo, web, vision, moa, image_gen, browser and delegation. */
 export const BUILTIN_TOOLS: readonly Tool[] = [
   terminalTool,
   readFileTool,
@@ -27,6 +28,7 @@ export const BUILTIN_TOOLS: readonly Tool[] = [
   mixtureOfAgentsTool,
   imageGenerateTool,
   ...BROWSER_TOOLS,
+  delegateTaskTool,
 ];
 
 /** A fresh registry holding the built-in tools; callers add MCP and other tools to it. */

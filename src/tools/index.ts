@@ -17,3 +17,5 @@ export { mixtureOfAgentsTool, MixtureOfAgentsParameters } from './moa/mixture-of
 export { imageGenerateTool, ImageGenerateParameters } from './image/image-generate.js';
 export * from './browser/index.js';
 export { disposeToolState, type ToolResource } from './tool-state.js';
+export * from './nested.js';
+export * from './delegate/index.js';

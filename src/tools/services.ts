@@ -35,6 +35,8 @@ export interface ToolServices {
   browser?: BrowserConfig;
   /** Where the rollout's artifacts go (batch, eval: beside the run store); absent in chat and ask. */
   artifacts?: ArtifactSink;
+  /** delegate_task's children: their turn limit (default 20). */
+  delegation?: { max_turns: number };
   /** Add an inner model call's tokens (MoA, vision, summaries) to the rollout's usage. */
   reportUsage?(usage: Usage): void;
 }
