@@ -81,6 +81,7 @@ async function runTool(call: ToolCallInput, options: ToolStepOptions): Promise<R
     callId: call.id,
     env: options.env,
     services: options.services,
+    runTools: options.tools,
     delegate: options.delegate && nestedDelegate(options.delegate, call.id, nested.subagents),
     callTool: async (name: string, args: Record<string, unknown>) => {
       const inner = { id: `${call.id}.${nested.inner.length + 1}`, name, arguments: JSON.stringify(args) };

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { trajHome } from '../util/paths.js';
 import { AuxiliaryConfigSchema, type AuxiliaryConfig } from './auxiliary.js';
 import { BrowserConfigSchema, type BrowserConfig } from './browser.js';
+import { CodeExecutionConfigSchema, type CodeExecutionConfig } from './code-execution.js';
 import { DelegationConfigSchema, type DelegationConfig } from './delegation.js';
 import { readConfigFile, validate } from './load.js';
 import { WebConfigSchema, type WebConfig } from './web.js';
@@ -14,6 +15,7 @@ const ToolConfigFileSchema = z.looseObject({
   auxiliary: z.record(z.string(), z.unknown()).optional(),
   browser: z.record(z.string(), z.unknown()).optional(),
   delegation: z.record(z.string(), z.unknown()).optional(),
+  code_execution: z.record(z.string(), z.unknown()).optional(),
 });
 
 export interface ToolConfig {
@@ -21,6 +23,7 @@ export interface ToolConfig {
   auxiliary: AuxiliaryConfig | undefined;
   browser: BrowserConfig;
   delegation: DelegationConfig;
+  code_execution: CodeExecutionConfig;
   /** The files read, lowest precedence first. */
   files: string[];
 }
@@ -32,7 +35,7 @@ export interface ToolConfig {
  */
 export function loadToolConfig(
   runConfigFile?: string,
-  overlay: { web?: unknown; auxiliary?: unknown; browser?: unknown; delegation?: unknown } = {},
+  overlay: { web?: unknown; auxiliary?: unknown; browser?: unknown; delegation?: unknown; code_execution?: unknown } = {},
 ): ToolConfig {
   const files: string[] = [];
   const layers: Array<z.infer<typeof ToolConfigFileSchema>> = [];
@@ -48,10 +51,12 @@ export function loadToolConfig(
   const auxiliary = layers.reduce<Record<string, unknown> | undefined>((merged, layer) => (layer.auxiliary ? { ...merged, ...layer.auxiliary } : merged), undefined);
   const browser = layers.reduce<Record<string, unknown>>((merged, layer) => ({ ...merged, ...layer.browser }), {});
   const delegation = layers.reduce<Record<string, unknown>>((merged, layer) => ({ ...merged, ...layer.delegation }), {});
+  const codeExecution = layers.reduce<Record<string, unknown>>((merged, layer) => ({ ...merged, ...layer.code_execution }), {});
   return {
     web: validate(WebConfigSchema, web, `${where}: web`),
     browser: validate(BrowserConfigSchema, browser, `${where}: browser`),
     delegation: validate(DelegationConfigSchema, delegation, `${where}: delegation`),
+    code_execution: validate(CodeExecutionConfigSchema, codeExecution, `${where}: code_execution`),
     auxiliary: auxiliary === undefined ? undefined : validate(AuxiliaryConfigSchema, auxiliary, `${where}: auxiliary`),
     files,
   };

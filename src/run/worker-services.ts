@@ -35,6 +35,7 @@ export function createThreadServices(options: Pick<ModelClientOptions, 'onRetry'
       auxiliary: settings.auxiliary ?? { vision: settings.endpoint },
       browser: settings.browser,
       delegation: settings.delegation,
+      codeExecution: settings.codeExecution,
       model: clientFor,
     }),
     async registry(settings: RolloutSettings, toolsets: readonly string[]) {

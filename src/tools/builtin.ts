@@ -1,4 +1,5 @@
 import { BROWSER_TOOLS } from './browser/index.js';
+import { executeCodeTool } from './code/execute-code.js';
 import { delegateTaskTool } from './delegate/delegate-task.js';
 import { imageGenerateTool } from './image/image-generate.js';
 import { mixtureOfAgentsTool } from './moa/mixture-of-agents.js';
@@ -13,7 +14,7 @@ import { webSearchTool } from './web/web-search.js';
 import { todoReadTool, todoWriteTool } from './todo.js';
 import { writeFileTool } from './write-file.js';
 
-/** The tools traj ships, in the order they are offered: toolsets terminal, file, todo, web, vision, moa, image_gen, browser and delegation. */
+/** The tools traj ships, in the order they are offered: toolsets terminal, file, todo, web, vision, moa, image_gen, browser, code_execution and delegation. */
 export const BUILTIN_TOOLS: readonly Tool[] = [
   terminalTool,
   readFileTool,
@@ -28,6 +29,7 @@ export const BUILTIN_TOOLS: readonly Tool[] = [
   mixtureOfAgentsTool,
   imageGenerateTool,
   ...BROWSER_TOOLS,
+  executeCodeTool,
   delegateTaskTool,
 ];
 

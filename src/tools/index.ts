@@ -19,3 +19,4 @@ export * from './browser/index.js';
 export { disposeToolState, type ToolResource } from './tool-state.js';
 export * from './nested.js';
 export * from './delegate/index.js';
+export * from './code/index.js';

@@ -21,6 +21,8 @@ export interface ToolContext {
   delegate?: DelegateFunction;
   /** Calls another of the run's tools (execute_code); the loop sets it and keeps each call under this one. */
   callTool?: CallToolFunction;
+  /** The tools of this run, as `callTool` reaches them. */
+  runTools?: readonly Tool[];
 }
 
 export type AvailabilityContext = Pick<ToolContext, 'env' | 'services'>;
