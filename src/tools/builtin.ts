@@ -1,5 +1,6 @@
 import { BROWSER_TOOLS } from './browser/index.js';
 import { executeCodeTool } from './code/execute-code.js';
+import { processManageTool } from './process/process-manage.js';
 import { delegateTaskTool } from './delegate/delegate-task.js';
 import { imageGenerateTool } from './image/image-generate.js';
 import { mixtureOfAgentsTool } from './moa/mixture-of-agents.js';
@@ -17,6 +18,7 @@ import { writeFileTool } from './write-file.js';
 /** The tools traj ships, in the order they are offered: toolsets terminal, file, todo, web, vision, moa, image_gen, browser, code_execution and delegation. */
 export const BUILTIN_TOOLS: readonly Tool[] = [
   terminalTool,
+  processManageTool,
   readFileTool,
   writeFileTool,
   patchTool,

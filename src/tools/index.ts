@@ -20,3 +20,4 @@ export { disposeToolState, type ToolResource } from './tool-state.js';
 export * from './nested.js';
 export * from './delegate/index.js';
 export * from './code/index.js';
+export * from './process/index.js';
