@@ -37,6 +37,12 @@ const SCENARIOS: Scenario[] = [
     },
   },
   {
+    name: 'execute-code',
+    description: 'one execute_code script making 20 terminal calls vs 20 model turns making them, 500 ms latency, local and docker sandbox',
+    run: async (quick) =>
+      (await import('./execute-code.js')).executeCodeBenchmark({ calls: 20, latencyMs: 500, repeats: quick ? 1 : 3, backends: quick ? ['local'] : ['local', 'docker'] }),
+  },
+  {
     name: 'batch-500x1',
     description: 'traj batch: 500 single-turn prompts, 32 in flight, 50 ms latency (targets ≤ 1.5 s wall, ≤ 1.5 s CPU)',
     run: () => batchThroughputBenchmark({ name: 'batch-500x1', prompts: 500, toolTurns: 0, latencyMs: 50, concurrency: 32, toolsets: 'file' }),

@@ -10,6 +10,10 @@ export type AgentEvent =
   | { type: 'tool_start'; turn: number; call: ToolCallInput }
   | { type: 'tool_end'; turn: number; call: ToolCallInput; outcome: ToolCallOutcome }
   | { type: 'compression'; turn: number; compression: Compression }
-  | { type: 'turn_end'; turn: number };
+  | { type: 'turn_end'; turn: number }
+  /** Progress of a delegate_task child, nested under the call that started it. */
+  | { type: 'subagent'; goal: string; event: AgentEvent }
+  /** A tool call an execute_code script made, as it ends. */
+  | { type: 'inner_call'; turn: number; call: ToolCallInput; name: string; ok: boolean; ms: number };
 
 export type AgentEventHandler = (event: AgentEvent) => void;

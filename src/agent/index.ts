@@ -9,3 +9,4 @@ export * from './context-window.js';
 export * from './summarizer.js';
 export * from './token-count.js';
 export * from './context-files.js';
+export { CHILD_SYSTEM_PROMPT, MAX_DELEGATION_DEPTH, DEFAULT_CHILD_MAX_TURNS } from './subagent.js';

@@ -11,6 +11,7 @@ import type { AgentEventHandler } from './events.js';
 import type { Compression } from './compression.js';
 import type { AgentFinishReason, AgentResult } from './result.js';
 import { defaultStopAfterResponse, type StopCondition } from './stop-conditions.js';
+import { childRunner, childUsage } from './subagent.js';
 import { runToolStep } from './tool-step.js';
 
 export interface RunAgentOptions {
@@ -37,6 +38,8 @@ export interface RunAgentOptions {
   context?: ContextWindowOptions;
   /** Settings, auxiliary models and the web cache for tools that reach outside services. */
   services?: ToolServices;
+  /** 0 for a top-level run; a delegate_task child runs one deeper (see subagent.ts). */
+  depth?: number;
 }
 
 export const GRACE_PROMPT = 'You have used all available turns. Reply now with your final answer; do not call any tools.';
@@ -174,11 +177,14 @@ class AgentRun {
       budget,
       concurrency: toolConcurrency,
       services: this.services,
+      delegate: childRunner(this.options, this.options.depth ?? 0, runAgent),
       onStart: (call) => onEvent?.({ type: 'tool_start', turn, call }),
       onEnd: (call, outcome) => onEvent?.({ type: 'tool_end', turn, call, outcome }),
+      onInner: (call, inner) => onEvent?.({ type: 'inner_call', turn, call, name: inner.name, ok: inner.ok, ms: inner.ms }),
     });
     this.messages.push(...step.messages);
     this.result.toolCalls.push(...step.records);
+    childUsage(step.records, this.result.usage);
     this.result.timings.tool_ms += step.ms;
   }
 

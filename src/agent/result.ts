@@ -1,6 +1,7 @@
 import type { SerializedError } from '../errors.js';
 import type { Message, Usage } from '../model/messages.js';
 import type { Compression } from './compression.js';
+import type { NestedCallRecord, SubagentRecord } from '../tools/nested.js';
 
 /**
  * Why the agent stopped. Beyond traj's own reasons, a model's finish reason other than stop,
@@ -22,6 +23,12 @@ export interface ToolCallRecord {
   name: string;
   ok: boolean;
   ms: number;
+  /** The call's id in the messages, when it did nested work (below). */
+  id?: string;
+  /** Child agents a delegate_task call ran. */
+  subagents?: SubagentRecord[];
+  /** Tool calls an execute_code script made. */
+  inner?: NestedCallRecord[];
 }
 
 export interface AgentTimings {

@@ -3,6 +3,7 @@ import type { ToolMessage } from '../model/messages.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { applyBudget, DEFAULT_BUDGET, type Budget } from '../tools/budget.js';
 import { executeToolCall, toolError, type Tool, type ToolCallInput, type ToolCallOutcome } from '../tools/registry.js';
+import type { DelegateFunction, NestedCallRecord, SubagentRecord } from '../tools/nested.js';
 import type { ToolServices } from '../tools/services.js';
 import type { ToolCallRecord } from './result.js';
 
@@ -18,8 +19,18 @@ export interface ToolStepOptions {
   concurrency?: number;
   /** Settings, auxiliary models and the web cache for tools that reach outside services. */
   services?: ToolServices;
+  /** Runs a child agent (delegate_task); absent where delegation is not offered. */
+  delegate?: DelegateFunction;
   onStart?: (call: ToolCallInput) => void;
   onEnd?: (call: ToolCallInput, outcome: ToolCallOutcome) => void;
+  /** A tool call an execute_code script made, as it ends. */
+  onInner?: (call: ToolCallInput, inner: NestedCallRecord) => void;
+}
+
+/** The outcome of one call plus the nested work it did. */
+interface RunOutcome extends ToolCallOutcome {
+  subagents: SubagentRecord[];
+  inner: NestedCallRecord[];
 }
 
 export interface ToolStep {
@@ -47,20 +58,53 @@ export async function runToolStep(calls: readonly ToolCallInput[], options: Tool
   );
   return {
     messages: calls.map((call, index) => ({ role: 'tool', tool_call_id: call.id, name: call.name, content: budgeted[index]!.content })),
-    records: calls.map((call, index) => ({ name: call.name, ok: outcomes[index]!.ok, ms: outcomes[index]!.ms })),
+    records: calls.map((call, index) => callRecord(call, outcomes[index]!)),
     ms: Math.round(performance.now() - started),
   };
 }
 
-async function runTool(call: ToolCallInput, options: ToolStepOptions): Promise<ToolCallOutcome> {
+function callRecord(call: ToolCallInput, outcome: RunOutcome): ToolCallRecord {
+  const record: ToolCallRecord = { name: call.name, ok: outcome.ok, ms: outcome.ms };
+  if (outcome.subagents.length === 0 && outcome.inner.length === 0) return record;
+  return { ...record, id: call.id, ...(outcome.subagents.length > 0 ? { subagents: outcome.subagents } : {}), ...(outcome.inner.length > 0 ? { inner: outcome.inner } : {}) };
+}
+
+async function runTool(call: ToolCallInput, options: ToolStepOptions): Promise<RunOutcome> {
   const { signal } = options;
   options.onStart?.(call);
   const interrupted = abortedOutcome(signal);
-  const context = { sandbox: options.sandbox, signal, state: options.state, callId: call.id, env: options.env, services: options.services };
+  const nested = { subagents: [] as SubagentRecord[], inner: [] as NestedCallRecord[] };
+  const context = {
+    sandbox: options.sandbox,
+    signal,
+    state: options.state,
+    callId: call.id,
+    env: options.env,
+    services: options.services,
+    runTools: options.tools,
+    delegate: options.delegate && nestedDelegate(options.delegate, call.id, nested.subagents),
+    callTool: async (name: string, args: Record<string, unknown>) => {
+      const inner = { id: `${call.id}.${nested.inner.length + 1}`, name, arguments: JSON.stringify(args) };
+      // The script's calls run with the script's context, minus delegation and further scripts.
+      const outcome = await executeToolCall(options.tools, inner, { ...context, callId: inner.id, delegate: undefined });
+      const record = { name, arguments: inner.arguments, ok: outcome.ok, ms: outcome.ms, result: outcome.content };
+      nested.inner.push(record);
+      options.onInner?.(call, record);
+      return outcome;
+    },
+  };
   const outcome = await Promise.race([executeToolCall(options.tools, call, context), interrupted.promise]);
   interrupted.cancel();
   options.onEnd?.(call, outcome);
-  return outcome;
+  return { ...outcome, ...nested };
+}
+
+function nestedDelegate(delegate: DelegateFunction, callId: string, into: SubagentRecord[]): DelegateFunction {
+  return async (request) => {
+    const outcome = await delegate(request);
+    into.push({ call_id: callId, ...outcome.record });
+    return outcome;
+  };
 }
 
 /** Resolves with an "[interrupted]" result when the signal aborts, so a stuck tool cannot hold the step. */

@@ -51,7 +51,42 @@ export class TurnRenderer {
         break;
       case 'turn_end':
         break;
+      case 'subagent':
+        this.subagent(event, '    │ ');
+        break;
+      case 'inner_call':
+        this.line(this.innerCall(event, '    '));
+        break;
     }
+  }
+
+  /** A delegate_task child's progress, indented under the call (and deeper for a child's child). */
+  private subagent(event: Extract<AgentEvent, { type: 'subagent' }>, indent: string): void {
+    const inner = event.event;
+    switch (inner.type) {
+      case 'subagent':
+        this.subagent(inner, `${indent}  │ `);
+        break;
+      case 'tool_start':
+        this.line(this.style.dim(indent) + this.style.cyan(`⚙ ${inner.call.name}`) + `  ${describeCall(inner.call)}`);
+        break;
+      case 'tool_end':
+        this.line(this.style.dim(indent) + this.toolEnd(inner.call, inner.outcome).trimStart());
+        break;
+      case 'inner_call':
+        this.line(this.innerCall(inner, `${indent}  `));
+        break;
+      case 'model_end':
+        if (inner.response.message.content) this.line(this.style.dim(`${indent}${oneLine(`${event.goal}: ${inner.response.message.content}`, RESULT_WIDTH)}`));
+        break;
+      default:
+        break;
+    }
+  }
+
+  private innerCall(event: Extract<AgentEvent, { type: 'inner_call' }>, indent: string): string {
+    const mark = event.ok ? this.style.green(`↳ ${event.name}`) : this.style.red(`↳ ${event.name} ✗`);
+    return `${indent}${mark}  ${this.style.dim(`${event.ms} ms`)}`;
   }
 
   /** After the run: a note when it did not simply finish, and the error when there was one. */

@@ -1,5 +1,7 @@
 import { resolveAuxiliary, type AuxiliaryConfig } from '../config/auxiliary.js';
 import type { BrowserConfig } from '../config/browser.js';
+import type { CodeExecutionConfig } from '../config/code-execution.js';
+import type { DelegationConfig } from '../config/delegation.js';
 import type { Endpoint } from '../config/endpoint.js';
 import { DEFAULT_WEB_CONFIG, type WebConfig } from '../config/web.js';
 import { closeBrowserEngines } from '../tools/browser/engine.js';
@@ -36,6 +38,10 @@ export interface ChatLaunch extends ChatSettings {
   auxiliary?: AuxiliaryConfig;
   /** The browser toolset's engine and time limits (TRAJ_HOME/config.yaml under --config). */
   browser?: BrowserConfig;
+  /** delegate_task's child agents (TRAJ_HOME/config.yaml under --config). */
+  delegation?: DelegationConfig;
+  /** What execute_code scripts may do (TRAJ_HOME/config.yaml under --config). */
+  code_execution?: CodeExecutionConfig;
   checkpointsDir: string;
   /** Continue a stored session (an id, a unique prefix, or "last"). */
   resume?: string;
@@ -83,6 +89,8 @@ export async function runChat(launch: ChatLaunch): Promise<number> {
     model: models,
     webCache: countingWebCache(),
     browser: launch.browser,
+    delegation: launch.delegation,
+    codeExecution: launch.code_execution,
   };
   const tools = new ChatTools({ mcpServers: launch.mcpServers, approver, services: toolServices });
   let sandbox: Sandbox | undefined;

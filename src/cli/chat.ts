@@ -11,7 +11,7 @@ import { resolveEndpoint } from './endpoint.js';
 import { readRunConfigFile } from './run-options.js';
 import { systemPromptFrom } from '../run/run-setup.js';
 
-const DEFAULT_TOOLSETS = ['terminal', 'file', 'todo', 'memory', 'skills', 'session_search'];
+const DEFAULT_TOOLSETS = ['terminal', 'file', 'todo', 'memory', 'skills', 'session_search', 'code_execution', 'delegation'];
 const DEFAULT_MAX_TURNS = 20;
 
 export const command: CommandDefinition = {
@@ -31,7 +31,7 @@ export const command: CommandDefinition = {
     resume: { type: 'string', value: 'ID', description: 'continue a stored session (id, unique prefix, or "last")' },
     fork: { type: 'boolean', description: 'continue a stored rollout: give RUN KEY [TURN] as arguments' },
     checkpoints: { type: 'string', value: 'DIR', description: 'folder of run stores for --fork and /fork', default: 'checkpoints' },
-    config: { type: 'string', value: 'FILE', description: 'a run config YAML (endpoint, budget, mcp_servers, web, auxiliary, browser, toolsets, system_prompt, …); flags win' },
+    config: { type: 'string', value: 'FILE', description: 'a run config YAML (endpoint, budget, mcp_servers, web, auxiliary, browser, delegation, code_execution, toolsets, system_prompt, …); flags win' },
     plain: { type: 'boolean', description: 'no colours, prompts or line editing even on a terminal' },
     'scripted-if-unset': { type: 'boolean', description: 'with no endpoint configured, use the built-in scripted endpoint' },
     ...ENDPOINT_OPTIONS,
@@ -100,8 +100,8 @@ Long sessions are compressed near the model's context window (endpoint.context_l
   },
 };
 
-function toolConfigOf(tools: ToolConfig): Pick<ToolConfig, 'web' | 'auxiliary' | 'browser'> {
-  return { web: tools.web, auxiliary: tools.auxiliary, browser: tools.browser };
+function toolConfigOf(tools: ToolConfig): Pick<ToolConfig, 'web' | 'auxiliary' | 'browser' | 'delegation' | 'code_execution'> {
+  return { web: tools.web, auxiliary: tools.auxiliary, browser: tools.browser, delegation: tools.delegation, code_execution: tools.code_execution };
 }
 
 /** The --config file's settings (any run-config key; `run` is not needed for a chat). */

@@ -6,3 +6,5 @@ export * from './web.js';
 export * from './auxiliary.js';
 export * from './tool-config.js';
 export * from './browser.js';
+export * from './delegation.js';
+export * from './code-execution.js';

@@ -4,6 +4,8 @@ import { z } from 'zod';
 import { trajHome } from '../util/paths.js';
 import { AuxiliaryConfigSchema, type AuxiliaryConfig } from './auxiliary.js';
 import { BrowserConfigSchema, type BrowserConfig } from './browser.js';
+import { CodeExecutionConfigSchema, type CodeExecutionConfig } from './code-execution.js';
+import { DelegationConfigSchema, type DelegationConfig } from './delegation.js';
 import { readConfigFile, validate } from './load.js';
 import { WebConfigSchema, type WebConfig } from './web.js';
 
@@ -12,12 +14,16 @@ const ToolConfigFileSchema = z.looseObject({
   web: z.record(z.string(), z.unknown()).optional(),
   auxiliary: z.record(z.string(), z.unknown()).optional(),
   browser: z.record(z.string(), z.unknown()).optional(),
+  delegation: z.record(z.string(), z.unknown()).optional(),
+  code_execution: z.record(z.string(), z.unknown()).optional(),
 });
 
 export interface ToolConfig {
   web: WebConfig;
   auxiliary: AuxiliaryConfig | undefined;
   browser: BrowserConfig;
+  delegation: DelegationConfig;
+  code_execution: CodeExecutionConfig;
   /** The files read, lowest precedence first. */
   files: string[];
 }
@@ -27,7 +33,10 @@ export interface ToolConfig {
  * keys merge one level deep (web.search and web.extract two), so a run config may set just
  * `web.allow_private`. Validated strictly after the merge; errors name the files.
  */
-export function loadToolConfig(runConfigFile?: string, overlay: { web?: unknown; auxiliary?: unknown; browser?: unknown } = {}): ToolConfig {
+export function loadToolConfig(
+  runConfigFile?: string,
+  overlay: { web?: unknown; auxiliary?: unknown; browser?: unknown; delegation?: unknown; code_execution?: unknown } = {},
+): ToolConfig {
   const files: string[] = [];
   const layers: Array<z.infer<typeof ToolConfigFileSchema>> = [];
   const home = join(trajHome(), 'config.yaml');
@@ -41,9 +50,13 @@ export function loadToolConfig(runConfigFile?: string, overlay: { web?: unknown;
   const web = layers.reduce<Record<string, unknown>>((merged, layer) => mergeWeb(merged, layer.web), {});
   const auxiliary = layers.reduce<Record<string, unknown> | undefined>((merged, layer) => (layer.auxiliary ? { ...merged, ...layer.auxiliary } : merged), undefined);
   const browser = layers.reduce<Record<string, unknown>>((merged, layer) => ({ ...merged, ...layer.browser }), {});
+  const delegation = layers.reduce<Record<string, unknown>>((merged, layer) => ({ ...merged, ...layer.delegation }), {});
+  const codeExecution = layers.reduce<Record<string, unknown>>((merged, layer) => ({ ...merged, ...layer.code_execution }), {});
   return {
     web: validate(WebConfigSchema, web, `${where}: web`),
     browser: validate(BrowserConfigSchema, browser, `${where}: browser`),
+    delegation: validate(DelegationConfigSchema, delegation, `${where}: delegation`),
+    code_execution: validate(CodeExecutionConfigSchema, codeExecution, `${where}: code_execution`),
     auxiliary: auxiliary === undefined ? undefined : validate(AuxiliaryConfigSchema, auxiliary, `${where}: auxiliary`),
     files,
   };

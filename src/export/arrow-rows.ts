@@ -1,5 +1,5 @@
 import type * as Arrow from 'apache-arrow';
-import type { Message } from '../model/messages.js';
+import type { Message, Usage } from '../model/messages.js';
 import type { TrajectoryRecord } from '../trajectory/record.js';
 import type { ArrowModule } from './arrow-schema.js';
 import type { ExportView } from './export-options.js';
@@ -23,13 +23,7 @@ export function toArrowRow(record: TrajectoryRecord, view: ExportView): Record<s
     turns: record.turns,
     api_calls: record.api_calls,
     tool_stats: record.tool_stats.map((stat) => ({ name: stat.name, calls: stat.calls, ok: stat.ok, errors: stat.errors })),
-    usage: {
-      prompt_tokens: BigInt(record.usage.prompt_tokens),
-      completion_tokens: BigInt(record.usage.completion_tokens),
-      reasoning_tokens: BigInt(record.usage.reasoning_tokens),
-      cached_tokens: BigInt(record.usage.cached_tokens ?? 0),
-      cost: record.usage.cost ?? null,
-    },
+    usage: usageRow(record.usage),
     compressions: (record.compressions ?? []).map((c) => ({
       ...c,
       ...Object.fromEntries((['at_call', 'at_message', 'tokens_before', 'tokens_after', 'replaced_start', 'replaced_end'] as const).map((key) => [key, BigInt(c[key])])),
@@ -50,6 +44,19 @@ export function toArrowRow(record: TrajectoryRecord, view: ExportView): Record<s
     images: record.images ?? [],
     // Likewise artifacts (schema version 3).
     artifacts: record.artifacts ?? [],
+    // Records stored before schema version 4 have neither.
+    subagents: (record.subagents ?? []).map((child) => ({ ...child, messages: child.messages.map(messageRow), usage: usageRow(child.usage) })),
+    code_calls: record.code_calls ?? [],
+  };
+}
+
+function usageRow(usage: Usage): Record<string, unknown> {
+  return {
+    prompt_tokens: BigInt(usage.prompt_tokens),
+    completion_tokens: BigInt(usage.completion_tokens),
+    reasoning_tokens: BigInt(usage.reasoning_tokens),
+    cached_tokens: BigInt(usage.cached_tokens ?? 0),
+    cost: usage.cost ?? null,
   };
 }
 

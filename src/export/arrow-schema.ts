@@ -4,7 +4,7 @@ import type { ExportView } from './export-options.js';
 export type ArrowModule = typeof Arrow;
 
 /** Bumped when a column is added, removed or changes type; stored in the schema metadata. */
-export const TRAJECTORY_SCHEMA_VERSION = '3';
+export const TRAJECTORY_SCHEMA_VERSION = '4';
 
 /** A column of the export: its name, whether it may be null, and its Arrow type. */
 interface ColumnSpec {
@@ -27,6 +27,22 @@ export function trajectorySchema(arrow: ArrowModule, view: ExportView): Arrow.Sc
     .filter((column) => !column.views || column.views.includes(view))
     .map((column) => new arrow.Field(column.name, column.type, column.nullable));
   return new arrow.Schema(fields, new Map([['traj.schema_version', TRAJECTORY_SCHEMA_VERSION], ['traj.view', view]]));
+}
+
+/** A delegate_task child: its transcript in the messages column's type, its usage as the usage column's. */
+function subagent(arrow: ArrowModule, message: Arrow.DataType): Arrow.DataType {
+  const { Field, Struct, List, Utf8, Int32, Int64, Float64 } = arrow;
+  const field = (name: string, type: Arrow.DataType, nullable = false) => new Field(name, type, nullable);
+  const usage = ['prompt_tokens', 'completion_tokens', 'reasoning_tokens', 'cached_tokens'].map((name) => field(name, new Int64()));
+  return new Struct([
+    field('call_id', new Utf8()),
+    field('depth', new Int32()),
+    field('goal', new Utf8()),
+    field('toolsets', new List(new Field('item', new Utf8(), false))),
+    field('messages', new List(new Field('item', message, false))),
+    field('usage', new Struct([...usage, field('cost', new Float64(), true)])),
+    field('finish_reason', new Utf8()),
+  ]);
 }
 
 function columns(arrow: ArrowModule): ColumnSpec[] {
@@ -111,5 +127,11 @@ function columns(arrow: ArrowModule): ColumnSpec[] {
     { name: 'error', nullable: true, type: text() },
     { name: 'images', nullable: false, type: listOf(text()) },
     { name: 'artifacts', nullable: false, type: listOf(text()) },
+    { name: 'subagents', nullable: false, type: listOf(subagent(arrow, message)) },
+    {
+      name: 'code_calls',
+      nullable: false,
+      type: listOf(new Struct([field('call_id', text()), field('name', text()), field('arguments', text()), field('ok', new Bool()), field('ms', new Float64()), field('result', text())])),
+    },
   ];
 }

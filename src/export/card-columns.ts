@@ -33,6 +33,8 @@ const MEANINGS: Record<string, string> = {
   source: 'dataset path, row index and pass-through metadata (`fields`)',
   timing: 'start time and durations in milliseconds (total, model, tools)',
   error: 'the fault that failed the rollout (failed rows)',
+  subagents: 'delegate_task children, flattened: the call that started each, depth, goal, toolsets, exact messages, usage (included in `usage`), finish reason',
+  code_calls: 'tool calls made by execute_code scripts: the execute_code call id, tool, arguments, ok, ms, result (counted in tool_stats; not in messages)',
 };
 
 const ATROPOS_COLUMNS: CardColumn[] = [

@@ -8,6 +8,8 @@ import type { AgentResult } from '../agent/result.js';
 import { CompressionSettingsSchema } from '../config/compression.js';
 import { AuxiliaryModelsSchema } from '../config/auxiliary.js';
 import { BrowserConfigSchema } from '../config/browser.js';
+import { CodeExecutionConfigSchema } from '../config/code-execution.js';
+import { DelegationConfigSchema } from '../config/delegation.js';
 import { EndpointSchema } from '../config/endpoint.js';
 import { WebConfigSchema } from '../config/web.js';
 import { JudgeSettingsSchema } from '../eval/judge.js';
@@ -69,6 +71,10 @@ export const RolloutSettingsSchema = z.object({
   auxiliary: AuxiliaryModelsSchema.optional(),
   /** The browser toolset's engine and time limits. */
   browser: BrowserConfigSchema.optional(),
+  /** delegate_task's child agents. */
+  delegation: DelegationConfigSchema.optional(),
+  /** What execute_code scripts may do. */
+  codeExecution: CodeExecutionConfigSchema.optional(),
   /** Where tools keep files beyond the rollout (screenshots), one folder per rollout below it. */
   artifactsDir: z.string().optional(),
   /** The run store the web cache reads (workers read it; the main thread writes it). */

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { CompressionSettingsSchema } from '../config/compression.js';
 import { AuxiliaryConfigSchema } from '../config/auxiliary.js';
 import { BrowserConfigSchema } from '../config/browser.js';
+import { CodeExecutionConfigSchema } from '../config/code-execution.js';
+import { DelegationConfigSchema } from '../config/delegation.js';
 import { EndpointSchema } from '../config/endpoint.js';
 import { WebConfigSchema } from '../config/web.js';
 import { BudgetSchema } from '../tools/budget.js';
@@ -60,6 +62,8 @@ export const RunConfigSchema = z.strictObject({
   web: WebConfigSchema.optional().describe('web tools: network policy, search backend, extraction limits (over TRAJ_HOME/config.yaml)'),
   auxiliary: AuxiliaryConfigSchema.optional().describe('models tools use: vision, summarizer, image, moa (over TRAJ_HOME/config.yaml)'),
   browser: BrowserConfigSchema.optional().describe('browser toolset: Chromium executable or CDP URL, time limits (over TRAJ_HOME/config.yaml)'),
+  delegation: DelegationConfigSchema.optional().describe('delegate_task: the child agents\' turn limit (over TRAJ_HOME/config.yaml)'),
+  code_execution: CodeExecutionConfigSchema.optional().describe('execute_code: tools a script may call, call and time limits, output kept'),
   web_cache: z.enum(['readwrite', 'read', 'off']).default('readwrite').describe('web cache in the run store'),
   // Not a run setting: a known key only so that the error says where judge settings go.
   judge: misplacedJudge('a run config'),

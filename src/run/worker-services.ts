@@ -34,6 +34,8 @@ export function createThreadServices(options: Pick<ModelClientOptions, 'onRetry'
       web: settings.web ?? DEFAULT_WEB_CONFIG,
       auxiliary: settings.auxiliary ?? { vision: settings.endpoint },
       browser: settings.browser,
+      delegation: settings.delegation,
+      codeExecution: settings.codeExecution,
       model: clientFor,
     }),
     async registry(settings: RolloutSettings, toolsets: readonly string[]) {

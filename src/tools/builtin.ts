@@ -1,4 +1,7 @@
 import { BROWSER_TOOLS } from './browser/index.js';
+import { executeCodeTool } from './code/execute-code.js';
+import { processManageTool } from './process/process-manage.js';
+import { delegateTaskTool } from './delegate/delegate-task.js';
 import { imageGenerateTool } from './image/image-generate.js';
 import { memoryTool } from './memory/memory.js';
 import { mixtureOfAgentsTool } from './moa/mixture-of-agents.js';
@@ -18,10 +21,11 @@ import { writeFileTool } from './write-file.js';
 /**
  * The tools traj ships, in the order they are offered: toolsets terminal, file, todo, web, vision,
  * moa, image_gen and browser, then memory, skills and session_search (these act on what the caller
- * puts in the run state; chat does).
+ * puts in the run state; chat does), then code_execution and delegation.
  */
 export const BUILTIN_TOOLS: readonly Tool[] = [
   terminalTool,
+  processManageTool,
   readFileTool,
   writeFileTool,
   patchTool,
@@ -39,6 +43,8 @@ export const BUILTIN_TOOLS: readonly Tool[] = [
   skillViewTool,
   skillManageTool,
   sessionSearchTool,
+  executeCodeTool,
+  delegateTaskTool,
 ];
 
 /** A fresh registry holding the built-in tools; callers add MCP and other tools to it. */

@@ -20,3 +20,7 @@ export { mixtureOfAgentsTool, MixtureOfAgentsParameters } from './moa/mixture-of
 export { imageGenerateTool, ImageGenerateParameters } from './image/image-generate.js';
 export * from './browser/index.js';
 export { disposeToolState, type ToolResource } from './tool-state.js';
+export * from './nested.js';
+export * from './delegate/index.js';
+export * from './code/index.js';
+export * from './process/index.js';

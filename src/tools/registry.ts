@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ConfigError, errorMessage } from '../errors.js';
 import type { ToolSpec } from '../model/messages.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
+import type { CallToolFunction, DelegateFunction } from './nested.js';
 import type { ToolServices } from './services.js';
 import { confinePaths } from './confined-path.js';
 import { ToolFailure } from './tool-failure.js';
@@ -20,6 +21,12 @@ export interface ToolContext {
   env: NodeJS.ProcessEnv;
   /** Settings, auxiliary models and the web cache for tools that reach outside services. */
   services?: ToolServices;
+  /** Runs a child agent on this sandbox (delegate_task); the loop sets it, so tools/ never imports agent/. */
+  delegate?: DelegateFunction;
+  /** Calls another of the run's tools (execute_code); the loop sets it and keeps each call under this one. */
+  callTool?: CallToolFunction;
+  /** The tools of this run, as `callTool` reaches them. */
+  runTools?: readonly Tool[];
 }
 
 /** Tools of this toolset get every `path` argument through the sandbox's confinement check first. */

@@ -1,6 +1,7 @@
 import type { Endpoint } from '../config/endpoint.js';
 import type { AuxiliaryModels } from '../config/auxiliary.js';
 import type { BrowserConfig } from '../config/browser.js';
+import type { CodeExecutionConfig } from '../config/code-execution.js';
 import type { WebConfig } from '../config/web.js';
 import type { Usage } from '../model/messages.js';
 import type { ModelClient } from '../model/types.js';
@@ -35,6 +36,10 @@ export interface ToolServices {
   browser?: BrowserConfig;
   /** Where the rollout's artifacts go (batch, eval: beside the run store); absent in chat and ask. */
   artifacts?: ArtifactSink;
+  /** delegate_task's children: their turn limit (default 20). */
+  delegation?: { max_turns: number };
+  /** What execute_code scripts may do (default DEFAULT_CODE_EXECUTION). */
+  codeExecution?: CodeExecutionConfig;
   /** Add an inner model call's tokens (MoA, vision, summaries) to the rollout's usage. */
   reportUsage?(usage: Usage): void;
 }

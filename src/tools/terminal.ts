@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from './registry.js';
+import { ProcessTable } from './process/process-table.js';
 import { inSandbox } from './sandbox-failure.js';
 
 export const TERMINAL_OUTPUT_MAX_CHARS = 50_000;
@@ -19,6 +20,10 @@ export const TerminalParameters = z.object({
     .min(1)
     .optional()
     .describe('Folder to run the command in, relative to the working directory or absolute inside the sandbox (default: the working directory).'),
+  background: z
+    .boolean()
+    .default(false)
+    .describe('Start the command in the background and return its id at once; check on it with process_manage.'),
 });
 
 /** Keep the first 40% and the last 60% of `max` characters, saying how much was cut between. */
@@ -40,14 +45,18 @@ export function mergeOutput(stdout: string, stderr: string): string {
 export const terminalTool = defineTool({
   name: 'terminal',
   toolset: 'terminal',
-  version: '1',
+  version: '2',
   description:
     'Run a bash command in the sandbox and get its exit code and output (stdout, then stderr). ' +
     'Each call starts a fresh shell in the working directory: cd and variables do not carry over, so use workdir or chain with &&. ' +
-    'To leave a server running, start it in the background with its output redirected (cmd > server.log 2>&1 &). ' +
+    'To leave a server running, pass background: true: you get an id at once, and process_manage polls, reads the log, waits, writes to stdin or kills it. ' +
     `Output longer than ${TERMINAL_OUTPUT_MAX_CHARS} characters is shortened in the middle.`,
   parameters: TerminalParameters,
-  run: async ({ command, timeout, workdir }, { sandbox, signal }) => {
+  run: async ({ command, timeout, workdir, background }, { sandbox, signal, state }) => {
+    if (background) {
+      const started = await inSandbox(() => ProcessTable.of(state, sandbox).start(command, workdir));
+      return { id: started.id, state: 'running', hint: `process_manage with id '${started.id}': poll, log, wait, write or kill` };
+    }
     const result = await inSandbox(() => sandbox.exec(command, { timeoutMs: Math.round(timeout * 1_000), cwd: workdir, signal }));
     if (result.aborted) throw new Error('interrupted');
     let output = shortenMiddle(mergeOutput(result.stdout, result.stderr));

@@ -2,7 +2,7 @@ import type { AgentResult } from '../agent/result.js';
 import { contentImages, type ToolSpec } from '../model/messages.js';
 import type { TrajectoryRecord } from './record.js';
 import { toShareGpt } from './sharegpt.js';
-import { hasReasoning, toolStats } from './statistics.js';
+import { codeCalls, flatSubagents, hasReasoning, toolStats } from './statistics.js';
 
 export interface RecordInput {
   key: string;
@@ -56,5 +56,7 @@ export function buildRecord(input: RecordInput): TrajectoryRecord {
     error: result.error ?? null,
     images: result.messages.flatMap((message) => (message.role === 'user' ? contentImages(message.content) : [])),
     artifacts: input.artifacts ?? [],
+    subagents: flatSubagents(result.toolCalls),
+    code_calls: codeCalls(result.toolCalls),
   };
 }

@@ -42,6 +42,29 @@ export const RecordErrorSchema = z.object({
   details: z.record(z.string(), z.unknown()).optional(),
 });
 
+/** A delegate_task child's transcript; `call_id` is the delegate_task call in the parent's messages. */
+export const SubagentSchema = z.object({
+  call_id: z.string(),
+  depth: z.number().int().positive().describe('1 for a child of the rollout, 2 for a child of a child'),
+  goal: z.string(),
+  toolsets: z.array(z.string()),
+  messages: z.array(MessageSchema),
+  usage: UsageSchema,
+  finish_reason: FinishReasonSchema,
+});
+export type Subagent = z.infer<typeof SubagentSchema>;
+
+/** A tool call an execute_code script made; `call_id` is the execute_code call in the messages. */
+export const CodeCallSchema = z.object({
+  call_id: z.string(),
+  name: z.string(),
+  arguments: z.string(),
+  ok: z.boolean(),
+  ms: z.number().nonnegative(),
+  result: z.string(),
+});
+export type CodeCall = z.infer<typeof CodeCallSchema>;
+
 /**
  * One trajectory: the Hermes-compatible ShareGPT view, the exact OpenAI messages, and everything
  * needed to filter, grade and train on it. Every field is always present (null when unknown) so
@@ -92,6 +115,10 @@ export const TrajectoryRecordSchema = z.object({
   images: z.array(z.string()).default([]),
   /** Files tools kept beyond the rollout (browser screenshots), as absolute paths, in the order written. */
   artifacts: z.array(z.string()).default([]),
+  /** delegate_task children (and their children), flattened in start order; their usage is in `usage`. */
+  subagents: z.array(SubagentSchema).default([]),
+  /** The tool calls execute_code scripts made, in order; counted in tool_stats, absent from messages. */
+  code_calls: z.array(CodeCallSchema).default([]),
 });
 export type TrajectoryRecord = z.infer<typeof TrajectoryRecordSchema>;
 

@@ -86,7 +86,7 @@ test('unknown tool, bad JSON, schema violation and a throwing tool become error 
   assert.equal(result.finishReason, 'stop');
   const results = result.messages.filter((message) => message.role === 'tool').map((message) => JSON.parse(message.content as string) as { error: string; hint?: string });
   assert.match(results[0]!.error, /unknown tool 'browse_web'/);
-  assert.match(results[0]!.hint!, /terminal, read_file, write_file, patch, search_files/);
+  assert.match(results[0]!.hint!, /terminal, process_manage, read_file, write_file, patch, search_files/);
   assert.match(results[1]!.error, /arguments for 'terminal' are not valid JSON/);
   assert.match(results[2]!.error, /invalid arguments for 'read_file': path: /);
   assert.match(results[3]!.error, /explode failed: kaboom/);

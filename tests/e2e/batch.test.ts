@@ -220,7 +220,7 @@ test('config typos and unknown toolsets are clear errors', async (t) => {
   assert.match(typo.stderr, /typo\.yaml: .*concurency/);
   const unknown = await runCli(['batch', '--run', 'u', '--dataset', 'x.jsonl', '--toolsets', 'terminal,spreadsheet', '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm'], { cwd: directory });
   assert.equal(unknown.code, 2);
-  assert.match(unknown.stderr, /unknown toolset 'spreadsheet'; known toolsets: browser, file, image_gen, memory, moa, session_search, skills, terminal, todo, vision, web/);
+  assert.match(unknown.stderr, /unknown toolset 'spreadsheet'; known toolsets: browser, code_execution, delegation, file, image_gen, memory, moa, session_search, skills, terminal, todo, vision, web/);
 });
 
 test('SIGINT: stop dispatching, interrupted rollouts go back to pending, exit 130, resume finishes', async (t) => {

@@ -40,5 +40,5 @@ test('traj chat --toolsets web without a search backend says why web_search is m
   assert.match(result.stdout, /^web_search \[web\] is not offered: no search backend configured: set TRAJ_SEARXNG_URL/m);
   assert.doesNotMatch(result.stdout, /^ {2}web_search +\[web\]/m);
   assert.match(result.stdout, /^ {2}web_extract +\[web\]/m);
-  assert.deepEqual(server.requests[0]!.tools!.map((tool) => tool.function.name), ['terminal', 'web_extract']);
+  assert.deepEqual(server.requests[0]!.tools!.map((tool) => tool.function.name), ['terminal', 'process_manage', 'web_extract']);
 });

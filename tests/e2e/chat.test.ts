@@ -63,7 +63,7 @@ test('piped mode: a tool call is shown, runs in the sandbox, and the session is 
   assert.match(result.stdout, /^The file is written\.$/m);
   assert.equal(server.requests.length, 2);
   assert.equal(server.requests[0]!.stream, true, 'chat streams');
-  assert.deepEqual(server.requests[0]!.tools!.map((tool) => tool.function.name), ['terminal', 'read_file', 'write_file', 'patch', 'search_files']);
+  assert.deepEqual(server.requests[0]!.tools!.map((tool) => tool.function.name), ['terminal', 'process_manage', 'read_file', 'write_file', 'patch', 'search_files']);
   const rows = storedMessages(home);
   assert.deepEqual(rows.map((row) => row.role), ['system', 'user', 'assistant', 'tool', 'assistant']);
   assert.deepEqual(JSON.parse(rows[3]!.message).content, '{"exit_code":0,"output":"wrote it\\n"}');

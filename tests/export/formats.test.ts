@@ -20,6 +20,11 @@ function cardHeader(directory: string): Record<string, unknown> {
   return parseYaml(match[1]!) as Record<string, unknown>;
 }
 
+const MESSAGE_TYPE =
+  'STRUCT("role" VARCHAR, "content" VARCHAR, reasoning VARCHAR, reasoning_details VARCHAR, images VARCHAR[], ' +
+  'tool_calls STRUCT(id VARCHAR, "type" VARCHAR, "function" STRUCT("name" VARCHAR, arguments VARCHAR))[], echo VARCHAR, tool_call_id VARCHAR, "name" VARCHAR)';
+const USAGE_TYPE = 'STRUCT(prompt_tokens BIGINT, completion_tokens BIGINT, reasoning_tokens BIGINT, cached_tokens BIGINT, "cost" DOUBLE)';
+
 const EXPECTED_TYPES: Record<string, string> = {
   id: 'VARCHAR',
   sample: 'INTEGER',
@@ -53,6 +58,8 @@ const EXPECTED_TYPES: Record<string, string> = {
   error: 'VARCHAR',
   images: 'VARCHAR[]',
   artifacts: 'VARCHAR[]',
+  subagents: `STRUCT(call_id VARCHAR, depth INTEGER, goal VARCHAR, toolsets VARCHAR[], messages ${MESSAGE_TYPE}[], usage ${USAGE_TYPE}, finish_reason VARCHAR)[]`,
+  code_calls: 'STRUCT(call_id VARCHAR, "name" VARCHAR, arguments VARCHAR, ok BOOLEAN, ms DOUBLE, result VARCHAR)[]',
 };
 
 test('Parquet read back by DuckDB: one fixed schema, every row equal to the JSONL export', async (t) => {
@@ -122,7 +129,7 @@ test('Arrow IPC shards carry the same schema and rows as Parquet', async (t) => 
   const arrow = await import('apache-arrow');
   const table = arrow.tableFromIPC(readFileSync(join(out, 'data', 'train-00000-of-00001.arrow')));
   assert.equal(table.numRows, 5);
-  assert.equal(table.schema.metadata.get('traj.schema_version'), '3');
+  assert.equal(table.schema.metadata.get('traj.schema_version'), '4');
   const parquetOut = join(directory, 'parquet');
   await exportRun({ storePath, out: parquetOut });
   const parquet = await readParquet([join(parquetOut, 'data', 'train-00000-of-00001.parquet')]);

@@ -66,7 +66,7 @@ describe('loading distributions', () => {
   it('refuses an unknown toolset at load, listing the known ones', () => {
     const file = writeDistribution('browse.yaml', 'name: browse\ndescription: needs a spreadsheet\ntoolsets:\n  terminal: 0.5\n  spreadsheet: 0.9\n');
     const error = configError(() => loadDistribution(file, createToolRegistry()));
-    assert.match(error.message, /browse\.yaml: toolsets: unknown toolset 'spreadsheet'; known toolsets: browser, file, image_gen, memory, moa, session_search, skills, terminal, todo, vision, web/);
+    assert.match(error.message, /browse\.yaml: toolsets: unknown toolset 'spreadsheet'; known toolsets: browser, code_execution, delegation, file, image_gen, memory, moa, session_search, skills, terminal, todo, vision, web/);
   });
 
   it('names the file and key of a bad value', () => {

@@ -61,17 +61,18 @@ describe('ToolRegistry', () => {
       assert.ok(error instanceof ConfigError);
       assert.equal(error.code, 'toolset_unknown');
       assert.match(error.message, /'spreadsheet'/);
-      assert.match(error.message, /known toolsets: browser, file, image_gen, memory, moa, session_search, skills, terminal, todo, vision, web$/);
+      assert.match(error.message, /known toolsets: browser, code_execution, delegation, file, image_gen, memory, moa, session_search, skills, terminal, todo, vision, web$/);
       return true;
     });
   });
 
-  it('the built-in registry holds the terminal, file, todo, web, vision, moa, image_gen, browser, memory, skills and session_search toolsets', () => {
+  it('the built-in registry holds the terminal, file, todo, web, vision, moa, image_gen, browser, memory, skills, session_search, code_execution and delegation toolsets', () => {
     const registry = createToolRegistry();
-    assert.deepEqual(registry.toolsetNames(), ['browser', 'file', 'image_gen', 'memory', 'moa', 'session_search', 'skills', 'terminal', 'todo', 'vision', 'web']);
+    assert.deepEqual(registry.toolsetNames(), ['browser', 'code_execution', 'delegation', 'file', 'image_gen', 'memory', 'moa', 'session_search', 'skills', 'terminal', 'todo', 'vision', 'web']);
     const names = (toolsets: string[]) => registry.select(toolsets, { env: {} }).map((tool) => tool.name);
     assert.deepEqual(names(['file']), ['read_file', 'write_file', 'patch', 'search_files']);
-    assert.deepEqual(names(['terminal']), ['terminal']);
+    assert.deepEqual(names(['terminal']), ['terminal', 'process_manage']);
+    assert.deepEqual(names(['code_execution', 'delegation']), ['execute_code', 'delegate_task']);
     assert.deepEqual(names(['todo']), ['todo_write', 'todo_read']);
   });
 

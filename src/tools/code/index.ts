@@ -1,0 +1,2 @@
+export { executeCodeTool, ExecuteCodeParameters } from './execute-code.js';
+export { pythonName, toolsModule } from './python-module.js';

@@ -1,0 +1,1 @@
+export { delegateTaskTool, DelegateTaskParameters, MAX_PARALLEL_TASKS } from './delegate-task.js';
