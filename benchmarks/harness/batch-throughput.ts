@@ -26,7 +26,7 @@ export async function batchThroughputBenchmark(options: BatchThroughputOptions):
   const server = await startMockServer(['--latency-ms', String(options.latencyMs), ...script]);
   try {
     const dataset = join(scratch.path, 'prompts.jsonl');
-    writeFileSync(dataset, Array.from({ length: options.prompts }, (_, index) => JSON.stringify({ prompt: `benchmark prompt ${index}` })).join('\n') + '\n');
+    writeFileSync(dataset, `${Array.from({ length: options.prompts }, (_, index) => JSON.stringify({ prompt: `benchmark prompt ${index}` })).join('\n')}\n`);
     const config = join(scratch.path, 'run.yaml');
     writeFileSync(config, options.isolation ? `local:\n  isolation: ${options.isolation}\n` : '{}\n');
     const measured = await measureCli(

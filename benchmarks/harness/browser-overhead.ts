@@ -59,12 +59,12 @@ export async function browserOverheadBenchmark(options: { iterations?: number } 
     const cells = (...values: Array<string | number>) => values.map((value) => String(value).padStart(8)).join('');
     const row = (name: string, series: typeof c1) => `   ${name.padEnd(30)}${cells(series.p50, series.p95, series.perSecond)}`;
     process.stdout.write(
-      [
+      `${[
         `   ${'context → snapshot → close'.padEnd(30)}${'p50 ms'.padStart(8)}${'p95 ms'.padStart(8)}${'per s'.padStart(8)}`,
         row('concurrency 1', c1),
         row('concurrency 8', c8),
         `   steps p50 (ms): c1 ${JSON.stringify(c1.steps)}, c8 ${JSON.stringify(c8.steps)}; first rollout incl. browser start ${round(firstRollout)} ms`,
-      ].join('\n') + '\n',
+      ].join('\n')}\n`,
     );
     return figures;
   } finally {

@@ -21,7 +21,7 @@ export async function queueScaleBenchmark(prompts: number): Promise<Record<strin
   const redis = await startRedis({ port: await freePort() });
   try {
     const dataset = join(scratch, 'prompts.jsonl');
-    writeFileSync(dataset, Array.from({ length: prompts }, (_, index) => JSON.stringify({ prompt: `cpu task ${index}` })).join('\n') + '\n');
+    writeFileSync(dataset, `${Array.from({ length: prompts }, (_, index) => JSON.stringify({ prompt: `cpu task ${index}` })).join('\n')}\n`);
     const base = ['batch', '--dataset', dataset, '--toolsets', 'terminal', '--base-url', server.url, '--model', 'traj-scripted', '--api-key-env', 'NO_KEY', '--concurrency', '12'];
     const local = await measureCli([...base, '--run', 'local', '--workers', '1'], { cwd: scratch });
     if (local.code !== 0) throw new Error(`local batch exited ${local.code}: ${local.stderr.slice(-1500)}`);

@@ -27,7 +27,7 @@ export default defineEnvironment<Item>({
   maxTurns: 2,
   judge: { reference: (item) => item.reference },
   /** The panel's mean score is the reward; each judge's grade and reasoning are the evidence. */
-  async reward(item, result, context) {
+  async reward(item, _result, context) {
     return judgeReward(await context.judge({ reference: item.reference }));
   },
 });

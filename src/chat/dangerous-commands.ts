@@ -16,7 +16,7 @@ const AT_COMMAND = String.raw`(?:^|[;&|({]\s*|\bsudo\s+|\bexec\s+|\bxargs\s+)`;
 /** Until the end of this simple command. */
 const REST = String.raw`[^;&|\n]*`;
 const END = String.raw`(?=\s|$|[;&|)])`;
-const RECURSIVE_FLAG = String.raw`(?:-[a-z]*r[a-z]*|--recursive)`;
+const RECURSIVE_FLAG = '(?:-[a-z]*r[a-z]*|--recursive)';
 const SYSTEM_DIRECTORIES = 'bin|boot|dev|etc|home|lib|lib32|lib64|opt|root|sbin|srv|usr|var|sys|proc|mnt|media';
 /** `/`, `/*`, `~`, `~/*`, `*`, `.`, `..`, `../*`, `$home`, `${home}/*`, and top-level system folders. */
 const BROAD_PATH = String.raw`(?:\/\*?|~\/?\*?|\*|\.\.?\/?\*?|\$\{?home\}?\/?\*?|\/(?:${SYSTEM_DIRECTORIES})\/?\*?)`;

@@ -44,7 +44,7 @@ export class TurnRenderer {
         break;
       }
       case 'tool_start':
-        this.line(this.style.cyan(`  ⚙ ${event.call.name}`) + `  ${describeCall(event.call)}`);
+        this.line(`${this.style.cyan(`  ⚙ ${event.call.name}`)}  ${describeCall(event.call)}`);
         break;
       case 'tool_end':
         this.line(this.toolEnd(event.call, event.outcome));
@@ -68,7 +68,7 @@ export class TurnRenderer {
         this.subagent(inner, `${indent}  │ `);
         break;
       case 'tool_start':
-        this.line(this.style.dim(indent) + this.style.cyan(`⚙ ${inner.call.name}`) + `  ${describeCall(inner.call)}`);
+        this.line(`${this.style.dim(indent) + this.style.cyan(`⚙ ${inner.call.name}`)}  ${describeCall(inner.call)}`);
         break;
       case 'tool_end':
         this.line(this.style.dim(indent) + this.toolEnd(inner.call, inner.outcome).trimStart());

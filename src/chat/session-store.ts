@@ -64,7 +64,7 @@ export function searchableText(message: Message): string {
   switch (message.role) {
     case 'assistant':
       return [message.reasoning, message.content, ...(message.tool_calls ?? []).map((call) => `${call.function.name} ${call.function.arguments}`)]
-        .filter((part) => part && part.trim())
+        .filter((part) => part?.trim())
         .join('\n');
     case 'system':
       // Every session starts with much the same system prompt: indexing it would match them all.

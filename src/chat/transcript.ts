@@ -18,7 +18,7 @@ export function formatTranscript(messages: readonly Message[], style: Style, opt
         if (message.reasoning?.trim()) lines.push(style.dim(`(thinking) ${oneLine(message.reasoning, width)}`));
         if (message.content?.trim()) lines.push(`[assistant] ${message.content}`);
         for (const call of message.tool_calls ?? []) {
-          lines.push(style.cyan(`  ⚙ ${call.function.name}`) + `  ${describeCall({ id: call.id, name: call.function.name, arguments: call.function.arguments })}`);
+          lines.push(`${style.cyan(`  ⚙ ${call.function.name}`)}  ${describeCall({ id: call.id, name: call.function.name, arguments: call.function.arguments })}`);
         }
         break;
       case 'tool':

@@ -57,7 +57,7 @@ export function sizeCategory(rows: number): string {
  * Everything comes from the store and the options, so the same export gives the same bytes.
  */
 export function renderDatasetCard(input: CardInput): string {
-  return [`---\n${stringify(cardHeader(input))}---`, ...cardBody(input)].join('\n\n') + '\n';
+  return `${[`---\n${stringify(cardHeader(input))}---`, ...cardBody(input)].join('\n\n')}\n`;
 }
 
 function cardHeader(input: CardInput): Record<string, unknown> {
@@ -163,6 +163,6 @@ function schemaNote(input: CardInput): string {
 }
 
 function table(header: string[], rows: string[][]): string {
-  const escape = (cell: string) => cell.replace(/\n/g, ' ');
-  return [`| ${header.join(' | ')} |`, `| ${header.map(() => '---').join(' | ')} |`, ...rows.map((row) => `| ${row.map(escape).join(' | ')} |`)].join('\n');
+  const escapeCell = (cell: string) => cell.replace(/\n/g, ' ');
+  return [`| ${header.join(' | ')} |`, `| ${header.map(() => '---').join(' | ')} |`, ...rows.map((row) => `| ${row.map(escapeCell).join(' | ')} |`)].join('\n');
 }

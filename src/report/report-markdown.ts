@@ -19,8 +19,8 @@ export function formatPassAtK(passAtK: Record<string, number>): string {
 }
 
 function markdownTable(headers: string[], rows: (string | number)[][]): string {
-  const escape = (cell: string | number) => String(cell).replace(/\|/g, '\\|').replace(/\n/g, ' ');
-  return [`| ${headers.join(' | ')} |`, `| ${headers.map(() => '---').join(' | ')} |`, ...rows.map((row) => `| ${row.map(escape).join(' | ')} |`)].join('\n');
+  const escapeCell = (cell: string | number) => String(cell).replace(/\|/g, '\\|').replace(/\n/g, ' ');
+  return [`| ${headers.join(' | ')} |`, `| ${headers.map(() => '---').join(' | ')} |`, ...rows.map((row) => `| ${row.map(escapeCell).join(' | ')} |`)].join('\n');
 }
 
 const BREAKDOWN_HEADERS = ['rollouts', 'items', 'mean reward [95% CI]', 'pass rate [95% CI]', 'pass@k', 'reward errors'];

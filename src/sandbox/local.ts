@@ -10,11 +10,11 @@ import { parseLocalSandboxConfig, type LocalSandboxConfig } from './local-config
 import { sandboxFolderPrefix } from './local-prune.js';
 import type { NamespaceSpec } from './namespace-session.js';
 import { killProcessGroup, processGroupAlive } from './process-group.js';
-import {
-  type ExecOptions,
-  type ExecResult,
-  type Sandbox,
-  type SandboxOptions,
+import type {
+  ExecOptions,
+  ExecResult,
+  Sandbox,
+  SandboxOptions,
 } from './sandbox.js';
 import { baseEnvironment, scrubEnvironment } from './scrub-environment.js';
 import { closeSession, openSession, runCommand } from './spawner.js';

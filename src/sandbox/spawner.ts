@@ -79,7 +79,7 @@ class Spawner {
   }
 
   private ensureHost(): ChildProcess {
-    if (this.host && this.host.connected) return this.host;
+    if (this.host?.connected) return this.host;
     const host = fork(fileURLToPath(new URL('./spawn-host.js', import.meta.url)), [], {
       execArgv: [],
       // Commands can read their parent's /proc/PID/environ: the host holds no secret to show.

@@ -14,7 +14,7 @@ after(() => rmSync(directory, { recursive: true, force: true }));
 
 function writeLines(name: string, lines: Array<string | object>): string {
   const file = join(directory, name);
-  writeFileSync(file, lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n') + '\n');
+  writeFileSync(file, `${lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n')}\n`);
   return file;
 }
 

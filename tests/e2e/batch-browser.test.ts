@@ -71,7 +71,7 @@ function records(directory: string, run: string): TrajectoryRecord[] {
 function setup(t: { after(fn: () => unknown): void }) {
   const directory = temporaryDirectory(t);
   const dataset = join(directory, 'prompts.jsonl');
-  writeFileSync(dataset, Array.from({ length: PROMPTS }, (_, index) => JSON.stringify({ prompt: `task ${index}: check the cookie` })).join('\n') + '\n');
+  writeFileSync(dataset, `${Array.from({ length: PROMPTS }, (_, index) => JSON.stringify({ prompt: `task ${index}: check the cookie` })).join('\n')}\n`);
   const config = join(directory, 'run.yaml');
   // Debian's chromium found on PATH; the site is on 127.0.0.1, so private addresses are allowed.
   writeFileSync(config, stringify({ web: { allow_private: true }, browser: { navigation_timeout_ms: 10_000 } }));
@@ -177,7 +177,7 @@ test('browser_vision: the screenshot goes to the vision model and is kept beside
   for (const record of all) {
     assert.equal(record.artifacts.length, 1);
     const [path] = record.artifacts;
-    assert.ok(path!.startsWith(join(directory, 'checkpoints', 'shots.artifacts') + '/'), path);
+    assert.ok(path!.startsWith(`${join(directory, 'checkpoints', 'shots.artifacts')}/`), path);
     assert.deepEqual([...readFileSync(path!).subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47], 'a PNG');
     paths.add(path!);
     const answer = JSON.parse(String(record.messages.at(-1)!.content));

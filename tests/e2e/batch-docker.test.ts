@@ -16,7 +16,7 @@ async function containersOf(run: string): Promise<number> {
 }
 
 function writePrompts(path: string, count: number): void {
-  writeFileSync(path, Array.from({ length: count }, (_, index) => JSON.stringify({ prompt: `docker prompt ${index}` })).join('\n') + '\n');
+  writeFileSync(path, `${Array.from({ length: count }, (_, index) => JSON.stringify({ prompt: `docker prompt ${index}` })).join('\n')}\n`);
 }
 
 function args(dataset: string, run: string, url: string): string[] {

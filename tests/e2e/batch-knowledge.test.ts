@@ -36,7 +36,7 @@ test('batch --memory DIR: each rollout works on a private copy seeded from DIR, 
   );
   writeFileSync(
     join(directory, 'prompts.jsonl'),
-    ['alpha task', 'beta task'].map((prompt) => JSON.stringify({ prompt })).join('\n') + '\n',
+    `${['alpha task', 'beta task'].map((prompt) => JSON.stringify({ prompt })).join('\n')}\n`,
   );
   const server = await startScriptedServer(script);
   t.after(() => server.close());

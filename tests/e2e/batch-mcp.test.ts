@@ -25,7 +25,7 @@ test('traj batch with a distribution including mcp:NAME runs the MCP tools in wo
   const distribution = join(directory, 'with-mcp.yaml');
   writeFileSync(distribution, stringify({ name: 'with-mcp', description: 'MCP test server plus files', toolsets: { 'mcp:test': 1.0, file: 0.5 } }));
   const dataset = join(directory, 'prompts.jsonl');
-  writeFileSync(dataset, Array.from({ length: 8 }, (_, index) => JSON.stringify({ prompt: `use the echo tool ${index}` })).join('\n') + '\n');
+  writeFileSync(dataset, `${Array.from({ length: 8 }, (_, index) => JSON.stringify({ prompt: `use the echo tool ${index}` })).join('\n')}\n`);
   const result = await runCli(
     ['batch', '--config', config, '--dataset', dataset, '--run', 'mcp', '--distribution', distribution, '--concurrency', '4', '--base-url', server.url, '--model', 'm', '--api-key-env', 'NO_KEY'],
     { cwd: directory },

@@ -22,7 +22,7 @@ test('traj batch over every provider fixture keeps content, reasoning, tool call
   const server = await startScriptedServer(fixtureReplayScript(FIXTURES));
   t.after(() => server.close());
   const dataset = join(directory, 'providers.jsonl');
-  writeFileSync(dataset, [...ANSWERS, ERROR].map((fixture) => JSON.stringify({ id: fixture.id, prompt: replayPrompt(fixture.id) })).join('\n') + '\n');
+  writeFileSync(dataset, `${[...ANSWERS, ERROR].map((fixture) => JSON.stringify({ id: fixture.id, prompt: replayPrompt(fixture.id) })).join('\n')}\n`);
   const config = join(directory, 'no-retry.yaml');
   writeFileSync(config, 'endpoint:\n  max_retries: 0\n');
   const args = ['batch', '--dataset', dataset, '--run', 'providers', '--base-url', server.url, '--model', 'replay', '--api-key-env', 'NO_KEY'];

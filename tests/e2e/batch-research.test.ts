@@ -33,7 +33,7 @@ test("--distribution research (Hermes' numbers) records web and browser calls; t
   const server = await startScriptedServer(agentScript(site.url));
   t.after(() => server.close());
   const dataset = join(directory, 'prompts.jsonl');
-  writeFileSync(dataset, Array.from({ length: PROMPTS }, (_, index) => JSON.stringify({ prompt: `question ${index}: how high are the tides?` })).join('\n') + '\n');
+  writeFileSync(dataset, `${Array.from({ length: PROMPTS }, (_, index) => JSON.stringify({ prompt: `question ${index}: how high are the tides?` })).join('\n')}\n`);
   const config = join(directory, 'run.yaml');
   writeFileSync(config, stringify({ web: { allow_private: true }, browser: { navigation_timeout_ms: 10_000 } }));
   const args = ['batch', '--config', config, '--dataset', dataset, '--run', 'research', '--distribution', 'research', '--seed', '3',

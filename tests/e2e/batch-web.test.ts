@@ -50,7 +50,7 @@ test('a 50-prompt batch with web, vision, moa and terminal records every tool; a
   const server = await startScriptedServer(agentScript(site.url));
   t.after(() => server.close());
   const dataset = join(directory, 'prompts.jsonl');
-  writeFileSync(dataset, Array.from({ length: PROMPTS }, (_, index) => JSON.stringify({ prompt: `task number ${index}: how high is the tide?` })).join('\n') + '\n');
+  writeFileSync(dataset, `${Array.from({ length: PROMPTS }, (_, index) => JSON.stringify({ prompt: `task number ${index}: how high is the tide?` })).join('\n')}\n`);
   const config = join(directory, 'run.yaml');
   writeFileSync(
     config,

@@ -11,7 +11,7 @@ async function batchAgainstSlowServer(t: Parameters<typeof temporaryDirectory>[0
   const server = await startScriptedServer(echoScript, { latencyMs: 1500, record: false });
   t.after(() => server.close());
   const dataset = join(directory, 'prompts.jsonl');
-  writeFileSync(dataset, Array.from({ length: prompts }, (_, index) => JSON.stringify({ prompt: `knob ${index}` })).join('\n') + '\n');
+  writeFileSync(dataset, `${Array.from({ length: prompts }, (_, index) => JSON.stringify({ prompt: `knob ${index}` })).join('\n')}\n`);
   const configArgs: string[] = [];
   if (config) {
     writeFileSync(join(directory, 'run.yaml'), config);

@@ -30,7 +30,7 @@ before(async () => {
   const server = await startScriptedServer(mixedScript);
   try {
     const dataset = join(directory, 'prompts.jsonl');
-    writeFileSync(dataset, PROMPTS.map((row) => JSON.stringify(row)).join('\n') + '\n');
+    writeFileSync(dataset, `${PROMPTS.map((row) => JSON.stringify(row)).join('\n')}\n`);
     const batch = await runCli(
       ['batch', '--dataset', dataset, '--run', 'mixed', '--base-url', server.url, '--model', 'scripted-a', '--api-key-env', 'NO_KEY', '--toolsets', 'terminal', '--require-reasoning', '--workers', '1', '--concurrency', '4'],
       { cwd: directory },

@@ -16,7 +16,7 @@ import { redisKeys, startRedis, type RedisProcess } from '../helpers/redis.js';
 const prompts = (count: number) => Array.from({ length: count }, (_, index) => ({ prompt: `queued task ${index}: say hello` }));
 
 function writeJsonl(path: string, rows: unknown[]): void {
-  writeFileSync(path, rows.map((row) => JSON.stringify(row)).join('\n') + '\n');
+  writeFileSync(path, `${rows.map((row) => JSON.stringify(row)).join('\n')}\n`);
 }
 
 function readRecords(directory: string, run: string): TrajectoryRecord[] {

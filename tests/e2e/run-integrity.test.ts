@@ -20,7 +20,7 @@ import { runCli, startCli, temporaryDirectory } from '../helpers/cli.js';
 const prompts = (count: number, prefix = 'task') => Array.from({ length: count }, (_, index) => ({ prompt: `${prefix} number ${index}: say hello` }));
 
 function writeJsonl(path: string, rows: unknown[]): void {
-  writeFileSync(path, rows.map((row) => JSON.stringify(row)).join('\n') + '\n');
+  writeFileSync(path, `${rows.map((row) => JSON.stringify(row)).join('\n')}\n`);
 }
 
 function readRecords(directory: string, run: string): TrajectoryRecord[] {

@@ -45,7 +45,7 @@ test('paths, lists, contains, in and len', () => {
 
 test('errors name the position with a caret and say what was expected', () => {
   const cases: Array<[string, RegExp]> = [
-    ['reward >= ', /expected a value after '>=' at position 11\n  reward >= \n {12}\^/],
+    ['reward >= ', /expected a value after '>=' at position 11\n {2}reward >= \n {12}\^/],
     ['rewrd > 1', /unknown field 'rewrd' \(fields: id, sample, conversations.*\) at position 1/],
     ['turns = 3', /'=' is not an operator \(use '==' to compare\) at position 7/],
     ['finish_reason == "stop', /a string that is never closed at position 18/],

@@ -13,7 +13,7 @@ let status: Promise<string | undefined> | undefined;
 /** Why Docker tests cannot run here, or undefined when the engine and the image are there. */
 export function dockerUnavailableReason(image = DEFAULT_DOCKER_IMAGE): Promise<string | undefined> {
   status ??= (async () => {
-    let docker;
+    let docker: Awaited<ReturnType<typeof connectDocker>>;
     try {
       docker = await connectDocker();
     } catch (error) {

@@ -126,5 +126,5 @@ test('reasoning_echo never sends nothing back; always sends every turn\'s reason
   const tags = await clientFor(byId('llamacpp/think-tags-timings'), 'always').complete({ messages: PROMPT });
   assert.deepEqual(tags.message.echo, { content: '<think>\nThe user greets me.\n</think>\nHello there!' });
   const mistral = await clientFor(byId('mistral/magistral-thinking'), 'always').complete({ messages: PROMPT });
-  assert.equal((mistral.message.echo?.content as unknown[]).length, 2, 'the parts as they came');
+  assert.equal(((mistral.message.echo?.content ?? []) as unknown[]).length, 2, 'the parts as they came');
 });

@@ -17,7 +17,7 @@ async function collect(entries: AsyncIterable<PipelineEntry>): Promise<WorkItem[
 test('an unavailable toolset is dropped from every draw and each drop is counted', async (t) => {
   const directory = temporaryDirectory(t);
   const dataset = join(directory, 'rows.jsonl');
-  writeFileSync(dataset, Array.from({ length: 20 }, (_, index) => JSON.stringify({ prompt: `row ${index}` })).join('\n') + '\n');
+  writeFileSync(dataset, `${Array.from({ length: 20 }, (_, index) => JSON.stringify({ prompt: `row ${index}` })).join('\n')}\n`);
   // The built-in web toolset, with no search backend configured in this environment.
   const registry = createToolRegistry();
   const store = RunStore.open(join(directory, 'store.sqlite'));
@@ -51,8 +51,8 @@ test('keys and draws depend only on (seed, key): reordered rows keep their tools
   const rows = Array.from({ length: 30 }, (_, index) => JSON.stringify({ prompt: `row ${index}` }));
   const forward = join(directory, 'forward.jsonl');
   const backward = join(directory, 'backward.jsonl');
-  writeFileSync(forward, rows.join('\n') + '\n');
-  writeFileSync(backward, [...rows].reverse().join('\n') + '\n');
+  writeFileSync(forward, `${rows.join('\n')}\n`);
+  writeFileSync(backward, `${[...rows].reverse().join('\n')}\n`);
   const store = RunStore.open(join(directory, 'store.sqlite'));
   t.after(() => store.close());
   const draw = async (dataset: string, seed: number) =>

@@ -167,7 +167,7 @@ export function runSandboxContract(backendName: string, create: () => Promise<Sa
       }
       await sandbox.upload(tree, 'project/tree');
       const listed = await sandbox.exec('find . -type f | sort', { cwd: 'project/tree' });
-      assert.equal(listed.stdout, Object.keys(files).sort().map((path) => `./${path}`).join('\n') + '\n');
+      assert.equal(listed.stdout, `${Object.keys(files).sort().map((path) => `./${path}`).join('\n')}\n`);
       assert.deepEqual(await sandbox.readFile('project/tree/sub/b.bin'), files['sub/b.bin']);
 
       assert.equal((await sandbox.exec('echo added > project/tree/sub/added.txt')).exitCode, 0);

@@ -52,7 +52,7 @@ describe('local sandbox without bubblewrap', () => {
     const server = await startScriptedServer(echoScript);
     t.after(() => server.close());
     const dataset = join(directory, 'prompts.jsonl');
-    writeFileSync(dataset, Array.from({ length: 6 }, (_, index) => JSON.stringify({ prompt: `p${index}` })).join('\n') + '\n');
+    writeFileSync(dataset, `${Array.from({ length: 6 }, (_, index) => JSON.stringify({ prompt: `p${index}` })).join('\n')}\n`);
     const result = await runCli(['batch', '--dataset', dataset, '--run', 'fallback', '--base-url', server.url, '--model', 'm', '--api-key-env', 'NO_KEY', '--toolsets', 'terminal', '--workers', '2'], {
       cwd: directory,
       env: { TRAJ_BWRAP: MISSING },

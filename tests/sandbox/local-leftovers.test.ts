@@ -26,7 +26,7 @@ test('ten SIGKILLs of a batch leave no sandbox folder after the next run', async
   );
   t.after(() => server.close());
   const dataset = join(directory, 'prompts.jsonl');
-  writeFileSync(dataset, Array.from({ length: 4 }, (_, index) => JSON.stringify({ prompt: `prompt ${index}` })).join('\n') + '\n');
+  writeFileSync(dataset, `${Array.from({ length: 4 }, (_, index) => JSON.stringify({ prompt: `prompt ${index}` })).join('\n')}\n`);
   const args = ['batch', '--dataset', dataset, '--run', 'killed', '--base-url', server.url, '--model', 'scripted', '--api-key-env', 'NO_KEY', '--toolsets', 'terminal', '--workers', '1', '--concurrency', '4', '--max-attempts', '100'];
   const env = { TMPDIR: temp };
 

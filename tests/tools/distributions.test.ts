@@ -158,7 +158,7 @@ describe('traj distributions (the CLI as a subprocess)', () => {
     assert.equal(result.status, 0, result.stderr);
     assert.match(result.stdout, /^# toolset-distributions\/balanced\.yaml\n# Hermes Agent's 'balanced' distribution .*\nname: balanced\n/);
     assert.match(result.stdout, /what you get over 2,000 prompt keys with seed 0/);
-    const rates = [...result.stdout.matchAll(/^  (web|vision|image_gen|terminal|file|moa|browser)\s+0\.50\s+([\d.]+)%$/gm)].map((match) => Number(match[2]));
+    const rates = [...result.stdout.matchAll(/^ {2}(web|vision|image_gen|terminal|file|moa|browser)\s+0\.50\s+([\d.]+)%$/gm)].map((match) => Number(match[2]));
     assert.equal(rates.length, 7);
     // Seven toolsets at 0.5 each: every one on about half of the prompts (web, first in file order, is the rare fallback).
     assert.ok(rates.every((rate) => Math.abs(rate - 50) < 5), rates.join(', '));

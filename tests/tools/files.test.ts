@@ -15,7 +15,7 @@ describe('file tools', () => {
 
   before(async () => {
     sandbox = await createLocalSandbox();
-    await sandbox.writeFile('numbers.txt', Array.from({ length: 12 }, (_, index) => `line ${index + 1}`).join('\n') + '\n');
+    await sandbox.writeFile('numbers.txt', `${Array.from({ length: 12 }, (_, index) => `line ${index + 1}`).join('\n')}\n`);
   });
   after(async () => {
     await sandbox.dispose();

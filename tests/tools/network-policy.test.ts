@@ -43,7 +43,7 @@ describe('network policy', () => {
   test('a fetch of a private-address URL is refused by default and never reaches the server', async (t) => {
     const site = await startWebStandIn();
     t.after(() => site.close());
-    for (const url of [`${site.url}/article`, site.url.replace('127.0.0.1', 'localhost') + '/article']) {
+    for (const url of [`${site.url}/article`, `${site.url.replace('127.0.0.1', 'localhost')}/article`]) {
       await assert.rejects(fetchUrl(url, policy(), limits), (error: unknown) => error instanceof FetchFailure && error.kind === 'policy' && /refused by the network policy/.test(error.message), url);
     }
     assert.equal(site.hits.get('/article'), undefined, 'no request reached the server');

@@ -40,7 +40,7 @@ describe('terminal tool', () => {
   });
 
   it('keeps the first 40% and the last 60% of output over 50,000 characters, with a marker', async () => {
-    const full = Array.from({ length: 20_000 }, (_, index) => `${index + 1}`).join('\n') + '\n';
+    const full = `${Array.from({ length: 20_000 }, (_, index) => `${index + 1}`).join('\n')}\n`;
     const result = jsonOf<TerminalResult>(await callTool('terminal', { command: 'seq 1 20000' }, toolContext(sandbox)));
     assert.equal(result.exit_code, 0);
     const head = full.slice(0, 20_000);
