@@ -168,7 +168,13 @@ export class TrajError extends Error {
   }
 
   toJSON(): { name: string; code: ErrorCode; retryable: boolean; message: string; details: Record<string, unknown> } {
-    return { name: this.name, code: this.code, retryable: this.retryable, message: this.message, details: this.details };
+    return {
+      name: this.name,
+      code: this.code,
+      retryable: this.retryable,
+      message: this.message,
+      details: this.details,
+    };
   }
 }
 
@@ -203,7 +209,12 @@ export function serializeError(error: unknown): SerializedError {
   if (error instanceof TrajError) return error.toJSON();
   if (error instanceof Error) {
     const code = (error as { code?: unknown }).code;
-    return { name: error.name, code: typeof code === 'string' ? code : 'internal', retryable: false, message: error.message };
+    return {
+      name: error.name,
+      code: typeof code === 'string' ? code : 'internal',
+      retryable: false,
+      message: error.message,
+    };
   }
   return { name: 'Error', code: 'internal', retryable: false, message: String(error) };
 }

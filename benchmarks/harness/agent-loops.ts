@@ -15,10 +15,22 @@ export interface AgentLoopOptions {
  * N concurrent agent loops × T tool turns against the scripted server (its own process) with
  * latency L, in this process: achieved vs ideal rollouts/s and harness CPU per model call.
  */
-export async function agentLoopBenchmark(options: AgentLoopOptions = { loops: 64, toolTurns: 3, latencyMs: 200, rounds: 4 }): Promise<Record<string, number>> {
-  const server = await startMockServer(['--latency-ms', String(options.latencyMs), '--tool-turns', String(options.toolTurns)]);
+export async function agentLoopBenchmark(
+  options: AgentLoopOptions = { loops: 64, toolTurns: 3, latencyMs: 200, rounds: 4 },
+): Promise<Record<string, number>> {
+  const server = await startMockServer([
+    '--latency-ms',
+    String(options.latencyMs),
+    '--tool-turns',
+    String(options.toolTurns),
+  ]);
   try {
-    const model = createModelClient({ base_url: server.url, model: 'traj-scripted', api_key_env: 'NO_KEY', concurrency: options.loops });
+    const model = createModelClient({
+      base_url: server.url,
+      model: 'traj-scripted',
+      api_key_env: 'NO_KEY',
+      concurrency: options.loops,
+    });
     const tools = createToolRegistry().select(['terminal'], { env: process.env });
     const one = async (index: number) => {
       const sandbox = await createLocalSandbox({ kind: 'local' });
@@ -44,7 +56,9 @@ export async function agentLoopBenchmark(options: AgentLoopOptions = { loops: 64
     const started = performance.now();
     let calls = 0;
     for (let round = 0; round < options.rounds; round++) {
-      const counts = await Promise.all(Array.from({ length: options.loops }, (_, index) => one(round * options.loops + index)));
+      const counts = await Promise.all(
+        Array.from({ length: options.loops }, (_, index) => one(round * options.loops + index)),
+      );
       calls += counts.reduce((sum, count) => sum + count, 0);
     }
     const seconds = (performance.now() - started) / 1000;

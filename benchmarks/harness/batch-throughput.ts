@@ -20,17 +20,42 @@ export interface BatchThroughputOptions {
  * scripted server in another process: wall time, CPU of all threads, peak RSS, and throughput
  * against the ideal (prompts × model calls per rollout × latency / concurrency).
  */
-export async function batchThroughputBenchmark(options: BatchThroughputOptions): Promise<Record<string, number | string>> {
+export async function batchThroughputBenchmark(
+  options: BatchThroughputOptions,
+): Promise<Record<string, number | string>> {
   const scratch = scratchDirectory('traj-bench-batch-');
   const script = options.script ? ['--script', options.script] : ['--tool-turns', String(options.toolTurns)];
   const server = await startMockServer(['--latency-ms', String(options.latencyMs), ...script]);
   try {
     const dataset = join(scratch.path, 'prompts.jsonl');
-    writeFileSync(dataset, `${Array.from({ length: options.prompts }, (_, index) => JSON.stringify({ prompt: `benchmark prompt ${index}` })).join('\n')}\n`);
+    writeFileSync(
+      dataset,
+      `${Array.from({ length: options.prompts }, (_, index) => JSON.stringify({ prompt: `benchmark prompt ${index}` })).join('\n')}\n`,
+    );
     const config = join(scratch.path, 'run.yaml');
     writeFileSync(config, options.isolation ? `local:\n  isolation: ${options.isolation}\n` : '{}\n');
     const measured = await measureCli(
-      ['batch', '--config', config, '--dataset', dataset, '--run', options.name, '--toolsets', options.toolsets, '--concurrency', String(options.concurrency), '--base-url', server.url, '--model', 'traj-scripted', '--api-key-env', 'NO_KEY', '--max-turns', String(options.toolTurns + 2)],
+      [
+        'batch',
+        '--config',
+        config,
+        '--dataset',
+        dataset,
+        '--run',
+        options.name,
+        '--toolsets',
+        options.toolsets,
+        '--concurrency',
+        String(options.concurrency),
+        '--base-url',
+        server.url,
+        '--model',
+        'traj-scripted',
+        '--api-key-env',
+        'NO_KEY',
+        '--max-turns',
+        String(options.toolTurns + 2),
+      ],
       { cwd: scratch.path },
     );
     if (measured.code !== 0) throw new Error(`traj batch exited ${measured.code}: ${measured.stderr.slice(-2000)}`);
@@ -57,7 +82,8 @@ export async function batchThroughputBenchmark(options: BatchThroughputOptions):
       mock_server_cpu_s: round(server.cpuMs() / 1000),
       // With the mock on the same cores: the whole machine's CPU per call, traj and mock together.
       total_cpu_ms_per_model_call: round((measured.cpu_ms + server.cpuMs()) / modelCalls),
-      first_rollout_start_ms: firstRolloutStart(join(scratch.path, 'datasets', options.name, 'trajectories.jsonl')) - measured.spawned_at,
+      first_rollout_start_ms:
+        firstRolloutStart(join(scratch.path, 'datasets', options.name, 'trajectories.jsonl')) - measured.spawned_at,
       start_line: measured.stderr.split('\n').find((line) => line.includes('rollouts in flight')) ?? '',
       tool_processes_cpu_ms_per_rollout: round(measured.children_cpu_ms / options.prompts),
       peak_rss_mb: measured.max_rss_mb,

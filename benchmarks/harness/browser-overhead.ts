@@ -24,7 +24,9 @@ const PAGE = `<!doctype html><title>Bench</title><h1>Benchmark page</h1><form><l
  * browser_navigate returns), and closing the context at the end of the rollout. p50/p95 at
  * concurrency 1 and 8; the browser's own start is measured once, apart.
  */
-export async function browserOverheadBenchmark(options: { iterations?: number } = {}): Promise<Record<string, unknown>> {
+export async function browserOverheadBenchmark(
+  options: { iterations?: number } = {},
+): Promise<Record<string, unknown>> {
   if (!findChromium()) throw new Error('no chromium on PATH (apt-get install chromium)');
   const iterations = options.iterations ?? 40;
   const server = createServer((_request, response) => {
@@ -57,7 +59,8 @@ export async function browserOverheadBenchmark(options: { iterations?: number } 
       c8_steps_p50_ms: c8.steps,
     };
     const cells = (...values: Array<string | number>) => values.map((value) => String(value).padStart(8)).join('');
-    const row = (name: string, series: typeof c1) => `   ${name.padEnd(30)}${cells(series.p50, series.p95, series.perSecond)}`;
+    const row = (name: string, series: typeof c1) =>
+      `   ${name.padEnd(30)}${cells(series.p50, series.p95, series.perSecond)}`;
     process.stdout.write(
       `${[
         `   ${'context → snapshot → close'.padEnd(30)}${'p50 ms'.padStart(8)}${'p95 ms'.padStart(8)}${'per s'.padStart(8)}`,
@@ -74,7 +77,13 @@ export async function browserOverheadBenchmark(options: { iterations?: number } 
   }
 }
 
-async function once(engine: BrowserEngine, config: BrowserConfig, policy: WebConfig, sandbox: Sandbox, url: string): Promise<Timing> {
+async function once(
+  engine: BrowserEngine,
+  config: BrowserConfig,
+  policy: WebConfig,
+  sandbox: Sandbox,
+  url: string,
+): Promise<Timing> {
   const session = new BrowserSession(engine, config, policy, sandbox);
   const started = performance.now();
   const page = await session.currentPage();
@@ -85,7 +94,12 @@ async function once(engine: BrowserEngine, config: BrowserConfig, policy: WebCon
   const snapshotted = performance.now();
   await session.dispose();
   const closed = performance.now();
-  return { total: closed - started, context: opened - started, snapshot: snapshotted - opened, close: closed - snapshotted };
+  return {
+    total: closed - started,
+    context: opened - started,
+    snapshot: snapshotted - opened,
+    close: closed - snapshotted,
+  };
 }
 
 async function measure(iterations: number, concurrency: number, run: () => Promise<Timing>) {
@@ -99,7 +113,12 @@ async function measure(iterations: number, concurrency: number, run: () => Promi
   const p50 = (values: number[]) => round(percentile(values, 50));
   return {
     p50: p50(results.map((timing) => timing.total)),
-    p95: round(percentile(results.map((timing) => timing.total), 95)),
+    p95: round(
+      percentile(
+        results.map((timing) => timing.total),
+        95,
+      ),
+    ),
     perSecond: round((iterations / wall) * 1000, 1),
     steps: {
       context: p50(results.map((timing) => timing.context)),

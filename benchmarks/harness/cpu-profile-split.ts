@@ -19,7 +19,13 @@ interface Profile {
 
 const NATIVE_IO = new Set(['writev', 'writeUtf8String', 'writeBuffer', 'read', 'close', 'open', 'fsync', 'futimes']);
 
-export function splitProfiles(directory: string): { busyMs: number; sdkMs: number; ioMs: number; gcMs: number; harnessMs: number } {
+export function splitProfiles(directory: string): {
+  busyMs: number;
+  sdkMs: number;
+  ioMs: number;
+  gcMs: number;
+  harnessMs: number;
+} {
   let busy = 0;
   let sdk = 0;
   let io = 0;
@@ -55,7 +61,9 @@ if (process.argv[1]?.endsWith('cpu-profile-split.js')) {
     process.exitCode = 2;
   } else {
     const split = splitProfiles(directory);
-    const perCall = calls ? { harness_ms_per_model_call: Math.round((split.harnessMs / Number(calls)) * 100) / 100 } : {};
+    const perCall = calls
+      ? { harness_ms_per_model_call: Math.round((split.harnessMs / Number(calls)) * 100) / 100 }
+      : {};
     process.stdout.write(`${JSON.stringify({ ...split, ...perCall })}\n`);
   }
 }

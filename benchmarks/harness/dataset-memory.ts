@@ -62,7 +62,13 @@ function row(index: number): Record<string, unknown> {
   const text = `Task ${prompt}: create a file result-${prompt}.txt holding the sum of ${prompt % 97} and ${prompt % 89}, then print it with cat and explain each step you took.`;
   if (index % 20 === 0) return { id: `row-${index}`, prompt: text, category: 'arithmetic', level: index % 5 };
   if (index % 20 === 1) {
-    return { messages: [{ role: 'system', content: 'You are a careful assistant.' }, { role: 'user', content: text }], source: 'synthetic' };
+    return {
+      messages: [
+        { role: 'system', content: 'You are a careful assistant.' },
+        { role: 'user', content: text },
+      ],
+      source: 'synthetic',
+    };
   }
   return { prompt: text, category: 'files', tags: ['synthetic', `bucket-${index % 10}`] };
 }

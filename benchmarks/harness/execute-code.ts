@@ -18,8 +18,12 @@ const SCRIPT = (calls: number) =>
 function script(mode: 'script' | 'turns', calls: number, latencyMs: number): ScriptFunction {
   return (request) => {
     const turn = request.messages.filter((message) => message.role === 'assistant').length;
-    if (mode === 'script') return delayed(latencyMs, turn === 0 ? callTool('execute_code', { code: SCRIPT(calls) }) : reply('done'));
-    return delayed(latencyMs, turn < calls ? callTool('terminal', { command: `echo step ${turn} > /dev/null; echo ${turn}` }) : reply('done'));
+    if (mode === 'script')
+      return delayed(latencyMs, turn === 0 ? callTool('execute_code', { code: SCRIPT(calls) }) : reply('done'));
+    return delayed(
+      latencyMs,
+      turn < calls ? callTool('terminal', { command: `echo step ${turn} > /dev/null; echo ${turn}` }) : reply('done'),
+    );
   };
 }
 
@@ -29,12 +33,21 @@ function script(mode: 'script' | 'turns', calls: number, latencyMs: number): Scr
  * time and harness CPU per rollout, per sandbox backend.
  */
 export async function executeCodeBenchmark(options: ExecuteCodeBenchOptions): Promise<Record<string, number | string>> {
-  const figures: Record<string, number | string> = { calls: options.calls, latency_ms: options.latencyMs, repeats: options.repeats };
+  const figures: Record<string, number | string> = {
+    calls: options.calls,
+    latency_ms: options.latencyMs,
+    repeats: options.repeats,
+  };
   const tools = createToolRegistry().select(['terminal', 'code_execution'], { env: process.env });
   for (const backend of options.backends) {
     for (const mode of ['script', 'turns'] as const) {
       const server = await startScriptedServer(script(mode, options.calls, options.latencyMs));
-      const model = createModelClient({ base_url: server.url, model: 'scripted', api_key_env: 'NO_KEY', max_retries: 0 });
+      const model = createModelClient({
+        base_url: server.url,
+        model: 'scripted',
+        api_key_env: 'NO_KEY',
+        max_retries: 0,
+      });
       let sandbox: Sandbox | undefined;
       try {
         sandbox = await createSandbox({ kind: backend, run: 'bench-execute-code', key: mode });
@@ -43,8 +56,18 @@ export async function executeCodeBenchmark(options: ExecuteCodeBenchOptions): Pr
         for (let repeat = 0; repeat < options.repeats; repeat++) {
           const cpuBefore = process.cpuUsage();
           const started = performance.now();
-          const result = await runAgent({ model, tools, sandbox, maxTurns: options.calls + 2, messages: [{ role: 'system', content: 'bench' }, { role: 'user', content: 'go' }] });
-          if (result.finishReason !== 'stop') throw new Error(`${backend}/${mode} finished with ${result.finishReason}`);
+          const result = await runAgent({
+            model,
+            tools,
+            sandbox,
+            maxTurns: options.calls + 2,
+            messages: [
+              { role: 'system', content: 'bench' },
+              { role: 'user', content: 'go' },
+            ],
+          });
+          if (result.finishReason !== 'stop')
+            throw new Error(`${backend}/${mode} finished with ${result.finishReason}`);
           wall += performance.now() - started;
           const used = process.cpuUsage(cpuBefore);
           cpu += (used.user + used.system) / 1000;
@@ -56,7 +79,9 @@ export async function executeCodeBenchmark(options: ExecuteCodeBenchOptions): Pr
         await server.close();
       }
     }
-    figures[`${backend}_speedup`] = Number((Number(figures[`${backend}_turns_wall_ms`]) / Number(figures[`${backend}_script_wall_ms`])).toFixed(2));
+    figures[`${backend}_speedup`] = Number(
+      (Number(figures[`${backend}_turns_wall_ms`]) / Number(figures[`${backend}_script_wall_ms`])).toFixed(2),
+    );
   }
   return figures;
 }

@@ -22,7 +22,9 @@ export async function localSandboxBenchmark(iterations: number): Promise<Record<
     figures[`${isolation}_create_exec_dispose_p95_ms`] = percentile(rollouts, 95);
   }
   figures.bwrap_exec_overhead_p50_ms = round(figures.bwrap_exec_p50_ms! - figures.none_exec_p50_ms!);
-  figures.bwrap_rollout_overhead_p50_ms = round(figures.bwrap_create_exec_dispose_p50_ms! - figures.none_create_exec_dispose_p50_ms!);
+  figures.bwrap_rollout_overhead_p50_ms = round(
+    figures.bwrap_create_exec_dispose_p50_ms! - figures.none_create_exec_dispose_p50_ms!,
+  );
   await closeSpawner();
   return figures;
 }

@@ -19,42 +19,88 @@ const SCENARIOS: Scenario[] = [
   {
     name: 'agent-loops',
     description: 'N concurrent agent loops × T tool turns, scripted server with latency L (in process)',
-    run: (quick) => agentLoopBenchmark(quick ? { loops: 16, toolTurns: 3, latencyMs: 100, rounds: 2 } : { loops: 64, toolTurns: 3, latencyMs: 200, rounds: 4 }),
+    run: (quick) =>
+      agentLoopBenchmark(
+        quick
+          ? { loops: 16, toolTurns: 3, latencyMs: 100, rounds: 2 }
+          : { loops: 64, toolTurns: 3, latencyMs: 200, rounds: 4 },
+      ),
   },
   {
     name: 'long-conversation',
-    description: 'a 60-turn terminal conversation, server window 24k tokens: tokens and wall time with and without compression',
-    run: async (quick) => (await import('./long-conversation.js')).longConversationBenchmark({ turns: quick ? 30 : 60, windowTokens: 24_000, latencyMs: 20 }) as Promise<Figures>,
+    description:
+      'a 60-turn terminal conversation, server window 24k tokens: tokens and wall time with and without compression',
+    run: async (quick) =>
+      (await import('./long-conversation.js')).longConversationBenchmark({
+        turns: quick ? 30 : 60,
+        windowTokens: 24_000,
+        latencyMs: 20,
+      }) as Promise<Figures>,
   },
   {
     name: 'batch-1000x3',
-    description: 'traj batch: 1,000 prompts × 3 tool turns, 500 ms latency, 64 in flight, local sandbox under bubblewrap (targets achieved/ideal ≥ 0.95; wall within 10% of unsandboxed)',
+    description:
+      'traj batch: 1,000 prompts × 3 tool turns, 500 ms latency, 64 in flight, local sandbox under bubblewrap (targets achieved/ideal ≥ 0.95; wall within 10% of unsandboxed)',
     run: async (quick) => {
-      const options = { prompts: quick ? 200 : 1000, toolTurns: 3, latencyMs: 500, concurrency: 64, toolsets: 'terminal' };
+      const options = {
+        prompts: quick ? 200 : 1000,
+        toolTurns: 3,
+        latencyMs: 500,
+        concurrency: 64,
+        toolsets: 'terminal',
+      };
       const bwrap = await batchThroughputBenchmark({ ...options, name: 'batch-1000x3', isolation: 'bwrap' });
       const none = await batchThroughputBenchmark({ ...options, name: 'batch-1000x3-unsandboxed', isolation: 'none' });
-      return { ...bwrap, unsandboxed_wall_s: none.wall_s, unsandboxed_cpu_s: none.cpu_s, unsandboxed_children_cpu_s: none.children_cpu_s, bwrap_over_unsandboxed_wall: Math.round((Number(bwrap.wall_s) / Number(none.wall_s)) * 1000) / 1000 };
+      return {
+        ...bwrap,
+        unsandboxed_wall_s: none.wall_s,
+        unsandboxed_cpu_s: none.cpu_s,
+        unsandboxed_children_cpu_s: none.children_cpu_s,
+        bwrap_over_unsandboxed_wall: Math.round((Number(bwrap.wall_s) / Number(none.wall_s)) * 1000) / 1000,
+      };
     },
   },
   {
     name: 'execute-code',
-    description: 'one execute_code script making 20 terminal calls vs 20 model turns making them, 500 ms latency, local and docker sandbox',
+    description:
+      'one execute_code script making 20 terminal calls vs 20 model turns making them, 500 ms latency, local and docker sandbox',
     run: async (quick) =>
-      (await import('./execute-code.js')).executeCodeBenchmark({ calls: 20, latencyMs: 500, repeats: quick ? 1 : 3, backends: quick ? ['local'] : ['local', 'docker'] }),
+      (await import('./execute-code.js')).executeCodeBenchmark({
+        calls: 20,
+        latencyMs: 500,
+        repeats: quick ? 1 : 3,
+        backends: quick ? ['local'] : ['local', 'docker'],
+      }),
   },
   {
     name: 'batch-500x1',
     description: 'traj batch: 500 single-turn prompts, 32 in flight, 50 ms latency (targets ≤ 1.5 s wall, ≤ 1.5 s CPU)',
-    run: () => batchThroughputBenchmark({ name: 'batch-500x1', prompts: 500, toolTurns: 0, latencyMs: 50, concurrency: 32, toolsets: 'file' }),
+    run: () =>
+      batchThroughputBenchmark({
+        name: 'batch-500x1',
+        prompts: 500,
+        toolTurns: 0,
+        latencyMs: 50,
+        concurrency: 32,
+        toolsets: 'file',
+      }),
   },
   {
     name: 'side-by-side',
-    description: "promptfoo's workload (500 single-turn prompts, 32 in flight, 50 ms latency): traj and promptfoo (PROMPTFOO_BIN), alternating, 3 runs each (goal: traj ≤ 1/3 of promptfoo's wall and CPU)",
-    run: async (quick) => (await import('./side-by-side.js')).sideBySideBenchmark({ prompts: 500, concurrency: 32, latencyMs: 50, runs: quick ? 1 : 3 }),
+    description:
+      "promptfoo's workload (500 single-turn prompts, 32 in flight, 50 ms latency): traj and promptfoo (PROMPTFOO_BIN), alternating, 3 runs each (goal: traj ≤ 1/3 of promptfoo's wall and CPU)",
+    run: async (quick) =>
+      (await import('./side-by-side.js')).sideBySideBenchmark({
+        prompts: 500,
+        concurrency: 32,
+        latencyMs: 50,
+        runs: quick ? 1 : 3,
+      }),
   },
   {
     name: 'batch-4000x1-c1000',
-    description: 'traj batch: 4,000 prompts × 1 write_file turn, 1 s latency, 1,000 in flight, file toolset (target achieved/ideal ≥ 0.8)',
+    description:
+      'traj batch: 4,000 prompts × 1 write_file turn, 1 s latency, 1,000 in flight, file toolset (target achieved/ideal ≥ 0.8)',
     run: (quick) =>
       batchThroughputBenchmark({
         name: 'batch-4000x1-c1000',
@@ -74,32 +120,42 @@ const SCENARIOS: Scenario[] = [
   {
     name: 'dataset-1m',
     description: 'reading and keying a 1,000,000-row JSONL dataset: peak RSS (target ≤ 300 MB)',
-    run: async (quick) => (await import('./dataset-memory.js')).datasetMemoryBenchmark(quick ? 200_000 : 1_000_000) as Promise<Figures>,
+    run: async (quick) =>
+      (await import('./dataset-memory.js')).datasetMemoryBenchmark(quick ? 200_000 : 1_000_000) as Promise<Figures>,
   },
   {
     name: 'view-100k',
-    description: 'traj view on a 100,000-row run store: load time of each page (runs, table, filters, sort, search, trajectory, plots, compare; target < 1 s)',
+    description:
+      'traj view on a 100,000-row run store: load time of each page (runs, table, filters, sort, search, trajectory, plots, compare; target < 1 s)',
     run: async (quick) => (await import('./view-pages.js')).viewPagesBenchmark(quick ? 20_000 : 100_000),
   },
   {
     name: 'local-sandbox',
-    description: 'local sandbox, bubblewrap vs plain processes: per-command overhead and per-rollout create+dispose p50/p95',
-    run: async (quick) => (await import('./local-sandbox.js')).localSandboxBenchmark(quick ? 30 : 100) as Promise<Figures>,
+    description:
+      'local sandbox, bubblewrap vs plain processes: per-command overhead and per-rollout create+dispose p50/p95',
+    run: async (quick) =>
+      (await import('./local-sandbox.js')).localSandboxBenchmark(quick ? 30 : 100) as Promise<Figures>,
   },
   {
     name: 'queue-cpu',
-    description: 'a CPU-bound tool workload over --queue with 1 and 3 `traj worker` processes: speed-up and per-rollout overhead vs the local pool',
+    description:
+      'a CPU-bound tool workload over --queue with 1 and 3 `traj worker` processes: speed-up and per-rollout overhead vs the local pool',
     run: async (quick) => (await import('./queue-scale.js')).queueScaleBenchmark(quick ? 24 : 60) as Promise<Figures>,
   },
   {
     name: 'sandbox-lifecycle',
-    description: 'docker sandbox create + start + exec + dispose p50/p95 at concurrency 1 and 8, vs `docker run --rm IMAGE true`',
+    description:
+      'docker sandbox create + start + exec + dispose p50/p95 at concurrency 1 and 8, vs `docker run --rm IMAGE true`',
     run: async () => (await import('./sandbox-lifecycle.js')).sandboxLifecycleBenchmark() as Promise<Figures>,
   },
   {
     name: 'browser-overhead',
-    description: 'browser toolset per rollout: isolated context → first page + snapshot → close, p50/p95 at concurrency 1 and 8',
-    run: async (quick) => (await import('./browser-overhead.js')).browserOverheadBenchmark({ iterations: quick ? 16 : 40 }) as Promise<Figures>,
+    description:
+      'browser toolset per rollout: isolated context → first page + snapshot → close, p50/p95 at concurrency 1 and 8',
+    run: async (quick) =>
+      (await import('./browser-overhead.js')).browserOverheadBenchmark({
+        iterations: quick ? 16 : 40,
+      }) as Promise<Figures>,
   },
 ];
 
@@ -133,7 +189,10 @@ async function main(argv: string[]): Promise<number> {
     try {
       const figures = await scenario.run(quick);
       results[scenario.name] = figures;
-      for (const [key, value] of Object.entries(figures)) process.stdout.write(`   ${key.padEnd(36)}${typeof value === 'object' ? JSON.stringify(value) : String(value)}\n`);
+      for (const [key, value] of Object.entries(figures))
+        process.stdout.write(
+          `   ${key.padEnd(36)}${typeof value === 'object' ? JSON.stringify(value) : String(value)}\n`,
+        );
     } catch (error) {
       failed++;
       results[scenario.name] = { error: error instanceof Error ? error.message : String(error) };

@@ -8,8 +8,12 @@ import { buildRoot } from '../../src/util/paths.js';
 export const CLI = join(buildRoot(), 'src', 'cli', 'main.js');
 
 /** `traj mock-server` in its own process, so its CPU never counts as the harness's. */
-export async function startMockServer(args: string[]): Promise<{ url: string; child: ChildProcess; cpuMs(): number; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [CLI, 'mock-server', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+export async function startMockServer(
+  args: string[],
+): Promise<{ url: string; child: ChildProcess; cpuMs(): number; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, [CLI, 'mock-server', '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const lines = createInterface({ input: child.stdout! });
   const url = await new Promise<string>((resolve, reject) => {
     lines.once('line', (line) => resolve(line.trim()));
@@ -53,7 +57,10 @@ export interface CliMeasurement {
 }
 
 /** Run the CLI and read its own resource report (wall, CPU of all threads, peak RSS). */
-export async function measureCli(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<CliMeasurement> {
+export async function measureCli(
+  args: string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv },
+): Promise<CliMeasurement> {
   const report = join(options.cwd, `resources-${process.hrtime.bigint()}.json`);
   const spawnedAt = Date.now();
   const child = spawn(process.execPath, [CLI, ...args], {
@@ -66,7 +73,13 @@ export async function measureCli(args: string[], options: { cwd: string; env?: N
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  const resources = JSON.parse(readFileSync(report, 'utf8')) as { wall_ms: number; cpu_user_ms: number; cpu_system_ms: number; cpu_children_ms: number; max_rss_mb: number };
+  const resources = JSON.parse(readFileSync(report, 'utf8')) as {
+    wall_ms: number;
+    cpu_user_ms: number;
+    cpu_system_ms: number;
+    cpu_children_ms: number;
+    max_rss_mb: number;
+  };
   return {
     code,
     stdout,

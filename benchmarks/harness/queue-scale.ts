@@ -17,19 +17,42 @@ const CPU_COMMAND = "awk 'BEGIN { for (i = 0; i < 4000000; i++) s += i * i; prin
  */
 export async function queueScaleBenchmark(prompts: number): Promise<Record<string, number | string>> {
   const scratch = mkdtempSync(join(tmpdir(), 'traj-bench-queue-'));
-  const server = await startScriptedServer(conversationScript([callTool('terminal', { command: CPU_COMMAND }), reply('done')]), { record: false });
+  const server = await startScriptedServer(
+    conversationScript([callTool('terminal', { command: CPU_COMMAND }), reply('done')]),
+    { record: false },
+  );
   const redis = await startRedis({ port: await freePort() });
   try {
     const dataset = join(scratch, 'prompts.jsonl');
-    writeFileSync(dataset, `${Array.from({ length: prompts }, (_, index) => JSON.stringify({ prompt: `cpu task ${index}` })).join('\n')}\n`);
-    const base = ['batch', '--dataset', dataset, '--toolsets', 'terminal', '--base-url', server.url, '--model', 'traj-scripted', '--api-key-env', 'NO_KEY', '--concurrency', '12'];
+    writeFileSync(
+      dataset,
+      `${Array.from({ length: prompts }, (_, index) => JSON.stringify({ prompt: `cpu task ${index}` })).join('\n')}\n`,
+    );
+    const base = [
+      'batch',
+      '--dataset',
+      dataset,
+      '--toolsets',
+      'terminal',
+      '--base-url',
+      server.url,
+      '--model',
+      'traj-scripted',
+      '--api-key-env',
+      'NO_KEY',
+      '--concurrency',
+      '12',
+    ];
     const local = await measureCli([...base, '--run', 'local', '--workers', '1'], { cwd: scratch });
     if (local.code !== 0) throw new Error(`local batch exited ${local.code}: ${local.stderr.slice(-1500)}`);
     const queued = async (workers: number) => {
       const children = Array.from({ length: workers }, () => startWorker(redis.url, scratch));
       try {
-        const measured = await measureCli([...base, '--run', `queue-${workers}`, '--queue', redis.url], { cwd: scratch });
-        if (measured.code !== 0) throw new Error(`queued batch exited ${measured.code}: ${measured.stderr.slice(-1500)}`);
+        const measured = await measureCli([...base, '--run', `queue-${workers}`, '--queue', redis.url], {
+          cwd: scratch,
+        });
+        if (measured.code !== 0)
+          throw new Error(`queued batch exited ${measured.code}: ${measured.stderr.slice(-1500)}`);
         return measured.wall_ms / 1000;
       } finally {
         await Promise.all(children.map(stopChild));
@@ -56,7 +79,11 @@ export async function queueScaleBenchmark(prompts: number): Promise<Record<strin
 }
 
 function startWorker(url: string, cwd: string): ChildProcess {
-  return spawn(process.execPath, [CLI, 'worker', '--queue', url, '--concurrency', '4', '--threads', '1'], { cwd, stdio: 'ignore', env: { ...process.env, NO_KEY: 'x' } });
+  return spawn(process.execPath, [CLI, 'worker', '--queue', url, '--concurrency', '4', '--threads', '1'], {
+    cwd,
+    stdio: 'ignore',
+    env: { ...process.env, NO_KEY: 'x' },
+  });
 }
 
 async function stopChild(child: ChildProcess): Promise<void> {

@@ -23,7 +23,23 @@ export async function resumeBenchmark(rows = 100_000, doneShare = 0.99): Promise
     }
     out.end();
     await once(out, 'finish');
-    const args = ['batch', '--dataset', dataset, '--run', 'resume', '--toolsets', 'file', '--concurrency', '32', '--base-url', server.url, '--model', 'traj-scripted', '--api-key-env', 'NO_KEY'];
+    const args = [
+      'batch',
+      '--dataset',
+      dataset,
+      '--run',
+      'resume',
+      '--toolsets',
+      'file',
+      '--concurrency',
+      '32',
+      '--base-url',
+      server.url,
+      '--model',
+      'traj-scripted',
+      '--api-key-env',
+      'NO_KEY',
+    ];
     const first = await measureCli([...args, '--limit', '1'], { cwd: scratch.path });
     if (first.code !== 0) throw new Error(`setup run failed: ${first.stderr}`);
 
@@ -33,7 +49,9 @@ export async function resumeBenchmark(rows = 100_000, doneShare = 0.99): Promise
     const done = Math.floor(rows * doneShare);
     const step = rows / (rows - done);
     const pendingAt = new Set(Array.from({ length: rows - done }, (_, index) => Math.floor(index * step)));
-    const insert = store.prepare(`INSERT OR REPLACE INTO items (key, sample, row_index, status, attempts, toolsets, record, updated_at) VALUES (?, 0, ?, 'done', 1, '["file"]', '{}', '')`);
+    const insert = store.prepare(
+      `INSERT OR REPLACE INTO items (key, sample, row_index, status, attempts, toolsets, record, updated_at) VALUES (?, 0, ?, 'done', 1, '["file"]', '{}', '')`,
+    );
     store.transaction(() => {
       for (let index = 0; index < rows; index++) {
         const key = keyer.key({ messages: [{ role: 'user', content: `resume prompt ${index}` }], line: index + 1 });

@@ -23,7 +23,9 @@ interface Series {
  * concurrency 1 and 8, measured in the same run as `docker run --rm IMAGE true` through the
  * docker CLI (the same work, container start to removal, as a user would do it by hand).
  */
-export async function sandboxLifecycleBenchmark(options: { iterations?: number; image?: string } = {}): Promise<Record<string, unknown>> {
+export async function sandboxLifecycleBenchmark(
+  options: { iterations?: number; image?: string } = {},
+): Promise<Record<string, unknown>> {
   const iterations = options.iterations ?? 20;
   const image = options.image ?? DEFAULT_DOCKER_IMAGE;
   const run = `bench-sandbox-lifecycle-${process.pid}`;
@@ -34,8 +36,12 @@ export async function sandboxLifecycleBenchmark(options: { iterations?: number; 
 
     const sequential = await measure(iterations, 1, (index) => lifecycle(run, image, index));
     const parallel = await measure(iterations, 8, (index) => lifecycle(run, image, index));
-    const cliSequential = await measure(iterations, 1, () => dockerRunTrue(image).then((total) => ({ total, create: 0, exec: 0, dispose: 0 })));
-    const cliParallel = await measure(iterations, 8, () => dockerRunTrue(image).then((total) => ({ total, create: 0, exec: 0, dispose: 0 })));
+    const cliSequential = await measure(iterations, 1, () =>
+      dockerRunTrue(image).then((total) => ({ total, create: 0, exec: 0, dispose: 0 })),
+    );
+    const cliParallel = await measure(iterations, 8, () =>
+      dockerRunTrue(image).then((total) => ({ total, create: 0, exec: 0, dispose: 0 })),
+    );
 
     const figures: Record<string, unknown> = {
       iterations,
@@ -71,7 +77,12 @@ async function lifecycle(run: string, image: string, index: number): Promise<Lif
     await sandbox.dispose();
   }
   const disposed = performance.now();
-  return { total: disposed - started, create: created - started, exec: executed - created, dispose: disposed - executed };
+  return {
+    total: disposed - started,
+    create: created - started,
+    exec: executed - created,
+    dispose: disposed - executed,
+  };
 }
 
 async function measure(
@@ -85,11 +96,30 @@ async function measure(
   const wall = performance.now() - started;
   const totals = results.map((timing) => timing.total);
   return {
-    series: { p50: round(percentile(totals, 50)), p95: round(percentile(totals, 95)), perSecond: round((iterations / wall) * 1000, 2) },
+    series: {
+      p50: round(percentile(totals, 50)),
+      p95: round(percentile(totals, 95)),
+      perSecond: round((iterations / wall) * 1000, 2),
+    },
     steps: {
-      create_start: round(percentile(results.map((timing) => timing.create), 50)),
-      exec: round(percentile(results.map((timing) => timing.exec), 50)),
-      dispose: round(percentile(results.map((timing) => timing.dispose), 50)),
+      create_start: round(
+        percentile(
+          results.map((timing) => timing.create),
+          50,
+        ),
+      ),
+      exec: round(
+        percentile(
+          results.map((timing) => timing.exec),
+          50,
+        ),
+      ),
+      dispose: round(
+        percentile(
+          results.map((timing) => timing.dispose),
+          50,
+        ),
+      ),
     },
   };
 }
@@ -101,7 +131,11 @@ function dockerRunTrue(image: string): Promise<number> {
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(performance.now() - started) : reject(new Error(`docker run exited with ${code}: ${stderr.trim()}`))));
+    child.on('exit', (code) =>
+      code === 0
+        ? resolve(performance.now() - started)
+        : reject(new Error(`docker run exited with ${code}: ${stderr.trim()}`)),
+    );
   });
 }
 

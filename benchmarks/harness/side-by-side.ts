@@ -39,7 +39,10 @@ export async function sideBySideBenchmark(options: SideBySideOptions): Promise<R
   const promptfoo = promptfooBinary();
   try {
     const prompts = Array.from({ length: options.prompts }, (_, index) => `benchmark prompt ${index}`);
-    writeFileSync(join(scratch.path, 'prompts.jsonl'), `${prompts.map((prompt) => JSON.stringify({ prompt })).join('\n')}\n`);
+    writeFileSync(
+      join(scratch.path, 'prompts.jsonl'),
+      `${prompts.map((prompt) => JSON.stringify({ prompt })).join('\n')}\n`,
+    );
     writeFileSync(join(scratch.path, 'tests.csv'), `prompt\n${prompts.join('\n')}\n`);
     writeFileSync(
       join(scratch.path, 'promptfooconfig.yaml'),
@@ -55,8 +58,11 @@ export async function sideBySideBenchmark(options: SideBySideOptions): Promise<R
     const traj: Timed[] = [];
     const peer: Timed[] = [];
     for (let run = 0; run < options.runs; run++) {
-      traj.push(await timed([process.execPath, CLI, ...trajArgs(scratch.path, server.url, options, run)], scratch.path, {}));
-      if (promptfoo) peer.push(await timed([promptfoo, ...promptfooArgs(options)], scratch.path, promptfooEnv(scratch.path)));
+      traj.push(
+        await timed([process.execPath, CLI, ...trajArgs(scratch.path, server.url, options, run)], scratch.path, {}),
+      );
+      if (promptfoo)
+        peer.push(await timed([promptfoo, ...promptfooArgs(options)], scratch.path, promptfooEnv(scratch.path)));
     }
     const ideal = (options.prompts * options.latencyMs) / 1000 / options.concurrency;
     const trajMedian = medians(traj);
@@ -72,7 +78,11 @@ export async function sideBySideBenchmark(options: SideBySideOptions): Promise<R
       traj_peak_rss_mb_median: trajMedian.peak_rss_mb,
       traj_runs: traj,
     };
-    if (!promptfoo) return { ...figures, promptfoo: `not installed: set PROMPTFOO_BIN, or npm install promptfoo in /tmp/promptfoo-bench (looked for ${DEFAULT_PROMPTFOO})` };
+    if (!promptfoo)
+      return {
+        ...figures,
+        promptfoo: `not installed: set PROMPTFOO_BIN, or npm install promptfoo in /tmp/promptfoo-bench (looked for ${DEFAULT_PROMPTFOO})`,
+      };
     const peerMedian = medians(peer);
     return {
       ...figures,
@@ -93,13 +103,36 @@ export async function sideBySideBenchmark(options: SideBySideOptions): Promise<R
 
 function trajArgs(directory: string, url: string, options: SideBySideOptions, run: number): string[] {
   return [
-    'batch', '--dataset', join(directory, 'prompts.jsonl'), '--run', `side-${run}`, '--toolsets', 'file',
-    '--concurrency', String(options.concurrency), '--base-url', url, '--model', 'traj-scripted', '--api-key-env', 'NO_KEY',
+    'batch',
+    '--dataset',
+    join(directory, 'prompts.jsonl'),
+    '--run',
+    `side-${run}`,
+    '--toolsets',
+    'file',
+    '--concurrency',
+    String(options.concurrency),
+    '--base-url',
+    url,
+    '--model',
+    'traj-scripted',
+    '--api-key-env',
+    'NO_KEY',
   ];
 }
 
 function promptfooArgs(options: SideBySideOptions): string[] {
-  return ['eval', '-c', 'promptfooconfig.yaml', '-j', String(options.concurrency), '--no-cache', '--no-table', '--no-progress-bar', '--no-share'];
+  return [
+    'eval',
+    '-c',
+    'promptfooconfig.yaml',
+    '-j',
+    String(options.concurrency),
+    '--no-cache',
+    '--no-table',
+    '--no-progress-bar',
+    '--no-share',
+  ];
 }
 
 /** No telemetry, no update check, its database in the scratch folder, no log files. */
@@ -140,7 +173,11 @@ function promptfooVersion(binary: string): string {
 
 function medians(runs: Timed[]): Timed {
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
-  return { wall_s: median(runs.map((run) => run.wall_s)), cpu_s: median(runs.map((run) => run.cpu_s)), peak_rss_mb: median(runs.map((run) => run.peak_rss_mb)) };
+  return {
+    wall_s: median(runs.map((run) => run.wall_s)),
+    cpu_s: median(runs.map((run) => run.cpu_s)),
+    peak_rss_mb: median(runs.map((run) => run.peak_rss_mb)),
+  };
 }
 
 function round(value: number): number {

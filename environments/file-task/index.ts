@@ -31,19 +31,22 @@ export const TASKS: FileTask[] = [
   {
     id: 'sum-report',
     category: 'files',
-    instruction: 'Create a file report.txt in the current directory whose first line is the sum of 17, 25 and 58 (just the number).',
+    instruction:
+      'Create a file report.txt in the current directory whose first line is the sum of 17, 25 and 58 (just the number).',
     checks: [{ kind: 'first_line', path: 'report.txt', expected: '100' }],
   },
   {
     id: 'even-numbers',
     category: 'files',
-    instruction: 'Create the file numbers/evens.txt listing the even numbers from 1 to 10 in increasing order, one per line.',
+    instruction:
+      'Create the file numbers/evens.txt listing the even numbers from 1 to 10 in increasing order, one per line.',
     checks: [{ kind: 'lines', path: 'numbers/evens.txt', expected: ['2', '4', '6', '8', '10'] }],
   },
   {
     id: 'count-script',
     category: 'scripts',
-    instruction: 'Write a bash script count.sh that prints the number of lines of data.csv (the file is already here). Print only the number.',
+    instruction:
+      'Write a bash script count.sh that prints the number of lines of data.csv (the file is already here). Print only the number.',
     fixtures: { 'data.csv': 'id,value\n1,a\n2,b\n3,c\n4,d\n5,e\n6,f\n' },
     checks: [{ kind: 'command_output', command: 'bash count.sh', expected: '7' }],
   },
@@ -68,7 +71,11 @@ async function readText(context: RewardContext, path: string): Promise<string | 
 }
 
 function lines(text: string): string[] {
-  return text.replace(/\r\n/g, '\n').replace(/\n+$/, '').split('\n').map((line) => line.trim());
+  return text
+    .replace(/\r\n/g, '\n')
+    .replace(/\n+$/, '')
+    .split('\n')
+    .map((line) => line.trim());
 }
 
 async function runCheck(check: Check, context: RewardContext, files: string[]): Promise<CheckResult> {
@@ -78,19 +85,39 @@ async function runCheck(check: Check, context: RewardContext, files: string[]): 
       const text = await readText(context, check.path);
       const all = text === null ? [] : lines(text);
       const actual = text === null ? null : ((check.kind === 'first_line' ? all[0] : all.at(-1)) ?? '');
-      return { check: `${check.kind.replace('_', ' ')} of ${check.path}`, ok: actual === check.expected, expected: check.expected, actual };
+      return {
+        check: `${check.kind.replace('_', ' ')} of ${check.path}`,
+        ok: actual === check.expected,
+        expected: check.expected,
+        actual,
+      };
     }
     case 'lines': {
       const text = await readText(context, check.path);
       const actual = text === null ? null : lines(text);
-      return { check: `lines of ${check.path}`, ok: actual !== null && actual.join('\n') === check.expected.join('\n'), expected: check.expected, actual };
+      return {
+        check: `lines of ${check.path}`,
+        ok: actual !== null && actual.join('\n') === check.expected.join('\n'),
+        expected: check.expected,
+        actual,
+      };
     }
     case 'absent':
-      return { check: `${check.path} is gone`, ok: !files.includes(check.path), expected: 'absent', actual: files.includes(check.path) ? 'present' : 'absent' };
+      return {
+        check: `${check.path} is gone`,
+        ok: !files.includes(check.path),
+        expected: 'absent',
+        actual: files.includes(check.path) ? 'present' : 'absent',
+      };
     case 'command_output': {
       const result = await context.exec(check.command, { timeoutMs: 10_000 });
       const actual = result.stdout.trim();
-      return { check: `\`${check.command}\` prints ${check.expected}`, ok: result.exitCode === 0 && actual === check.expected, expected: check.expected, actual: result.exitCode === 0 ? actual : `exit ${result.exitCode}: ${result.stderr.trim().slice(0, 200)}` };
+      return {
+        check: `\`${check.command}\` prints ${check.expected}`,
+        ok: result.exitCode === 0 && actual === check.expected,
+        expected: check.expected,
+        actual: result.exitCode === 0 ? actual : `exit ${result.exitCode}: ${result.stderr.trim().slice(0, 200)}`,
+      };
     }
   }
 }
@@ -116,6 +143,10 @@ export default defineEnvironment<FileTask>({
     const checks: CheckResult[] = [];
     for (const check of task.checks) checks.push(await runCheck(check, context, files));
     const passed = checks.filter((check) => check.ok).length;
-    return { score: passed === checks.length ? 1 : 0, scores: { checks_passed: passed / checks.length }, details: { files, checks } };
+    return {
+      score: passed === checks.length ? 1 : 0,
+      scores: { checks_passed: passed / checks.length },
+      details: { files, checks },
+    };
   },
 });

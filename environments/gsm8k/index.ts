@@ -6,7 +6,10 @@ import { sharedDir } from '../../src/util/paths.js';
 
 /** A GSM8K row: the question, the worked answer ending in `#### N`, and (when present) the final number alone. */
 const ItemSchema = z.looseObject({
-  id: z.union([z.string().min(1), z.number()]).transform(String).optional(),
+  id: z
+    .union([z.string().min(1), z.number()])
+    .transform(String)
+    .optional(),
   question: z.string().min(1, 'must not be empty'),
   answer: z.string().min(1, 'must not be empty'),
   final: z.union([z.string(), z.number()]).transform(String).optional(),
@@ -32,9 +35,12 @@ export default defineEnvironment<Item>({
       yield* readItems(path, ItemSchema, { limit });
     } catch (error) {
       if (error instanceof DatasetError && error.code === 'dataset_missing' && dataset === undefined) {
-        throw new DatasetError(`gsm8k: the default dataset ${path} is absent (it lives in ../shared beside the checkout); pass --dataset FILE with "question" and "answer" fields`, {
-          code: 'dataset_missing',
-        });
+        throw new DatasetError(
+          `gsm8k: the default dataset ${path} is absent (it lives in ../shared beside the checkout); pass --dataset FILE with "question" and "answer" fields`,
+          {
+            code: 'dataset_missing',
+          },
+        );
       }
       throw error;
     }
@@ -47,11 +53,15 @@ export default defineEnvironment<Item>({
   /** The reference agent (`--agent oracle`): answers the reference number, validating the reward. */
   oracle(item) {
     const expected = referenceNumber(item);
-    if (expected === undefined) throw new Error(`item ${item.id ?? '(no id)'}: no reference number to answer (expected a "#### N" line in "answer", or "final")`);
+    if (expected === undefined)
+      throw new Error(
+        `item ${item.id ?? '(no id)'}: no reference number to answer (expected a "#### N" line in "answer", or "final")`,
+      );
     return `The answer is ${expected}.\n#### ${expected}`;
   },
   judge: {
-    rubric: 'The response solves the math problem with correct reasoning and reaches the reference answer. Arithmetic slips or unjustified steps lower the score.',
+    rubric:
+      'The response solves the math problem with correct reasoning and reaches the reference answer. Arithmetic slips or unjustified steps lower the score.',
     reference: (item) => item.answer,
   },
   /**
@@ -61,7 +71,10 @@ export default defineEnvironment<Item>({
    */
   async reward(item, result, context) {
     const expected = referenceNumber(item);
-    if (expected === undefined) throw new Error(`item ${item.id ?? '(no id)'}: no reference number in "answer" (expected a "#### N" line) or "final"`);
+    if (expected === undefined)
+      throw new Error(
+        `item ${item.id ?? '(no id)'}: no reference number in "answer" (expected a "#### N" line) or "final"`,
+      );
     const answer = finalAnswer(result.messages);
     const got = extractFinalNumber(answer) ?? null;
     const score = got === expected ? 1 : 0;

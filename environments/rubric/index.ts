@@ -4,7 +4,10 @@ import { ConfigError } from '../../src/errors.js';
 
 /** An open-ended prompt, optionally with a reference answer the judge may compare against. */
 const ItemSchema = z.looseObject({
-  id: z.union([z.string().min(1), z.number()]).transform(String).optional(),
+  id: z
+    .union([z.string().min(1), z.number()])
+    .transform(String)
+    .optional(),
   prompt: z.string().min(1, 'must not be empty'),
   reference: z.string().optional(),
   category: z.string().optional(),
@@ -17,7 +20,10 @@ export default defineEnvironment<Item>({
   description: 'Open-ended prompts graded only by an LLM judge panel against a rubric file.',
   items({ dataset, limit }) {
     // config.yaml names the shipped prompts; the CLI passes that (or --dataset) here.
-    if (!dataset) throw new ConfigError('rubric: no dataset; pass --dataset FILE (JSONL with "prompt" and optional "reference")', { code: 'dataset_missing' });
+    if (!dataset)
+      throw new ConfigError('rubric: no dataset; pass --dataset FILE (JSONL with "prompt" and optional "reference")', {
+        code: 'dataset_missing',
+      });
     return readItems(dataset, ItemSchema, { limit });
   },
   id: (item) => item.id,

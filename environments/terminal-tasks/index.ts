@@ -17,8 +17,16 @@ const TERMINAL_MAX_TIMEOUT_SEC = 3_600;
 
 /** Settings a run (flags or a bench suite) can give this environment. */
 export const TerminalTasksSettingsSchema = z.strictObject({
-  agent_timeout: z.number().positive().optional().describe('seconds the agent gets per task (default: [agent].timeout_sec of each task.toml)'),
-  verifier_timeout: z.number().positive().optional().describe('seconds tests/test.sh gets (default: [verifier].timeout_sec)'),
+  agent_timeout: z
+    .number()
+    .positive()
+    .optional()
+    .describe('seconds the agent gets per task (default: [agent].timeout_sec of each task.toml)'),
+  verifier_timeout: z
+    .number()
+    .positive()
+    .optional()
+    .describe('seconds tests/test.sh gets (default: [verifier].timeout_sec)'),
 });
 
 export function defaultTasksDirectory(): string {
@@ -35,13 +43,21 @@ export function loadTasks(options: EnvironmentOptions): TerminalTask[] {
   );
   const directory = options.dataset ?? defaultTasksDirectory();
   const tasks = listTaskFolders(directory).map((folder) =>
-    readTaskFolder(folder, { image: options.image, agentTimeoutSec: settings.agent_timeout, verifierTimeoutSec: settings.verifier_timeout }),
+    readTaskFolder(folder, {
+      image: options.image,
+      agentTimeoutSec: settings.agent_timeout,
+      verifierTimeoutSec: settings.verifier_timeout,
+    }),
   );
   if (options.sandbox) for (const task of tasks) assertLocalAllowed(task, options.sandbox);
   const names = new Map<string, string>();
   for (const task of tasks) {
     const other = names.get(task.name);
-    if (other) throw new ConfigError(`two task folders are both named '${task.name}' (${other} and ${task.directory}); task names must be unique`, { code: 'task_duplicate' });
+    if (other)
+      throw new ConfigError(
+        `two task folders are both named '${task.name}' (${other} and ${task.directory}); task names must be unique`,
+        { code: 'task_duplicate' },
+      );
     names.set(task.name, task.directory);
   }
   return options.limit === undefined ? tasks : tasks.slice(0, options.limit);
@@ -71,11 +87,17 @@ export default defineEnvironment<TerminalTask>({
   rescore: 'replay',
   /** Replays solution/solve.sh from the workdir through the real terminal tool. */
   async oracle(task, context) {
-    if (!task.has_solution) throw new ConfigError(`task '${task.name}' has no solution/solve.sh; the oracle cannot run it`, { code: 'oracle_missing' });
+    if (!task.has_solution)
+      throw new ConfigError(`task '${task.name}' has no solution/solve.sh; the oracle cannot run it`, {
+        code: 'oracle_missing',
+      });
     const paths = taskPaths(task, context.sandbox);
     await context.sandbox.upload(join(task.directory, 'solution'), paths.solution);
     const timeout = Math.min(task.agent_timeout_sec, TERMINAL_MAX_TIMEOUT_SEC);
-    const result = await context.callTool('terminal', { command: `bash ${shellQuote(`${paths.solution}/solve.sh`)}`, timeout });
+    const result = await context.callTool('terminal', {
+      command: `bash ${shellQuote(`${paths.solution}/solve.sh`)}`,
+      timeout,
+    });
     const exitCode = result.ok ? (JSON.parse(result.content) as { exit_code?: unknown }).exit_code : undefined;
     return `Ran the reference solution (solution/solve.sh): ${typeof exitCode === 'number' ? `exit code ${exitCode}` : 'the terminal tool reported an error'}.`;
   },

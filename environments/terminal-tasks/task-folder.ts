@@ -84,16 +84,22 @@ export interface TaskOverrides {
 export function listTaskFolders(directory: string): string[] {
   const root = resolve(directory);
   if (!existsSync(root) || !statSync(root).isDirectory()) {
-    throw new ConfigError(`--tasks ${directory}: no such directory (expected a folder of task folders, each with task.toml, instruction.md and tests/test.sh)`, {
-      code: 'tasks_missing',
-    });
+    throw new ConfigError(
+      `--tasks ${directory}: no such directory (expected a folder of task folders, each with task.toml, instruction.md and tests/test.sh)`,
+      {
+        code: 'tasks_missing',
+      },
+    );
   }
   const folders = readdirSync(root, { withFileTypes: true })
     .filter((entry) => entry.isDirectory() && existsSync(join(root, entry.name, 'task.toml')))
     .map((entry) => join(root, entry.name))
     .sort();
   if (folders.length === 0) {
-    throw new ConfigError(`--tasks ${directory}: no task folders found (a task folder holds task.toml, instruction.md and tests/test.sh)`, { code: 'tasks_empty' });
+    throw new ConfigError(
+      `--tasks ${directory}: no task folders found (a task folder holds task.toml, instruction.md and tests/test.sh)`,
+      { code: 'tasks_empty' },
+    );
   }
   return folders;
 }
@@ -105,7 +111,10 @@ export function readTaskFolder(folder: string, overrides: TaskOverrides = {}): T
   const toml = parseTaskToml(tomlPath);
   const name = toml.task?.name ?? directory.split('/').pop()!;
   const instruction = readRequired(join(directory, 'instruction.md'), 'the task text given to the agent');
-  requireFile(join(directory, 'tests', 'test.sh'), "the verifier's entry point, run as bash /tests/test.sh after the agent");
+  requireFile(
+    join(directory, 'tests', 'test.sh'),
+    "the verifier's entry point, run as bash /tests/test.sh after the agent",
+  );
   const dockerfile = existsSync(join(directory, 'environment', 'Dockerfile'));
   const meta = { ...toml.metadata, ...toml.task };
   return {
@@ -117,7 +126,10 @@ export function readTaskFolder(folder: string, overrides: TaskOverrides = {}): T
     tags: meta.tags ?? [],
     layout: dockerfile ? 'harbor' : 'terminal-tasks',
     image: taskImage(tomlPath, toml, dockerfile, overrides.image),
-    workdir: toml.environment?.workdir ?? (dockerfile ? dockerfileWorkdir(join(directory, 'environment', 'Dockerfile')) : undefined) ?? DEFAULT_WORKDIR,
+    workdir:
+      toml.environment?.workdir ??
+      (dockerfile ? dockerfileWorkdir(join(directory, 'environment', 'Dockerfile')) : undefined) ??
+      DEFAULT_WORKDIR,
     agent_timeout_sec: overrides.agentTimeoutSec ?? toml.agent?.timeout_sec ?? DEFAULT_AGENT_TIMEOUT_SEC,
     verifier_timeout_sec: overrides.verifierTimeoutSec ?? toml.verifier?.timeout_sec ?? DEFAULT_VERIFIER_TIMEOUT_SEC,
     verifier_env: toml.verifier?.env ?? {},
@@ -134,7 +146,9 @@ function parseTaskToml(path: string): TaskToml {
     parsed = parseToml(text);
   } catch (error) {
     const at = error instanceof TomlError ? `${path}:${error.line}:${error.column}` : path;
-    throw new ConfigError(`${at}: TOML syntax error: ${(error as Error).message.split('\n')[0]}`, { code: 'task_toml_syntax' });
+    throw new ConfigError(`${at}: TOML syntax error: ${(error as Error).message.split('\n')[0]}`, {
+      code: 'task_toml_syntax',
+    });
   }
   const result = TaskTomlSchema.safeParse(parsed);
   if (!result.success) throw new ConfigError(describeIssues(path, result.error), { code: 'task_toml_invalid' });
@@ -162,7 +176,9 @@ function taskImage(tomlPath: string, toml: TaskToml, dockerfile: boolean, overri
 /** The last WORKDIR of a Dockerfile (where Harbor starts the agent), when it is a plain absolute path. */
 export function dockerfileWorkdir(path: string): string | undefined {
   const lines = readFileSync(path, 'utf8').split('\n');
-  const workdirs = lines.map((line) => /^\s*WORKDIR\s+(\/\S*)\s*$/i.exec(line)?.[1]).filter((value): value is string => value !== undefined && !value.includes('$'));
+  const workdirs = lines
+    .map((line) => /^\s*WORKDIR\s+(\/\S*)\s*$/i.exec(line)?.[1])
+    .filter((value): value is string => value !== undefined && !value.includes('$'));
   return workdirs.at(-1);
 }
 

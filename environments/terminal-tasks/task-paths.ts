@@ -26,10 +26,23 @@ const LOCAL_TASK_FOLDER = '.traj-task';
  * would be unsafe: they are refused.
  */
 export function taskPaths(task: TerminalTask, sandbox: Pick<Sandbox, 'kind' | 'workdir'>): TaskPaths {
-  if (sandbox.kind === 'docker') return { workdir: sandbox.workdir, environment: '/task-env', tests: '/tests', solution: '/solution', logs: '/logs' };
+  if (sandbox.kind === 'docker')
+    return {
+      workdir: sandbox.workdir,
+      environment: '/task-env',
+      tests: '/tests',
+      solution: '/solution',
+      logs: '/logs',
+    };
   assertLocalAllowed(task, sandbox.kind);
   const base = posix.join(sandbox.workdir, LOCAL_TASK_FOLDER);
-  return { workdir: sandbox.workdir, environment: `${base}/environment`, tests: `${base}/tests`, solution: `${base}/solution`, logs: `${base}/logs` };
+  return {
+    workdir: sandbox.workdir,
+    environment: `${base}/environment`,
+    tests: `${base}/tests`,
+    solution: `${base}/solution`,
+    logs: `${base}/logs`,
+  };
 }
 
 export function assertLocalAllowed(task: TerminalTask, kind: string): void {

@@ -20,7 +20,10 @@ export async function setupTask(task: TerminalTask, sandbox: Sandbox): Promise<v
   if (!existsSync(environment)) return;
   await sandbox.upload(environment, paths.environment);
   if (task.has_setup) {
-    const result = await sandbox.exec(`cd ${shellQuote(paths.environment)} && bash setup.sh`, { timeoutMs: SETUP_TIMEOUT_MS, env: scriptVariables(paths) });
+    const result = await sandbox.exec(`cd ${shellQuote(paths.environment)} && bash setup.sh`, {
+      timeoutMs: SETUP_TIMEOUT_MS,
+      env: scriptVariables(paths),
+    });
     if (result.exitCode !== 0 || result.timedOut) {
       const output = `${result.stdout}${result.stderr}`.trim();
       throw new SandboxError(
@@ -30,5 +33,9 @@ export async function setupTask(task: TerminalTask, sandbox: Sandbox): Promise<v
     }
   }
   const cleanup = await sandbox.exec(`rm -rf ${shellQuote(paths.environment)}`);
-  if (cleanup.exitCode !== 0) throw new SandboxError(`task '${task.name}': cannot remove ${paths.environment} after setup: ${cleanup.stderr.trim()}`, { code: 'task_setup_failed' });
+  if (cleanup.exitCode !== 0)
+    throw new SandboxError(
+      `task '${task.name}': cannot remove ${paths.environment} after setup: ${cleanup.stderr.trim()}`,
+      { code: 'task_setup_failed' },
+    );
 }

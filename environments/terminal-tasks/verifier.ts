@@ -26,8 +26,12 @@ export interface VerifierDetails {
  */
 export async function runVerifier(task: TerminalTask, context: RewardContext): Promise<RewardOutput> {
   const paths = taskPaths(task, context.sandbox);
-  const prepare = await context.exec(`rm -rf ${shellQuote(paths.tests)} ${shellQuote(`${paths.logs}/verifier`)} && mkdir -p ${shellQuote(`${paths.logs}/verifier`)}`, { timeoutMs: 60_000 });
-  if (prepare.exitCode !== 0) throw new Error(`cannot prepare the verifier folders: ${tail(prepare.stderr || prepare.stdout, 500)}`);
+  const prepare = await context.exec(
+    `rm -rf ${shellQuote(paths.tests)} ${shellQuote(`${paths.logs}/verifier`)} && mkdir -p ${shellQuote(`${paths.logs}/verifier`)}`,
+    { timeoutMs: 60_000 },
+  );
+  if (prepare.exitCode !== 0)
+    throw new Error(`cannot prepare the verifier folders: ${tail(prepare.stderr || prepare.stdout, 500)}`);
   await context.upload(join(task.directory, 'tests'), paths.tests);
   const run = await context.exec(`bash ${shellQuote(`${paths.tests}/test.sh`)}`, {
     cwd: paths.workdir,
@@ -36,10 +40,20 @@ export async function runVerifier(task: TerminalTask, context: RewardContext): P
   });
   const output = `${run.stdout}${run.stderr ? `\n${run.stderr}` : ''}`;
   const tests = pytestOutcomes(output);
-  const base = { exit_code: run.exitCode, timed_out: run.timedOut, passed_tests: tests.passed, failed_tests: tests.failed, output_tail: tail(output, OUTPUT_TAIL_CHARS) };
+  const base = {
+    exit_code: run.exitCode,
+    timed_out: run.timedOut,
+    passed_tests: tests.passed,
+    failed_tests: tests.failed,
+    output_tail: tail(output, OUTPUT_TAIL_CHARS),
+  };
   if (run.timedOut) return { score: 0, details: { ...base, source: 'timeout' } satisfies VerifierDetails };
   const written = await readRewardFiles(context, `${paths.logs}/verifier`);
-  if (written.text !== undefined) return { score: parseRewardText(written.text), details: { ...base, source: 'reward.txt' } satisfies VerifierDetails };
+  if (written.text !== undefined)
+    return {
+      score: parseRewardText(written.text),
+      details: { ...base, source: 'reward.txt' } satisfies VerifierDetails,
+    };
   if (written.json !== undefined) {
     const { score, scores } = parseRewardJson(written.json);
     return { score, scores, details: { ...base, source: 'reward.json' } satisfies VerifierDetails };
@@ -49,7 +63,8 @@ export async function runVerifier(task: TerminalTask, context: RewardContext): P
 
 /** The reward files the verifier wrote (each undefined when absent). */
 async function readRewardFiles(context: RewardContext, folder: string): Promise<{ text?: string; json?: string }> {
-  const show = (name: string) => `if [ -f ${shellQuote(`${folder}/${name}`)} ]; then printf 'present\\n'; cat ${shellQuote(`${folder}/${name}`)}; fi`;
+  const show = (name: string) =>
+    `if [ -f ${shellQuote(`${folder}/${name}`)} ]; then printf 'present\\n'; cat ${shellQuote(`${folder}/${name}`)}; fi`;
   const [text, json] = await Promise.all([context.exec(show('reward.txt')), context.exec(show('reward.json'))]);
   return { text: presentContent(text), json: presentContent(json) };
 }
@@ -62,7 +77,8 @@ function presentContent(result: ExecResult): string | undefined {
 /** reward.txt holds one number (1 or 0 for the shared tasks; partial credit allowed). */
 export function parseRewardText(text: string): number {
   const value = Number(text.trim());
-  if (text.trim() === '' || !Number.isFinite(value)) throw new Error(`the verifier wrote reward.txt but it is not a number: ${JSON.stringify(text.slice(0, 200))}`);
+  if (text.trim() === '' || !Number.isFinite(value))
+    throw new Error(`the verifier wrote reward.txt but it is not a number: ${JSON.stringify(text.slice(0, 200))}`);
   return value;
 }
 
@@ -76,9 +92,14 @@ export function parseRewardJson(text: string): { score: number; scores: Record<s
   }
   if (typeof parsed === 'number' && Number.isFinite(parsed)) return { score: parsed, scores: {} };
   const fields = parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
-  const scores = Object.fromEntries(Object.entries(fields).filter((entry): entry is [string, number] => typeof entry[1] === 'number' && Number.isFinite(entry[1])));
+  const scores = Object.fromEntries(
+    Object.entries(fields).filter(
+      (entry): entry is [string, number] => typeof entry[1] === 'number' && Number.isFinite(entry[1]),
+    ),
+  );
   const score = scores.reward ?? (Object.keys(scores).length === 1 ? Object.values(scores)[0] : undefined);
-  if (score === undefined) throw new Error(`reward.json has no numeric "reward" field: ${JSON.stringify(text.slice(0, 200))}`);
+  if (score === undefined)
+    throw new Error(`reward.json has no numeric "reward" field: ${JSON.stringify(text.slice(0, 200))}`);
   return { score, scores };
 }
 
@@ -103,5 +124,7 @@ function testName(id: string): string {
 }
 
 function tail(text: string, max: number): string {
-  return text.length <= max ? text : `[... ${text.length - max} characters omitted ...]\n${text.slice(text.length - max)}`;
+  return text.length <= max
+    ? text
+    : `[... ${text.length - max} characters omitted ...]\n${text.slice(text.length - max)}`;
 }

@@ -42,7 +42,8 @@ export interface RunAgentOptions {
   depth?: number;
 }
 
-export const GRACE_PROMPT = 'You have used all available turns. Reply now with your final answer; do not call any tools.';
+export const GRACE_PROMPT =
+  'You have used all available turns. Reply now with your final answer; do not call any tools.';
 
 /** Run one agent conversation to completion. Never throws: failures end up in the result. */
 export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
@@ -118,7 +119,10 @@ class AgentRun {
   private async request(turn: number, withTools: boolean): Promise<ModelResponse> {
     const { model, tools, onEvent, stream } = this.options;
     const specs = withTools && tools.length > 0 ? tools.map(toolSpec) : undefined;
-    this.compressed(turn, await this.context.beforeCall(this.messages, this.apiCalls + 1, specs, this.state, this.signal));
+    this.compressed(
+      turn,
+      await this.context.beforeCall(this.messages, this.apiCalls + 1, specs, this.state, this.signal),
+    );
     for (;;) {
       onEvent?.({ type: 'model_start', turn });
       this.apiCalls++;
@@ -138,7 +142,13 @@ class AgentRun {
       } catch (error) {
         // The server says it does not fit: compress and send again, once per compression won.
         if (!isContextOverflowError(error)) throw error;
-        const compression = await this.context.afterOverflow(this.messages, this.apiCalls + 1, specs, this.state, this.signal);
+        const compression = await this.context.afterOverflow(
+          this.messages,
+          this.apiCalls + 1,
+          specs,
+          this.state,
+          this.signal,
+        );
         if (!compression) throw error;
         this.compressed(turn, compression);
       }
@@ -180,7 +190,8 @@ class AgentRun {
       delegate: childRunner(this.options, this.options.depth ?? 0, runAgent),
       onStart: (call) => onEvent?.({ type: 'tool_start', turn, call }),
       onEnd: (call, outcome) => onEvent?.({ type: 'tool_end', turn, call, outcome }),
-      onInner: (call, inner) => onEvent?.({ type: 'inner_call', turn, call, name: inner.name, ok: inner.ok, ms: inner.ms }),
+      onInner: (call, inner) =>
+        onEvent?.({ type: 'inner_call', turn, call, name: inner.name, ok: inner.ok, ms: inner.ms }),
     });
     this.messages.push(...step.messages);
     this.result.toolCalls.push(...step.records);
@@ -190,7 +201,8 @@ class AgentRun {
 
   finish(finishReason: AgentFinishReason, error?: SerializedError): AgentResult {
     this.result.timings.duration_ms = Math.round(performance.now() - this.started);
-    if (error === undefined && finishReason === 'api_error') error = serializeError(new ModelError('unknown model failure', { code: 'model_unknown' }));
+    if (error === undefined && finishReason === 'api_error')
+      error = serializeError(new ModelError('unknown model failure', { code: 'model_unknown' }));
     addUsage(this.result.usage, this.context.usage);
     return {
       messages: this.messages,

@@ -13,7 +13,8 @@ export type StopCondition = (state: LoopState) => AgentFinishReason | undefined;
 
 export const whenAborted: StopCondition = (state) => (state.signal.aborted ? 'aborted' : undefined);
 
-export const whenTruncated: StopCondition = (state) => (state.lastResponse.finishReason === 'length' ? 'length' : undefined);
+export const whenTruncated: StopCondition = (state) =>
+  state.lastResponse.finishReason === 'length' ? 'length' : undefined;
 
 /** `content_filter` or a finish reason traj does not know: the model's turn did not end normally. */
 export const whenStoppedOtherwise: StopCondition = (state) => {
@@ -21,7 +22,8 @@ export const whenStoppedOtherwise: StopCondition = (state) => {
   return reason === 'stop' || reason === 'tool_calls' || reason === 'length' ? undefined : reason;
 };
 
-export const whenNoToolCalls: StopCondition = (state) => (state.lastResponse.toolCalls.length === 0 ? 'stop' : undefined);
+export const whenNoToolCalls: StopCondition = (state) =>
+  state.lastResponse.toolCalls.length === 0 ? 'stop' : undefined;
 
 /** The first condition that fires wins. */
 export function anyOf(...conditions: StopCondition[]): StopCondition {
@@ -35,4 +37,9 @@ export function anyOf(...conditions: StopCondition[]): StopCondition {
 }
 
 /** Checked right after each model response, before its tool calls run. */
-export const defaultStopAfterResponse: StopCondition = anyOf(whenAborted, whenTruncated, whenStoppedOtherwise, whenNoToolCalls);
+export const defaultStopAfterResponse: StopCondition = anyOf(
+  whenAborted,
+  whenTruncated,
+  whenStoppedOtherwise,
+  whenNoToolCalls,
+);

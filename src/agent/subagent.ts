@@ -63,7 +63,10 @@ function childToolsets(parent: RunAgentOptions, request: DelegateRequest): strin
   if (!request.toolsets) return own;
   const foreign = request.toolsets.filter((name) => !own.includes(name));
   if (foreign.length > 0) {
-    throw new ToolFailure(`toolsets ${foreign.map((name) => `'${name}'`).join(', ')} are not yours to give`, `choose from: ${own.join(', ')}`);
+    throw new ToolFailure(
+      `toolsets ${foreign.map((name) => `'${name}'`).join(', ')} are not yours to give`,
+      `choose from: ${own.join(', ')}`,
+    );
   }
   return request.toolsets;
 }

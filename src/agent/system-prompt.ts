@@ -24,6 +24,9 @@ export interface SystemPromptInput {
 export function buildSystemPrompt(input: SystemPromptInput): string {
   const base = input.base?.trim() || DEFAULT_SYSTEM_PROMPT;
   const toolsets = [...new Set(input.tools.map((tool) => tool.toolset))].join(', ');
-  const head = input.tools.length === 0 ? base : `${base}\n\nAvailable toolsets: ${toolsets}. Your commands start in your working directory.`;
+  const head =
+    input.tools.length === 0
+      ? base
+      : `${base}\n\nAvailable toolsets: ${toolsets}. Your commands start in your working directory.`;
   return [head, ...(input.sections ?? []).filter((section) => section.trim() !== '')].join('\n\n');
 }

@@ -52,12 +52,22 @@ export async function runToolStep(calls: readonly ToolCallInput[], options: Tool
   const outcomes = await Promise.all(calls.map((call) => limit(() => runTool(call, options))));
   const toolsetOf = (name: string) => options.tools.find((tool) => tool.name === name)?.toolset;
   const budgeted = await applyBudget(
-    calls.map((call, index) => ({ id: call.id, name: call.name, toolset: toolsetOf(call.name), content: outcomes[index]!.content })),
+    calls.map((call, index) => ({
+      id: call.id,
+      name: call.name,
+      toolset: toolsetOf(call.name),
+      content: outcomes[index]!.content,
+    })),
     options.sandbox,
     options.budget ?? DEFAULT_BUDGET,
   );
   return {
-    messages: calls.map((call, index) => ({ role: 'tool', tool_call_id: call.id, name: call.name, content: budgeted[index]!.content })),
+    messages: calls.map((call, index) => ({
+      role: 'tool',
+      tool_call_id: call.id,
+      name: call.name,
+      content: budgeted[index]!.content,
+    })),
     records: calls.map((call, index) => callRecord(call, outcomes[index]!)),
     ms: Math.round(performance.now() - started),
   };
@@ -66,7 +76,12 @@ export async function runToolStep(calls: readonly ToolCallInput[], options: Tool
 function callRecord(call: ToolCallInput, outcome: RunOutcome): ToolCallRecord {
   const record: ToolCallRecord = { name: call.name, ok: outcome.ok, ms: outcome.ms };
   if (outcome.subagents.length === 0 && outcome.inner.length === 0) return record;
-  return { ...record, id: call.id, ...(outcome.subagents.length > 0 ? { subagents: outcome.subagents } : {}), ...(outcome.inner.length > 0 ? { inner: outcome.inner } : {}) };
+  return {
+    ...record,
+    id: call.id,
+    ...(outcome.subagents.length > 0 ? { subagents: outcome.subagents } : {}),
+    ...(outcome.inner.length > 0 ? { inner: outcome.inner } : {}),
+  };
 }
 
 async function runTool(call: ToolCallInput, options: ToolStepOptions): Promise<RunOutcome> {
@@ -86,7 +101,11 @@ async function runTool(call: ToolCallInput, options: ToolStepOptions): Promise<R
     callTool: async (name: string, args: Record<string, unknown>) => {
       const inner = { id: `${call.id}.${nested.inner.length + 1}`, name, arguments: JSON.stringify(args) };
       // The script's calls run with the script's context, minus delegation and further scripts.
-      const outcome = await executeToolCall(options.tools, inner, { ...context, callId: inner.id, delegate: undefined });
+      const outcome = await executeToolCall(options.tools, inner, {
+        ...context,
+        callId: inner.id,
+        delegate: undefined,
+      });
       const record = { name, arguments: inner.arguments, ok: outcome.ok, ms: outcome.ms, result: outcome.content };
       nested.inner.push(record);
       options.onInner?.(call, record);

@@ -11,10 +11,17 @@ export const APPROVAL_QUESTION = '  allow? [o]nce / [s]ession / [a]lways / [d]en
  */
 export function approvalPrompt(input: LineInput, output: Output, style: Style): AskApproval {
   return async (command, patterns, signal) => {
-    output.write(`${style.yellow(`  ⚠ dangerous command — ${patterns.map((pattern) => pattern.description).join('; ')}`)}\n`);
+    output.write(
+      `${style.yellow(`  ⚠ dangerous command — ${patterns.map((pattern) => pattern.description).join('; ')}`)}\n`,
+    );
     output.write(`    ${style.bold(oneLine(command, 300))}\n`);
     const answer = parseApprovalAnswer(await input.read(style.yellow(APPROVAL_QUESTION), signal));
-    const said = answer === 'deny' ? style.red('denied: the command was not run') : style.green(`allowed (${answer === 'once' ? 'this time' : answer === 'session' ? 'for this chat' : 'always, saved in config.yaml'})`);
+    const said =
+      answer === 'deny'
+        ? style.red('denied: the command was not run')
+        : style.green(
+            `allowed (${answer === 'once' ? 'this time' : answer === 'session' ? 'for this chat' : 'always, saved in config.yaml'})`,
+          );
     output.write(`    ${said}\n`);
     return answer;
   };

@@ -3,7 +3,11 @@ import { findDangerous, type DangerousPattern } from './dangerous-commands.js';
 export type ApprovalAnswer = 'once' | 'session' | 'always' | 'deny';
 
 /** Asks the user about one command; resolves 'deny' when the signal aborts or input ends. */
-export type AskApproval = (command: string, patterns: readonly DangerousPattern[], signal: AbortSignal) => Promise<ApprovalAnswer>;
+export type AskApproval = (
+  command: string,
+  patterns: readonly DangerousPattern[],
+  signal: AbortSignal,
+) => Promise<ApprovalAnswer>;
 
 export interface ApprovalVerdict {
   allowed: boolean;

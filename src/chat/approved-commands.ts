@@ -18,13 +18,19 @@ function parse(file: string) {
   if (document.errors.length > 0) {
     const first = document.errors[0]!;
     const position = first.linePos?.[0];
-    throw new ConfigError(`${file}${position ? `:${position.line}:${position.col}` : ''}: YAML syntax error: ${first.message.split('\n')[0]}`, {
-      code: 'config_syntax',
-      details: { file },
-    });
+    throw new ConfigError(
+      `${file}${position ? `:${position.line}:${position.col}` : ''}: YAML syntax error: ${first.message.split('\n')[0]}`,
+      {
+        code: 'config_syntax',
+        details: { file },
+      },
+    );
   }
   if (document.contents !== null && !isMap(document.contents)) {
-    throw new ConfigError(`${file}: expected a mapping of settings at the top level`, { code: 'config_invalid', details: { file } });
+    throw new ConfigError(`${file}: expected a mapping of settings at the top level`, {
+      code: 'config_invalid',
+      details: { file },
+    });
   }
   checkHomeConfig(document.toJS(), file);
   return document;
@@ -36,7 +42,10 @@ export function loadApprovedCommands(file = userConfigFile()): string[] {
   const value = parse(file).get(APPROVED_COMMANDS_KEY);
   if (value === undefined || value === null) return [];
   if (!isSeq(value) || !value.items.every((item) => typeof (item as { value?: unknown }).value === 'string')) {
-    throw new ConfigError(`${file}: ${APPROVED_COMMANDS_KEY}: expected a list of pattern ids (strings)`, { code: 'config_invalid', details: { file } });
+    throw new ConfigError(`${file}: ${APPROVED_COMMANDS_KEY}: expected a list of pattern ids (strings)`, {
+      code: 'config_invalid',
+      details: { file },
+    });
   }
   return value.items.map((item) => String((item as { value: string }).value));
 }

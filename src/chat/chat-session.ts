@@ -90,9 +90,23 @@ export class ChatSession {
   /** A fresh session: the system prompt is built once from the settings and stays fixed. */
   static async start(settings: ChatSettings, services: ChatServices): Promise<ChatSession> {
     const tools = await services.tools.select(settings.toolsets, '--toolsets');
-    const system = buildSystemPrompt({ base: settings.systemPrompt, tools, sections: knowledgeSections(services.knowledge, settings.toolsets) });
+    const system = buildSystemPrompt({
+      base: settings.systemPrompt,
+      tools,
+      sections: knowledgeSections(services.knowledge, settings.toolsets),
+    });
     return new ChatSession(
-      { id: newSessionId(), messages: [{ role: 'system', content: system }], tools, toolsets: [...settings.toolsets], endpoint: settings.endpoint, title: null, forkedFrom: null, usage: emptySessionUsage(), stored: false },
+      {
+        id: newSessionId(),
+        messages: [{ role: 'system', content: system }],
+        tools,
+        toolsets: [...settings.toolsets],
+        endpoint: settings.endpoint,
+        title: null,
+        forkedFrom: null,
+        usage: emptySessionUsage(),
+        stored: false,
+      },
       settings,
       services,
     );
@@ -103,17 +117,41 @@ export class ChatSession {
     const stored = services.store.get(idOrPrefix);
     const tools = await services.tools.select(stored.toolsets, `session ${stored.id} toolsets`);
     return new ChatSession(
-      { id: stored.id, messages: stored.messages, tools, toolsets: stored.toolsets, endpoint: settings.endpoint, title: stored.title, forkedFrom: stored.forked_from, usage: stored.usage, stored: true },
+      {
+        id: stored.id,
+        messages: stored.messages,
+        tools,
+        toolsets: stored.toolsets,
+        endpoint: settings.endpoint,
+        title: stored.title,
+        forkedFrom: stored.forked_from,
+        usage: stored.usage,
+        stored: true,
+      },
       settings,
       services,
     );
   }
 
   /** A new session holding a stored rollout's messages (cut at a turn), with that rollout's toolsets. */
-  static async fork(fork: { origin: ForkOrigin; messages: Message[]; toolsets: string[] }, settings: ChatSettings, services: ChatServices): Promise<ChatSession> {
+  static async fork(
+    fork: { origin: ForkOrigin; messages: Message[]; toolsets: string[] },
+    settings: ChatSettings,
+    services: ChatServices,
+  ): Promise<ChatSession> {
     const tools = await services.tools.select(fork.toolsets, `toolsets of ${fork.origin.run} item ${fork.origin.key}`);
     const session = new ChatSession(
-      { id: newSessionId(), messages: [...fork.messages], tools, toolsets: [...fork.toolsets], endpoint: settings.endpoint, title: null, forkedFrom: fork.origin, usage: emptySessionUsage(), stored: false },
+      {
+        id: newSessionId(),
+        messages: [...fork.messages],
+        tools,
+        toolsets: [...fork.toolsets],
+        endpoint: settings.endpoint,
+        title: null,
+        forkedFrom: fork.origin,
+        usage: emptySessionUsage(),
+        stored: false,
+      },
       settings,
       services,
     );
@@ -148,15 +186,23 @@ export class ChatSession {
     await disposeToolState(this.state);
   }
 
-  async send(text: string | undefined, options: { signal: AbortSignal; onEvent: AgentEventHandler }): Promise<AgentResult> {
-    const messages: Message[] = text === undefined ? [...this.history] : [...this.history, { role: 'user', content: text }];
+  async send(
+    text: string | undefined,
+    options: { signal: AbortSignal; onEvent: AgentEventHandler },
+  ): Promise<AgentResult> {
+    const messages: Message[] =
+      text === undefined ? [...this.history] : [...this.history, { role: 'user', content: text }];
     this.history = messages;
     this.persist();
     const model = this.services.model(this.endpoint);
     const window = await resolveContextLength(this.endpoint);
     const result = await runAgent({
       model,
-      context: { contextLength: window.tokens, summarize: summarizerFor(model, this.services.tools.services), compressions: this.compressions },
+      context: {
+        contextLength: window.tokens,
+        summarize: summarizerFor(model, this.services.tools.services),
+        compressions: this.compressions,
+      },
       tools: this.tools,
       messages,
       sandbox: this.services.sandbox,
@@ -233,7 +279,8 @@ export class ChatSession {
   }
 
   private lastUserIndex(): number | undefined {
-    for (let index = this.history.length - 1; index >= 0; index--) if (this.history[index]!.role === 'user') return index;
+    for (let index = this.history.length - 1; index >= 0; index--)
+      if (this.history[index]!.role === 'user') return index;
     return undefined;
   }
 }

@@ -19,7 +19,12 @@ export class ChatTools {
   private pool: McpPool | undefined;
 
   constructor(
-    private readonly options: { mcpServers?: Record<string, unknown>; approver?: CommandApprover; env?: NodeJS.ProcessEnv; services?: ToolServices } = {},
+    private readonly options: {
+      mcpServers?: Record<string, unknown>;
+      approver?: CommandApprover;
+      env?: NodeJS.ProcessEnv;
+      services?: ToolServices;
+    } = {},
   ) {
     for (const name of Object.keys(options.mcpServers ?? {})) this.registry.declareToolset(`mcp:${name}`);
   }
@@ -36,15 +41,22 @@ export class ChatTools {
   /** The tools of the named toolsets, in registration order; unknown names are a ConfigError. */
   async select(toolsets: readonly string[], where = 'toolsets'): Promise<Tool[]> {
     this.registry.assertToolsets(toolsets, where);
-    const missingMcp = toolsets.filter((toolset) => toolset.startsWith('mcp:') && !this.registry.all().some((tool) => tool.toolset === toolset));
+    const missingMcp = toolsets.filter(
+      (toolset) => toolset.startsWith('mcp:') && !this.registry.all().some((tool) => tool.toolset === toolset),
+    );
     if (missingMcp.length > 0) await this.startMcp(missingMcp);
     const guard = this.options.approver ? guardTerminal(this.options.approver) : undefined;
-    return this.registry.select(toolsets, { env: this.options.env ?? process.env, services: this.options.services }).map((tool) => (guard && tool.name === guard.name ? guard : tool));
+    return this.registry
+      .select(toolsets, { env: this.options.env ?? process.env, services: this.options.services })
+      .map((tool) => (guard && tool.name === guard.name ? guard : tool));
   }
 
   /** Tools of the named toolsets that cannot be offered here, with the reason (e.g. no search backend). */
   unavailable(toolsets: readonly string[]): Array<{ name: string; toolset: string; reason: string }> {
-    return this.registry.unavailableTools(toolsets, { env: this.options.env ?? process.env, services: this.options.services });
+    return this.registry.unavailableTools(toolsets, {
+      env: this.options.env ?? process.env,
+      services: this.options.services,
+    });
   }
 
   async close(): Promise<void> {
@@ -58,7 +70,10 @@ export class ChatTools {
     const { errors } = await mcp.registerMcpToolsets(this.registry, servers, this.pool, { toolsets });
     const failed = errors.filter((error) => toolsets.includes(error.toolset));
     if (failed.length > 0) {
-      throw new ConfigError(`MCP toolsets could not start: ${failed.map((error) => `${error.toolset}: ${error.message}`).join('; ')}`, { code: 'mcp_unavailable' });
+      throw new ConfigError(
+        `MCP toolsets could not start: ${failed.map((error) => `${error.toolset}: ${error.message}`).join('; ')}`,
+        { code: 'mcp_unavailable' },
+      );
     }
   }
 }

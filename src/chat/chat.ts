@@ -64,7 +64,10 @@ export class Chat {
     const controller = new AbortController();
     this.turn = controller;
     try {
-      const result = await this.session.send(text, { signal: controller.signal, onEvent: (event) => this.renderer.onEvent(event) });
+      const result = await this.session.send(text, {
+        signal: controller.signal,
+        onEvent: (event) => this.renderer.onEvent(event),
+      });
       this.renderer.finish(result);
       return result;
     } catch (error) {
@@ -80,7 +83,11 @@ export class Chat {
     // The session left behind keeps its history in the store, but not its browser.
     if (session !== this.session) void this.session.dispose();
     this.session = session;
-    this.print(this.style.dim(`${how}: session ${session.id} · model ${session.endpoint.model} · toolsets ${session.toolsets.join(', ') || '(none)'}`));
+    this.print(
+      this.style.dim(
+        `${how}: session ${session.id} · model ${session.endpoint.model} · toolsets ${session.toolsets.join(', ') || '(none)'}`,
+      ),
+    );
   }
 
   async newSession(): Promise<ChatSession> {

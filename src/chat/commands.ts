@@ -16,12 +16,22 @@ export function chatCommands(): SlashCommands {
         if (args && !command) return chat.print(`no command /${args.replace(/^\//, '')}`);
         if (command) return chat.print(`/${command.name}${command.args ? ` ${command.args}` : ''} — ${command.help}`);
         chat.print(registry.help(chat));
-        chat.print(chat.style.dim('Messages go to the model; a line starting with // sends a leading /. Ctrl-C interrupts a turn; twice at an empty prompt quits.'));
+        chat.print(
+          chat.style.dim(
+            'Messages go to the model; a line starting with // sends a leading /. Ctrl-C interrupts a turn; twice at an empty prompt quits.',
+          ),
+        );
       },
       complete: () => registry.commands.map((command) => command.name),
     },
     { name: 'quit', aliases: ['exit', 'q'], help: 'leave the chat (the session is already saved)', run: () => 'quit' },
   ];
-  const registry = new SlashCommands([meta[0]!, ...SETTINGS_COMMANDS, ...CONVERSATION_COMMANDS, ...SESSION_COMMANDS, meta[1]!]);
+  const registry = new SlashCommands([
+    meta[0]!,
+    ...SETTINGS_COMMANDS,
+    ...CONVERSATION_COMMANDS,
+    ...SESSION_COMMANDS,
+    meta[1]!,
+  ]);
   return registry;
 }

@@ -35,7 +35,9 @@ export const CONVERSATION_COMMANDS: SlashCommand[] = [
     help: 'remove the last user message and everything after it',
     run(chat) {
       const text = chat.session.undo();
-      chat.print(text === undefined ? 'nothing to undo' : chat.style.dim(`removed the last exchange: ${oneLine(text, 100)}`));
+      chat.print(
+        text === undefined ? 'nothing to undo' : chat.style.dim(`removed the last exchange: ${oneLine(text, 100)}`),
+      );
     },
   },
   {
@@ -49,7 +51,7 @@ export const CONVERSATION_COMMANDS: SlashCommand[] = [
   {
     name: 'fork',
     args: 'RUN KEY [TURN]',
-    help: "continue a stored rollout: run store checkpoints/RUN.sqlite, item KEY (or KEY:SAMPLE), cut after assistant turn TURN (default: all)",
+    help: 'continue a stored rollout: run store checkpoints/RUN.sqlite, item KEY (or KEY:SAMPLE), cut after assistant turn TURN (default: all)',
     async run(chat, args) {
       const [run, key, turnText, ...extra] = args.split(/\s+/).filter(Boolean);
       if (!run || !key || extra.length > 0) throw new ConfigError('usage: /fork RUN KEY [TURN]', { code: 'cli_usage' });
@@ -58,7 +60,9 @@ export const CONVERSATION_COMMANDS: SlashCommand[] = [
     complete(chat, partial) {
       if (partial.includes('/')) return [];
       try {
-        return readdirSync(resolve(chat.checkpointsDir)).filter((file) => file.endsWith('.sqlite')).map((file) => file.slice(0, -'.sqlite'.length));
+        return readdirSync(resolve(chat.checkpointsDir))
+          .filter((file) => file.endsWith('.sqlite'))
+          .map((file) => file.slice(0, -'.sqlite'.length));
       } catch {
         return [];
       }
@@ -68,7 +72,10 @@ export const CONVERSATION_COMMANDS: SlashCommand[] = [
 
 export function parseTurn(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
-  if (!/^\d+$/.test(text)) throw new ConfigError(`TURN must be a whole number ≥ 0 (assistant turns to keep), got '${text}'`, { code: 'cli_usage' });
+  if (!/^\d+$/.test(text))
+    throw new ConfigError(`TURN must be a whole number ≥ 0 (assistant turns to keep), got '${text}'`, {
+      code: 'cli_usage',
+    });
   return Number(text);
 }
 
@@ -86,9 +93,16 @@ export function showFork(chat: Chat, fork: ForkedConversation): void {
   if (hidden > 0) chat.print(chat.style.dim(`… ${hidden} earlier messages`));
   if (shown.length > 0) chat.print(formatTranscript(shown, chat.style));
   const changed = changedTools(fork.tools, session.tools);
-  if (changed.length > 0) chat.print(chat.style.yellow(`note: tool schemas differ from the rollout's (${changed.join(', ')}); the model now sees today's`));
-  if (fork.model !== session.endpoint.model) chat.print(chat.style.dim(`note: the rollout used model ${fork.model}; this chat uses ${session.endpoint.model}`));
-  chat.print(chat.style.dim('the sandbox is this chat\'s, not the rollout\'s: files the rollout made are not in it'));
+  if (changed.length > 0)
+    chat.print(
+      chat.style.yellow(
+        `note: tool schemas differ from the rollout's (${changed.join(', ')}); the model now sees today's`,
+      ),
+    );
+  if (fork.model !== session.endpoint.model)
+    chat.print(chat.style.dim(`note: the rollout used model ${fork.model}; this chat uses ${session.endpoint.model}`));
+  chat.print(chat.style.dim("the sandbox is this chat's, not the rollout's: files the rollout made are not in it"));
   const last = fork.messages[fork.messages.length - 1];
-  if (last?.role === 'tool' || last?.role === 'user') chat.print(chat.style.dim('send a message, or /continue to let the model answer from here'));
+  if (last?.role === 'tool' || last?.role === 'user')
+    chat.print(chat.style.dim('send a message, or /continue to let the model answer from here'));
 }

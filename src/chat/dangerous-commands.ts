@@ -38,29 +38,43 @@ export const DANGEROUS_PATTERNS: readonly DangerousPattern[] = [
     description: 'find over a broad path that deletes what it finds',
     pattern: rx(`\\bfind\\s+${ROOT_PATH}\\s${REST}(?:-delete\\b|-exec\\s+rm\\b)`),
   },
-  { id: 'make_filesystem', description: 'formatting a filesystem (mkfs, mke2fs, mkswap, wipefs)', pattern: /\b(?:mkfs(?:\.[a-z0-9]+)?|mke2fs|mkswap|wipefs)\b/ },
+  {
+    id: 'make_filesystem',
+    description: 'formatting a filesystem (mkfs, mke2fs, mkswap, wipefs)',
+    pattern: /\b(?:mkfs(?:\.[a-z0-9]+)?|mke2fs|mkswap|wipefs)\b/,
+  },
   {
     id: 'write_device',
     description: 'writing to a disk device (dd of=/dev/…, > /dev/sdX)',
-    pattern: /\bdd\b[^;&|\n]*\bof=\/dev\/(?!null\b|zero\b|stdout\b|stderr\b|tty\b)|>\s*\/dev\/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|md|dm-)/,
+    pattern:
+      /\bdd\b[^;&|\n]*\bof=\/dev\/(?!null\b|zero\b|stdout\b|stderr\b|tty\b)|>\s*\/dev\/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|md|dm-)/,
   },
   {
     id: 'recursive_permissions_root',
     description: 'chmod/chown/chgrp -R on / or a system folder',
-    pattern: rx(`\\b(?:chmod|chown|chgrp)\\s+(?:${REST}\\s)?${RECURSIVE_FLAG}\\b${REST}\\s\\/(?:(?:${SYSTEM_DIRECTORIES})\\/?)?\\*?${END}`),
+    pattern: rx(
+      `\\b(?:chmod|chown|chgrp)\\s+(?:${REST}\\s)?${RECURSIVE_FLAG}\\b${REST}\\s\\/(?:(?:${SYSTEM_DIRECTORIES})\\/?)?\\*?${END}`,
+    ),
   },
   {
     id: 'pipe_to_shell',
     description: 'running a downloaded script (curl | sh, wget | bash, sh <(curl …))',
-    pattern: /\b(?:curl|wget)\b[^;&\n]*\|\s*(?:sudo\s+)?(?:env\s+)?(?:ba|z|da|k|fi)?sh\b|\b(?:ba|z|da|k)?sh\s+(?:-c\s+)?(?:<\(|\$\()\s*(?:curl|wget)\b/,
+    pattern:
+      /\b(?:curl|wget)\b[^;&\n]*\|\s*(?:sudo\s+)?(?:env\s+)?(?:ba|z|da|k|fi)?sh\b|\b(?:ba|z|da|k)?sh\s+(?:-c\s+)?(?:<\(|\$\()\s*(?:curl|wget)\b/,
   },
   { id: 'fork_bomb', description: 'a fork bomb', pattern: /([\w:.]+)\s*\(\)\s*\{\s*\1\s*\|\s*\1\s*&\s*\}/ },
   {
     id: 'power',
     description: 'shutting down or rebooting the machine',
-    pattern: rx(`${AT_COMMAND}(?:shutdown|reboot|halt|poweroff|systemctl\\s+(?:poweroff|reboot|halt|kexec)|init\\s+[06])\\b`),
+    pattern: rx(
+      `${AT_COMMAND}(?:shutdown|reboot|halt|poweroff|systemctl\\s+(?:poweroff|reboot|halt|kexec)|init\\s+[06])\\b`,
+    ),
   },
-  { id: 'kill_all', description: 'killing every process (kill -1)', pattern: /\bkill\s+(?:-(?:9|kill|s\s+kill|term)\s+)?-1\b/ },
+  {
+    id: 'kill_all',
+    description: 'killing every process (kill -1)',
+    pattern: /\bkill\s+(?:-(?:9|kill|s\s+kill|term)\s+)?-1\b/,
+  },
   {
     id: 'sql_destroy',
     description: 'destroying SQL data (DROP TABLE/DATABASE, TRUNCATE TABLE, DELETE without WHERE)',
@@ -69,7 +83,8 @@ export const DANGEROUS_PATTERNS: readonly DangerousPattern[] = [
   {
     id: 'write_etc',
     description: 'writing to /etc (redirection, tee, cp/mv/install into it, sed -i)',
-    pattern: /(?:>>?|>\|)\s*\/etc\/|\btee\s+(?:-[a-z]+\s+)*\/etc\/|\b(?:cp|mv|install|ln)\s[^;&|\n]*\s\/etc(?:\/\S*)?\s*(?:$|[;&|])|\bsed\s+(?:[^;&|\n]*\s)?-i\S*\s[^;&|\n]*\/etc\//,
+    pattern:
+      /(?:>>?|>\|)\s*\/etc\/|\btee\s+(?:-[a-z]+\s+)*\/etc\/|\b(?:cp|mv|install|ln)\s[^;&|\n]*\s\/etc(?:\/\S*)?\s*(?:$|[;&|])|\bsed\s+(?:[^;&|\n]*\s)?-i\S*\s[^;&|\n]*\/etc\//,
   },
 ];
 

@@ -43,9 +43,12 @@ export function runStorePath(run: string, checkpointsDir = 'checkpoints'): strin
 export function cutAfterTurn(messages: readonly Message[], turn: number): Message[] {
   const assistants = messages.flatMap((message, index) => (message.role === 'assistant' ? [index] : []));
   if (!Number.isInteger(turn) || turn < 0 || turn > assistants.length) {
-    throw new ConfigError(`turn ${turn} does not exist: the conversation has ${assistants.length} assistant turns (give 0..${assistants.length})`, {
-      code: 'fork_turn',
-    });
+    throw new ConfigError(
+      `turn ${turn} does not exist: the conversation has ${assistants.length} assistant turns (give 0..${assistants.length})`,
+      {
+        code: 'fork_turn',
+      },
+    );
   }
   if (turn === 0) return messages.slice(0, assistants[0] ?? messages.length);
   let end = assistants[turn - 1]! + 1;
@@ -61,25 +64,35 @@ export function assistantTurnCount(messages: readonly Message[]): number {
 export function loadFork(request: ForkRequest): ForkedConversation {
   const path = runStorePath(request.run, request.checkpointsDir);
   if (!existsSync(path)) {
-    throw new ConfigError(`no run store at ${path}: give a run name from ${resolve(request.checkpointsDir ?? 'checkpoints')} or the path of a .sqlite run store`, {
-      code: 'fork_run_missing',
-    });
+    throw new ConfigError(
+      `no run store at ${path}: give a run name from ${resolve(request.checkpointsDir ?? 'checkpoints')} or the path of a .sqlite run store`,
+      {
+        code: 'fork_run_missing',
+      },
+    );
   }
   const store = RunStore.open(path);
   try {
     const item = findItem(store, request.key);
     if (item.record === null) {
-      throw new ConfigError(`item '${item.key}' sample ${item.sample} of ${path} has no stored record (status ${item.status}${item.error_message ? `: ${item.error_message}` : ''})`, {
-        code: 'fork_no_record',
-      });
+      throw new ConfigError(
+        `item '${item.key}' sample ${item.sample} of ${path} has no stored record (status ${item.status}${item.error_message ? `: ${item.error_message}` : ''})`,
+        {
+          code: 'fork_no_record',
+        },
+      );
     }
     const parsed = ForkableRecordSchema.safeParse(JSON.parse(item.record));
     if (!parsed.success) {
-      throw new ConfigError(describeIssues(`${path} item '${item.key}' sample ${item.sample}`, parsed.error), { code: 'fork_record_invalid' });
+      throw new ConfigError(describeIssues(`${path} item '${item.key}' sample ${item.sample}`, parsed.error), {
+        code: 'fork_record_invalid',
+      });
     }
     const record = parsed.data;
     if (record.messages[0]?.role !== 'system') {
-      throw new ConfigError(`${path} item '${item.key}': the record's messages do not start with the system prompt`, { code: 'fork_record_invalid' });
+      throw new ConfigError(`${path} item '${item.key}': the record's messages do not start with the system prompt`, {
+        code: 'fork_record_invalid',
+      });
     }
     const turns = assistantTurnCount(record.messages);
     const turn = request.turn ?? turns;
@@ -112,7 +125,10 @@ function findItem(store: RunStore, text: string): StoredItem {
   const [wanted, sample] = split ? [split[1]!, Number(split[2])] : [text, 0];
   const key = keyExists(store, wanted) ? wanted : uniqueKeyWithPrefix(store, wanted);
   const item = store.getItem(key, sample);
-  if (!item) throw new ConfigError(`run store ${store.path} has key '${key}' but no sample ${sample}`, { code: 'fork_item_missing' });
+  if (!item)
+    throw new ConfigError(`run store ${store.path} has key '${key}' but no sample ${sample}`, {
+      code: 'fork_item_missing',
+    });
   return item;
 }
 
@@ -124,7 +140,10 @@ function uniqueKeyWithPrefix(store: RunStore, prefix: string): string {
   const keys = store.keysWithPrefix(prefix, 6);
   if (keys.length === 1) return keys[0]!;
   if (keys.length > 1) {
-    throw new ConfigError(`key '${prefix}' is ambiguous in ${store.path}: ${keys.slice(0, 5).join(', ')}${keys.length > 5 ? ', …' : ''}`, { code: 'fork_key_ambiguous' });
+    throw new ConfigError(
+      `key '${prefix}' is ambiguous in ${store.path}: ${keys.slice(0, 5).join(', ')}${keys.length > 5 ? ', …' : ''}`,
+      { code: 'fork_key_ambiguous' },
+    );
   }
   const count = store.itemCount();
   const examples = store.firstKeys(3);

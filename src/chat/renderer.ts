@@ -77,7 +77,10 @@ export class TurnRenderer {
         this.line(this.innerCall(inner, `${indent}  `));
         break;
       case 'model_end':
-        if (inner.response.message.content) this.line(this.style.dim(`${indent}${oneLine(`${event.goal}: ${inner.response.message.content}`, RESULT_WIDTH)}`));
+        if (inner.response.message.content)
+          this.line(
+            this.style.dim(`${indent}${oneLine(`${event.goal}: ${inner.response.message.content}`, RESULT_WIDTH)}`),
+          );
         break;
       default:
         break;
@@ -159,10 +162,14 @@ export function describeCall(call: ToolCallInput): string {
 export function describeResult(content: string): string {
   try {
     const value = JSON.parse(content) as Record<string, unknown>;
-    if (value && typeof value === 'object' && typeof value.error === 'string') return oneLine(value.error, RESULT_WIDTH);
+    if (value && typeof value === 'object' && typeof value.error === 'string')
+      return oneLine(value.error, RESULT_WIDTH);
     if (value && typeof value === 'object' && typeof value.exit_code === 'number') {
       const output = typeof value.output === 'string' ? value.output : '';
-      return oneLine(`exit ${value.exit_code}${value.timed_out ? ' (timed out)' : ''}${output.trim() ? ` · ${output}` : ''}`, RESULT_WIDTH);
+      return oneLine(
+        `exit ${value.exit_code}${value.timed_out ? ' (timed out)' : ''}${output.trim() ? ` · ${output}` : ''}`,
+        RESULT_WIDTH,
+      );
     }
   } catch {
     // Plain text: shown as it is.

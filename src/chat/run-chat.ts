@@ -31,7 +31,14 @@ import { formatTranscript, lastExchanges } from './transcript.js';
 
 export interface ChatLaunch extends ChatSettings {
   /** `hostFolder`: an existing folder to work in (--workdir), local only. */
-  sandbox: { kind: 'local' | 'docker'; image?: string; workdir?: string; hostFolder?: string; docker?: Record<string, unknown>; local?: Record<string, unknown> };
+  sandbox: {
+    kind: 'local' | 'docker';
+    image?: string;
+    workdir?: string;
+    hostFolder?: string;
+    docker?: Record<string, unknown>;
+    local?: Record<string, unknown>;
+  };
   mcpServers?: Record<string, unknown>;
   /** Web tools' settings and auxiliary models (TRAJ_HOME/config.yaml under --config). */
   web?: WebConfig;
@@ -80,7 +87,10 @@ export async function runChat(launch: ChatLaunch): Promise<number> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onTerminate);
   const store = SessionStore.open(launch.sessionsFile);
-  const approver = launch.sandbox.kind === 'local' ? new CommandApprover(approvalPrompt(input, output, style), alwaysApproved(output, style)) : undefined;
+  const approver =
+    launch.sandbox.kind === 'local'
+      ? new CommandApprover(approvalPrompt(input, output, style), alwaysApproved(output, style))
+      : undefined;
   const models = modelClients();
   // A chat has no run store: the web cache lives for the chat, so a page read twice is fetched once.
   const toolServices: ToolServices = {
@@ -107,7 +117,11 @@ export async function runChat(launch: ChatLaunch): Promise<number> {
       toolConcurrency: launch.toolConcurrency,
     };
     const session = launch.resume
-      ? await ChatSession.resume(launch.resume === 'last' ? (store.list(1)[0]?.id ?? 'last') : launch.resume, settings, services)
+      ? await ChatSession.resume(
+          launch.resume === 'last' ? (store.list(1)[0]?.id ?? 'last') : launch.resume,
+          settings,
+          services,
+        )
       : launch.fork
         ? await ChatSession.fork(launch.fork, settings, services)
         : await ChatSession.start(settings, services);
@@ -157,7 +171,9 @@ function alwaysApproved(output: Output, style: Style): { ids(): readonly string[
         ids = saveApprovedCommand(id);
       } catch (error) {
         ids = [...ids, id];
-        output.write(`${style.red(`could not save the approval to ${userConfigFile()} (kept for this chat): ${errorMessage(error)}`)}\n`);
+        output.write(
+          `${style.red(`could not save the approval to ${userConfigFile()} (kept for this chat): ${errorMessage(error)}`)}\n`,
+        );
       }
     },
   };
@@ -180,9 +196,16 @@ function banner(chat: Chat, sandbox: Sandbox, guarded: boolean): void {
   const { session, style } = chat;
   const origin = session.forkedFrom ? ` (${forkLabel(session.forkedFrom)})` : '';
   chat.print(style.bold(`traj chat · session ${session.id}${origin}`));
-  chat.print(style.dim(`model ${session.endpoint.model} at ${session.endpoint.base_url} · toolsets ${session.toolsets.join(', ') || '(none)'}`));
-  chat.print(style.dim(`sandbox ${sandbox.kind} ${sandbox.workdir}${guarded ? ' · dangerous commands ask first' : ''}`));
-  for (const tool of chat.services.tools.unavailable(session.toolsets)) chat.print(style.red(`${tool.name} [${tool.toolset}] is not offered: ${tool.reason}`));
+  chat.print(
+    style.dim(
+      `model ${session.endpoint.model} at ${session.endpoint.base_url} · toolsets ${session.toolsets.join(', ') || '(none)'}`,
+    ),
+  );
+  chat.print(
+    style.dim(`sandbox ${sandbox.kind} ${sandbox.workdir}${guarded ? ' · dangerous commands ask first' : ''}`),
+  );
+  for (const tool of chat.services.tools.unavailable(session.toolsets))
+    chat.print(style.red(`${tool.name} [${tool.toolset}] is not offered: ${tool.reason}`));
   chat.print(style.dim('/help lists commands · Ctrl-C interrupts a turn, twice at the prompt quits'));
 }
 

@@ -25,14 +25,22 @@ export function formatSessionList(sessions: readonly SessionSummary[], style: St
 
 export function formatSearchHits(hits: readonly SearchHit[], style: Style): string {
   if (hits.length === 0) return 'no matches';
-  return hits.map((hit) => `${style.cyan(hit.session_id)} #${hit.position} ${hit.role}: ${oneLine(hit.snippet, 200)}`).join('\n');
+  return hits
+    .map((hit) => `${style.cyan(hit.session_id)} #${hit.position} ${hit.role}: ${oneLine(hit.snippet, 200)}`)
+    .join('\n');
 }
 
 /**
  * A session as one JSON value: `messages` keeps the exact OpenAI messages (with the tools
  * offered); `sharegpt` is the Hermes-compatible ShareGPT view that batch records carry.
  */
-export function exportSession(session: Pick<Session, 'id' | 'model' | 'toolsets' | 'forked_from'> & { tools: ToolSpec[]; messages: readonly Message[] }, format: ExportFormat): Record<string, unknown> {
+export function exportSession(
+  session: Pick<Session, 'id' | 'model' | 'toolsets' | 'forked_from'> & {
+    tools: ToolSpec[];
+    messages: readonly Message[];
+  },
+  format: ExportFormat,
+): Record<string, unknown> {
   const head = { id: session.id, model: session.model, toolsets: session.toolsets, forked_from: session.forked_from };
   if (format === 'sharegpt') return { ...head, conversations: toShareGpt(session.messages, session.tools) };
   return { ...head, tools: session.tools, messages: session.messages };

@@ -63,7 +63,11 @@ export function newSessionId(now = new Date()): string {
 export function searchableText(message: Message): string {
   switch (message.role) {
     case 'assistant':
-      return [message.reasoning, message.content, ...(message.tool_calls ?? []).map((call) => `${call.function.name} ${call.function.arguments}`)]
+      return [
+        message.reasoning,
+        message.content,
+        ...(message.tool_calls ?? []).map((call) => `${call.function.name} ${call.function.arguments}`),
+      ]
         .filter((part) => part?.trim())
         .join('\n');
     case 'system':
@@ -107,24 +111,26 @@ export class SessionStore {
 
   create(session: Omit<Session, 'created_at' | 'updated_at' | 'message_count'>): void {
     const now = new Date().toISOString();
-    this.write(() => this.db
-      .prepare(
-        `INSERT INTO sessions (id, title, created_at, updated_at, model, base_url, toolsets, tools, sandbox, forked_from, usage)
+    this.write(() =>
+      this.db
+        .prepare(
+          `INSERT INTO sessions (id, title, created_at, updated_at, model, base_url, toolsets, tools, sandbox, forked_from, usage)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        session.id,
-        session.title,
-        now,
-        now,
-        session.model,
-        session.base_url,
-        JSON.stringify(session.toolsets),
-        JSON.stringify(session.tools),
-        session.sandbox,
-        session.forked_from ? JSON.stringify(session.forked_from) : null,
-        JSON.stringify(session.usage),
-      ));
+        )
+        .run(
+          session.id,
+          session.title,
+          now,
+          now,
+          session.model,
+          session.base_url,
+          JSON.stringify(session.toolsets),
+          JSON.stringify(session.tools),
+          session.sandbox,
+          session.forked_from ? JSON.stringify(session.forked_from) : null,
+          JSON.stringify(session.usage),
+        ),
+    );
   }
 
   has(id: string): boolean {
@@ -134,8 +140,12 @@ export class SessionStore {
   update(id: string, fields: Partial<Pick<Session, 'title' | 'usage'>>): void {
     const now = new Date().toISOString();
     this.write(() => {
-      if (fields.title !== undefined) this.db.prepare('UPDATE sessions SET title = ?, updated_at = ? WHERE id = ?').run(fields.title, now, id);
-      if (fields.usage !== undefined) this.db.prepare('UPDATE sessions SET usage = ?, updated_at = ? WHERE id = ?').run(JSON.stringify(fields.usage), now, id);
+      if (fields.title !== undefined)
+        this.db.prepare('UPDATE sessions SET title = ?, updated_at = ? WHERE id = ?').run(fields.title, now, id);
+      if (fields.usage !== undefined)
+        this.db
+          .prepare('UPDATE sessions SET usage = ?, updated_at = ? WHERE id = ?')
+          .run(JSON.stringify(fields.usage), now, id);
     });
   }
 
@@ -145,12 +155,19 @@ export class SessionStore {
    */
   replaceMessages(id: string, messages: readonly Message[]): { kept: number; removed: number; added: number } {
     return this.write(() => {
-      const stored = this.db.prepare('SELECT message FROM messages WHERE session_id = ? ORDER BY position').pluck().all(id) as string[];
+      const stored = this.db
+        .prepare('SELECT message FROM messages WHERE session_id = ? ORDER BY position')
+        .pluck()
+        .all(id) as string[];
       const texts = messages.map((message) => JSON.stringify(message));
       let kept = 0;
       while (kept < stored.length && kept < texts.length && stored[kept] === texts[kept]) kept++;
-      const removed = this.db.prepare('DELETE FROM messages WHERE session_id = ? AND position >= ?').run(id, kept).changes;
-      const insert = this.db.prepare('INSERT INTO messages (session_id, position, role, message, text, created_at) VALUES (?, ?, ?, ?, ?, ?)');
+      const removed = this.db
+        .prepare('DELETE FROM messages WHERE session_id = ? AND position >= ?')
+        .run(id, kept).changes;
+      const insert = this.db.prepare(
+        'INSERT INTO messages (session_id, position, role, message, text, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+      );
       const now = new Date().toISOString();
       for (let position = kept; position < messages.length; position++) {
         insert.run(id, position, messages[position]!.role, texts[position]!, searchableText(messages[position]!), now);
@@ -163,29 +180,41 @@ export class SessionStore {
   /** The session an id or a unique id prefix names; a ConfigError lists candidates otherwise. */
   resolveId(idOrPrefix: string): string {
     const wanted = idOrPrefix.trim();
-    if (wanted === '') throw new ConfigError('give a session id (traj sessions list shows them)', { code: 'session_missing' });
+    if (wanted === '')
+      throw new ConfigError('give a session id (traj sessions list shows them)', { code: 'session_missing' });
     if (this.has(wanted)) return wanted;
     const escaped = wanted.replace(/[\\%_]/g, (character) => `\\${character}`);
-    const matches = this.db.prepare(`SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY updated_at DESC LIMIT 6`).pluck().all(`${escaped}%`) as string[];
+    const matches = this.db
+      .prepare(`SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY updated_at DESC LIMIT 6`)
+      .pluck()
+      .all(`${escaped}%`) as string[];
     if (matches.length === 1) return matches[0]!;
-    if (matches.length === 0) throw new ConfigError(`no chat session '${wanted}' in ${this.path} (traj sessions list shows them)`, { code: 'session_unknown' });
-    throw new ConfigError(`session id '${wanted}' is ambiguous: ${matches.slice(0, 5).join(', ')}${matches.length > 5 ? ', …' : ''}`, {
-      code: 'session_ambiguous',
-    });
+    if (matches.length === 0)
+      throw new ConfigError(`no chat session '${wanted}' in ${this.path} (traj sessions list shows them)`, {
+        code: 'session_unknown',
+      });
+    throw new ConfigError(
+      `session id '${wanted}' is ambiguous: ${matches.slice(0, 5).join(', ')}${matches.length > 5 ? ', …' : ''}`,
+      {
+        code: 'session_ambiguous',
+      },
+    );
   }
 
   get(idOrPrefix: string): SessionWithMessages {
     const id = this.resolveId(idOrPrefix);
     const row = this.db.prepare(`${SESSION_SELECT} WHERE s.id = ?`).get(id) as SessionRow;
-    const messages = (this.db.prepare('SELECT message FROM messages WHERE session_id = ? ORDER BY position').pluck().all(id) as string[]).map((text) =>
-      MessageSchema.parse(JSON.parse(text)),
-    );
+    const messages = (
+      this.db.prepare('SELECT message FROM messages WHERE session_id = ? ORDER BY position').pluck().all(id) as string[]
+    ).map((text) => MessageSchema.parse(JSON.parse(text)));
     return { ...toSession(row), messages };
   }
 
   /** Most recently updated first. */
   list(limit = 20): SessionSummary[] {
-    const rows = this.db.prepare(`${SESSION_SELECT} ORDER BY s.updated_at DESC, s.id DESC LIMIT ?`).all(limit) as SessionRow[];
+    const rows = this.db
+      .prepare(`${SESSION_SELECT} ORDER BY s.updated_at DESC, s.id DESC LIMIT ?`)
+      .all(limit) as SessionRow[];
     return rows.map((row) => ({ ...toSession(row), preview: (row.preview as string | null) ?? null }));
   }
 

@@ -19,7 +19,10 @@ export const SETTINGS_COMMANDS: SlashCommand[] = [
       const { tools } = chat.session;
       if (tools.length === 0) return chat.print('no tools in this session');
       const width = Math.max(...tools.map((tool) => tool.name.length)) + 2;
-      for (const tool of tools) chat.print(`  ${tool.name.padEnd(width)}${chat.style.dim(`[${tool.toolset}]`)} ${oneLine(tool.description, 100)}`);
+      for (const tool of tools)
+        chat.print(
+          `  ${tool.name.padEnd(width)}${chat.style.dim(`[${tool.toolset}]`)} ${oneLine(tool.description, 100)}`,
+        );
     },
   },
   {
@@ -28,7 +31,10 @@ export const SETTINGS_COMMANDS: SlashCommand[] = [
     help: 'list the toolsets (* this session, + next session); with a list, use it from the next session',
     run(chat, args) {
       if (args) {
-        const toolsets = args.split(',').map((name) => name.trim()).filter(Boolean);
+        const toolsets = args
+          .split(',')
+          .map((name) => name.trim())
+          .filter(Boolean);
         chat.services.tools.registry.assertToolsets(toolsets, '/toolsets');
         chat.settings.toolsets = toolsets;
         chat.print(`toolsets for the next session: ${toolsets.join(', ')}${pendingNote(chat, true)}`);
@@ -53,7 +59,8 @@ export const SETTINGS_COMMANDS: SlashCommand[] = [
       if (args) chat.settings.endpoint = { ...chat.settings.endpoint, model: args };
       const { endpoint } = chat.session;
       chat.print(`model ${endpoint.model} at ${endpoint.base_url}`);
-      if (chat.settings.endpoint.model !== endpoint.model) chat.print(`next session: ${chat.settings.endpoint.model}${pendingNote(chat, true)}`);
+      if (chat.settings.endpoint.model !== endpoint.model)
+        chat.print(`next session: ${chat.settings.endpoint.model}${pendingNote(chat, true)}`);
     },
   },
   {
@@ -64,17 +71,24 @@ export const SETTINGS_COMMANDS: SlashCommand[] = [
       if (!args) return chat.print(chat.session.systemPrompt);
       const fromFile = existsSync(args) && statSync(args).isFile();
       const text = fromFile ? readFileSync(args, 'utf8') : args;
-      if (!text.trim()) throw new ConfigError(`/system: ${fromFile ? `file ${args} is empty` : 'give a file or the instructions text'}`, { code: 'cli_usage' });
+      if (!text.trim())
+        throw new ConfigError(
+          `/system: ${fromFile ? `file ${args} is empty` : 'give a file or the instructions text'}`,
+          { code: 'cli_usage' },
+        );
       chat.settings.systemPrompt = text;
-      chat.print(`instructions for the next session ${fromFile ? `from ${args}` : 'set'} (${text.length} chars)${pendingNote(chat, true)}`);
+      chat.print(
+        `instructions for the next session ${fromFile ? `from ${args}` : 'set'} (${text.length} chars)${pendingNote(chat, true)}`,
+      );
     },
   },
   {
     name: 'reasoning',
     args: '[on|off]',
-    help: 'show or hide the model\'s reasoning as it streams',
+    help: "show or hide the model's reasoning as it streams",
     run(chat, args) {
-      if (args && args !== 'on' && args !== 'off') throw new ConfigError(`/reasoning: expected on or off, got '${args}'`, { code: 'cli_usage' });
+      if (args && args !== 'on' && args !== 'off')
+        throw new ConfigError(`/reasoning: expected on or off, got '${args}'`, { code: 'cli_usage' });
       chat.showReasoning = args ? args === 'on' : !chat.showReasoning;
       chat.print(`reasoning ${chat.showReasoning ? 'shown' : 'hidden'}`);
     },

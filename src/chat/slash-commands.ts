@@ -37,16 +37,28 @@ export class SlashCommands {
     const name = commandName(line);
     const command = this.find(name);
     if (!command) {
-      chat.print(chat.style.red(`unknown command /${name}${this.suggest(name)} — /help lists them (start a message with // to send a leading /)`));
+      chat.print(
+        chat.style.red(
+          `unknown command /${name}${this.suggest(name)} — /help lists them (start a message with // to send a leading /)`,
+        ),
+      );
       return;
     }
-    return command.run(chat, line.trim().slice(name.length + 1).trim());
+    return command.run(
+      chat,
+      line
+        .trim()
+        .slice(name.length + 1)
+        .trim(),
+    );
   }
 
   help(chat: Chat): string {
     const rows = this.commands.map((command) => {
       const usage = `/${command.name}${command.args ? ` ${command.args}` : ''}`;
-      const aliases = command.aliases?.length ? chat.style.dim(` (also ${command.aliases.map((alias) => `/${alias}`).join(', ')})`) : '';
+      const aliases = command.aliases?.length
+        ? chat.style.dim(` (also ${command.aliases.map((alias) => `/${alias}`).join(', ')})`)
+        : '';
       return { usage, text: `${command.help}${aliases}` };
     });
     const width = Math.max(...rows.map((row) => row.usage.length)) + 2;
@@ -59,7 +71,9 @@ export class SlashCommands {
       if (!line.startsWith('/')) return [[], line];
       const space = line.indexOf(' ');
       if (space === -1) {
-        const names = [...this.byName.keys()].map((name) => `/${name}`).filter((name) => name.startsWith(line.toLowerCase()));
+        const names = [...this.byName.keys()]
+          .map((name) => `/${name}`)
+          .filter((name) => name.startsWith(line.toLowerCase()));
         return [names.sort(), line];
       }
       const command = this.find(line.slice(1, space));
@@ -72,7 +86,12 @@ export class SlashCommands {
 
   private suggest(name: string): string {
     const close = [...this.byName.keys()].filter((candidate) => candidate.startsWith(name.slice(0, 2)));
-    return close.length > 0 ? ` (did you mean ${close.slice(0, 3).map((candidate) => `/${candidate}`).join(', ')}?)` : '';
+    return close.length > 0
+      ? ` (did you mean ${close
+          .slice(0, 3)
+          .map((candidate) => `/${candidate}`)
+          .join(', ')}?)`
+      : '';
   }
 }
 

@@ -3,7 +3,11 @@ import { describeCall, describeResult } from './renderer.js';
 import { oneLine, type Style } from './style.js';
 
 /** A compact, readable view of stored messages (for /resume, /fork and `traj sessions show`). */
-export function formatTranscript(messages: readonly Message[], style: Style, options: { showSystem?: boolean; width?: number } = {}): string {
+export function formatTranscript(
+  messages: readonly Message[],
+  style: Style,
+  options: { showSystem?: boolean; width?: number } = {},
+): string {
   const width = options.width ?? 400;
   const lines: string[] = [];
   for (const message of messages) {
@@ -18,7 +22,9 @@ export function formatTranscript(messages: readonly Message[], style: Style, opt
         if (message.reasoning?.trim()) lines.push(style.dim(`(thinking) ${oneLine(message.reasoning, width)}`));
         if (message.content?.trim()) lines.push(`[assistant] ${message.content}`);
         for (const call of message.tool_calls ?? []) {
-          lines.push(`${style.cyan(`  ⚙ ${call.function.name}`)}  ${describeCall({ id: call.id, name: call.function.name, arguments: call.function.arguments })}`);
+          lines.push(
+            `${style.cyan(`  ⚙ ${call.function.name}`)}  ${describeCall({ id: call.id, name: call.function.name, arguments: call.function.arguments })}`,
+          );
         }
         break;
       case 'tool':

@@ -20,19 +20,34 @@ import { availabilityContext } from '../run/batch.js';
 export const command: CommandDefinition = {
   name: 'ask',
   summary: 'run one prompt through the agent and print the conversation',
-  usage: 'traj ask "PROMPT" [--toolsets terminal,file] [--workdir DIR | --scratch] [--sandbox local|docker] [--max-turns N] [--json]',
+  usage:
+    'traj ask "PROMPT" [--toolsets terminal,file] [--workdir DIR | --scratch] [--sandbox local|docker] [--max-turns N] [--json]',
   allowPositionals: true,
   options: {
     toolsets: { type: 'string', value: 'a,b', description: 'toolsets to offer', default: 'terminal,file' },
     sandbox: { type: 'string', value: 'local|docker', description: 'where tool commands run', default: 'local' },
     image: { type: 'string', value: 'IMAGE', description: 'docker image for --sandbox docker' },
-    workdir: { type: 'string', value: 'DIR', description: 'local sandbox: the existing folder to work in (default: the current folder)' },
-    scratch: { type: 'boolean', description: 'local sandbox: a fresh empty temporary folder instead of the current one' },
+    workdir: {
+      type: 'string',
+      value: 'DIR',
+      description: 'local sandbox: the existing folder to work in (default: the current folder)',
+    },
+    scratch: {
+      type: 'boolean',
+      description: 'local sandbox: a fresh empty temporary folder instead of the current one',
+    },
     'max-turns': { type: 'string', value: 'N', description: 'model calls before the final-answer call', default: '10' },
     system: { type: 'string', value: 'FILE', description: 'file holding the system prompt' },
     json: { type: 'boolean', description: 'print the AgentResult as JSON instead of a transcript' },
-    config: { type: 'string', value: 'FILE', description: 'a config whose web:, auxiliary: and browser: apply (over TRAJ_HOME/config.yaml)' },
-    'scripted-if-unset': { type: 'boolean', description: 'with no endpoint configured, use the built-in scripted endpoint' },
+    config: {
+      type: 'string',
+      value: 'FILE',
+      description: 'a config whose web:, auxiliary: and browser: apply (over TRAJ_HOME/config.yaml)',
+    },
+    'scripted-if-unset': {
+      type: 'boolean',
+      description: 'with no endpoint configured, use the built-in scripted endpoint',
+    },
     ...ENDPOINT_OPTIONS,
   },
   details: `Examples:
@@ -44,21 +59,34 @@ stay there. Dangerous commands (rm -rf, git reset --hard, …) are refused unles
 "always" in a chat (TRAJ_HOME/config.yaml). --scratch gives it an empty temporary folder instead.`,
   async run({ values, positionals }) {
     const prompt = positionals.join(' ').trim();
-    if (!prompt) throw new ConfigError('traj ask: give the prompt as an argument, e.g. traj ask "list the files here"', { code: 'cli_usage' });
+    if (!prompt)
+      throw new ConfigError('traj ask: give the prompt as an argument, e.g. traj ask "list the files here"', {
+        code: 'cli_usage',
+      });
     const toolsets = listOption(values, 'toolsets') ?? ['terminal', 'file'];
     createToolRegistry().assertToolsets(toolsets, '--toolsets');
     const sandbox = stringOption(values, 'sandbox') ?? 'local';
-    if (sandbox !== 'local' && sandbox !== 'docker') throw new ConfigError(`--sandbox: expected local or docker, got '${sandbox}'`, { code: 'cli_usage' });
+    if (sandbox !== 'local' && sandbox !== 'docker')
+      throw new ConfigError(`--sandbox: expected local or docker, got '${sandbox}'`, { code: 'cli_usage' });
     const systemFile = stringOption(values, 'system');
-    if (values.scratch === true && stringOption(values, 'workdir')) throw new ConfigError('give either --workdir DIR or --scratch, not both', { code: 'cli_usage' });
-    if (sandbox === 'docker' && stringOption(values, 'workdir')) throw new ConfigError('--workdir is for the local sandbox; a docker sandbox starts from its image', { code: 'cli_usage' });
-    const hostFolder = sandbox === 'local' && values.scratch !== true ? resolve(stringOption(values, 'workdir') ?? '.') : undefined;
+    if (values.scratch === true && stringOption(values, 'workdir'))
+      throw new ConfigError('give either --workdir DIR or --scratch, not both', { code: 'cli_usage' });
+    if (sandbox === 'docker' && stringOption(values, 'workdir'))
+      throw new ConfigError('--workdir is for the local sandbox; a docker sandbox starts from its image', {
+        code: 'cli_usage',
+      });
+    const hostFolder =
+      sandbox === 'local' && values.scratch !== true ? resolve(stringOption(values, 'workdir') ?? '.') : undefined;
     const { endpoint, scripted } = await resolveEndpoint(values, undefined, {
       scriptedIfUnset: values['scripted-if-unset'] === true,
       log: (line) => process.stderr.write(`${line}\n`),
     });
     const toolConfig = loadToolConfig(stringOption(values, 'config'));
-    const toolSettings = { web: toolConfig.web, auxiliary: resolveAuxiliary(toolConfig.auxiliary, endpoint), browser: toolConfig.browser };
+    const toolSettings = {
+      web: toolConfig.web,
+      auxiliary: resolveAuxiliary(toolConfig.auxiliary, endpoint),
+      browser: toolConfig.browser,
+    };
     const registry = createToolRegistry();
     for (const tool of registry.unavailableTools(toolsets, availabilityContext({ endpoint, ...toolSettings }))) {
       process.stderr.write(`[traj] warning: ${tool.name} [${tool.toolset}] is not offered: ${tool.reason}\n`);
@@ -89,10 +117,15 @@ stay there. Dangerous commands (rm -rf, git reset --hard, …) are refused unles
         services,
         controller.signal,
       );
-      if (values.json) process.stdout.write(`${JSON.stringify({ ...outcome.result, error: outcome.error ?? outcome.result.error }, null, 2)}\n`);
+      if (values.json)
+        process.stdout.write(
+          `${JSON.stringify({ ...outcome.result, error: outcome.error ?? outcome.result.error }, null, 2)}\n`,
+        );
       else {
         process.stdout.write(`${renderConversation(outcome.result.messages)}\n`);
-        process.stdout.write(`\n[finish: ${outcome.result.finishReason}, ${outcome.result.turns} turns, ${outcome.result.toolCalls.length} tool calls, ${outcome.result.usage.prompt_tokens + outcome.result.usage.completion_tokens} tokens]\n`);
+        process.stdout.write(
+          `\n[finish: ${outcome.result.finishReason}, ${outcome.result.turns} turns, ${outcome.result.toolCalls.length} tool calls, ${outcome.result.usage.prompt_tokens + outcome.result.usage.completion_tokens} tokens]\n`,
+        );
       }
       const error = outcome.error ?? outcome.result.error;
       if (error) {
@@ -114,6 +147,8 @@ stay there. Dangerous commands (rm -rf, git reset --hard, …) are refused unles
 function guardedServices(services: RolloutServices): RolloutServices {
   const approver = new CommandApprover(async () => 'deny', { ids: () => loadApprovedCommands(), add: () => undefined });
   const guard = guardTerminal(approver);
-  const registry = new ToolRegistry().register(...BUILTIN_TOOLS.map((tool) => (tool.name === guard.name ? guard : tool)));
+  const registry = new ToolRegistry().register(
+    ...BUILTIN_TOOLS.map((tool) => (tool.name === guard.name ? guard : tool)),
+  );
   return { ...services, registry: async () => registry };
 }

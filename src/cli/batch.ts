@@ -31,7 +31,9 @@ export function warnOnce(log: (line: string) => void): (toolset: string, reason:
   return (toolset, reason) => {
     if (warned.has(toolset)) return;
     warned.add(toolset);
-    log(`[traj] warning: toolset '${toolset}' is unavailable here (${reason}); it is dropped from the draws (counted in statistics.json "toolset_drops")`);
+    log(
+      `[traj] warning: toolset '${toolset}' is unavailable here (${reason}); it is dropped from the draws (counted in statistics.json "toolset_drops")`,
+    );
   };
 }
 
@@ -52,12 +54,18 @@ is refused: choose another run name or --out.
 ${exitCodeHelp()}`,
   async run({ values }) {
     const config = runConfigFrom(values);
-    if (!config.dataset) throw new ConfigError('missing --dataset FILE (JSONL, Parquet, Arrow or hf://datasets/...)', { code: 'cli_usage' });
+    if (!config.dataset)
+      throw new ConfigError('missing --dataset FILE (JSONL, Parquet, Arrow or hf://datasets/...)', {
+        code: 'cli_usage',
+      });
     const outDir = config.out ?? defaultOutputDirectory(config.run);
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const registry = runRegistry(config);
     const choice = toolsetChoice(config, registry);
-    const { endpoint, scripted, identity } = await resolveEndpoint(values, config.endpoint, { scriptedIfUnset: values['scripted-if-unset'] === true, log });
+    const { endpoint, scripted, identity } = await resolveEndpoint(values, config.endpoint, {
+      scriptedIfUnset: values['scripted-if-unset'] === true,
+      log,
+    });
     const settings = rolloutSettings(config, endpoint);
     const dataset = config.dataset;
     const total = await countJsonlRows(dataset);
@@ -114,7 +122,9 @@ ${exitCodeHelp()}`,
       });
       progress?.stop();
       process.stdout.write(`${formatStatistics(result.outputs.stats)}\n\n`);
-      process.stdout.write(`wrote ${result.outputs.rows} trajectories to ${result.outputs.trajectories}\nstatistics: ${result.outputs.statistics}\n`);
+      process.stdout.write(
+        `wrote ${result.outputs.rows} trajectories to ${result.outputs.trajectories}\nstatistics: ${result.outputs.statistics}\n`,
+      );
       return runExitCode(result.summary, result.outputs.stats, log, 'prompts') ?? 0;
     } finally {
       progress?.stop();

@@ -4,7 +4,13 @@ import { failedRollouts, headline, transcripts, validationLines, validationMarkd
 import { listSuites, loadSuite, type BenchSuite, type LoadedSuite } from '../report/bench-suite.js';
 import { formatComparison, readRunReport } from '../report/comparison-text.js';
 import { resolveEnvironmentModule } from '../eval/load-environment.js';
-import { checkReferenceAgent, recheckBroken, ReferenceCheckSchema, type BrokenItem, type RecheckOutcome } from '../report/reference-check.js';
+import {
+  checkReferenceAgent,
+  recheckBroken,
+  ReferenceCheckSchema,
+  type BrokenItem,
+  type RecheckOutcome,
+} from '../report/reference-check.js';
 import { renderHtmlReport } from '../report/report-html.js';
 import { compareRuns } from '../report/run-comparison.js';
 import { ConfigError } from '../errors.js';
@@ -22,22 +28,51 @@ export { EXIT_BROKEN_TASKS } from './exit-codes.js';
 const { env: _env, rescore: _rescore, ...RUN_AND_EVAL_OPTIONS } = EVAL_OPTIONS;
 
 const BENCH_OPTIONS: Record<string, OptionSpec> = {
-  tasks: { type: 'string', value: 'DIR', description: 'task directory for task-folder suites (terminal-tasks: default ../shared/benchmarks/terminal-tasks/dev)' },
-  'agent-timeout': { type: 'string', value: 'S', description: 'seconds the agent gets per task, for every task (default: each task.toml [agent].timeout_sec)' },
-  'verifier-timeout': { type: 'string', value: 'S', description: 'seconds the tests get per task (default: each task.toml [verifier].timeout_sec)' },
-  recheck: { type: 'string', value: 'N', description: 'with --agent oracle|noop: run each broken item again alone up to N times; one that then passes is reported as flaky, not broken (default 1; 0 = off)' },
+  tasks: {
+    type: 'string',
+    value: 'DIR',
+    description:
+      'task directory for task-folder suites (terminal-tasks: default ../shared/benchmarks/terminal-tasks/dev)',
+  },
+  'agent-timeout': {
+    type: 'string',
+    value: 'S',
+    description: 'seconds the agent gets per task, for every task (default: each task.toml [agent].timeout_sec)',
+  },
+  'verifier-timeout': {
+    type: 'string',
+    value: 'S',
+    description: 'seconds the tests get per task (default: each task.toml [verifier].timeout_sec)',
+  },
+  recheck: {
+    type: 'string',
+    value: 'N',
+    description:
+      'with --agent oracle|noop: run each broken item again alone up to N times; one that then passes is reported as flaky, not broken (default 1; 0 = off)',
+  },
   json: { type: 'boolean', description: 'compare: print the comparison as JSON' },
   ...RUN_AND_EVAL_OPTIONS,
-  agent: { type: 'string', value: 'model|oracle|noop', description: 'oracle replays each task\'s reference solution, noop does nothing: both validate the suite (default: the suite\'s, else model)' },
-  run: { type: 'string', value: 'NAME', description: 'run name (default SUITE-AGENT or SUITE-MODEL); rerunning the same name resumes it' },
+  agent: {
+    type: 'string',
+    value: 'model|oracle|noop',
+    description:
+      "oracle replays each task's reference solution, noop does nothing: both validate the suite (default: the suite's, else model)",
+  },
+  run: {
+    type: 'string',
+    value: 'NAME',
+    description: 'run name (default SUITE-AGENT or SUITE-MODEL); rerunning the same name resumes it',
+  },
 };
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 export const command: CommandDefinition = {
   name: 'bench',
-  summary: 'run a benchmark suite (an environment + its items + settings), then write report.json, report.md and a self-contained report.html',
-  usage: 'traj bench NAME [--tasks DIR | --dataset FILE] [--samples K] [--agent model|oracle|noop] [--run NAME] [endpoint and batch options]\n       traj bench list\n       traj bench compare RUN_A RUN_B [--json]',
+  summary:
+    'run a benchmark suite (an environment + its items + settings), then write report.json, report.md and a self-contained report.html',
+  usage:
+    'traj bench NAME [--tasks DIR | --dataset FILE] [--samples K] [--agent model|oracle|noop] [--run NAME] [endpoint and batch options]\n       traj bench list\n       traj bench compare RUN_A RUN_B [--json]',
   options: BENCH_OPTIONS,
   allowPositionals: true,
   details: `Suites are YAML files in benchmarks/ (traj bench list): terminal-tasks, gsm8k, demo.
@@ -52,23 +87,28 @@ A missing sandbox image or an unreachable Docker engine stops the run before any
 ${exitCodeHelp()}`,
   async run({ values, positionals }) {
     const [first, ...rest] = positionals;
-    if (!first) throw new ConfigError("missing the suite name: traj bench NAME (see 'traj bench list')", { code: 'cli_usage' });
+    if (!first)
+      throw new ConfigError("missing the suite name: traj bench NAME (see 'traj bench list')", { code: 'cli_usage' });
     if (first === 'list') return listCommand(rest);
     if (first === 'compare') return compareCommand(rest, values.json === true);
-    if (rest.length > 0) throw new ConfigError(`traj bench ${first}: unexpected argument '${rest[0]}'`, { code: 'cli_usage' });
+    if (rest.length > 0)
+      throw new ConfigError(`traj bench ${first}: unexpected argument '${rest[0]}'`, { code: 'cli_usage' });
     return benchCommand(loadSuite(first), values);
   },
 };
 
 function listCommand(rest: string[]): number {
-  if (rest.length > 0) throw new ConfigError(`traj bench list: unexpected argument '${rest[0]}'`, { code: 'cli_usage' });
+  if (rest.length > 0)
+    throw new ConfigError(`traj bench list: unexpected argument '${rest[0]}'`, { code: 'cli_usage' });
   const suites = listSuites();
   if (suites.length === 0) {
     process.stdout.write('no suites in benchmarks/\n');
     return 0;
   }
   const rows = suites.map((entry) =>
-    'suite' in entry ? [entry.name, entry.suite.environment, entry.suite.agent, entry.suite.samples, entry.suite.description ?? ''] : [entry.name, '(invalid)', '', '', entry.error.split('\n').join(' ')],
+    'suite' in entry
+      ? [entry.name, entry.suite.environment, entry.suite.agent, entry.suite.samples, entry.suite.description ?? '']
+      : [entry.name, '(invalid)', '', '', entry.error.split('\n').join(' ')],
   );
   process.stdout.write(`${table(['suite', 'environment', 'agent', 'samples', 'description'], rows)}\n`);
   return suites.some((entry) => 'error' in entry) ? 1 : 0;
@@ -78,19 +118,29 @@ function listCommand(rest: string[]): number {
 async function benchCommand(loaded: LoadedSuite, values: ParsedCommand['values']): Promise<number> {
   const { suite } = loaded;
   const tasks = stringOption(values, 'tasks');
-  if (tasks !== undefined && values.dataset !== undefined) throw new ConfigError('give either --tasks DIR or --dataset FILE, not both', { code: 'cli_usage' });
+  if (tasks !== undefined && values.dataset !== undefined)
+    throw new ConfigError('give either --tasks DIR or --dataset FILE, not both', { code: 'cli_usage' });
   const agent = stringOption(values, 'agent') ?? suite.agent;
   const merged: ParsedCommand['values'] = {
     ...values,
     agent,
-    run: stringOption(values, 'run') ?? defaultRunName(loaded.name, agent, stringOption(values, 'model') ?? suite.endpoint?.model ?? process.env.TRAJ_MODEL),
+    run:
+      stringOption(values, 'run') ??
+      defaultRunName(
+        loaded.name,
+        agent,
+        stringOption(values, 'model') ?? suite.endpoint?.model ?? process.env.TRAJ_MODEL,
+      ),
     dataset: tasks !== undefined ? resolve(tasks) : values.dataset,
   };
   return runEval(merged, {
     kind: 'bench',
     modulePath: resolveEnvironmentModule(suite.environment),
     defaults: suiteDefaults(suite),
-    runDefaults: { ...(suite.workers === undefined ? {} : { workers: suite.workers }), ...(suite.endpoint === undefined ? {} : { endpoint: suite.endpoint }) },
+    runDefaults: {
+      ...(suite.workers === undefined ? {} : { workers: suite.workers }),
+      ...(suite.endpoint === undefined ? {} : { endpoint: suite.endpoint }),
+    },
     environmentSettings: environmentSettings(suite, values),
     environmentSettingsFile: loaded.path,
     afterReport: (finished) => benchReport(loaded, finished, integerOption(values, 'recheck', { min: 0 }) ?? 1),
@@ -98,7 +148,8 @@ async function benchCommand(loaded: LoadedSuite, values: ParsedCommand['values']
 }
 
 function suiteDefaults(suite: BenchSuite) {
-  const defined = <T extends object>(value: T) => Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as Partial<T>;
+  const defined = <T extends object>(value: T) =>
+    Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as Partial<T>;
   return defined({
     toolsets: suite.toolsets,
     distribution: suite.distribution,
@@ -133,11 +184,17 @@ export function defaultRunName(suite: string, agent: string, model: string | und
 }
 
 /** report.html (and, for the reference agents, validation.json and a report.md section) beside eval's report. */
-async function benchReport(loaded: LoadedSuite, finished: FinishedEval, recheck: number): Promise<{ lines: string[]; exitCode: number }> {
+async function benchReport(
+  loaded: LoadedSuite,
+  finished: FinishedEval,
+  recheck: number,
+): Promise<{ lines: string[]; exitCode: number }> {
   const { report, store, outDir, agent } = finished;
   let check = agent === 'model' ? undefined : checkReferenceAgent(agent, report, failedRollouts(store));
   if (check && check.broken.length > 0 && recheck > 0) {
-    log(`[traj] re-checking ${check.broken.length} broken item${check.broken.length === 1 ? '' : 's'} alone (up to ${recheck}× each; --recheck)`);
+    log(
+      `[traj] re-checking ${check.broken.length} broken item${check.broken.length === 1 ? '' : 's'} alone (up to ${recheck}× each; --recheck)`,
+    );
     // A thread's model client and tool registry load only here: list, compare and a clean validation never need them.
     const { createThreadServices } = await import('../run/worker-services.js');
     const services = createThreadServices();
@@ -148,24 +205,44 @@ async function benchReport(loaded: LoadedSuite, finished: FinishedEval, recheck:
     }
   }
   const html = join(outDir, 'report.html');
-  writeFileAtomically(html, renderHtmlReport({ report, records: transcripts(store), agent, suite: loaded.name, check }));
+  writeFileAtomically(
+    html,
+    renderHtmlReport({ report, records: transcripts(store), agent, suite: loaded.name, check }),
+  );
   const lines = [headline(loaded.suite, report), `html report: ${html}`];
   if (!check) return { lines, exitCode: 0 };
-  writeFileAtomically(join(outDir, 'validation.json'), `${JSON.stringify(ReferenceCheckSchema.parse(check), null, 2)}\n`);
+  writeFileAtomically(
+    join(outDir, 'validation.json'),
+    `${JSON.stringify(ReferenceCheckSchema.parse(check), null, 2)}\n`,
+  );
   appendFileSync(finished.files.markdown, validationMarkdown(check));
   lines.push(...validationLines(check));
   return { lines, exitCode: check.broken.length > 0 ? EXIT_BROKEN_TASKS : 0 };
 }
 
 /** One broken item run again outside the pool, nothing else running beside it; the result is not stored. */
-async function runAgain(finished: FinishedEval, broken: BrokenItem, services: RolloutServices): Promise<RecheckOutcome> {
+async function runAgain(
+  finished: FinishedEval,
+  broken: BrokenItem,
+  services: RolloutServices,
+): Promise<RecheckOutcome> {
   const keyed = finished.items.find((item) => item.key === broken.key);
   if (!keyed) return { reward: null, reason: 'the environment no longer yields this item' };
   const stored = [...finished.store.items()].find((row) => row.key === broken.key && row.sample === broken.sample);
   const toolsets = stored ? (JSON.parse(stored.toolsets) as string[]) : [];
   const { executeRollout } = await import('../run/rollout.js');
   const outcome = await executeRollout(
-    { key: keyed.key, sample: broken.sample, toolsets, messages: keyed.messages, system: keyed.system, image: keyed.sandbox.image, workdir: keyed.sandbox.workdir, item: keyed.item, settings: finished.settings },
+    {
+      key: keyed.key,
+      sample: broken.sample,
+      toolsets,
+      messages: keyed.messages,
+      system: keyed.system,
+      image: keyed.sandbox.image,
+      workdir: keyed.sandbox.workdir,
+      item: keyed.item,
+      settings: finished.settings,
+    },
     services,
     new AbortController().signal,
   );
@@ -176,9 +253,11 @@ async function runAgain(finished: FinishedEval, broken: BrokenItem, services: Ro
 }
 
 function compareCommand(runs: string[], json: boolean): number {
-  if (runs.length !== 2) throw new ConfigError('usage: traj bench compare RUN_A RUN_B (run names, run folders or report.json paths)', { code: 'cli_usage' });
+  if (runs.length !== 2)
+    throw new ConfigError('usage: traj bench compare RUN_A RUN_B (run names, run folders or report.json paths)', {
+      code: 'cli_usage',
+    });
   const comparison = compareRuns(readRunReport(runs[0]!), readRunReport(runs[1]!));
   process.stdout.write(json ? `${JSON.stringify(comparison, null, 2)}\n` : `${formatComparison(comparison)}\n`);
   return 0;
 }
-

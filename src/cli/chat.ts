@@ -6,34 +6,84 @@ import type { RunConfig } from '../run/run-config.js';
 import { DEFAULT_BUDGET } from '../tools/budget.js';
 import { loadMcpServers } from '../tools/mcp/config.js';
 import { loadToolConfig, type ToolConfig } from '../config/tool-config.js';
-import { ENDPOINT_OPTIONS, integerOption, listOption, stringOption, type CommandDefinition, type ParsedCommand } from './command.js';
+import {
+  ENDPOINT_OPTIONS,
+  integerOption,
+  listOption,
+  stringOption,
+  type CommandDefinition,
+  type ParsedCommand,
+} from './command.js';
 import { resolveEndpoint } from './endpoint.js';
 import { readRunConfigFile } from './run-options.js';
 import { systemPromptFrom } from '../run/run-setup.js';
 
-const DEFAULT_TOOLSETS = ['terminal', 'file', 'todo', 'memory', 'skills', 'session_search', 'code_execution', 'delegation'];
+const DEFAULT_TOOLSETS = [
+  'terminal',
+  'file',
+  'todo',
+  'memory',
+  'skills',
+  'session_search',
+  'code_execution',
+  'delegation',
+];
 const DEFAULT_MAX_TURNS = 20;
 
 export const command: CommandDefinition = {
   name: 'chat',
   summary: 'interactive debug chat on the agent core: streaming, tools, sandboxes, sessions, forks of stored rollouts',
-  usage: 'traj chat [--toolsets a,b] [--sandbox local|docker] [--workdir DIR] [--system FILE] [--resume ID] [--fork RUN KEY [TURN]] [endpoint flags]',
+  usage:
+    'traj chat [--toolsets a,b] [--sandbox local|docker] [--workdir DIR] [--system FILE] [--resume ID] [--fork RUN KEY [TURN]] [endpoint flags]',
   allowPositionals: true,
   options: {
     toolsets: { type: 'string', value: 'a,b', description: 'toolsets to offer', default: DEFAULT_TOOLSETS.join(',') },
-    sandbox: { type: 'string', value: 'local|docker', description: 'where tool commands run (default local; with --fork, the run\'s)' },
+    sandbox: {
+      type: 'string',
+      value: 'local|docker',
+      description: "where tool commands run (default local; with --fork, the run's)",
+    },
     image: { type: 'string', value: 'IMAGE', description: 'docker image for --sandbox docker' },
-    workdir: { type: 'string', value: 'DIR', description: 'local sandbox: work in this existing folder instead of an empty temporary one' },
+    workdir: {
+      type: 'string',
+      value: 'DIR',
+      description: 'local sandbox: work in this existing folder instead of an empty temporary one',
+    },
     system: { type: 'string', value: 'FILE', description: 'file holding the instructions part of the system prompt' },
-    skills: { type: 'string', value: 'DIR', description: 'another folder of skills (read-only; TRAJ_HOME/skills is the writable one)' },
-    'no-context-files': { type: 'boolean', description: 'do not put AGENTS.md / .traj.md of the working folder and its repository into the system prompt' },
-    'max-turns': { type: 'string', value: 'N', description: 'model calls per message before the final-answer call', default: String(DEFAULT_MAX_TURNS) },
+    skills: {
+      type: 'string',
+      value: 'DIR',
+      description: 'another folder of skills (read-only; TRAJ_HOME/skills is the writable one)',
+    },
+    'no-context-files': {
+      type: 'boolean',
+      description: 'do not put AGENTS.md / .traj.md of the working folder and its repository into the system prompt',
+    },
+    'max-turns': {
+      type: 'string',
+      value: 'N',
+      description: 'model calls per message before the final-answer call',
+      default: String(DEFAULT_MAX_TURNS),
+    },
     resume: { type: 'string', value: 'ID', description: 'continue a stored session (id, unique prefix, or "last")' },
     fork: { type: 'boolean', description: 'continue a stored rollout: give RUN KEY [TURN] as arguments' },
-    checkpoints: { type: 'string', value: 'DIR', description: 'folder of run stores for --fork and /fork', default: 'checkpoints' },
-    config: { type: 'string', value: 'FILE', description: 'a run config YAML (endpoint, budget, mcp_servers, web, auxiliary, browser, delegation, code_execution, toolsets, system_prompt, …); flags win' },
+    checkpoints: {
+      type: 'string',
+      value: 'DIR',
+      description: 'folder of run stores for --fork and /fork',
+      default: 'checkpoints',
+    },
+    config: {
+      type: 'string',
+      value: 'FILE',
+      description:
+        'a run config YAML (endpoint, budget, mcp_servers, web, auxiliary, browser, delegation, code_execution, toolsets, system_prompt, …); flags win',
+    },
     plain: { type: 'boolean', description: 'no colours, prompts or line editing even on a terminal' },
-    'scripted-if-unset': { type: 'boolean', description: 'with no endpoint configured, use the built-in scripted endpoint' },
+    'scripted-if-unset': {
+      type: 'boolean',
+      description: 'with no endpoint configured, use the built-in scripted endpoint',
+    },
     ...ENDPOINT_OPTIONS,
   },
   details: `Examples:
@@ -53,13 +103,22 @@ Long sessions are compressed near the model's context window (endpoint.context_l
   async run({ values, positionals }) {
     const config = chatConfig(values);
     const fork = values.fork === true ? forkFromArguments(positionals, stringOption(values, 'checkpoints')) : undefined;
-    if (!fork && positionals.length > 0) throw new ConfigError(`traj chat: unexpected argument '${positionals[0]}' (messages are typed at the prompt; --fork takes RUN KEY [TURN])`, { code: 'cli_usage' });
-    if (fork && stringOption(values, 'resume')) throw new ConfigError('give either --resume or --fork, not both', { code: 'cli_usage' });
+    if (!fork && positionals.length > 0)
+      throw new ConfigError(
+        `traj chat: unexpected argument '${positionals[0]}' (messages are typed at the prompt; --fork takes RUN KEY [TURN])`,
+        { code: 'cli_usage' },
+      );
+    if (fork && stringOption(values, 'resume'))
+      throw new ConfigError('give either --resume or --fork, not both', { code: 'cli_usage' });
     const sandboxKind = stringOption(values, 'sandbox') ?? config.sandbox ?? fork?.sandbox.kind ?? 'local';
-    if (sandboxKind !== 'local' && sandboxKind !== 'docker') throw new ConfigError(`--sandbox: expected local or docker, got '${sandboxKind}'`, { code: 'cli_usage' });
+    if (sandboxKind !== 'local' && sandboxKind !== 'docker')
+      throw new ConfigError(`--sandbox: expected local or docker, got '${sandboxKind}'`, { code: 'cli_usage' });
     const toolsets = listOption(values, 'toolsets') ?? config.toolsets ?? DEFAULT_TOOLSETS;
     const workdirFlag = stringOption(values, 'workdir');
-    if (workdirFlag && sandboxKind !== 'local') throw new ConfigError('--workdir is for the local sandbox; a docker sandbox starts from its image', { code: 'cli_usage' });
+    if (workdirFlag && sandboxKind !== 'local')
+      throw new ConfigError('--workdir is for the local sandbox; a docker sandbox starts from its image', {
+        code: 'cli_usage',
+      });
     const hostFolder = workdirFlag ? resolve(workdirFlag) : undefined;
     const { endpoint, scripted } = await resolveEndpoint(values, config.endpoint, {
       scriptedIfUnset: values['scripted-if-unset'] === true,
@@ -79,7 +138,17 @@ Long sessions are compressed near the model's context window (endpoint.context_l
         maxTurns: integerOption(values, 'max-turns') ?? config.max_turns ?? DEFAULT_MAX_TURNS,
         budget: { ...DEFAULT_BUDGET, ...config.budget },
         toolConcurrency: config.tool_concurrency ?? 8,
-        sandbox: { kind: sandboxKind, image: stringOption(values, 'image') ?? config.image ?? (sandboxKind === fork?.sandbox.kind ? fork.sandbox.image : undefined), workdir: config.workdir, docker: config.docker, local: config.local, ...(hostFolder ? { hostFolder } : {}) },
+        sandbox: {
+          kind: sandboxKind,
+          image:
+            stringOption(values, 'image') ??
+            config.image ??
+            (sandboxKind === fork?.sandbox.kind ? fork.sandbox.image : undefined),
+          workdir: config.workdir,
+          docker: config.docker,
+          local: config.local,
+          ...(hostFolder ? { hostFolder } : {}),
+        },
         mcpServers: loadMcpServers(stringOption(values, 'config')).servers,
         ...toolConfigOf(loadToolConfig(stringOption(values, 'config'))),
         checkpointsDir: stringOption(values, 'checkpoints') ?? 'checkpoints',
@@ -100,8 +169,16 @@ Long sessions are compressed near the model's context window (endpoint.context_l
   },
 };
 
-function toolConfigOf(tools: ToolConfig): Pick<ToolConfig, 'web' | 'auxiliary' | 'browser' | 'delegation' | 'code_execution'> {
-  return { web: tools.web, auxiliary: tools.auxiliary, browser: tools.browser, delegation: tools.delegation, code_execution: tools.code_execution };
+function toolConfigOf(
+  tools: ToolConfig,
+): Pick<ToolConfig, 'web' | 'auxiliary' | 'browser' | 'delegation' | 'code_execution'> {
+  return {
+    web: tools.web,
+    auxiliary: tools.auxiliary,
+    browser: tools.browser,
+    delegation: tools.delegation,
+    code_execution: tools.code_execution,
+  };
 }
 
 /** The --config file's settings (any run-config key; `run` is not needed for a chat). */
@@ -120,6 +197,7 @@ function chatSystemPrompt(values: ParsedCommand['values'], config: Partial<RunCo
 
 function forkFromArguments(positionals: string[], checkpointsDir: string | undefined): ForkedConversation {
   const [run, key, turn, ...extra] = positionals;
-  if (!run || !key || extra.length > 0) throw new ConfigError('--fork takes RUN KEY [TURN], e.g. traj chat --fork demo 3f2a9c01 2', { code: 'cli_usage' });
+  if (!run || !key || extra.length > 0)
+    throw new ConfigError('--fork takes RUN KEY [TURN], e.g. traj chat --fork demo 3f2a9c01 2', { code: 'cli_usage' });
   return loadFork({ run, key, turn: parseTurn(turn), checkpointsDir });
 }

@@ -1,7 +1,12 @@
 import { relative } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { createToolRegistry } from '../tools/builtin.js';
-import { listDistributions, loadDistribution, simulateDistribution, type Distribution } from '../tools/distributions.js';
+import {
+  listDistributions,
+  loadDistribution,
+  simulateDistribution,
+  type Distribution,
+} from '../tools/distributions.js';
 import { projectRoot } from '../util/paths.js';
 import { integerOption, stringOption, type CommandDefinition } from './command.js';
 
@@ -42,9 +47,12 @@ export const command: CommandDefinition = {
       process.stdout.write(formatShow(distribution, seed, draws));
       return 0;
     }
-    throw new ConfigError(`traj distributions: expected 'list' or 'show NAME', got '${positionals.join(' ')}' (see 'traj distributions --help')`, {
-      code: 'cli_usage',
-    });
+    throw new ConfigError(
+      `traj distributions: expected 'list' or 'show NAME', got '${positionals.join(' ')}' (see 'traj distributions --help')`,
+      {
+        code: 'cli_usage',
+      },
+    );
   },
 };
 
@@ -58,10 +66,15 @@ function formatList(distributions: Distribution[], unavailable: (toolset: string
       return reason === undefined ? [] : [{ toolset, reason }];
     });
     const toolsets = Object.entries(distribution.toolsets)
-      .map(([toolset, probability]) => `${toolset} ${probability}${reasons.some((item) => item.toolset === toolset) ? '*' : ''}`)
+      .map(
+        ([toolset, probability]) =>
+          `${toolset} ${probability}${reasons.some((item) => item.toolset === toolset) ? '*' : ''}`,
+      )
       .join(' · ');
     const description = wrap(distribution.description, 96 - width).map((line) => `${' '.repeat(width)}${line}\n`);
-    const marks = reasons.map(({ toolset, reason }) => `${' '.repeat(width)}* ${toolset} unavailable here: ${reason}\n`);
+    const marks = reasons.map(
+      ({ toolset, reason }) => `${' '.repeat(width)}* ${toolset} unavailable here: ${reason}\n`,
+    );
     return `${distribution.name.padEnd(width)}${toolsets}\n${description.join('')}${marks.join('')}`;
   });
   return blocks.join('');
@@ -76,7 +89,10 @@ function formatShow(distribution: Distribution, seed: string, draws: number): st
     '',
     `what you get over ${draws.toLocaleString('en-US')} prompt keys with seed ${seed} (the most probable toolset when none is drawn):`,
     `  ${'toolset'.padEnd(width)}probability  included`,
-    ...simulation.inclusion.map(({ toolset, probability, rate }) => `  ${toolset.padEnd(width)}${probability.toFixed(2).padStart(11)}  ${percent(rate).padStart(8)}`),
+    ...simulation.inclusion.map(
+      ({ toolset, probability, rate }) =>
+        `  ${toolset.padEnd(width)}${probability.toFixed(2).padStart(11)}  ${percent(rate).padStart(8)}`,
+    ),
     '',
     'combinations:',
     ...simulation.combinations.map(({ toolsets, rate }) => `  ${percent(rate).padStart(6)}  ${toolsets.join(' + ')}`),

@@ -10,16 +10,53 @@ import { RUN_OPTIONS } from './run-options.js';
 
 /** `traj eval` flags: the batch flags plus the environment, samples, agent, judge and rescoring. */
 export const EVAL_OPTIONS: Record<string, OptionSpec> = {
-  env: { type: 'string', value: 'NAME|PATH', description: 'a built-in environment (gsm8k, rubric, file-task) or a path to a compiled environment module' },
-  samples: { type: 'string', value: 'K', description: 'rollouts per item; the K samples of an item form its group (default: config.yaml, else 1)' },
-  agent: { type: 'string', value: 'model|noop|oracle', description: 'noop answers nothing, oracle replays the reference solution: checks that rewards fail without an agent and pass with the solution (default model)' },
-  'pass-threshold': { type: 'string', value: 'X', description: 'a rollout passes when its reward is ≥ X (default: the environment\'s, else 1)' },
-  'judge-model': { type: 'string', value: 'M[,M2,...]', description: 'LLM judge model(s); several form a panel (mean score, majority pass, agreement)' },
-  'judge-base-url': { type: 'string', value: 'URL', description: 'judge endpoint (default: config.yaml judge.base_url, else the policy endpoint)' },
-  'judge-api-key-env': { type: 'string', value: 'VAR', description: 'variable holding the judge endpoint\'s API key' },
-  'judge-rubric': { type: 'string', value: 'FILE', description: 'rubric file for the judge (default: config.yaml judge.rubric_file, else the environment\'s)' },
-  'judge-structured': { type: 'string', value: 'auto|json_schema|text', description: 'structured judge output; auto falls back to JSON in text on HTTP 400 (default auto)' },
-  rescore: { type: 'string', value: 'RUN', description: 're-run only rewards and judging on RUN\'s stored trajectories (no rollouts, no policy calls)' },
+  env: {
+    type: 'string',
+    value: 'NAME|PATH',
+    description: 'a built-in environment (gsm8k, rubric, file-task) or a path to a compiled environment module',
+  },
+  samples: {
+    type: 'string',
+    value: 'K',
+    description: 'rollouts per item; the K samples of an item form its group (default: config.yaml, else 1)',
+  },
+  agent: {
+    type: 'string',
+    value: 'model|noop|oracle',
+    description:
+      'noop answers nothing, oracle replays the reference solution: checks that rewards fail without an agent and pass with the solution (default model)',
+  },
+  'pass-threshold': {
+    type: 'string',
+    value: 'X',
+    description: "a rollout passes when its reward is ≥ X (default: the environment's, else 1)",
+  },
+  'judge-model': {
+    type: 'string',
+    value: 'M[,M2,...]',
+    description: 'LLM judge model(s); several form a panel (mean score, majority pass, agreement)',
+  },
+  'judge-base-url': {
+    type: 'string',
+    value: 'URL',
+    description: 'judge endpoint (default: config.yaml judge.base_url, else the policy endpoint)',
+  },
+  'judge-api-key-env': { type: 'string', value: 'VAR', description: "variable holding the judge endpoint's API key" },
+  'judge-rubric': {
+    type: 'string',
+    value: 'FILE',
+    description: "rubric file for the judge (default: config.yaml judge.rubric_file, else the environment's)",
+  },
+  'judge-structured': {
+    type: 'string',
+    value: 'auto|json_schema|text',
+    description: 'structured judge output; auto falls back to JSON in text on HTTP 400 (default auto)',
+  },
+  rescore: {
+    type: 'string',
+    value: 'RUN',
+    description: "re-run only rewards and judging on RUN's stored trajectories (no rollouts, no policy calls)",
+  },
   ...RUN_OPTIONS,
 };
 
@@ -28,7 +65,8 @@ const DECIMAL = /^-?\d+(\.\d+)?$/;
 export function numberOption(values: ParsedCommand['values'], name: string): number | undefined {
   const raw = stringOption(values, name);
   if (raw === undefined) return undefined;
-  if (!DECIMAL.test(raw)) throw new ConfigError(`flag --${name}: expected a number, got '${raw}'`, { code: 'cli_usage' });
+  if (!DECIMAL.test(raw))
+    throw new ConfigError(`flag --${name}: expected a number, got '${raw}'`, { code: 'cli_usage' });
   return Number(raw);
 }
 
@@ -37,7 +75,8 @@ export type EvalAgent = (typeof EVAL_AGENTS)[number];
 
 export function agentOption(values: ParsedCommand['values']): EvalAgent {
   const agent = stringOption(values, 'agent') ?? 'model';
-  if (!(EVAL_AGENTS as readonly string[]).includes(agent)) throw new ConfigError(`flag --agent: expected ${EVAL_AGENTS.join(', ')}, got '${agent}'`, { code: 'cli_usage' });
+  if (!(EVAL_AGENTS as readonly string[]).includes(agent))
+    throw new ConfigError(`flag --agent: expected ${EVAL_AGENTS.join(', ')}, got '${agent}'`, { code: 'cli_usage' });
   return agent as EvalAgent;
 }
 
@@ -53,19 +92,40 @@ const JUDGE_FLAGS = ['judge-base-url', 'judge-api-key-env', 'judge-rubric', 'jud
  * The judge panel from --judge-* flags over config.yaml's `judge:`; undefined when neither names
  * a model. The endpoint defaults to the policy endpoint's; judges sample at temperature 0.
  */
-export function judgeSettingsFrom(values: ParsedCommand['values'], config: JudgeConfig | undefined, policy: Endpoint | undefined): JudgeSettings | undefined {
+export function judgeSettingsFrom(
+  values: ParsedCommand['values'],
+  config: JudgeConfig | undefined,
+  policy: Endpoint | undefined,
+): JudgeSettings | undefined {
   const models = listOption(values, 'judge-model') ?? config?.models;
   if (!models || models.length === 0) {
     const stray = JUDGE_FLAGS.find((flag) => values[flag] !== undefined);
-    if (stray) throw new ConfigError(`--${stray} needs --judge-model M (or judge.models in the environment's config.yaml)`, { code: 'cli_usage' });
+    if (stray)
+      throw new ConfigError(`--${stray} needs --judge-model M (or judge.models in the environment's config.yaml)`, {
+        code: 'cli_usage',
+      });
     return undefined;
   }
   const baseUrl = stringOption(values, 'judge-base-url') ?? config?.base_url ?? policy?.base_url;
-  if (!baseUrl) throw new ConfigError('--judge-model needs a judge endpoint: pass --judge-base-url URL (or judge.base_url in config.yaml)', { code: 'cli_usage' });
+  if (!baseUrl)
+    throw new ConfigError(
+      '--judge-model needs a judge endpoint: pass --judge-base-url URL (or judge.base_url in config.yaml)',
+      { code: 'cli_usage' },
+    );
   const samePlace = baseUrl === policy?.base_url;
-  const apiKeyEnv = stringOption(values, 'judge-api-key-env') ?? config?.api_key_env ?? (samePlace ? policy?.api_key_env : undefined) ?? 'OPENAI_API_KEY';
+  const apiKeyEnv =
+    stringOption(values, 'judge-api-key-env') ??
+    config?.api_key_env ??
+    (samePlace ? policy?.api_key_env : undefined) ??
+    'OPENAI_API_KEY';
   const rubricFile = stringOption(values, 'judge-rubric');
-  const endpoints = models.map((model) => validate(EndpointSchema, { base_url: baseUrl, model, api_key_env: apiKeyEnv, temperature: 0 }, 'judge endpoint (--judge-* flags, config.yaml judge)'));
+  const endpoints = models.map((model) =>
+    validate(
+      EndpointSchema,
+      { base_url: baseUrl, model, api_key_env: apiKeyEnv, temperature: 0 },
+      'judge endpoint (--judge-* flags, config.yaml judge)',
+    ),
+  );
   return validate(
     JudgeSettingsSchema,
     {
@@ -89,7 +149,11 @@ export const StoredEvalSchema = z.object({
   judges: JudgeSettingsSchema.optional(),
   /** What items() was given besides the dataset (--image, the sandbox kind, bench environment settings). */
   environment_options: z
-    .object({ image: z.string().optional(), sandbox: z.enum(['local', 'docker']).optional(), settings: z.record(z.string(), z.unknown()).optional() })
+    .object({
+      image: z.string().optional(),
+      sandbox: z.enum(['local', 'docker']).optional(),
+      settings: z.record(z.string(), z.unknown()).optional(),
+    })
     .optional(),
 });
 export type StoredEval = z.infer<typeof StoredEvalSchema>;
@@ -98,18 +162,33 @@ export type StoredEval = z.infer<typeof StoredEvalSchema>;
  * The judges of a rescore: a new panel when --judge-model is given; otherwise the run's own,
  * with --judge-rubric / --judge-structured applied over it (regrade with a revised rubric).
  */
-export function rescoreJudgeSettings(values: ParsedCommand['values'], stored: JudgeSettings | undefined, config: JudgeConfig | undefined, policy: Endpoint | undefined): JudgeSettings | undefined {
+export function rescoreJudgeSettings(
+  values: ParsedCommand['values'],
+  stored: JudgeSettings | undefined,
+  config: JudgeConfig | undefined,
+  policy: Endpoint | undefined,
+): JudgeSettings | undefined {
   if (values['judge-model'] !== undefined || !stored) return judgeSettingsFrom(values, config, policy);
   const rubricFile = stringOption(values, 'judge-rubric');
   const structured = stringOption(values, 'judge-structured');
   return validate(
     JudgeSettingsSchema,
-    { ...stored, ...(rubricFile ? { rubric: readRubric(rubricFile, '--judge-rubric') } : {}), ...(structured ? { structured } : {}) },
-    '--judge-* flags over the run\'s judges',
+    {
+      ...stored,
+      ...(rubricFile ? { rubric: readRubric(rubricFile, '--judge-rubric') } : {}),
+      ...(structured ? { structured } : {}),
+    },
+    "--judge-* flags over the run's judges",
   );
 }
 
 /** The part of a run's fingerprint the judges make: a different panel, rubric or scale grades differently. */
 export function judgeFingerprint(judges: JudgeSettings | undefined): Record<string, unknown> | null {
-  return judges ? { models: judges.endpoints.map((judge) => judge.model), rubric: judges.rubric ?? null, scale: judges.scale ?? null } : null;
+  return judges
+    ? {
+        models: judges.endpoints.map((judge) => judge.model),
+        rubric: judges.rubric ?? null,
+        scale: judges.scale ?? null,
+      }
+    : null;
 }

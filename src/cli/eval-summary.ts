@@ -5,7 +5,14 @@ import { table } from './summary.js';
 const HEADERS = ['rollouts', 'items', 'mean reward [95% CI]', 'pass rate [95% CI]', 'pass@k', 'reward errors'];
 
 function cells(row: Breakdown): (string | number)[] {
-  return [row.rollouts, row.items, formatEstimate(row.mean_reward), formatEstimate(row.pass_rate), formatPassAtK(row.pass_at_k), row.reward_errors];
+  return [
+    row.rollouts,
+    row.items,
+    formatEstimate(row.mean_reward),
+    formatEstimate(row.pass_rate),
+    formatPassAtK(row.pass_at_k),
+    row.reward_errors,
+  ];
 }
 
 /** The end-of-eval table: the whole run, then per category and per toolsets when there is more than one. */
@@ -16,13 +23,30 @@ export function formatEvalSummary(report: EvalReport): string {
     `${environment} · run ${report.run} · model ${report.model ?? 'unknown'} · pass threshold ${report.pass_threshold}`,
     table(['', ...HEADERS, 'failed'], [['all', ...cells(summary), summary.failed]]),
   ];
-  if (report.by_category.length > 1) parts.push(table(['category', ...HEADERS], report.by_category.map((row) => [row.category, ...cells(row)])));
-  if (report.by_toolsets.length > 1) parts.push(table(['toolsets', ...HEADERS], report.by_toolsets.map((row) => [row.toolsets.join('+') || '(none)', ...cells(row)])));
+  if (report.by_category.length > 1)
+    parts.push(
+      table(
+        ['category', ...HEADERS],
+        report.by_category.map((row) => [row.category, ...cells(row)]),
+      ),
+    );
+  if (report.by_toolsets.length > 1)
+    parts.push(
+      table(
+        ['toolsets', ...HEADERS],
+        report.by_toolsets.map((row) => [row.toolsets.join('+') || '(none)', ...cells(row)]),
+      ),
+    );
   const notes = [`tokens: ${summary.tokens.prompt} prompt + ${summary.tokens.completion} completion`];
-  if (summary.judged > 0) notes.push(`judge agreement: ${formatNumber(summary.judge_agreement)} over ${summary.judged} panel-graded rollouts`);
+  if (summary.judged > 0)
+    notes.push(
+      `judge agreement: ${formatNumber(summary.judge_agreement)} over ${summary.judged} panel-graded rollouts`,
+    );
   if (summary.reward_errors > 0) {
     const first = report.items.find((item) => item.reward_error !== null)!;
-    notes.push(`reward errors: ${summary.reward_errors} (reward null, not 0), e.g. ${first.key}#${first.sample}: ${first.reward_error}`);
+    notes.push(
+      `reward errors: ${summary.reward_errors} (reward null, not 0), e.g. ${first.key}#${first.sample}: ${first.reward_error}`,
+    );
   }
   parts.push(notes.join('\n'));
   return parts.join('\n\n');

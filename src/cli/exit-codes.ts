@@ -21,14 +21,19 @@ export const EXIT_CODE_TABLE: ReadonlyArray<readonly [number, string]> = [
   [EXIT_FAILED, 'some prompts failed: rerun to retry; --retry-failed gives those failed for good fresh attempts'],
   [EXIT_USAGE, 'usage, config or dataset error (bad flag, config key, missing file, malformed row)'],
   [EXIT_BROKEN_TASKS, 'traj bench --agent oracle|noop found broken tasks'],
-  [EXIT_RUN_FAULT, 'run-level fault: key, endpoint, model, sandbox image or Docker engine unusable, or the run is held by another process'],
+  [
+    EXIT_RUN_FAULT,
+    'run-level fault: key, endpoint, model, sandbox image or Docker engine unusable, or the run is held by another process',
+  ],
   [EXIT_BUDGET, 'a cost budget was exceeded'],
   [EXIT_INTERRUPTED, 'interrupted (Ctrl-C / SIGTERM): rerun to resume'],
 ];
 
 /** The table as help text, indented under a heading. */
 export function exitCodeHelp(): string {
-  return ['Exit codes:', ...EXIT_CODE_TABLE.map(([code, meaning]) => `  ${String(code).padEnd(4)}${meaning}`)].join('\n');
+  return ['Exit codes:', ...EXIT_CODE_TABLE.map(([code, meaning]) => `  ${String(code).padEnd(4)}${meaning}`)].join(
+    '\n',
+  );
 }
 
 /** Codes that are a usage or config mistake whatever their error class. */
@@ -49,5 +54,11 @@ export function exitCodeFor(error: unknown): number {
 
 function isSerializedError(value: unknown): value is SerializedError {
   const candidate = value as Partial<SerializedError> | null;
-  return typeof candidate === 'object' && candidate !== null && typeof candidate.code === 'string' && typeof candidate.name === 'string' && !(value instanceof Error);
+  return (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    typeof candidate.code === 'string' &&
+    typeof candidate.name === 'string' &&
+    !(value instanceof Error)
+  );
 }

@@ -1,29 +1,88 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
-import { compileFilter, DEFAULT_HUB_URL, ExportFormatSchema, ExportViewSchema, exportRun, pushToHub, SplitBySchema, type ExportResult, type PushResult } from '../export/index.js';
+import {
+  compileFilter,
+  DEFAULT_HUB_URL,
+  ExportFormatSchema,
+  ExportViewSchema,
+  exportRun,
+  pushToHub,
+  SplitBySchema,
+  type ExportResult,
+  type PushResult,
+} from '../export/index.js';
 import { defaultOutputDirectory } from '../run/outputs.js';
 import { stringOption, type CommandDefinition, type ParsedCommand } from './command.js';
 
 export const command: CommandDefinition = {
   name: 'export',
-  summary: 'turn a run store into a Hugging Face dataset (Parquet/JSONL/Arrow/Atropos + card), optionally pushed to the Hub',
-  usage: 'traj export RUN [--format parquet|jsonl|arrow|atropos|hermes] [--view both|sharegpt|messages] [--split-by status|toolsets|category] [--filter EXPR] [--push ORG/NAME] [options]',
+  summary:
+    'turn a run store into a Hugging Face dataset (Parquet/JSONL/Arrow/Atropos + card), optionally pushed to the Hub',
+  usage:
+    'traj export RUN [--format parquet|jsonl|arrow|atropos|hermes] [--view both|sharegpt|messages] [--split-by status|toolsets|category] [--filter EXPR] [--push ORG/NAME] [options]',
   allowPositionals: true,
   options: {
-    format: { type: 'string', value: 'FORMAT', description: 'parquet, jsonl, arrow (IPC stream), atropos (one ScoredDataGroup line per group) or hermes (hermes-agent batch-runner lines)', default: 'parquet' },
-    view: { type: 'string', value: 'VIEW', description: 'conversation columns: both, sharegpt (conversations) or messages', default: 'both' },
-    'split-by': { type: 'string', value: 'KEY', description: 'status (done/discarded/failed splits), toolsets or category (source.fields.category); default one train split of done rows' },
-    filter: { type: 'string', value: 'EXPR', description: 'keep rows matching EXPR, e.g. \'reward >= 0.5 and finish_reason == "stop"\'' },
+    format: {
+      type: 'string',
+      value: 'FORMAT',
+      description:
+        'parquet, jsonl, arrow (IPC stream), atropos (one ScoredDataGroup line per group) or hermes (hermes-agent batch-runner lines)',
+      default: 'parquet',
+    },
+    view: {
+      type: 'string',
+      value: 'VIEW',
+      description: 'conversation columns: both, sharegpt (conversations) or messages',
+      default: 'both',
+    },
+    'split-by': {
+      type: 'string',
+      value: 'KEY',
+      description:
+        'status (done/discarded/failed splits), toolsets or category (source.fields.category); default one train split of done rows',
+    },
+    filter: {
+      type: 'string',
+      value: 'EXPR',
+      description: 'keep rows matching EXPR, e.g. \'reward >= 0.5 and finish_reason == "stop"\'',
+    },
     out: { type: 'string', value: 'DIR', description: 'dataset folder (default datasets/RUN)' },
-    'shard-size': { type: 'string', value: 'MB', description: 'a shard closes once its rows reach this many MB of record JSON', default: '500' },
+    'shard-size': {
+      type: 'string',
+      value: 'MB',
+      description: 'a shard closes once its rows reach this many MB of record JSON',
+      default: '500',
+    },
     checkpoints: { type: 'string', value: 'DIR', description: 'folder of run stores', default: 'checkpoints' },
-    push: { type: 'string', value: 'ORG/NAME', description: 'push the exported folder to this Hub dataset repository in one commit' },
+    push: {
+      type: 'string',
+      value: 'ORG/NAME',
+      description: 'push the exported folder to this Hub dataset repository in one commit',
+    },
     private: { type: 'boolean', description: 'create the Hub repository private' },
-    revision: { type: 'string', value: 'BRANCH', description: 'Hub branch to commit to (created from main when missing)', default: 'main' },
-    'hub-url': { type: 'string', value: 'URL', description: 'Hub endpoint (else $HF_ENDPOINT, else https://huggingface.co)' },
-    'token-env': { type: 'string', value: 'VAR', description: 'environment variable holding the Hub token', default: 'HF_TOKEN' },
-    tokenizer: { type: 'string', value: 'FILE', description: 'tokenizer.json for atropos tokens/masks (not supported in this build: see below)' },
+    revision: {
+      type: 'string',
+      value: 'BRANCH',
+      description: 'Hub branch to commit to (created from main when missing)',
+      default: 'main',
+    },
+    'hub-url': {
+      type: 'string',
+      value: 'URL',
+      description: 'Hub endpoint (else $HF_ENDPOINT, else https://huggingface.co)',
+    },
+    'token-env': {
+      type: 'string',
+      value: 'VAR',
+      description: 'environment variable holding the Hub token',
+      default: 'HF_TOKEN',
+    },
+    tokenizer: {
+      type: 'string',
+      value: 'FILE',
+      description: 'tokenizer.json for atropos tokens/masks (not supported in this build: see below)',
+    },
   },
   details: `RUN is a run name (checkpoints/RUN.sqlite) or the path of a .sqlite run store.
 Output: DIR/data/<split>-00000-of-0000N.<ext> and DIR/README.md (the dataset card).
@@ -41,7 +100,8 @@ A second push of an unchanged export commits nothing (files are compared by dige
 --tokenizer is not supported: Atropos tokens/masks need the policy's tokenizer and chat template, which
   trainers have; lines carry messages and scores for them to tokenize.`,
   async run({ values, positionals }) {
-    if (positionals.length !== 1) throw new ConfigError('traj export: give exactly one RUN (a run name or a .sqlite path)', { code: 'cli_usage' });
+    if (positionals.length !== 1)
+      throw new ConfigError('traj export: give exactly one RUN (a run name or a .sqlite path)', { code: 'cli_usage' });
     if (stringOption(values, 'tokenizer') !== undefined) {
       throw new ConfigError(
         '--tokenizer: tokens/masks need a tokenizer.json implementation and a chat-template renderer, and this build has neither (no tokenizer package is installed). ' +
@@ -52,8 +112,14 @@ A second push of an unchanged export commits nothing (files are compared by dige
     const storePath = locateStore(positionals[0]!, stringOption(values, 'checkpoints') ?? 'checkpoints');
     const run = basename(storePath, '.sqlite');
     const format = choice(values, 'format', ExportFormatSchema.options) ?? 'parquet';
-    if (format === 'atropos' && values.view !== undefined) throw new ConfigError('--view does not apply to --format atropos (a group line carries messages)', { code: 'cli_usage' });
-    if (format === 'hermes' && values.view !== undefined) throw new ConfigError("--view does not apply to --format hermes (a line carries Hermes' conversations)", { code: 'cli_usage' });
+    if (format === 'atropos' && values.view !== undefined)
+      throw new ConfigError('--view does not apply to --format atropos (a group line carries messages)', {
+        code: 'cli_usage',
+      });
+    if (format === 'hermes' && values.view !== undefined)
+      throw new ConfigError("--view does not apply to --format hermes (a line carries Hermes' conversations)", {
+        code: 'cli_usage',
+      });
     const filter = stringOption(values, 'filter');
     if (filter !== undefined) checkFilter(filter);
     const repository = stringOption(values, 'push');
@@ -90,8 +156,14 @@ function locateStore(argument: string, checkpoints: string): string {
   const pathLike = argument.endsWith('.sqlite') || argument.includes('/');
   const path = resolve(pathLike ? argument : join(checkpoints, `${argument}.sqlite`));
   if (existsSync(path)) return path;
-  const runs = existsSync(checkpoints) ? readdirSync(checkpoints).filter((name) => name.endsWith('.sqlite')).map((name) => name.slice(0, -7)) : [];
-  const known = runs.length ? `runs in ${checkpoints}/: ${runs.sort().join(', ')}` : `no run stores in ${checkpoints}/ (--checkpoints DIR names another folder)`;
+  const runs = existsSync(checkpoints)
+    ? readdirSync(checkpoints)
+        .filter((name) => name.endsWith('.sqlite'))
+        .map((name) => name.slice(0, -7))
+    : [];
+  const known = runs.length
+    ? `runs in ${checkpoints}/: ${runs.sort().join(', ')}`
+    : `no run stores in ${checkpoints}/ (--checkpoints DIR names another folder)`;
   throw new ConfigError(`traj export: no run store at ${path}; ${known}`, { code: 'cli_usage' });
 }
 
@@ -107,7 +179,8 @@ function checkFilter(filter: string): void {
 function choice<T extends string>(values: ParsedCommand['values'], name: string, allowed: readonly T[]): T | undefined {
   const value = stringOption(values, name);
   if (value === undefined) return undefined;
-  if (!(allowed as readonly string[]).includes(value)) throw new ConfigError(`--${name}: expected one of ${allowed.join(', ')}, got '${value}'`, { code: 'cli_usage' });
+  if (!(allowed as readonly string[]).includes(value))
+    throw new ConfigError(`--${name}: expected one of ${allowed.join(', ')}, got '${value}'`, { code: 'cli_usage' });
   return value as T;
 }
 
@@ -115,7 +188,8 @@ function shardSize(values: ParsedCommand['values']): number | undefined {
   const raw = stringOption(values, 'shard-size');
   if (raw === undefined) return undefined;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`--shard-size: expected a positive number of MB, got '${raw}'`, { code: 'cli_usage' });
+  if (!Number.isFinite(value) || value <= 0)
+    throw new ConfigError(`--shard-size: expected a positive number of MB, got '${raw}'`, { code: 'cli_usage' });
   return value;
 }
 
@@ -123,7 +197,11 @@ function shardSize(values: ParsedCommand['values']): number | undefined {
 function hubToken(values: ParsedCommand['values']): string {
   const variable = stringOption(values, 'token-env') ?? 'HF_TOKEN';
   const token = process.env[variable];
-  if (!token) throw new ConfigError(`--push needs a Hugging Face token in $${variable} (or name another variable with --token-env)`, { code: 'cli_usage' });
+  if (!token)
+    throw new ConfigError(
+      `--push needs a Hugging Face token in $${variable} (or name another variable with --token-env)`,
+      { code: 'cli_usage' },
+    );
   return token;
 }
 
@@ -133,7 +211,9 @@ function formatExport(result: ExportResult, format: string): string {
   const width = Math.max(...result.splits.map((split) => split.name.length));
   for (const split of result.splits) {
     const files = split.files.length === 1 ? split.files[0]! : `${split.files.length} files (${split.files[0]} …)`;
-    lines.push(`  ${split.name.padEnd(width)}  ${String(split.rows).padStart(6)} ${unit}  ${humanBytes(split.bytes).padStart(9)}  ${files}`);
+    lines.push(
+      `  ${split.name.padEnd(width)}  ${String(split.rows).padStart(6)} ${unit}  ${humanBytes(split.bytes).padStart(9)}  ${files}`,
+    );
   }
   const left = result.left;
   const notes = [
@@ -150,7 +230,8 @@ function formatExport(result: ExportResult, format: string): string {
 function formatPush(result: PushResult): string {
   const target = `${result.repository}@${result.revision}`;
   const created = result.created ? `created ${result.repository}; ` : '';
-  if (!result.commit) return `${created}${target} already holds this export (${result.unchanged.length} files unchanged): nothing committed\n`;
+  if (!result.commit)
+    return `${created}${target} already holds this export (${result.unchanged.length} files unchanged): nothing committed\n`;
   const counts = `${result.uploaded.length} uploaded, ${result.unchanged.length} unchanged, ${result.deleted.length} deleted`;
   return `${created}pushed to ${target}: commit ${result.commit.oid} (${counts})\n  ${result.commit.url}\n`;
 }

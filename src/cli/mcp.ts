@@ -1,5 +1,13 @@
 import { ConfigError } from '../errors.js';
-import { discoverMcpTools, homeConfigFile, loadMcpServers, McpClientPool, type McpCatalogServer, type McpServer, type McpServerFailure } from '../tools/mcp/index.js';
+import {
+  discoverMcpTools,
+  homeConfigFile,
+  loadMcpServers,
+  McpClientPool,
+  type McpCatalogServer,
+  type McpServer,
+  type McpServerFailure,
+} from '../tools/mcp/index.js';
 import { stringOption, type CommandDefinition } from './command.js';
 import { readRunConfigFile } from './run-options.js';
 
@@ -11,7 +19,11 @@ export const command: CommandDefinition = {
   usage: 'traj mcp list [--config FILE] [--json]',
   allowPositionals: true,
   options: {
-    config: { type: 'string', value: 'FILE', description: 'a run config whose mcp_servers overlay those of TRAJ_HOME/config.yaml' },
+    config: {
+      type: 'string',
+      value: 'FILE',
+      description: 'a run config whose mcp_servers overlay those of TRAJ_HOME/config.yaml',
+    },
     json: { type: 'boolean', description: 'print the catalog and the failures as JSON' },
   },
   details: [
@@ -28,15 +40,24 @@ export const command: CommandDefinition = {
   ].join('\n'),
   async run({ values, positionals }) {
     if (positionals.length !== 1 || positionals[0] !== 'list') {
-      throw new ConfigError(`traj mcp: expected 'list', got '${positionals.join(' ')}' (see 'traj mcp --help')`, { code: 'cli_usage' });
+      throw new ConfigError(`traj mcp: expected 'list', got '${positionals.join(' ')}' (see 'traj mcp --help')`, {
+        code: 'cli_usage',
+      });
     }
     const file = stringOption(values, 'config');
     if (file) readRunConfigFile(file);
     const { servers, files } = loadMcpServers(file);
     const names = Object.keys(servers);
     if (names.length === 0) {
-      const where = files.length > 0 ? files.join(', ') : `${homeConfigFile()} (absent)${stringOption(values, 'config') ? '' : ' — pass --config FILE for a run config'}`;
-      process.stdout.write(values.json ? `${JSON.stringify({ files, servers: [], errors: [] }, null, 2)}\n` : `no MCP servers configured under mcp_servers in ${where}\n`);
+      const where =
+        files.length > 0
+          ? files.join(', ')
+          : `${homeConfigFile()} (absent)${stringOption(values, 'config') ? '' : ' — pass --config FILE for a run config'}`;
+      process.stdout.write(
+        values.json
+          ? `${JSON.stringify({ files, servers: [], errors: [] }, null, 2)}\n`
+          : `no MCP servers configured under mcp_servers in ${where}\n`,
+      );
       return 0;
     }
     const pool = new McpClientPool();
@@ -65,7 +86,12 @@ function firstLine(text: string): string {
 }
 
 /** Servers in configuration order, each with its tools or with the error that stopped it. */
-function formatCatalog(names: string[], servers: Record<string, McpServer>, catalog: McpCatalogServer[], errors: McpServerFailure[]): string {
+function formatCatalog(
+  names: string[],
+  servers: Record<string, McpServer>,
+  catalog: McpCatalogServer[],
+  errors: McpServerFailure[],
+): string {
   const blocks = names.map((name) => {
     const entry = catalog.find((candidate) => candidate.server === name);
     if (!entry) {

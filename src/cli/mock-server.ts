@@ -11,10 +11,16 @@ export const command: CommandDefinition = {
     script: {
       type: 'string',
       value: 'FILE',
-      description: 'responses: a JSON/YAML list (or {cycle: true, responses: [...]}), or a .js/.mjs module exporting a script function; default: the echo script',
+      description:
+        'responses: a JSON/YAML list (or {cycle: true, responses: [...]}), or a .js/.mjs module exporting a script function; default: the echo script',
     },
     'latency-ms': { type: 'string', value: 'N', description: 'wait this long before each answer', default: '0' },
-    'tool-turns': { type: 'string', value: 'N', description: 'echo script only: terminal calls before the final answer', default: '1' },
+    'tool-turns': {
+      type: 'string',
+      value: 'N',
+      description: 'echo script only: terminal calls before the final answer',
+      default: '1',
+    },
   },
   details: [
     'The first line printed is the base URL; the server then runs until SIGINT or SIGTERM.',
@@ -32,7 +38,12 @@ export const command: CommandDefinition = {
     const toolTurns = integerOption(values, 'tool-turns', { min: 0 }) ?? 1;
     const scriptFile = stringOption(values, 'script');
     const script = scriptFile ? await loadScriptFile(scriptFile) : createEchoScript({ toolTurns });
-    const server = await startScriptedServer(script, { port, host: stringOption(values, 'host') ?? '127.0.0.1', latencyMs, record: false });
+    const server = await startScriptedServer(script, {
+      port,
+      host: stringOption(values, 'host') ?? '127.0.0.1',
+      latencyMs,
+      record: false,
+    });
     process.stdout.write(`${server.url}\n`);
     process.stdout.write(
       `serving model '${DEFAULT_SCRIPTED_MODEL}' with ${scriptFile ? `the script ${scriptFile}` : 'the echo script'}` +

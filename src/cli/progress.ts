@@ -36,7 +36,8 @@ export class RunProgress {
       this.bar = new cliProgress.SingleBar(
         {
           stream,
-          format: ' {bar} {value}/{total} | {rate}/min | ETA {eta_formatted} | in flight {inFlight} (requests {requests}) | errors {failed} | discarded {discarded} | tokens {tokens}{lastError}',
+          format:
+            ' {bar} {value}/{total} | {rate}/min | ETA {eta_formatted} | in flight {inFlight} (requests {requests}) | errors {failed} | discarded {discarded} | tokens {tokens}{lastError}',
           hideCursor: true,
           etaBuffer: 50,
         },
@@ -63,7 +64,12 @@ export class RunProgress {
     const minutes = (performance.now() - this.started) / 60_000;
     const fresh = this.counters.done + this.counters.discarded + this.counters.failed;
     const requests = this.requestsInFlight ? String(this.requestsInFlight()) : '?';
-    return { ...this.counters, requests, rate: minutes > 0 ? (fresh / minutes).toFixed(1) : '0', lastError: this.lastError ? ` | last error: ${this.lastError}` : '' };
+    return {
+      ...this.counters,
+      requests,
+      rate: minutes > 0 ? (fresh / minutes).toFixed(1) : '0',
+      lastError: this.lastError ? ` | last error: ${this.lastError}` : '',
+    };
   }
 
   line(): string {
@@ -85,7 +91,13 @@ export class RunProgress {
 
   onEvent(event: PipelineEvent): void {
     const counters = this.counters;
-    if (event.type === 'retrying') this.showError(event.message, event.attempt > 0 ? `retrying a model call (attempt ${event.attempt} failed, next in ${(event.delayMs / 1000).toFixed(1)} s): ` : '');
+    if (event.type === 'retrying')
+      this.showError(
+        event.message,
+        event.attempt > 0
+          ? `retrying a model call (attempt ${event.attempt} failed, next in ${(event.delayMs / 1000).toFixed(1)} s): `
+          : '',
+      );
     else if (event.type === 'halted') this.showError(event.reason, 'stopping dispatch: ');
     else if (event.type === 'dispatched') counters.inFlight++;
     else if (event.type === 'skipped') counters.skipped++;

@@ -5,11 +5,33 @@ import { integerOption, stringOption, type OptionSpec, type ParsedCommand } from
 
 /** Flags of a queued run (batch, eval, bench): the coordinator side of `traj worker`. */
 export const QUEUE_OPTIONS: Record<string, OptionSpec> = {
-  queue: { type: 'string', value: 'URL', description: 'run the rollouts on `traj worker` processes through Redis (redis://HOST:PORT[/DB]); this process keys, lands and writes outputs' },
-  stop: { type: 'boolean', description: 'with --queue: drain the run (workers drop its jobs, its jobs and settings leave Redis); landed results stay' },
-  'stalled-interval': { type: 'string', value: 'S', description: 'with --queue: seconds without a worker heartbeat before its job goes to another worker (default 30)' },
-  'max-in-flight': { type: 'string', value: 'N', description: 'with --queue: rollouts in flight across all workers, so requests to the endpoint at once (default: no cap beyond --concurrency)' },
-  'per-minute': { type: 'string', value: 'N', description: 'with --queue: rollouts started per minute across all workers (default: no limit)' },
+  queue: {
+    type: 'string',
+    value: 'URL',
+    description:
+      'run the rollouts on `traj worker` processes through Redis (redis://HOST:PORT[/DB]); this process keys, lands and writes outputs',
+  },
+  stop: {
+    type: 'boolean',
+    description:
+      'with --queue: drain the run (workers drop its jobs, its jobs and settings leave Redis); landed results stay',
+  },
+  'stalled-interval': {
+    type: 'string',
+    value: 'S',
+    description: 'with --queue: seconds without a worker heartbeat before its job goes to another worker (default 30)',
+  },
+  'max-in-flight': {
+    type: 'string',
+    value: 'N',
+    description:
+      'with --queue: rollouts in flight across all workers, so requests to the endpoint at once (default: no cap beyond --concurrency)',
+  },
+  'per-minute': {
+    type: 'string',
+    value: 'N',
+    description: 'with --queue: rollouts started per minute across all workers (default: no limit)',
+  },
 };
 
 export function queueFlags(values: ParsedCommand['values']): RunConfig['queue'] {
@@ -28,7 +50,8 @@ export function queueFlags(values: ParsedCommand['values']): RunConfig['queue'] 
 export function queueTransport(config: RunConfig): RemoteTransport | undefined {
   const queue = config.queue;
   if (!queue?.url) {
-    if (queue && Object.keys(queue).length > 0) throw new ConfigError(`--${Object.keys(queue)[0]!.replace('_', '-')} needs --queue URL`, { code: 'cli_usage' });
+    if (queue && Object.keys(queue).length > 0)
+      throw new ConfigError(`--${Object.keys(queue)[0]!.replace('_', '-')} needs --queue URL`, { code: 'cli_usage' });
     return undefined;
   }
   const url = queue.url;

@@ -5,7 +5,10 @@ function clip(text: string, max: number): string {
 }
 
 /** A readable transcript: each turn labelled, tool calls with their arguments, results clipped. */
-export function renderConversation(messages: readonly Message[], options: { maxResultChars?: number; showSystem?: boolean } = {}): string {
+export function renderConversation(
+  messages: readonly Message[],
+  options: { maxResultChars?: number; showSystem?: boolean } = {},
+): string {
   const max = options.maxResultChars ?? 2_000;
   const lines: string[] = [];
   for (const message of messages) {
@@ -15,7 +18,8 @@ export function renderConversation(messages: readonly Message[], options: { maxR
     else if (message.role === 'assistant') {
       if (message.reasoning) lines.push(`[reasoning] ${clip(message.reasoning, max)}`);
       if (message.content?.trim()) lines.push(`[assistant] ${message.content}`);
-      for (const call of message.tool_calls ?? []) lines.push(`[tool call] ${call.function.name} ${call.function.arguments}`);
+      for (const call of message.tool_calls ?? [])
+        lines.push(`[tool call] ${call.function.name} ${call.function.arguments}`);
     } else lines.push(`[tool result: ${message.name ?? message.tool_call_id}] ${clip(message.content, max)}`);
   }
   return lines.join('\n');

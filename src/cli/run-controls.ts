@@ -13,7 +13,10 @@ export { EXIT_INTERRUPTED } from './exit-codes.js';
 /** SIGINT/SIGTERM for a run: the first stops dispatching, the second interrupts in-flight rollouts. */
 export function runStopSignals(config: RunConfig, log: (line: string) => void): StopSignals {
   return installStopSignals(
-    () => log(`\n[traj] stopping: no new rollouts; in-flight ones get ${config.grace_period} s (Ctrl-C again to interrupt them now)`),
+    () =>
+      log(
+        `\n[traj] stopping: no new rollouts; in-flight ones get ${config.grace_period} s (Ctrl-C again to interrupt them now)`,
+      ),
     () => log('\n[traj] interrupting in-flight rollouts'),
   );
 }
@@ -22,7 +25,10 @@ export function runStopSignals(config: RunConfig, log: (line: string) => void): 
 export function pipelineControls(
   config: RunConfig,
   signals: StopSignals,
-): Pick<ExecuteRunInput, 'filters' | 'workers' | 'concurrency' | 'maxAttempts' | 'retryFailed' | 'graceMs' | 'stop' | 'interruptNow' | 'remote'> {
+): Pick<
+  ExecuteRunInput,
+  'filters' | 'workers' | 'concurrency' | 'maxAttempts' | 'retryFailed' | 'graceMs' | 'stop' | 'interruptNow' | 'remote'
+> {
   return {
     filters: recordFilters({ requireReasoning: config.require_reasoning, completedOnly: config.completed_only }),
     workers: config.workers,
@@ -38,7 +44,8 @@ export function pipelineControls(
 
 /** The line a run starts with: what runs where, how parallel, and whether it resumes. */
 export function logRunStart(log: (line: string) => void, info: RunStartInfo, what: string): void {
-  if (info.fingerprintChanges.length > 0) log(`[traj] --force: continuing although settings changed:\n  ${info.fingerprintChanges.join('\n  ')}`);
+  if (info.fingerprintChanges.length > 0)
+    log(`[traj] --force: continuing although settings changed:\n  ${info.fingerprintChanges.join('\n  ')}`);
   const resumed = info.alreadyFinished > 0 ? `, resuming (${info.alreadyFinished} already finished)` : '';
   if (info.workers === 0) {
     // A queued run (--queue) has no local workers: `traj worker` processes elsewhere run its rollouts.
@@ -65,15 +72,24 @@ export function concurrencyLine(info: RunStartInfo): string {
  * fault, the dataset error's status after a bad row, 130 when interrupted, 1 when prompts failed
  * (with each failure code's first message), else undefined (the caller decides, e.g. bench's 3).
  */
-export function runExitCode(summary: PipelineSummary, stats: RunStatistics, log: (line: string) => void, failedWhat: string): number | undefined {
+export function runExitCode(
+  summary: PipelineSummary,
+  stats: RunStatistics,
+  log: (line: string) => void,
+  failedWhat: string,
+): number | undefined {
   if (summary.runFault) {
     log(`[traj] stopped: run-level fault ${summary.runFault.code}: ${summary.runFault.message}`);
-    log(`[traj] no ${failedWhat} used an attempt for it (${summary.interrupted} went back to pending). Fix the cause and run the same command again.`);
+    log(
+      `[traj] no ${failedWhat} used an attempt for it (${summary.interrupted} went back to pending). Fix the cause and run the same command again.`,
+    );
     return EXIT_RUN_FAULT;
   }
   if (summary.inputError) {
     log(`[traj] stopped dispatching: ${errorMessage(summary.inputError)}`);
-    log(`[traj] the ${failedWhat} already running landed and the outputs are written. Fix the row (or pass --skip-bad-rows) and run the same command again to continue.`);
+    log(
+      `[traj] the ${failedWhat} already running landed and the outputs are written. Fix the row (or pass --skip-bad-rows) and run the same command again to continue.`,
+    );
     return exitCodeFor(summary.inputError);
   }
   if (summary.stopped) {
@@ -82,11 +98,16 @@ export function runExitCode(summary: PipelineSummary, stats: RunStatistics, log:
   }
   if (summary.failed > 0 || summary.exhausted > 0) {
     const forGood = stats.prompts.failed_for_good;
-    log(`[traj] ${summary.failed + summary.exhausted} ${failedWhat} failed${forGood > 0 ? ` (${forGood} for good: attempts used up or a fault that repeats)` : ''}:`);
+    log(
+      `[traj] ${summary.failed + summary.exhausted} ${failedWhat} failed${forGood > 0 ? ` (${forGood} for good: attempts used up or a fault that repeats)` : ''}:`,
+    );
     for (const line of failureLines(stats)) log(`  ${line}`);
     const retryable = summary.failed + summary.exhausted - forGood;
     if (retryable > 0) log(`[traj] rerun the same command to retry the ${retryable} that may succeed on another try.`);
-    if (forGood > 0) log(`[traj] a rerun skips the ${forGood} failed for good: fix the cause, then rerun with --retry-failed to give them fresh attempts.`);
+    if (forGood > 0)
+      log(
+        `[traj] a rerun skips the ${forGood} failed for good: fix the cause, then rerun with --retry-failed to give them fresh attempts.`,
+      );
     return EXIT_FAILED;
   }
   return undefined;
@@ -94,5 +115,7 @@ export function runExitCode(summary: PipelineSummary, stats: RunStatistics, log:
 
 /** One line per failure code: how many, an example prompt key, and the first message in full. */
 export function failureLines(stats: RunStatistics): string[] {
-  return Object.entries(stats.prompts.failures).map(([code, failure]) => `${code} ×${failure.count} (e.g. ${failure.example_key}): ${failure.first_message}`);
+  return Object.entries(stats.prompts.failures).map(
+    ([code, failure]) => `${code} ×${failure.count} (e.g. ${failure.example_key}): ${failure.first_message}`,
+  );
 }

@@ -8,45 +8,129 @@ import { LocalSandboxConfigSchema } from '../sandbox/local-config.js';
 import { loadMcpServers } from '../tools/mcp/config.js';
 import { loadToolConfig } from '../config/tool-config.js';
 import { QUEUE_OPTIONS, queueFlags } from './queue-options.js';
-import { ENDPOINT_OPTIONS, integerOption, listOption, stringOption, type OptionSpec, type ParsedCommand } from './command.js';
+import {
+  ENDPOINT_OPTIONS,
+  integerOption,
+  listOption,
+  stringOption,
+  type OptionSpec,
+  type ParsedCommand,
+} from './command.js';
 
 /** Flags shared by batch, eval and bench; each maps onto a run-config key. */
 export const RUN_OPTIONS: Record<string, OptionSpec> = {
-  config: { type: 'string', value: 'FILE', description: 'YAML run config holding any of these settings (flags override it); an unknown key is an error' },
-  run: { type: 'string', value: 'NAME', description: 'run name: the store is checkpoints/NAME.sqlite, outputs go to datasets/NAME/' },
-  dataset: { type: 'string', value: 'FILE', description: 'JSONL, Parquet or Arrow file, or hf://datasets/ORG/NAME/PATH' },
-  distribution: { type: 'string', value: 'NAME', description: 'toolset distribution drawn per prompt (traj distributions list)' },
+  config: {
+    type: 'string',
+    value: 'FILE',
+    description: 'YAML run config holding any of these settings (flags override it); an unknown key is an error',
+  },
+  run: {
+    type: 'string',
+    value: 'NAME',
+    description: 'run name: the store is checkpoints/NAME.sqlite, outputs go to datasets/NAME/',
+  },
+  dataset: {
+    type: 'string',
+    value: 'FILE',
+    description: 'JSONL, Parquet or Arrow file, or hf://datasets/ORG/NAME/PATH',
+  },
+  distribution: {
+    type: 'string',
+    value: 'NAME',
+    description: 'toolset distribution drawn per prompt (traj distributions list)',
+  },
   toolsets: { type: 'string', value: 'a,b', description: 'fixed toolsets for every prompt instead of a distribution' },
-  workers: { type: 'string', value: 'N', description: 'worker threads (default: from the run: 1 per 512 rollouts in flight for a plain batch, 1 per core with an environment)' },
-  concurrency: { type: 'string', value: 'N', description: 'rollouts in flight in total (default 32); model requests are not capped below it unless endpoint.concurrency says so' },
-  'max-turns': { type: 'string', value: 'N', description: 'model calls per rollout before the final-answer call (default 10)' },
+  workers: {
+    type: 'string',
+    value: 'N',
+    description:
+      'worker threads (default: from the run: 1 per 512 rollouts in flight for a plain batch, 1 per core with an environment)',
+  },
+  concurrency: {
+    type: 'string',
+    value: 'N',
+    description:
+      'rollouts in flight in total (default 32); model requests are not capped below it unless endpoint.concurrency says so',
+  },
+  'max-turns': {
+    type: 'string',
+    value: 'N',
+    description: 'model calls per rollout before the final-answer call (default 10)',
+  },
   sandbox: { type: 'string', value: 'local|docker', description: 'where tool commands run (default local)' },
-  image: { type: 'string', value: 'IMAGE', description: 'docker image (default traj-sandbox:bookworm; a row\'s "image" wins)' },
+  image: {
+    type: 'string',
+    value: 'IMAGE',
+    description: 'docker image (default traj-sandbox:bookworm; a row\'s "image" wins)',
+  },
   seed: { type: 'string', value: 'N', description: 'seed of the per-prompt toolset draw (default 0)' },
   system: { type: 'string', value: 'FILE', description: 'file holding the system prompt' },
   'ephemeral-system-prompt': {
     type: 'string',
     value: 'TEXT|@FILE',
-    description: 'appended to the system prompt at run time only: records do not hold it (Hermes semantics); the run fingerprint does',
+    description:
+      'appended to the system prompt at run time only: records do not hold it (Hermes semantics); the run fingerprint does',
   },
-  prefill: { type: 'string', value: 'FILE', description: 'JSON array of messages sent before each prompt at run time only (few-shot priming), not saved in records' },
+  prefill: {
+    type: 'string',
+    value: 'FILE',
+    description:
+      'JSON array of messages sent before each prompt at run time only (few-shot priming), not saved in records',
+  },
   'require-reasoning': { type: 'boolean', description: 'discard rollouts without reasoning' },
   'completed-only': { type: 'boolean', description: 'discard rollouts that did not finish on their own' },
-  'max-attempts': { type: 'string', value: 'N', description: 'recorded failures per prompt across reruns before it is failed for good (default 3); a kill or a run-level fault uses none' },
-  'retry-failed': { type: 'boolean', description: 'give prompts failed for good (attempts used up, or a fault that repeats) fresh attempts in this run' },
-  'rollout-timeout': { type: 'string', value: 'S', description: 'abort a rollout after S seconds (recorded as failed, infra)' },
+  'max-attempts': {
+    type: 'string',
+    value: 'N',
+    description:
+      'recorded failures per prompt across reruns before it is failed for good (default 3); a kill or a run-level fault uses none',
+  },
+  'retry-failed': {
+    type: 'boolean',
+    description: 'give prompts failed for good (attempts used up, or a fault that repeats) fresh attempts in this run',
+  },
+  'rollout-timeout': {
+    type: 'string',
+    value: 'S',
+    description: 'abort a rollout after S seconds (recorded as failed, infra)',
+  },
   force: { type: 'boolean', description: 'continue a run whose settings changed (the change is recorded)' },
   limit: { type: 'string', value: 'N', description: 'only the first N dataset rows' },
-  'skip-bad-rows': { type: 'boolean', description: 'skip malformed dataset rows (counted in the statistics) instead of stopping' },
+  'skip-bad-rows': {
+    type: 'boolean',
+    description: 'skip malformed dataset rows (counted in the statistics) instead of stopping',
+  },
   'hub-url': { type: 'string', value: 'URL', description: 'Hugging Face Hub endpoint for hf:// datasets' },
-  'grace-period': { type: 'string', value: 'S', description: 'seconds in-flight rollouts get after Ctrl-C (default 30)' },
+  'grace-period': {
+    type: 'string',
+    value: 'S',
+    description: 'seconds in-flight rollouts get after Ctrl-C (default 30)',
+  },
   out: { type: 'string', value: 'DIR', description: 'output folder (default datasets/<run>)' },
   checkpoints: { type: 'string', value: 'DIR', description: 'folder of run stores (default checkpoints)' },
-  'web-cache': { type: 'string', value: 'MODE', description: 'readwrite (default): reuse and store web fetches in the run store; read: reuse only; off' },
-  'scripted-if-unset': { type: 'boolean', description: 'with no endpoint configured, use the built-in scripted endpoint (what npm start does)' },
-  memory: { type: 'string', value: 'DIR', description: 'memory tool on: each rollout works on a private copy of DIR; the record keeps its final state' },
-  skills: { type: 'string', value: 'DIR[,DIR]', description: 'skill folders for the skills toolset (read-only unless --skills-writable)' },
-  'skills-writable': { type: 'boolean', description: 'let skill_manage create and change skills in the --skills folders' },
+  'web-cache': {
+    type: 'string',
+    value: 'MODE',
+    description: 'readwrite (default): reuse and store web fetches in the run store; read: reuse only; off',
+  },
+  'scripted-if-unset': {
+    type: 'boolean',
+    description: 'with no endpoint configured, use the built-in scripted endpoint (what npm start does)',
+  },
+  memory: {
+    type: 'string',
+    value: 'DIR',
+    description: 'memory tool on: each rollout works on a private copy of DIR; the record keeps its final state',
+  },
+  skills: {
+    type: 'string',
+    value: 'DIR[,DIR]',
+    description: 'skill folders for the skills toolset (read-only unless --skills-writable)',
+  },
+  'skills-writable': {
+    type: 'boolean',
+    description: 'let skill_manage create and change skills in the --skills folders',
+  },
   ...QUEUE_OPTIONS,
   ...ENDPOINT_OPTIONS,
 };
@@ -58,8 +142,10 @@ export const RUN_OPTIONS: Record<string, OptionSpec> = {
  */
 export function readRunConfigFile(file: string): Partial<RunConfig> {
   const config = validate(RunConfigSchema.partial(), readConfigFile(file), file);
-  if (config.docker !== undefined) validate(z.strictObject({ docker: DockerSandboxConfigSchema }), { docker: config.docker }, file);
-  if (config.local !== undefined) validate(z.strictObject({ local: LocalSandboxConfigSchema }), { local: config.local }, file);
+  if (config.docker !== undefined)
+    validate(z.strictObject({ docker: DockerSandboxConfigSchema }), { docker: config.docker }, file);
+  if (config.local !== undefined)
+    validate(z.strictObject({ local: LocalSandboxConfigSchema }), { local: config.local }, file);
   return config;
 }
 
@@ -98,9 +184,15 @@ export function runConfigFrom(values: ParsedCommand['values'], defaults: Partial
     web_cache: stringOption(values, 'web-cache'),
     queue: queueFlags(values),
   };
-  const merged = { ...defaults, ...fromFile, ...Object.fromEntries(Object.entries(flags).filter(([, value]) => value !== undefined)) };
-  if (!merged.run) throw new ConfigError('missing --run NAME (the run store is checkpoints/NAME.sqlite)', { code: 'cli_usage' });
-  if (merged.distribution && merged.toolsets) throw new ConfigError('give either --distribution or --toolsets, not both', { code: 'cli_usage' });
+  const merged = {
+    ...defaults,
+    ...fromFile,
+    ...Object.fromEntries(Object.entries(flags).filter(([, value]) => value !== undefined)),
+  };
+  if (!merged.run)
+    throw new ConfigError('missing --run NAME (the run store is checkpoints/NAME.sqlite)', { code: 'cli_usage' });
+  if (merged.distribution && merged.toolsets)
+    throw new ConfigError('give either --distribution or --toolsets, not both', { code: 'cli_usage' });
   const config = validate(RunConfigSchema, merged, file ? `${file} + flags` : 'flags');
   // MCP servers: TRAJ_HOME/config.yaml overlaid by the run config, validated here so a mistake
   // names its file before any worker starts (and relative `cwd`s resolve against that file).
@@ -120,6 +212,9 @@ function ephemeralText(value: string | undefined): string | undefined {
   try {
     return readFileSync(value.slice(1), 'utf8');
   } catch (error) {
-    throw new ConfigError(`--ephemeral-system-prompt ${value}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { code: 'config_missing' });
+    throw new ConfigError(
+      `--ephemeral-system-prompt ${value}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+      { code: 'config_missing' },
+    );
   }
 }

@@ -11,8 +11,16 @@ export const command: CommandDefinition = {
   usage: 'traj sandbox prune [--backend local|docker] [--run NAME] [--all]',
   allowPositionals: true,
   options: {
-    backend: { type: 'string', value: 'local|docker', description: 'only this backend (default: both; docker is skipped when no engine answers)' },
-    run: { type: 'string', value: 'NAME', description: 'only containers of this run (local folders carry no run name)' },
+    backend: {
+      type: 'string',
+      value: 'local|docker',
+      description: 'only this backend (default: both; docker is skipped when no engine answers)',
+    },
+    run: {
+      type: 'string',
+      value: 'NAME',
+      description: 'only containers of this run (local folders carry no run name)',
+    },
     all: { type: 'boolean', description: 'also sandboxes whose traj process is still running (kills them)' },
   },
   details: [
@@ -20,7 +28,7 @@ export const command: CommandDefinition = {
     '  local:  traj-sbx-* folders in the temp directory (and their pids cgroups), by owner pid;',
     '  docker: containers labelled traj.managed=1, by owner pid.',
     '--all removes them even while their process runs. Only sandboxes traj created are touched.',
-    'Runs (batch, eval, bench) prune dead invocations\' leftovers of their backend when they start.',
+    "Runs (batch, eval, bench) prune dead invocations' leftovers of their backend when they start.",
     '',
     'examples:',
     '  traj sandbox prune',
@@ -38,7 +46,9 @@ export const command: CommandDefinition = {
     }
     const backend = stringOption(values, 'backend');
     if (backend !== undefined && !BACKENDS.includes(backend)) {
-      throw new ConfigError(`--backend: expected one of: ${BACKENDS.join(', ')}, got '${backend}'`, { code: 'cli_usage' });
+      throw new ConfigError(`--backend: expected one of: ${BACKENDS.join(', ')}, got '${backend}'`, {
+        code: 'cli_usage',
+      });
     }
     const run = stringOption(values, 'run');
     const all = values.all === true;

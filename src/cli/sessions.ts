@@ -1,7 +1,14 @@
 import { writeFileSync } from 'node:fs';
 import { ConfigError } from '../errors.js';
 // The session modules alone: listing sessions need not load the model client or the agent.
-import { EXPORT_FORMATS, exportSession, forkLabel, formatSearchHits, formatSessionList, type ExportFormat } from '../chat/session-format.js';
+import {
+  EXPORT_FORMATS,
+  exportSession,
+  forkLabel,
+  formatSearchHits,
+  formatSessionList,
+  type ExportFormat,
+} from '../chat/session-format.js';
 import { SessionStore } from '../chat/session-store.js';
 import { createStyle } from '../chat/style.js';
 import { formatTranscript } from '../chat/transcript.js';
@@ -16,7 +23,12 @@ export const command: CommandDefinition = {
   allowPositionals: true,
   options: {
     limit: { type: 'string', value: 'N', description: 'list/search: at most N rows', default: '20' },
-    format: { type: 'string', value: 'messages|sharegpt', description: 'export: OpenAI messages + tools, or the Hermes ShareGPT view', default: 'messages' },
+    format: {
+      type: 'string',
+      value: 'messages|sharegpt',
+      description: 'export: OpenAI messages + tools, or the Hermes ShareGPT view',
+      default: 'messages',
+    },
     out: { type: 'string', value: 'FILE', description: 'export: write to FILE instead of stdout' },
     system: { type: 'boolean', description: 'show: include the system prompt' },
     json: { type: 'boolean', description: 'list/search/show: print JSON' },
@@ -30,7 +42,10 @@ ID may be a unique prefix of a session id. Search: all words must match; "a phra
   async run({ values, positionals }) {
     const [action, ...rest] = positionals;
     if (!action || !(ACTIONS as readonly string[]).includes(action)) {
-      throw new ConfigError(`traj sessions: expected one of ${ACTIONS.join(', ')}, got '${positionals.join(' ') || '(nothing)'}' (see 'traj sessions --help')`, { code: 'cli_usage' });
+      throw new ConfigError(
+        `traj sessions: expected one of ${ACTIONS.join(', ')}, got '${positionals.join(' ') || '(nothing)'}' (see 'traj sessions --help')`,
+        { code: 'cli_usage' },
+      );
     }
     const limit = integerOption(values, 'limit') ?? 20;
     const style = createStyle(Boolean(process.stdout.isTTY) && !process.env.NO_COLOR);
@@ -47,7 +62,8 @@ ID may be a unique prefix of a session id. Search: all words must match; "a phra
         }
         case 'search': {
           const query = rest.join(' ').trim();
-          if (!query) throw new ConfigError('traj sessions search QUERY: give the words to search for', { code: 'cli_usage' });
+          if (!query)
+            throw new ConfigError('traj sessions search QUERY: give the words to search for', { code: 'cli_usage' });
           const hits = store.search(query, { limit, mark: style.enabled ? ['\x1b[1m', '\x1b[22m'] : ['[', ']'] });
           print(json ? JSON.stringify(hits, null, 2) : formatSearchHits(hits, style));
           return hits.length > 0 ? 0 : 1;
@@ -59,15 +75,26 @@ ID may be a unique prefix of a session id. Search: all words must match; "a phra
             print(JSON.stringify(session, null, 2));
             return 0;
           }
-          print(style.bold(`session ${session.id}${session.title ? ` "${session.title}"` : ''}${session.forked_from ? ` (${forkLabel(session.forked_from)})` : ''}`));
-          print(style.dim(`model ${session.model} at ${session.base_url} · toolsets ${session.toolsets.join(', ') || '(none)'} · sandbox ${session.sandbox} · ${session.usage.api_calls} model calls`));
+          print(
+            style.bold(
+              `session ${session.id}${session.title ? ` "${session.title}"` : ''}${session.forked_from ? ` (${forkLabel(session.forked_from)})` : ''}`,
+            ),
+          );
+          print(
+            style.dim(
+              `model ${session.model} at ${session.base_url} · toolsets ${session.toolsets.join(', ') || '(none)'} · sandbox ${session.sandbox} · ${session.usage.api_calls} model calls`,
+            ),
+          );
           print(formatTranscript(session.messages, style, { showSystem: values.system === true }));
           return 0;
         }
         default: {
           expectArguments(action, rest, 1);
           const format = (stringOption(values, 'format') ?? 'messages') as ExportFormat;
-          if (!EXPORT_FORMATS.includes(format)) throw new ConfigError(`--format: expected one of ${EXPORT_FORMATS.join(', ')}, got '${format}'`, { code: 'cli_usage' });
+          if (!EXPORT_FORMATS.includes(format))
+            throw new ConfigError(`--format: expected one of ${EXPORT_FORMATS.join(', ')}, got '${format}'`, {
+              code: 'cli_usage',
+            });
           const text = `${JSON.stringify(exportSession(store.get(rest[0]!), format), null, 2)}\n`;
           const out = stringOption(values, 'out');
           if (out) writeFileSync(out, text);

@@ -13,31 +13,69 @@ export function formatStatistics(stats: RunStatistics): string {
     ),
   ];
   if (stats.tools.length > 0) {
-    parts.push(table(['tool', 'calls', 'ok', 'errors', 'error rate'], stats.tools.map((tool) => [tool.name, tool.calls, tool.ok, tool.errors, `${(tool.error_rate * 100).toFixed(1)}%`])));
+    parts.push(
+      table(
+        ['tool', 'calls', 'ok', 'errors', 'error rate'],
+        stats.tools.map((tool) => [
+          tool.name,
+          tool.calls,
+          tool.ok,
+          tool.errors,
+          `${(tool.error_rate * 100).toFixed(1)}%`,
+        ]),
+      ),
+    );
   }
   if (stats.by_toolsets.length > 0) {
     parts.push(
       table(
         ['toolsets', 'rollouts', 'completed', 'rate'],
-        stats.by_toolsets.map((row) => [row.toolsets.join('+') || '(none)', row.rollouts, row.completed, `${(row.completion_rate * 100).toFixed(1)}%`]),
+        stats.by_toolsets.map((row) => [
+          row.toolsets.join('+') || '(none)',
+          row.rollouts,
+          row.completed,
+          `${(row.completion_rate * 100).toFixed(1)}%`,
+        ]),
       ),
     );
   }
-  const failures = Object.entries(p.failures).map(([code, failure]) => `  ${code} ×${failure.count} (e.g. ${failure.example_key}): ${failure.first_message}`);
+  const failures = Object.entries(p.failures).map(
+    ([code, failure]) => `  ${code} ×${failure.count} (e.g. ${failure.example_key}): ${failure.first_message}`,
+  );
   const badRows = p.bad_row_examples.map((row) => `  line ${row.line}: ${row.reason}`);
-  const drops = Object.entries(stats.toolset_drops).map(([toolset, count]) => `${toolset} ×${count}`).join(', ');
+  const drops = Object.entries(stats.toolset_drops)
+    .map(([toolset, count]) => `${toolset} ×${count}`)
+    .join(', ');
   parts.push(
     [
-      `finish reasons: ${Object.entries(stats.finish_reasons).map(([reason, count]) => `${reason} ${count}`).join(', ') || '(none)'}`,
+      `finish reasons: ${
+        Object.entries(stats.finish_reasons)
+          .map(([reason, count]) => `${reason} ${count}`)
+          .join(', ') || '(none)'
+      }`,
       `reasoning coverage: ${(stats.reasoning_coverage * 100).toFixed(1)}%`,
       `tokens: ${stats.tokens.prompt} prompt (${stats.tokens.cached} cached) + ${stats.tokens.completion} completion (${stats.tokens.reasoning} reasoning)` +
         (stats.tokens.cost === null ? '' : ` · cost ${stats.tokens.cost} (provider-reported)`),
       `wall time: ${(stats.wall_time_ms / 1000).toFixed(1)} s over ${stats.segments} invocation(s), ${stats.rollouts_per_minute.toFixed(1)} rollouts/min`,
-      ...(stats.rewards.scored > 0 || stats.rewards.errors > 0 ? [`rewards: ${stats.rewards.scored} scored, mean ${stats.rewards.mean ?? '-'}, ${stats.rewards.errors} reward errors`] : []),
-      ...(stats.compressions.total > 0 ? [`context compressions: ${stats.compressions.total} in ${stats.compressions.rollouts} rollout(s)`] : []),
-      ...(stats.web.fetches + stats.web.cache_hits > 0 ? [`web: ${stats.web.fetches} fetches, ${stats.web.cache_hits} served from the web cache (${stats.web.cached_entries} cached pages and searches)`] : []),
-      ...(failures.length > 0 ? [`failed (per code: count, an example prompt key, the first message):`, ...failures] : []),
-      ...(badRows.length > 0 ? [`bad rows (${p.bad_rows}${p.bad_rows > badRows.length ? `, first ${badRows.length}` : ''}):`, ...badRows] : []),
+      ...(stats.rewards.scored > 0 || stats.rewards.errors > 0
+        ? [
+            `rewards: ${stats.rewards.scored} scored, mean ${stats.rewards.mean ?? '-'}, ${stats.rewards.errors} reward errors`,
+          ]
+        : []),
+      ...(stats.compressions.total > 0
+        ? [`context compressions: ${stats.compressions.total} in ${stats.compressions.rollouts} rollout(s)`]
+        : []),
+      ...(stats.web.fetches + stats.web.cache_hits > 0
+        ? [
+            `web: ${stats.web.fetches} fetches, ${stats.web.cache_hits} served from the web cache (${stats.web.cached_entries} cached pages and searches)`,
+          ]
+        : []),
+      ...(failures.length > 0
+        ? [`failed (per code: count, an example prompt key, the first message):`, ...failures]
+        : []),
+      ...(badRows.length > 0
+        ? [`bad rows (${p.bad_rows}${p.bad_rows > badRows.length ? `, first ${badRows.length}` : ''}):`, ...badRows]
+        : []),
       ...(drops ? [`toolsets dropped as unavailable: ${drops}`] : []),
     ].join('\n'),
   );

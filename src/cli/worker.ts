@@ -9,8 +9,16 @@ export const command: CommandDefinition = {
   options: {
     queue: { type: 'string', value: 'URL', description: 'the Redis the coordinator queues on: redis://HOST:PORT[/DB]' },
     concurrency: { type: 'string', value: 'N', description: 'rollouts this worker runs at once (default 8)' },
-    threads: { type: 'string', value: 'N', description: 'worker threads of the local rollout pool (default: CPU cores)' },
-    sandbox: { type: 'string', value: 'local|docker', description: 'the sandbox this machine offers (docker: its own engine); a run using another is refused' },
+    threads: {
+      type: 'string',
+      value: 'N',
+      description: 'worker threads of the local rollout pool (default: CPU cores)',
+    },
+    sandbox: {
+      type: 'string',
+      value: 'local|docker',
+      description: 'the sandbox this machine offers (docker: its own engine); a run using another is refused',
+    },
   },
   details: `The worker serves every run announced in that Redis whose code version and fingerprint (tool
 schemas, environment module) match its own; it refuses the others and says which part differs.
@@ -23,12 +31,23 @@ Example:
   traj worker --queue redis://10.0.0.5:6379 --concurrency 16 --sandbox docker`,
   async run({ values }) {
     const url = stringOption(values, 'queue');
-    if (!url) throw new ConfigError('missing --queue redis://HOST:PORT[/DB] (where the coordinator, traj batch|eval|bench --queue, queues)', { code: 'cli_usage' });
+    if (!url)
+      throw new ConfigError(
+        'missing --queue redis://HOST:PORT[/DB] (where the coordinator, traj batch|eval|bench --queue, queues)',
+        { code: 'cli_usage' },
+      );
     const sandbox = stringOption(values, 'sandbox');
-    if (sandbox !== undefined && sandbox !== 'local' && sandbox !== 'docker') throw new ConfigError(`flag --sandbox: expected local or docker, got '${sandbox}'`, { code: 'cli_usage' });
+    if (sandbox !== undefined && sandbox !== 'local' && sandbox !== 'docker')
+      throw new ConfigError(`flag --sandbox: expected local or docker, got '${sandbox}'`, { code: 'cli_usage' });
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const { QueueWorker } = await import('../queue/index.js');
-    const worker = new QueueWorker({ url, concurrency: integerOption(values, 'concurrency') ?? 8, threads: integerOption(values, 'threads'), sandbox, log });
+    const worker = new QueueWorker({
+      url,
+      concurrency: integerOption(values, 'concurrency') ?? 8,
+      threads: integerOption(values, 'threads'),
+      sandbox,
+      log,
+    });
     let finish: () => void = () => undefined;
     const finished = new Promise<void>((resolve) => {
       finish = resolve;

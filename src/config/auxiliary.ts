@@ -9,7 +9,9 @@ export type AuxiliaryEndpoint = z.infer<typeof AuxiliaryEndpointSchema>;
 /** The models tools use beside the agent's own (run config and TRAJ_HOME/config.yaml `auxiliary:`). */
 export const AuxiliaryConfigSchema = z.strictObject({
   vision: AuxiliaryEndpointSchema.optional().describe('vision_analyze (default: the main endpoint)'),
-  summarizer: AuxiliaryEndpointSchema.optional().describe('web_extract summaries of long pages and context compression summaries (default: the main endpoint)'),
+  summarizer: AuxiliaryEndpointSchema.optional().describe(
+    'web_extract summaries of long pages and context compression summaries (default: the main endpoint)',
+  ),
   image: AuxiliaryEndpointSchema.optional().describe('image_generate: an endpoint serving /v1/images/generations'),
   moa: z
     .strictObject({
@@ -35,13 +37,19 @@ export type AuxiliaryModels = z.infer<typeof AuxiliaryModelsSchema>;
  * and MoA exist only when configured.
  */
 export function resolveAuxiliary(config: AuxiliaryConfig | undefined, main: Endpoint): AuxiliaryModels {
-  const fill = (partial: AuxiliaryEndpoint, where: string): Endpoint => validate(EndpointSchema, { ...main, ...stripUndefined(partial) }, `auxiliary.${where}`);
+  const fill = (partial: AuxiliaryEndpoint, where: string): Endpoint =>
+    validate(EndpointSchema, { ...main, ...stripUndefined(partial) }, `auxiliary.${where}`);
   return {
     vision: config?.vision ? fill(config.vision, 'vision') : main,
     ...(config?.summarizer ? { summarizer: fill(config.summarizer, 'summarizer') } : {}),
     ...(config?.image ? { image: fill(config.image, 'image') } : {}),
     ...(config?.moa
-      ? { moa: { reference: config.moa.reference.map((entry, index) => fill(entry, `moa.reference.${index}`)), aggregator: fill(config.moa.aggregator, 'moa.aggregator') } }
+      ? {
+          moa: {
+            reference: config.moa.reference.map((entry, index) => fill(entry, `moa.reference.${index}`)),
+            aggregator: fill(config.moa.aggregator, 'moa.aggregator'),
+          },
+        }
       : {}),
   };
 }

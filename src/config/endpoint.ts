@@ -25,27 +25,38 @@ export const EndpointSchema = z.strictObject({
     .int()
     .positive()
     .optional()
-    .describe('requests in flight to this endpoint at most, across the whole run (default: no cap below --concurrency)'),
+    .describe(
+      'requests in flight to this endpoint at most, across the whole run (default: no cap below --concurrency)',
+    ),
   tool_call_format: z.enum(['native', 'hermes']).default('native'),
-  context_length: z.number().int().positive().optional().describe("the model's context window in tokens (default: the server's /v1/models, else 128000)"),
+  context_length: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe("the model's context window in tokens (default: the server's /v1/models, else 128000)"),
   prompt_caching: z
     .enum(['auto', 'on', 'off'])
     .optional()
-    .describe('cache_control breakpoints on the system prompt and last messages; auto (the default) = Anthropic models only'),
+    .describe(
+      'cache_control breakpoints on the system prompt and last messages; auto (the default) = Anthropic models only',
+    ),
   reasoning_echo: z
     .enum(['auto', 'always', 'never'])
     .optional()
     .describe(
       'pass reasoning back on later requests: auto = the state providers need to continue a thinking model across tool ' +
         'calls (reasoning_details with signatures; reasoning_content or thinking parts of tool-calling turns); ' +
-        'always = every turn\'s reasoning, in the form it came; never = none (default auto)',
+        "always = every turn's reasoning, in the form it came; never = none (default auto)",
     ),
   max_reply_bytes: z
     .number()
     .int()
     .positive()
     .optional()
-    .describe(`a reply (body or stream) larger than this fails with reply_too_large (default ${DEFAULT_MAX_REPLY_BYTES})`),
+    .describe(
+      `a reply (body or stream) larger than this fails with reply_too_large (default ${DEFAULT_MAX_REPLY_BYTES})`,
+    ),
 });
 export type Endpoint = z.infer<typeof EndpointSchema>;
 export type EndpointInput = z.input<typeof EndpointSchema>;
@@ -64,7 +75,10 @@ export interface EndpointFlags {
  * OPENROUTER_API_KEY with OpenRouter's base URL; the model from TRAJ_MODEL.
  * Returns undefined fields where nothing is configured, so callers can say what is missing.
  */
-export function endpointFromEnvironment(flags: EndpointFlags, env: NodeJS.ProcessEnv = process.env): Partial<EndpointInput> {
+export function endpointFromEnvironment(
+  flags: EndpointFlags,
+  env: NodeJS.ProcessEnv = process.env,
+): Partial<EndpointInput> {
   const out: Partial<EndpointInput> = {};
   if (flags.apiKeyEnv) out.api_key_env = flags.apiKeyEnv;
   if (flags.baseUrl) out.base_url = flags.baseUrl;
@@ -80,5 +94,7 @@ export function endpointFromEnvironment(flags: EndpointFlags, env: NodeJS.Proces
 
 /** True when no endpoint is configured at all (callers may fall back to the built-in scripted one). */
 export function isEndpointConfigured(flags: EndpointFlags, env: NodeJS.ProcessEnv = process.env): boolean {
-  return Boolean(flags.baseUrl || env.OPENAI_BASE_URL || env.OPENAI_API_KEY || env.OPENROUTER_API_KEY || flags.apiKeyEnv);
+  return Boolean(
+    flags.baseUrl || env.OPENAI_BASE_URL || env.OPENAI_API_KEY || env.OPENROUTER_API_KEY || flags.apiKeyEnv,
+  );
 }

@@ -13,7 +13,8 @@ export const HomeConfigSchema = z.strictObject({
   approved_commands: z
     .array(z.string({ error: PATTERN_IDS }), { error: PATTERN_IDS })
     .nullable()
-    .optional().describe("dangerous-command patterns approved 'always' in traj chat"),
+    .optional()
+    .describe("dangerous-command patterns approved 'always' in traj chat"),
 });
 
 /** Check the top-level keys of a parsed TRAJ_HOME/config.yaml; an empty file is fine. */

@@ -35,7 +35,13 @@ export interface ToolConfig {
  */
 export function loadToolConfig(
   runConfigFile?: string,
-  overlay: { web?: unknown; auxiliary?: unknown; browser?: unknown; delegation?: unknown; code_execution?: unknown } = {},
+  overlay: {
+    web?: unknown;
+    auxiliary?: unknown;
+    browser?: unknown;
+    delegation?: unknown;
+    code_execution?: unknown;
+  } = {},
 ): ToolConfig {
   const files: string[] = [];
   const layers: Array<z.infer<typeof ToolConfigFileSchema>> = [];
@@ -48,10 +54,19 @@ export function loadToolConfig(
   layers.push(overlay as z.infer<typeof ToolConfigFileSchema>);
   const where = files.length > 0 ? files.join(' + ') : 'config';
   const web = layers.reduce<Record<string, unknown>>((merged, layer) => mergeWeb(merged, layer.web), {});
-  const auxiliary = layers.reduce<Record<string, unknown> | undefined>((merged, layer) => (layer.auxiliary ? { ...merged, ...layer.auxiliary } : merged), undefined);
+  const auxiliary = layers.reduce<Record<string, unknown> | undefined>(
+    (merged, layer) => (layer.auxiliary ? { ...merged, ...layer.auxiliary } : merged),
+    undefined,
+  );
   const browser = layers.reduce<Record<string, unknown>>((merged, layer) => ({ ...merged, ...layer.browser }), {});
-  const delegation = layers.reduce<Record<string, unknown>>((merged, layer) => ({ ...merged, ...layer.delegation }), {});
-  const codeExecution = layers.reduce<Record<string, unknown>>((merged, layer) => ({ ...merged, ...layer.code_execution }), {});
+  const delegation = layers.reduce<Record<string, unknown>>(
+    (merged, layer) => ({ ...merged, ...layer.delegation }),
+    {},
+  );
+  const codeExecution = layers.reduce<Record<string, unknown>>(
+    (merged, layer) => ({ ...merged, ...layer.code_execution }),
+    {},
+  );
   return {
     web: validate(WebConfigSchema, web, `${where}: web`),
     browser: validate(BrowserConfigSchema, browser, `${where}: browser`),

@@ -12,7 +12,9 @@ export function describeIssues(where: string, error: z.ZodError, schema?: z.ZodT
   const lines = error.issues.flatMap((issue) => {
     if (issue.code === 'unrecognized_keys') {
       const known = schema ? knownKeysAt(schema, issue.path) : [];
-      return issue.keys.map((key) => `  ${where}: ${formatPath([...issue.path, key])}: ${unknownKeyMessage(key, known)}`);
+      return issue.keys.map(
+        (key) => `  ${where}: ${formatPath([...issue.path, key])}: ${unknownKeyMessage(key, known)}`,
+      );
     }
     return [`  ${where}: ${formatPath(issue.path)}: ${issue.message}`];
   });
@@ -82,7 +84,10 @@ function objectsOf(schema: z.ZodType, depth = 0): Definition[] {
     case 'union':
       return (def.options ?? []).flatMap((option) => objectsOf(option, depth + 1));
     case 'intersection':
-      return [...(def.left ? objectsOf(def.left, depth + 1) : []), ...(def.right ? objectsOf(def.right, depth + 1) : [])];
+      return [
+        ...(def.left ? objectsOf(def.left, depth + 1) : []),
+        ...(def.right ? objectsOf(def.right, depth + 1) : []),
+      ];
     default:
       return [];
   }
@@ -112,11 +117,17 @@ function childrenOf(schema: z.ZodType, key: PropertyKey, depth = 0): z.ZodType[]
     case 'lazy':
       return def.getter ? childrenOf(def.getter(), key, depth + 1) : [];
     case 'pipe':
-      return [...(def.in ? childrenOf(def.in, key, depth + 1) : []), ...(def.out ? childrenOf(def.out, key, depth + 1) : [])];
+      return [
+        ...(def.in ? childrenOf(def.in, key, depth + 1) : []),
+        ...(def.out ? childrenOf(def.out, key, depth + 1) : []),
+      ];
     case 'union':
       return (def.options ?? []).flatMap((option) => childrenOf(option, key, depth + 1));
     case 'intersection':
-      return [...(def.left ? childrenOf(def.left, key, depth + 1) : []), ...(def.right ? childrenOf(def.right, key, depth + 1) : [])];
+      return [
+        ...(def.left ? childrenOf(def.left, key, depth + 1) : []),
+        ...(def.right ? childrenOf(def.right, key, depth + 1) : []),
+      ];
     default:
       return [];
   }
@@ -128,7 +139,13 @@ export function knownKeysAt(schema: z.ZodType, path: readonly PropertyKey[]): st
   for (const key of path) current = current.flatMap((candidate) => childrenOf(candidate, key));
   const shapes = current.flatMap((candidate) => objectsOf(candidate)).map((def) => def.shape ?? {});
   // A key whose only valid value is absence (z.never(), e.g. a misplaced `judge:`) is not one to suggest.
-  const keys = new Set(shapes.flatMap((shape) => Object.entries(shape).filter(([, child]) => !isNever(child)).map(([key]) => key)));
+  const keys = new Set(
+    shapes.flatMap((shape) =>
+      Object.entries(shape)
+        .filter(([, child]) => !isNever(child))
+        .map(([key]) => key),
+    ),
+  );
   return [...keys].sort();
 }
 

@@ -5,8 +5,13 @@ export const NetworkPolicySchema = z.strictObject({
   allow_domains: z
     .array(z.string().min(1))
     .default([])
-    .describe('when non-empty, only these domains (and their subdomains) may be fetched; "*.example.com" and "example.com" mean the same'),
-  deny_domains: z.array(z.string().min(1)).default([]).describe('never fetched, with their subdomains; wins over allow_domains'),
+    .describe(
+      'when non-empty, only these domains (and their subdomains) may be fetched; "*.example.com" and "example.com" mean the same',
+    ),
+  deny_domains: z
+    .array(z.string().min(1))
+    .default([])
+    .describe('never fetched, with their subdomains; wins over allow_domains'),
   allow_private: z
     .boolean()
     .default(false)
@@ -18,7 +23,10 @@ export const SEARCH_BACKENDS = ['searxng', 'brave', 'tavily', 'firecrawl'] as co
 export type SearchBackendName = (typeof SEARCH_BACKENDS)[number];
 
 export const WebSearchConfigSchema = z.strictObject({
-  backend: z.enum(SEARCH_BACKENDS).optional().describe('default: the first configured of searxng, brave, tavily, firecrawl'),
+  backend: z
+    .enum(SEARCH_BACKENDS)
+    .optional()
+    .describe('default: the first configured of searxng, brave, tavily, firecrawl'),
   base_url: z.url().optional().describe("the backend's base URL (default: its public API; searxng: TRAJ_SEARXNG_URL)"),
   limit: z.number().int().min(1).max(20).default(5).describe('results when the model does not say'),
   timeout_ms: z.number().int().positive().default(20_000),
@@ -26,9 +34,19 @@ export const WebSearchConfigSchema = z.strictObject({
 
 export const WebExtractConfigSchema = z.strictObject({
   timeout_ms: z.number().int().positive().default(20_000).describe('per URL, redirects included'),
-  max_bytes: z.number().int().positive().default(5_000_000).describe('body bytes read per URL; the rest is not downloaded'),
+  max_bytes: z
+    .number()
+    .int()
+    .positive()
+    .default(5_000_000)
+    .describe('body bytes read per URL; the rest is not downloaded'),
   max_redirects: z.number().int().min(0).max(20).default(5),
-  max_chars: z.number().int().positive().default(20_000).describe('Markdown characters per page before it is cut (or summarised)'),
+  max_chars: z
+    .number()
+    .int()
+    .positive()
+    .default(20_000)
+    .describe('Markdown characters per page before it is cut (or summarised)'),
 });
 
 export const WebConfigSchema = z.strictObject({
@@ -40,4 +58,3 @@ export type WebConfig = z.infer<typeof WebConfigSchema>;
 export type WebConfigInput = z.input<typeof WebConfigSchema>;
 
 export const DEFAULT_WEB_CONFIG: WebConfig = WebConfigSchema.parse({});
-

@@ -13,7 +13,8 @@ export function plainValue(value: unknown, arrow: ArrowModule): unknown {
   if (value instanceof arrow.Vector) return Array.from(value as Iterable<unknown>, (item) => plainValue(item, arrow));
   if (value instanceof Date) return value.toISOString();
   if (value instanceof Uint8Array) return Buffer.from(value).toString('base64');
-  if (ArrayBuffer.isView(value)) return Array.from(value as unknown as ArrayLike<number | bigint>, (item) => plainValue(item, arrow));
+  if (ArrayBuffer.isView(value))
+    return Array.from(value as unknown as ArrayLike<number | bigint>, (item) => plainValue(item, arrow));
   if (typeof value === 'object') return plainObject(value as object, arrow);
   return value;
 }

@@ -10,7 +10,8 @@ export function checkPrefix(messages: readonly Message[], field: string): string
   let pending = new Set<string>();
   for (const message of messages) {
     if (message.role === 'tool') {
-      if (!pending.delete(message.tool_call_id)) return `${field}: a tool result answers unknown tool_call_id "${message.tool_call_id}"`;
+      if (!pending.delete(message.tool_call_id))
+        return `${field}: a tool result answers unknown tool_call_id "${message.tool_call_id}"`;
       continue;
     }
     if (pending.size > 0) return unanswered(field, pending);

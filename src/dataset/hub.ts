@@ -34,7 +34,11 @@ export function parseHubUrl(source: string): HubLocation {
     throw new DatasetError(`${source}: expected ${HUB_URL_FORM}`, { code: 'dataset_hub_url', details: { source } });
   }
   const [, organisation, name, revision, path] = match;
-  return { repository: `${organisation}/${name}`, revision: revision ? decodeURIComponent(revision) : 'main', path: path! };
+  return {
+    repository: `${organisation}/${name}`,
+    revision: revision ? decodeURIComponent(revision) : 'main',
+    path: path!,
+  };
 }
 
 export function hubCacheDir(): string {
@@ -104,23 +108,32 @@ function failureKind(error: unknown): FailureKind {
 function hubError(source: string, hubUrl: string, error: unknown): DatasetError {
   const kind = failureKind(error);
   if (kind === 'not_found') {
-    return new DatasetError(`${source}: not found on ${hubUrl} (check the organisation, dataset name, revision and file path)`, {
-      code: 'dataset_hub_not_found',
-      cause: error,
-    });
+    return new DatasetError(
+      `${source}: not found on ${hubUrl} (check the organisation, dataset name, revision and file path)`,
+      {
+        code: 'dataset_hub_not_found',
+        cause: error,
+      },
+    );
   }
   if (kind === 'access') {
     const status = (error as { statusCode?: unknown }).statusCode;
-    return new DatasetError(`${source}: ${hubUrl} refused access (status ${String(status)}); for a gated or private dataset set HF_TOKEN`, {
-      code: 'dataset_hub_access',
-      cause: error,
-    });
+    return new DatasetError(
+      `${source}: ${hubUrl} refused access (status ${String(status)}); for a gated or private dataset set HF_TOKEN`,
+      {
+        code: 'dataset_hub_access',
+        cause: error,
+      },
+    );
   }
   const cause = (error as { cause?: unknown }).cause;
   const detail = cause ? `${errorMessage(error)}: ${errorMessage(cause)}` : errorMessage(error);
-  return new DatasetError(`${source}: cannot download from ${hubUrl} (${detail}); use --hub-url (or HF_ENDPOINT) for another endpoint`, {
-    code: 'dataset_hub_unreachable',
-    retryable: true,
-    cause: error,
-  });
+  return new DatasetError(
+    `${source}: cannot download from ${hubUrl} (${detail}); use --hub-url (or HF_ENDPOINT) for another endpoint`,
+    {
+      code: 'dataset_hub_unreachable',
+      retryable: true,
+      cause: error,
+    },
+  );
 }

@@ -2,6 +2,14 @@
 export { readDataset, type ReadDatasetOptions } from './read-dataset.js';
 export { DatasetRowSchema, isBadRow, normaliseRow, type BadRow, type DatasetItem, type DatasetRow } from './row.js';
 export { datasetFormat, SUPPORTED_EXTENSIONS, type DatasetFormat } from './format.js';
-export { downloadHubFile, hubCacheDir, isHubUrl, parseHubUrl, HUB_URL_FORM, type HubLocation, type HubOptions } from './hub.js';
+export {
+  downloadHubFile,
+  hubCacheDir,
+  isHubUrl,
+  parseHubUrl,
+  HUB_URL_FORM,
+  type HubLocation,
+  type HubOptions,
+} from './hub.js';
 export { locate, positionUnit } from './location.js';
 export { readItems, type ReadItemsOptions } from './read-items.js';

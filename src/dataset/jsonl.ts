@@ -26,7 +26,10 @@ export async function* readJsonlRows(file: string, options: { gzip?: boolean } =
       line += 1;
       const text = decodeLine(bytes);
       if (text === undefined) {
-        yield { line, error: 'not valid UTF-8 (the line holds bytes that are no UTF-8 character; re-encode the file as UTF-8)' };
+        yield {
+          line,
+          error: 'not valid UTF-8 (the line holds bytes that are no UTF-8 character; re-encode the file as UTF-8)',
+        };
         continue;
       }
       const trimmed = line === 1 ? text.replace(/^\uFEFF/, '').trim() : text.trim();

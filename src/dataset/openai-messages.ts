@@ -44,7 +44,8 @@ export function messagesFromOpenAI(inputs: readonly OpenAIMessageInput[]): Conve
   const messages: Message[] = [];
   for (const [index, input] of inputs.entries()) {
     if (isSystem(input)) {
-      if (messages.length > 0) return { reason: `messages.${index}: a system message is only allowed at the start of the conversation` };
+      if (messages.length > 0)
+        return { reason: `messages.${index}: a system message is only allowed at the start of the conversation` };
       systemParts.push(contentText(input.content));
       continue;
     }
@@ -68,7 +69,10 @@ function convert(input: Exclude<OpenAIMessageInput, SystemInput>): Message {
         ? { role: 'tool', tool_call_id: input.tool_call_id, name: input.name, content: contentText(input.content) }
         : { role: 'tool', tool_call_id: input.tool_call_id, content: contentText(input.content) };
     case 'assistant': {
-      const message: Message = { role: 'assistant', content: input.content == null ? null : contentText(input.content) };
+      const message: Message = {
+        role: 'assistant',
+        content: input.content == null ? null : contentText(input.content),
+      };
       const reasoning = input.reasoning ?? input.reasoning_content;
       if (reasoning) message.reasoning = reasoning;
       if (input.tool_calls && input.tool_calls.length > 0) message.tool_calls = input.tool_calls.map(toolCall);
@@ -82,7 +86,10 @@ function toolCall(input: z.infer<typeof ToolCallInputSchema>): ToolCall {
   return {
     id: input.id,
     type: 'function',
-    function: { name: input.function.name, arguments: args === undefined ? '{}' : typeof args === 'string' ? args : JSON.stringify(args) },
+    function: {
+      name: input.function.name,
+      arguments: args === undefined ? '{}' : typeof args === 'string' ? args : JSON.stringify(args),
+    },
   };
 }
 

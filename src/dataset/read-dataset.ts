@@ -20,7 +20,10 @@ export interface ReadDatasetOptions extends HubOptions {
  * A malformed row throws a DatasetError naming the file, the line and the reason, unless
  * `skipBadRows` asks for a BadRow marker instead. Stops quietly when `signal` aborts.
  */
-export async function* readDataset(source: string, options: ReadDatasetOptions = {}): AsyncGenerator<DatasetItem | BadRow> {
+export async function* readDataset(
+  source: string,
+  options: ReadDatasetOptions = {},
+): AsyncGenerator<DatasetItem | BadRow> {
   const format = datasetFormat(source);
   const file = isHubUrl(source) ? await downloadHubFile(source, options) : await existingFile(source);
   let index = 0;
@@ -42,7 +45,10 @@ export async function* readDataset(source: string, options: ReadDatasetOptions =
     }
   } catch (error) {
     if (isTrajError(error)) throw error;
-    throw new DatasetError(`${source}: cannot read it as ${format} (${errorMessage(error)})`, { code: 'dataset_unreadable', cause: error });
+    throw new DatasetError(`${source}: cannot read it as ${format} (${errorMessage(error)})`, {
+      code: 'dataset_unreadable',
+      cause: error,
+    });
   }
 }
 
@@ -67,9 +73,12 @@ export async function existingFile(source: string): Promise<string> {
     throw new DatasetError(`${source}: is not a file`, { code: 'dataset_missing', details: { source } });
   } catch (error) {
     if (isTrajError(error)) throw error;
-    throw new DatasetError(`${source}: dataset file not found (${(error as NodeJS.ErrnoException).code ?? errorMessage(error)})`, {
-      code: 'dataset_missing',
-      details: { source },
-    });
+    throw new DatasetError(
+      `${source}: dataset file not found (${(error as NodeJS.ErrnoException).code ?? errorMessage(error)})`,
+      {
+        code: 'dataset_missing',
+        details: { source },
+      },
+    );
   }
 }

@@ -15,7 +15,11 @@ export interface ReadItemsOptions extends HubOptions {
  * Arrow, `hf://`), each row validated against the environment's `schema` instead of the prompt
  * schema. A bad row is an error naming the file, the line and the field.
  */
-export async function* readItems<S extends z.ZodType>(source: string, schema: S, options: ReadItemsOptions = {}): AsyncGenerator<z.infer<S>> {
+export async function* readItems<S extends z.ZodType>(
+  source: string,
+  schema: S,
+  options: ReadItemsOptions = {},
+): AsyncGenerator<z.infer<S>> {
   const format = datasetFormat(source);
   const file = isHubUrl(source) ? await downloadHubFile(source, options) : await existingFile(source);
   let yielded = 0;
@@ -30,7 +34,10 @@ export async function* readItems<S extends z.ZodType>(source: string, schema: S,
     }
   } catch (error) {
     if (isTrajError(error)) throw error;
-    throw new DatasetError(`${source}: cannot read it as ${format} (${errorMessage(error)})`, { code: 'dataset_unreadable', cause: error });
+    throw new DatasetError(`${source}: cannot read it as ${format} (${errorMessage(error)})`, {
+      code: 'dataset_unreadable',
+      cause: error,
+    });
   }
 }
 

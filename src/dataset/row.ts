@@ -67,17 +67,25 @@ export function normaliseRow(raw: unknown, position: { index: number; line: numb
   const prefixFields = PREFIX_FIELDS.filter((field) => field in present);
   if (prefixFields.length === 0) {
     const keys = Object.keys(present);
-    return { reason: `expected "prompt" (string) or "messages"/"conversations" (array) — got ${keys.length ? `keys ${keys.join(', ')}` : 'an empty object'}` };
+    return {
+      reason: `expected "prompt" (string) or "messages"/"conversations" (array) — got ${keys.length ? `keys ${keys.join(', ')}` : 'an empty object'}`,
+    };
   }
   if (prefixFields.length > 1) {
-    return { reason: `a row holds one of "prompt", "messages" or "conversations" — got ${prefixFields.map((field) => `"${field}"`).join(' and ')}` };
+    return {
+      reason: `a row holds one of "prompt", "messages" or "conversations" — got ${prefixFields.map((field) => `"${field}"`).join(' and ')}`,
+    };
   }
   const parsed = DatasetRowSchema.safeParse(present);
   if (!parsed.success) return { reason: describeRowIssues(parsed.error) };
   return buildItem(parsed.data, raw as Record<string, unknown>, position);
 }
 
-function buildItem(row: DatasetRow, raw: Record<string, unknown>, position: { index: number; line: number }): NormalisedRow {
+function buildItem(
+  row: DatasetRow,
+  raw: Record<string, unknown>,
+  position: { index: number; line: number },
+): NormalisedRow {
   const conversation = conversationOf(row);
   if ('reason' in conversation) return conversation;
   if (row.system !== undefined && conversation.system !== undefined) {
@@ -85,7 +93,12 @@ function buildItem(row: DatasetRow, raw: Record<string, unknown>, position: { in
   }
   const problem = checkPrefix(conversation.messages, row.conversations ? 'conversations' : 'messages');
   if (problem) return { reason: problem };
-  const item: DatasetItem = { index: position.index, line: position.line, messages: conversation.messages, fields: passThrough(raw) };
+  const item: DatasetItem = {
+    index: position.index,
+    line: position.line,
+    messages: conversation.messages,
+    fields: passThrough(raw),
+  };
   if (row.id !== undefined) item.id = row.id;
   const system = row.system ?? conversation.system;
   if (system !== undefined) item.system = system;

@@ -4,7 +4,14 @@ import type { AssistantMessage, Message, ToolMessage } from '../model/messages.j
 import { extractInlineReasoning } from '../model/reasoning.js';
 import type { ConvertedMessages } from './openai-messages.js';
 
-const ROLES = { system: 'system', human: 'user', user: 'user', gpt: 'assistant', assistant: 'assistant', tool: 'tool' } as const;
+const ROLES = {
+  system: 'system',
+  human: 'user',
+  user: 'user',
+  gpt: 'assistant',
+  assistant: 'assistant',
+  tool: 'tool',
+} as const;
 
 /** A ShareGPT turn (Hermes format); `user`/`assistant` are accepted as aliases of `human`/`gpt`. */
 export const ShareGptTurnSchema = z.object({
@@ -33,7 +40,8 @@ export function messagesFromShareGpt(turns: readonly ShareGptTurn[]): ConvertedM
     const role = ROLES[turn.from];
     const where = `conversations.${index}`;
     if (role === 'system') {
-      if (messages.length > 0) return { reason: `${where}: a system turn is only allowed at the start of the conversation` };
+      if (messages.length > 0)
+        return { reason: `${where}: a system turn is only allowed at the start of the conversation` };
       systemParts.push(turn.value);
     } else if (role === 'user') {
       messages.push({ role: 'user', content: turn.value });
@@ -57,10 +65,17 @@ function assistantTurn(value: string, turnIndex: number): { message: AssistantMe
   const broken = parsed.toolCalls.find((call) => call.parseError);
   if (broken) return { reason: broken.parseError! };
   const message: AssistantMessage = { role: 'assistant', content: parsed.content };
-  const reasoning = thought.reasoning.map((part) => part.trim()).filter(Boolean).join('\n\n');
+  const reasoning = thought.reasoning
+    .map((part) => part.trim())
+    .filter(Boolean)
+    .join('\n\n');
   if (reasoning) message.reasoning = reasoning;
   if (parsed.toolCalls.length > 0) {
-    message.tool_calls = parsed.toolCalls.map((call, k) => ({ id: `call_${turnIndex}_${k}`, type: 'function', function: call.function }));
+    message.tool_calls = parsed.toolCalls.map((call, k) => ({
+      id: `call_${turnIndex}_${k}`,
+      type: 'function',
+      function: call.function,
+    }));
   }
   return { message };
 }

@@ -9,13 +9,21 @@ import { JudgeScaleSchema } from './judge.js';
 /** An environment's judge defaults in config.yaml; flags (--judge-*) override each. */
 export const JudgeConfigSchema = z.strictObject({
   models: z.array(z.string().min(1)).min(1).optional().describe('judge model names; several form a panel'),
-  base_url: z.string().url().optional().describe('the judge endpoint (default: the policy endpoint\'s base URL)'),
-  api_key_env: z.string().optional().describe('variable holding the judge endpoint\'s key'),
+  base_url: z.string().url().optional().describe("the judge endpoint (default: the policy endpoint's base URL)"),
+  api_key_env: z.string().optional().describe("variable holding the judge endpoint's key"),
   rubric: z.string().optional().describe('the rubric text'),
   rubric_file: z.string().optional().describe('file holding the rubric, relative to config.yaml'),
   scale: JudgeScaleSchema.optional().describe('the score range the judge uses (default 0..10)'),
-  structured: z.enum(['auto', 'json_schema', 'text']).optional().describe('auto: response_format json_schema, text fallback on HTTP 400'),
-  max_attempts: z.number().int().positive().optional().describe('judge calls per verdict when the output is invalid (default 3)'),
+  structured: z
+    .enum(['auto', 'json_schema', 'text'])
+    .optional()
+    .describe('auto: response_format json_schema, text fallback on HTTP 400'),
+  max_attempts: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('judge calls per verdict when the output is invalid (default 3)'),
 });
 export type JudgeConfig = z.infer<typeof JudgeConfigSchema>;
 
@@ -57,8 +65,12 @@ export function loadEnvironmentConfig(modulePath: string): EnvironmentConfig & {
   const folder = dirname(path);
   if (config.dataset !== undefined) config.dataset = resolve(folder, config.dataset);
   if (config.judge?.rubric_file !== undefined) {
-    if (config.judge.rubric !== undefined) throw new ConfigError(`${path}: judge: give rubric or rubric_file, not both`, { code: 'config_invalid' });
-    config.judge = { ...config.judge, rubric: readRubric(resolve(folder, config.judge.rubric_file), `${path}: judge.rubric_file`) };
+    if (config.judge.rubric !== undefined)
+      throw new ConfigError(`${path}: judge: give rubric or rubric_file, not both`, { code: 'config_invalid' });
+    config.judge = {
+      ...config.judge,
+      rubric: readRubric(resolve(folder, config.judge.rubric_file), `${path}: judge.rubric_file`),
+    };
   }
   return { ...config, path };
 }
@@ -71,6 +83,8 @@ export function readRubric(file: string, where: string): string {
     return text;
   } catch (error) {
     if (error instanceof ConfigError) throw error;
-    throw new ConfigError(`${where}: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { code: 'config_missing' });
+    throw new ConfigError(`${where}: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)})`, {
+      code: 'config_missing',
+    });
   }
 }

@@ -4,7 +4,10 @@
  * number in the text. Undefined when the text holds no number.
  */
 export function extractFinalNumber(text: string): string | undefined {
-  const marked = /####\s*([^\n]+)/.exec(text)?.[1] ?? lastMatch(text, /\\boxed\{([^{}]+)\}/g) ?? lastMatch(text, /answer\s*(?:is|:)\s*([^\n]+)/gi);
+  const marked =
+    /####\s*([^\n]+)/.exec(text)?.[1] ??
+    lastMatch(text, /\\boxed\{([^{}]+)\}/g) ??
+    lastMatch(text, /answer\s*(?:is|:)\s*([^\n]+)/gi);
   const candidates = marked !== undefined ? numbersIn(marked) : [];
   const chosen = candidates[0] ?? numbersIn(text).at(-1);
   return chosen === undefined ? undefined : normalizeNumber(chosen);

@@ -20,7 +20,8 @@ export function judgeMessages(request: JudgeRequest): Message[] {
     'Reply with one JSON object and nothing else: {"reasoning": "<a few sentences citing the rubric>", "score": <number>, "pass": <true|false>}.',
   ].join('\n');
   const parts = [`<RUBRIC>\n${request.rubric.trim()}\n</RUBRIC>`, `<TASK>\n${request.prompt.trim()}\n</TASK>`];
-  if (request.reference !== undefined) parts.push(`<REFERENCE_ANSWER>\n${request.reference.trim()}\n</REFERENCE_ANSWER>`);
+  if (request.reference !== undefined)
+    parts.push(`<REFERENCE_ANSWER>\n${request.reference.trim()}\n</REFERENCE_ANSWER>`);
   parts.push(`<RESPONSE>\n${request.response.trim()}\n</RESPONSE>`);
   return [
     { role: 'system', content: system },

@@ -65,7 +65,16 @@ export interface JudgeCache {
 
 /** sha256 of everything that decides a verdict: the judge model, rubric, reference, scale, prompt and response. */
 export function judgeCacheKey(model: string, request: JudgeRequest): string {
-  return sha256(canonicalJson({ model, rubric: request.rubric, reference: request.reference ?? null, scale: request.scale, prompt: request.prompt, response: request.response }));
+  return sha256(
+    canonicalJson({
+      model,
+      rubric: request.rubric,
+      reference: request.reference ?? null,
+      scale: request.scale,
+      prompt: request.prompt,
+      response: request.response,
+    }),
+  );
 }
 
 /** The response_format that asks for a verdict (strict JSON Schema generated from VerdictSchema). */
@@ -86,7 +95,10 @@ function clientFor(endpoint: Endpoint, mode: Mode): ModelClient {
   const id = `${mode}:${canonicalJson(endpoint)}`;
   let client = clients.get(id);
   if (!client) {
-    const extra = mode === 'json_schema' ? { ...endpoint.extra_body, response_format: verdictResponseFormat() } : endpoint.extra_body;
+    const extra =
+      mode === 'json_schema'
+        ? { ...endpoint.extra_body, response_format: verdictResponseFormat() }
+        : endpoint.extra_body;
     client = createModelClient({ ...endpoint, extra_body: extra });
     clients.set(id, client);
   }
@@ -101,12 +113,20 @@ function isResponseFormatRejection(error: unknown): boolean {
  * One judge's verdict: structured output when the endpoint takes it, otherwise JSON read from the
  * text; an unusable answer is retried (with what was wrong) up to `maxAttempts` times, then fails.
  */
-export async function gradeWithEndpoint(endpoint: Endpoint, request: JudgeRequest, settings: Pick<JudgeSettings, 'structured' | 'maxAttempts'>, signal?: AbortSignal): Promise<JudgeVerdict> {
+export async function gradeWithEndpoint(
+  endpoint: Endpoint,
+  request: JudgeRequest,
+  settings: Pick<JudgeSettings, 'structured' | 'maxAttempts'>,
+  signal?: AbortSignal,
+): Promise<JudgeVerdict> {
   const endpointId = canonicalJson(endpoint);
   const messages: Message[] = judgeMessages(request);
   const problems: string[] = [];
   for (let attempt = 1; attempt <= settings.maxAttempts; ) {
-    const mode: Mode = settings.structured === 'text' || (settings.structured === 'auto' && rejectsStructured.has(endpointId)) ? 'text' : 'json_schema';
+    const mode: Mode =
+      settings.structured === 'text' || (settings.structured === 'auto' && rejectsStructured.has(endpointId))
+        ? 'text'
+        : 'json_schema';
     let raw: string;
     try {
       const response = await clientFor(endpoint, mode).complete({ messages, signal });
@@ -124,15 +144,22 @@ export async function gradeWithEndpoint(endpoint: Endpoint, request: JudgeReques
     problems.push(parsed);
     messages.push({ role: 'assistant', content: raw }, correctionMessage(parsed));
   }
-  throw new ModelError(`judge ${endpoint.model} at ${endpoint.base_url} gave no valid verdict in ${settings.maxAttempts} attempts: ${problems.join('; ')}`, {
-    code: 'judge_invalid_output',
-    retryable: false,
-    details: { model: endpoint.model, problems },
-  });
+  throw new ModelError(
+    `judge ${endpoint.model} at ${endpoint.base_url} gave no valid verdict in ${settings.maxAttempts} attempts: ${problems.join('; ')}`,
+    {
+      code: 'judge_invalid_output',
+      retryable: false,
+      details: { model: endpoint.model, problems },
+    },
+  );
 }
 
 /** A verdict normalised to 0..1, or what is wrong with the answer. */
-function parseVerdict(raw: string, mode: Mode, scale: JudgeRequest['scale']): Omit<JudgeVerdict, 'model' | 'raw'> | string {
+function parseVerdict(
+  raw: string,
+  mode: Mode,
+  scale: JudgeRequest['scale'],
+): Omit<JudgeVerdict, 'model' | 'raw'> | string {
   let value: unknown;
   if (mode === 'json_schema') {
     try {
@@ -146,14 +173,20 @@ function parseVerdict(raw: string, mode: Mode, scale: JudgeRequest['scale']): Om
     if (value === undefined) return 'no JSON object found in the reply';
   }
   const result = VerdictSchema.safeParse(value);
-  if (!result.success) return result.error.issues.map((issue) => `${issue.path.join('.') || '(object)'}: ${issue.message}`).join(', ');
+  if (!result.success)
+    return result.error.issues.map((issue) => `${issue.path.join('.') || '(object)'}: ${issue.message}`).join(', ');
   const { score, pass, reasoning } = result.data;
   if (score < scale.min || score > scale.max) return `score ${score} is outside the scale ${scale.min}..${scale.max}`;
   return { score: (score - scale.min) / (scale.max - scale.min), pass, reasoning };
 }
 
 /** Grade with every judge of the panel (cached verdicts are reused, new ones stored). */
-export async function gradeWithPanel(settings: JudgeSettings, request: JudgeRequest, cache: JudgeCache, signal?: AbortSignal): Promise<PanelVerdict> {
+export async function gradeWithPanel(
+  settings: JudgeSettings,
+  request: JudgeRequest,
+  cache: JudgeCache,
+  signal?: AbortSignal,
+): Promise<PanelVerdict> {
   const verdicts = await Promise.all(
     settings.endpoints.map(async (endpoint) => {
       const key = judgeCacheKey(endpoint.model, request);
@@ -170,11 +203,18 @@ export async function gradeWithPanel(settings: JudgeSettings, request: JudgeRequ
     }),
   );
   const { pass, agreement } = majorityAgreement(verdicts.map((verdict) => verdict.pass));
-  return { score: verdicts.reduce((sum, verdict) => sum + verdict.score, 0) / verdicts.length, pass, agreement, verdicts };
+  return {
+    score: verdicts.reduce((sum, verdict) => sum + verdict.score, 0) / verdicts.length,
+    pass,
+    agreement,
+    verdicts,
+  };
 }
 
 /** A cache kept in memory (tests, and a layer over a read-only store in workers). */
-export function memoryJudgeCache(initial?: Map<string, JudgeVerdict>): JudgeCache & { entries: Map<string, JudgeVerdict> } {
+export function memoryJudgeCache(
+  initial?: Map<string, JudgeVerdict>,
+): JudgeCache & { entries: Map<string, JudgeVerdict> } {
   const entries = initial ?? new Map<string, JudgeVerdict>();
   return { entries, get: (key) => entries.get(key), put: (key, verdict) => void entries.set(key, verdict) };
 }

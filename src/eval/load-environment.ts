@@ -14,17 +14,23 @@ export function resolveEnvironmentModule(nameOrPath: string): string {
   if (!looksLikePath) {
     const builtIn = join(buildRoot(), 'environments', nameOrPath, 'index.js');
     if (existsSync(builtIn)) return builtIn;
-    throw new ConfigError(`unknown environment '${nameOrPath}'; built-in environments: ${listBuiltInEnvironments().join(', ') || '(none)'}; or pass a path to a .js module`, {
-      code: 'environment_unknown',
-    });
+    throw new ConfigError(
+      `unknown environment '${nameOrPath}'; built-in environments: ${listBuiltInEnvironments().join(', ') || '(none)'}; or pass a path to a .js module`,
+      {
+        code: 'environment_unknown',
+      },
+    );
   }
   const absolute = isAbsolute(nameOrPath) ? nameOrPath : resolve(process.cwd(), nameOrPath);
   const candidates = [absolute, join(absolute, 'index.js'), join(absolute, 'index.mjs')];
   const found = candidates.find((candidate) => existsSync(candidate) && !candidate.endsWith('/'));
   if (!found || found.endsWith('.ts')) {
-    throw new ConfigError(`environment '${nameOrPath}': no module found (looked for ${candidates.join(', ')}); compile TypeScript environments to JavaScript first`, {
-      code: 'environment_missing',
-    });
+    throw new ConfigError(
+      `environment '${nameOrPath}': no module found (looked for ${candidates.join(', ')}); compile TypeScript environments to JavaScript first`,
+      {
+        code: 'environment_missing',
+      },
+    );
   }
   return found;
 }
@@ -50,9 +56,12 @@ export function loadEnvironment(modulePath: string): Promise<Environment> {
     loading = import(pathToFileURL(modulePath).href).then((module: Record<string, unknown>) => {
       const environment = (module.default ?? module.environment) as Environment | undefined;
       if (!environment || typeof environment.prompt !== 'function' || typeof environment.items !== 'function') {
-        throw new ConfigError(`${modulePath}: the default export is not an environment (expected defineEnvironment({ name, version, items, prompt, ... }))`, {
-          code: 'environment_invalid',
-        });
+        throw new ConfigError(
+          `${modulePath}: the default export is not an environment (expected defineEnvironment({ name, version, items, prompt, ... }))`,
+          {
+            code: 'environment_invalid',
+          },
+        );
       }
       return environment;
     });

@@ -15,7 +15,10 @@ export interface Estimate {
 const Z_975 = 1.959963984540054;
 
 /** Student t quantiles t(0.975, df) for df 1..30; larger df use the Cornish–Fisher expansion below. */
-const T_975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145, 2.131, 2.12, 2.11, 2.101, 2.093, 2.086, 2.08, 2.074, 2.069, 2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042];
+const T_975 = [
+  12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145, 2.131, 2.12, 2.11,
+  2.101, 2.093, 2.086, 2.08, 2.074, 2.069, 2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042,
+];
 
 /** The 97.5% quantile of Student's t with `df` degrees of freedom (two-sided 95%). */
 export function tQuantile975(df: number): number {
@@ -113,7 +116,9 @@ export function groupAdvantages(rewards: readonly (number | null)[]): (number | 
   const scored = rewards.filter((reward): reward is number => reward !== null);
   const average = mean(scored);
   const spread = populationStd(scored);
-  return rewards.map((reward) => (reward === null || average === null ? null : (reward - average) / (spread + ADVANTAGE_EPSILON)));
+  return rewards.map((reward) =>
+    reward === null || average === null ? null : (reward - average) / (spread + ADVANTAGE_EPSILON),
+  );
 }
 
 /** Share of judges agreeing with the majority pass/fail verdict (ties count as fail). */

@@ -29,7 +29,10 @@ export interface OracleRunInput {
 export async function runOracleAgent(input: OracleRunInput): Promise<AgentResult> {
   const { environment } = input;
   if (!environment.oracle) {
-    throw new ConfigError(`environment '${environment.name}' has no oracle (reference solution); --agent oracle needs one`, { code: 'oracle_missing' });
+    throw new ConfigError(
+      `environment '${environment.name}' has no oracle (reference solution); --agent oracle needs one`,
+      { code: 'oracle_missing' },
+    );
   }
   const started = performance.now();
   const startedAt = new Date().toISOString();
@@ -43,8 +46,19 @@ export async function runOracleAgent(input: OracleRunInput): Promise<AgentResult
     async callTool(name, args): Promise<OracleToolResult> {
       const id = `oracle-${toolCalls.length + 1}`;
       const call = { id, name, arguments: JSON.stringify(args) };
-      messages.push({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name, arguments: call.arguments } }] });
-      const step = await runToolStep([call], { tools: input.tools, sandbox: input.sandbox, signal: input.signal, state, env: input.env ?? process.env, budget: input.budget });
+      messages.push({
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id, type: 'function', function: { name, arguments: call.arguments } }],
+      });
+      const step = await runToolStep([call], {
+        tools: input.tools,
+        sandbox: input.sandbox,
+        signal: input.signal,
+        state,
+        env: input.env ?? process.env,
+        budget: input.budget,
+      });
       messages.push(...step.messages);
       toolCalls.push(...step.records);
       toolMs += step.ms;
@@ -58,7 +72,12 @@ export async function runOracleAgent(input: OracleRunInput): Promise<AgentResult
     apiCalls: 0,
     toolCalls,
     usage: emptyUsage(),
-    timings: { started_at: startedAt, duration_ms: Math.round(performance.now() - started), model_ms: 0, tool_ms: toolMs },
+    timings: {
+      started_at: startedAt,
+      duration_ms: Math.round(performance.now() - started),
+      model_ms: 0,
+      tool_ms: toolMs,
+    },
     ...(error === undefined ? {} : { error: serializeError(error) }),
   });
   try {

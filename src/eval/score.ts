@@ -2,7 +2,13 @@ import type { AgentResult } from '../agent/result.js';
 import { ConfigError, errorMessage } from '../errors.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { Environment, JudgeInput, RewardContext, RewardOutput } from './environment.js';
-import { DEFAULT_JUDGE_SCALE, gradeWithPanel, type JudgeCache, type JudgeSettings, type PanelVerdict } from './judge.js';
+import {
+  DEFAULT_JUDGE_SCALE,
+  gradeWithPanel,
+  type JudgeCache,
+  type JudgeSettings,
+  type PanelVerdict,
+} from './judge.js';
 import { createRewardContext, NO_JUDGE } from './reward-context.js';
 import { finalAnswer, taskPrompt } from './transcript.js';
 
@@ -35,7 +41,8 @@ export async function scoreRollout<Item>(input: ScoreInput<Item>): Promise<Rewar
   const { environment } = input;
   if (!environment.reward) return { reward: null, scores: {}, reward_details: null, reward_error: null };
   const configured = environment.rewardTimeoutMs;
-  const timeoutMs = typeof configured === 'function' ? configured(input.item) : (configured ?? DEFAULT_REWARD_TIMEOUT_MS);
+  const timeoutMs =
+    typeof configured === 'function' ? configured(input.item) : (configured ?? DEFAULT_REWARD_TIMEOUT_MS);
   const controller = new AbortController();
   const calls: PanelVerdict[] = [];
   let timer: NodeJS.Timeout | undefined;
@@ -47,7 +54,10 @@ export async function scoreRollout<Item>(input: ScoreInput<Item>): Promise<Rewar
   });
   try {
     const context = createRewardContext(input.sandbox, controller.signal, judgeFor(input, controller.signal, calls));
-    const output = await Promise.race([Promise.resolve(environment.reward(input.item, input.result, context)), timeout]);
+    const output = await Promise.race([
+      Promise.resolve(environment.reward(input.item, input.result, context)),
+      timeout,
+    ]);
     const normalized = normalizeReward(output);
     return { ...normalized, scores: { ...judgeScores(calls.at(-1)), ...normalized.scores } };
   } catch (error) {
@@ -64,9 +74,12 @@ function judgeFor<Item>(input: ScoreInput<Item>, signal: AbortSignal, calls: Pan
   return async (request: JudgeInput = {}) => {
     const rubric = request.rubric ?? judges.rubric ?? spec?.rubric;
     if (!rubric) {
-      throw new ConfigError(`environment '${input.environment.name}': the judge has no rubric; give judge.rubric_file in config.yaml, --judge-rubric FILE, or judge.rubric in the environment`, {
-        code: 'judge_rubric_missing',
-      });
+      throw new ConfigError(
+        `environment '${input.environment.name}': the judge has no rubric; give judge.rubric_file in config.yaml, --judge-rubric FILE, or judge.rubric in the environment`,
+        {
+          code: 'judge_rubric_missing',
+        },
+      );
     }
     const verdict = await gradeWithPanel(
       judges,
@@ -87,23 +100,43 @@ function judgeFor<Item>(input: ScoreInput<Item>, signal: AbortSignal, calls: Pan
 
 function judgeScores(verdict: PanelVerdict | undefined): Record<string, number> {
   if (!verdict) return {};
-  return { judge: verdict.score, judge_pass: verdict.pass ? 1 : 0, judge_agreement: verdict.agreement, judges: verdict.verdicts.length };
+  return {
+    judge: verdict.score,
+    judge_pass: verdict.pass ? 1 : 0,
+    judge_agreement: verdict.agreement,
+    judges: verdict.verdicts.length,
+  };
 }
 
 export function normalizeReward(output: RewardOutput): RewardResult {
   if (typeof output === 'number') {
-    if (!Number.isFinite(output)) return { reward: null, scores: {}, reward_details: null, reward_error: `reward returned ${output}` };
+    if (!Number.isFinite(output))
+      return { reward: null, scores: {}, reward_details: null, reward_error: `reward returned ${output}` };
     return { reward: output, scores: {}, reward_details: null, reward_error: null };
   }
   if (!output || typeof output.score !== 'number' || !Number.isFinite(output.score)) {
-    return { reward: null, scores: {}, reward_details: output ?? null, reward_error: 'reward returned no finite "score"' };
+    return {
+      reward: null,
+      scores: {},
+      reward_details: output ?? null,
+      reward_error: 'reward returned no finite "score"',
+    };
   }
-  return { reward: output.score, scores: output.scores ?? {}, reward_details: output.details ?? null, reward_error: null };
+  return {
+    reward: output.score,
+    scores: output.scores ?? {},
+    reward_details: output.details ?? null,
+    reward_error: null,
+  };
 }
 
 export interface JudgeRewardOutput {
   score: number;
-  details: { pass: boolean; agreement: number; judges: { model: string; score: number; pass: boolean; reasoning: string; cached: boolean }[] };
+  details: {
+    pass: boolean;
+    agreement: number;
+    judges: { model: string; score: number; pass: boolean; reasoning: string; cached: boolean }[];
+  };
 }
 
 /** A reward from a panel verdict: the mean judge score, with every judge's grade and reasoning as evidence. */
@@ -113,7 +146,13 @@ export function judgeReward(verdict: PanelVerdict): JudgeRewardOutput {
     details: {
       pass: verdict.pass,
       agreement: verdict.agreement,
-      judges: verdict.verdicts.map(({ model, score, pass, reasoning, cached }) => ({ model, score, pass, reasoning, cached })),
+      judges: verdict.verdicts.map(({ model, score, pass, reasoning, cached }) => ({
+        model,
+        score,
+        pass,
+        reasoning,
+        cached,
+      })),
     },
   };
 }

@@ -24,7 +24,12 @@ export async function arrowFormat(view: ExportView): Promise<ShardFormat<Traject
       })();
       try {
         for await (const records of batches) {
-          for (const batch of recordBatchOf(arrow, schema, records.map((record) => toArrowRow(record, view)))) writer.write(batch);
+          for (const batch of recordBatchOf(
+            arrow,
+            schema,
+            records.map((record) => toArrowRow(record, view)),
+          ))
+            writer.write(batch);
           await new Promise((resolve) => setImmediate(resolve));
         }
       } finally {

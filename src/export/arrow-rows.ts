@@ -12,7 +12,9 @@ export function toArrowRow(record: TrajectoryRecord, view: ExportView): Record<s
   return {
     id: record.id,
     sample: record.sample,
-    ...(view !== 'messages' ? { conversations: record.conversations.map((turn) => ({ from: turn.from, value: turn.value })) } : {}),
+    ...(view !== 'messages'
+      ? { conversations: record.conversations.map((turn) => ({ from: turn.from, value: turn.value })) }
+      : {}),
     ...(view !== 'sharegpt' ? { messages: record.messages.map(messageRow) } : {}),
     tools: JSON.stringify(record.tools),
     toolsets: record.toolsets,
@@ -22,11 +24,20 @@ export function toArrowRow(record: TrajectoryRecord, view: ExportView): Record<s
     finish_reason: record.finish_reason,
     turns: record.turns,
     api_calls: record.api_calls,
-    tool_stats: record.tool_stats.map((stat) => ({ name: stat.name, calls: stat.calls, ok: stat.ok, errors: stat.errors })),
+    tool_stats: record.tool_stats.map((stat) => ({
+      name: stat.name,
+      calls: stat.calls,
+      ok: stat.ok,
+      errors: stat.errors,
+    })),
     usage: usageRow(record.usage),
     compressions: (record.compressions ?? []).map((c) => ({
       ...c,
-      ...Object.fromEntries((['at_call', 'at_message', 'tokens_before', 'tokens_after', 'replaced_start', 'replaced_end'] as const).map((key) => [key, BigInt(c[key])])),
+      ...Object.fromEntries(
+        (['at_call', 'at_message', 'tokens_before', 'tokens_after', 'replaced_start', 'replaced_end'] as const).map(
+          (key) => [key, BigInt(c[key])],
+        ),
+      ),
     })),
     memory: record.memory ?? null,
     skills_viewed: record.skills_viewed ?? [],
@@ -37,7 +48,11 @@ export function toArrowRow(record: TrajectoryRecord, view: ExportView): Record<s
     reward_error: record.reward_error,
     group: record.group,
     advantage: record.advantage,
-    source: { dataset: record.source.dataset, row: record.source.row === null ? null : BigInt(record.source.row), fields: JSON.stringify(record.source.fields) },
+    source: {
+      dataset: record.source.dataset,
+      row: record.source.row === null ? null : BigInt(record.source.row),
+      fields: JSON.stringify(record.source.fields),
+    },
     timing: { ...record.timing },
     error: jsonOrNull(record.error),
     // Records stored before the images field existed have none.
@@ -45,7 +60,11 @@ export function toArrowRow(record: TrajectoryRecord, view: ExportView): Record<s
     // Likewise artifacts (schema version 3).
     artifacts: record.artifacts ?? [],
     // Records stored before schema version 4 have neither.
-    subagents: (record.subagents ?? []).map((child) => ({ ...child, messages: child.messages.map(messageRow), usage: usageRow(child.usage) })),
+    subagents: (record.subagents ?? []).map((child) => ({
+      ...child,
+      messages: child.messages.map(messageRow),
+      usage: usageRow(child.usage),
+    })),
     code_calls: record.code_calls ?? [],
   };
 }
@@ -65,11 +84,19 @@ function messageRow(message: Message): Record<string, unknown> {
   return {
     role: message.role,
     // Content parts (a user message with images) are kept as their JSON text: the column type is fixed.
-    content: typeof message.content === 'string' || message.content === null ? message.content : JSON.stringify(message.content),
+    content:
+      typeof message.content === 'string' || message.content === null
+        ? message.content
+        : JSON.stringify(message.content),
     reasoning: assistant?.reasoning ?? null,
     reasoning_details: jsonOrNull(assistant?.reasoning_details),
     images: assistant?.images ?? null,
-    tool_calls: assistant?.tool_calls?.map((call) => ({ id: call.id, type: call.type, function: { name: call.function.name, arguments: call.function.arguments } })) ?? null,
+    tool_calls:
+      assistant?.tool_calls?.map((call) => ({
+        id: call.id,
+        type: call.type,
+        function: { name: call.function.name, arguments: call.function.arguments },
+      })) ?? null,
     echo: jsonOrNull(assistant?.echo),
     tool_call_id: message.role === 'tool' ? message.tool_call_id : null,
     name: message.role === 'tool' ? (message.name ?? null) : null,
@@ -81,7 +108,11 @@ function jsonOrNull(value: unknown): string | null {
 }
 
 /** One record batch (one Parquet row group) of rows in the given schema. */
-export function recordBatchOf(arrow: ArrowModule, schema: Arrow.Schema, rows: Record<string, unknown>[]): Arrow.RecordBatch[] {
+export function recordBatchOf(
+  arrow: ArrowModule,
+  schema: Arrow.Schema,
+  rows: Record<string, unknown>[],
+): Arrow.RecordBatch[] {
   const vector = arrow.vectorFromArray(rows, new arrow.Struct(schema.fields));
   return vector.data.map((data) => new arrow.RecordBatch(schema, data as Arrow.Data<Arrow.Struct>));
 }

@@ -26,14 +26,22 @@ export function trajectorySchema(arrow: ArrowModule, view: ExportView): Arrow.Sc
   const fields = columns(arrow)
     .filter((column) => !column.views || column.views.includes(view))
     .map((column) => new arrow.Field(column.name, column.type, column.nullable));
-  return new arrow.Schema(fields, new Map([['traj.schema_version', TRAJECTORY_SCHEMA_VERSION], ['traj.view', view]]));
+  return new arrow.Schema(
+    fields,
+    new Map([
+      ['traj.schema_version', TRAJECTORY_SCHEMA_VERSION],
+      ['traj.view', view],
+    ]),
+  );
 }
 
 /** A delegate_task child: its transcript in the messages column's type, its usage as the usage column's. */
 function subagent(arrow: ArrowModule, message: Arrow.DataType): Arrow.DataType {
   const { Field, Struct, List, Utf8, Int32, Int64, Float64 } = arrow;
   const field = (name: string, type: Arrow.DataType, nullable = false) => new Field(name, type, nullable);
-  const usage = ['prompt_tokens', 'completion_tokens', 'reasoning_tokens', 'cached_tokens'].map((name) => field(name, new Int64()));
+  const usage = ['prompt_tokens', 'completion_tokens', 'reasoning_tokens', 'cached_tokens'].map((name) =>
+    field(name, new Int64()),
+  );
   return new Struct([
     field('call_id', new Utf8()),
     field('depth', new Int32()),
@@ -78,7 +86,12 @@ function columns(arrow: ArrowModule): ColumnSpec[] {
   return [
     { name: 'id', nullable: false, type: text() },
     { name: 'sample', nullable: false, type: new Int32() },
-    { name: 'conversations', nullable: false, type: listOf(new Struct([field('from', text()), field('value', text())])), views: ['sharegpt', 'both'] },
+    {
+      name: 'conversations',
+      nullable: false,
+      type: listOf(new Struct([field('from', text()), field('value', text())])),
+      views: ['sharegpt', 'both'],
+    },
     { name: 'messages', nullable: false, type: listOf(message), views: ['messages', 'both'] },
     { name: 'tools', nullable: false, type: text() },
     { name: 'toolsets', nullable: false, type: listOf(text()) },
@@ -91,7 +104,14 @@ function columns(arrow: ArrowModule): ColumnSpec[] {
     {
       name: 'tool_stats',
       nullable: false,
-      type: listOf(new Struct([field('name', text()), field('calls', new Int32()), field('ok', new Int32()), field('errors', new Int32())])),
+      type: listOf(
+        new Struct([
+          field('name', text()),
+          field('calls', new Int32()),
+          field('ok', new Int32()),
+          field('errors', new Int32()),
+        ]),
+      ),
     },
     {
       name: 'usage',
@@ -105,7 +125,11 @@ function columns(arrow: ArrowModule): ColumnSpec[] {
       ]),
     },
     { name: 'compressions', nullable: false, type: listOf(compression) },
-    { name: 'memory', nullable: true, type: new Struct([field('memory', listOf(text())), field('user', listOf(text()))]) },
+    {
+      name: 'memory',
+      nullable: true,
+      type: new Struct([field('memory', listOf(text())), field('user', listOf(text()))]),
+    },
     { name: 'skills_viewed', nullable: false, type: listOf(text()) },
     { name: 'has_reasoning', nullable: false, type: new Bool() },
     { name: 'reward', nullable: true, type: new Float64() },
@@ -122,7 +146,12 @@ function columns(arrow: ArrowModule): ColumnSpec[] {
     {
       name: 'timing',
       nullable: false,
-      type: new Struct([field('started_at', text()), field('duration_ms', new Float64()), field('model_ms', new Float64()), field('tool_ms', new Float64())]),
+      type: new Struct([
+        field('started_at', text()),
+        field('duration_ms', new Float64()),
+        field('model_ms', new Float64()),
+        field('tool_ms', new Float64()),
+      ]),
     },
     { name: 'error', nullable: true, type: text() },
     { name: 'images', nullable: false, type: listOf(text()) },
@@ -131,7 +160,16 @@ function columns(arrow: ArrowModule): ColumnSpec[] {
     {
       name: 'code_calls',
       nullable: false,
-      type: listOf(new Struct([field('call_id', text()), field('name', text()), field('arguments', text()), field('ok', new Bool()), field('ms', new Float64()), field('result', text())])),
+      type: listOf(
+        new Struct([
+          field('call_id', text()),
+          field('name', text()),
+          field('arguments', text()),
+          field('ok', new Bool()),
+          field('ms', new Float64()),
+          field('result', text()),
+        ]),
+      ),
     },
   ];
 }

@@ -32,7 +32,10 @@ export interface AtroposCounts {
  * Fold records (ordered by GROUP_ORDER) into group lines. A rollout without a reward cannot be
  * trained on and is left out (and counted); a group left with no rollout is dropped.
  */
-export function* atroposGroups(records: Iterable<TrajectoryRecord>, counts: AtroposCounts): Generator<ShardUnit<string>> {
+export function* atroposGroups(
+  records: Iterable<TrajectoryRecord>,
+  counts: AtroposCounts,
+): Generator<ShardUnit<string>> {
   let current: AtroposGroupLine | undefined;
   const finish = function* (): Generator<ShardUnit<string>> {
     if (current && current.scores.length > 0) {
@@ -44,7 +47,16 @@ export function* atroposGroups(records: Iterable<TrajectoryRecord>, counts: Atro
     const group = record.group ?? record.id;
     if (current?.group !== group) {
       yield* finish();
-      current = { group, scores: [], messages: [], advantages: null, ref_logprobs: null, group_overrides: null, overrides: null, traj: { ids: [], finish_reasons: [], advantages: [] } };
+      current = {
+        group,
+        scores: [],
+        messages: [],
+        advantages: null,
+        ref_logprobs: null,
+        group_overrides: null,
+        overrides: null,
+        traj: { ids: [], finish_reasons: [], advantages: [] },
+      };
     }
     if (record.reward === null) {
       counts.unscored++;

@@ -8,44 +8,60 @@ import type { ExportFormat, ExportView } from './export-options.js';
 const MEANINGS: Record<string, string> = {
   id: "prompt key: the dataset row's id, else sha256 of the prompt plus its occurrence number",
   sample: 'sample index of this prompt (eval runs: 0..k-1)',
-  conversations: 'Hermes function-calling ShareGPT view: system (tool signatures + the run system prompt), human, gpt (<think> + <tool_call>), tool (<tool_response>)',
-  messages: 'the exact OpenAI-format messages the model saw and produced, the real system prompt first; reasoning kept per assistant message (with the provider’s reasoning_details and what was echoed back)',
+  conversations:
+    'Hermes function-calling ShareGPT view: system (tool signatures + the run system prompt), human, gpt (<think> + <tool_call>), tool (<tool_response>)',
+  messages:
+    'the exact OpenAI-format messages the model saw and produced, the real system prompt first; reasoning kept per assistant message (with the provider’s reasoning_details and what was echoed back)',
   tools: 'JSON schemas of the tools offered (OpenAI `tools` entries)',
   toolsets: 'toolsets offered to this rollout',
   model: 'model name sent to the endpoint',
   completed: 'the agent gave a final answer on its own (finish_reason stop)',
   partial: 'not completed but the model answered at least once',
-  finish_reason: 'stop, max_turns, length, context_length, api_error, aborted, empty, content_filter, or another reason the model sent',
+  finish_reason:
+    'stop, max_turns, length, context_length, api_error, aborted, empty, content_filter, or another reason the model sent',
   turns: 'model calls that counted against max turns',
   api_calls: 'all model calls, retries of empty answers and the grace call included',
   tool_stats: 'per tool: calls, successes, errors',
-  usage: 'token counts summed over the rollout (cached_tokens: prompt tokens served from the provider cache) and the provider-reported cost (null when none reported)',
-  compressions: 'context compressions: at which call, tokens before/after, the transcript range replaced, the summary; requests rebuild from messages + these',
+  usage:
+    'token counts summed over the rollout (cached_tokens: prompt tokens served from the provider cache) and the provider-reported cost (null when none reported)',
+  compressions:
+    'context compressions: at which call, tokens before/after, the transcript range replaced, the summary; requests rebuild from messages + these',
   memory: 'the memory files (agent notes, user profile) as the rollout left them, with --memory; null otherwise',
   skills_viewed: 'skills the agent loaded with skill_view',
   has_reasoning: 'some assistant turn carried reasoning',
   reward: 'reward of an environment (null when not scored or the reward hook failed)',
   scores: 'named sub-scores',
-  reward_details: "evidence the reward hook kept (null when none)",
+  reward_details: 'evidence the reward hook kept (null when none)',
   reward_error: 'why the reward hook failed (null when it did not)',
   group: 'the item a set of samples belongs to (eval runs)',
   advantage: 'reward minus the group mean, over the group std (eval runs)',
   source: 'dataset path, row index and pass-through metadata (`fields`)',
   timing: 'start time and durations in milliseconds (total, model, tools)',
   error: 'the fault that failed the rollout (failed rows)',
-  subagents: 'delegate_task children, flattened: the call that started each, depth, goal, toolsets, exact messages, usage (included in `usage`), finish reason',
-  code_calls: 'tool calls made by execute_code scripts: the execute_code call id, tool, arguments, ok, ms, result (counted in tool_stats; not in messages)',
+  subagents:
+    'delegate_task children, flattened: the call that started each, depth, goal, toolsets, exact messages, usage (included in `usage`), finish reason',
+  code_calls:
+    'tool calls made by execute_code scripts: the execute_code call id, tool, arguments, ok, ms, result (counted in tool_stats; not in messages)',
 };
 
 const ATROPOS_COLUMNS: CardColumn[] = [
   { name: 'group', type: 'string', description: 'the item the rollouts share (their `group`, else their prompt key)' },
   { name: 'scores', type: 'list<float>', description: 'one reward per rollout (ScoredDataGroup.scores)' },
-  { name: 'messages', type: 'list<list<message>>', description: 'each rollout’s OpenAI-format messages (ScoredDataGroup.messages)' },
+  {
+    name: 'messages',
+    type: 'list<list<message>>',
+    description: 'each rollout’s OpenAI-format messages (ScoredDataGroup.messages)',
+  },
   { name: 'advantages', type: 'null', description: 'ScoredDataGroup per-token advantages: null (no tokens)' },
   { name: 'ref_logprobs', type: 'null', description: 'ScoredDataGroup.ref_logprobs: null' },
   { name: 'group_overrides', type: 'null', description: 'ScoredDataGroup.group_overrides: null' },
   { name: 'overrides', type: 'null', description: 'ScoredDataGroup.overrides: null' },
-  { name: 'traj', type: 'object', description: 'traj metadata per rollout, in order: ids (key#sample), finish_reasons, advantages (group-normalised scalar rewards when the run computed them)' },
+  {
+    name: 'traj',
+    type: 'object',
+    description:
+      'traj metadata per rollout, in order: ids (key#sample), finish_reasons, advantages (group-normalised scalar rewards when the run computed them)',
+  },
 ];
 
 /** The card's schema table, derived from the schema actually written. */
@@ -62,7 +78,9 @@ export async function cardColumns(format: ExportFormat, view: ExportView): Promi
 }
 
 function jsonColumns(view: ExportView): CardColumn[] {
-  const schema = z.toJSONSchema(TrajectoryRecordSchema) as { properties: Record<string, { type?: string | string[]; anyOf?: Array<{ type?: string }> }> };
+  const schema = z.toJSONSchema(TrajectoryRecordSchema) as {
+    properties: Record<string, { type?: string | string[]; anyOf?: Array<{ type?: string }> }>;
+  };
   const dropped = view === 'sharegpt' ? 'messages' : view === 'messages' ? 'conversations' : undefined;
   return Object.entries(schema.properties)
     .filter(([name]) => name !== dropped)

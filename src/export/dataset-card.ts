@@ -65,9 +65,19 @@ function cardHeader(input: CardInput): Record<string, unknown> {
   const rewarded = input.format === 'atropos' || input.statistics.rewards.scored > 0;
   return {
     pretty_name: `traj run ${input.run}`,
-    configs: [{ config_name: 'default', data_files: input.splits.map((split) => ({ split: split.name, path: `data/${split.name}-*` })) }],
+    configs: [
+      {
+        config_name: 'default',
+        data_files: input.splits.map((split) => ({ split: split.name, path: `data/${split.name}-*` })),
+      },
+    ],
     task_categories: rewarded ? ['text-generation', 'reinforcement-learning'] : ['text-generation'],
-    tags: ['traj', 'agent-trajectories', 'tool-use', ...(input.view !== 'messages' && input.format !== 'atropos' ? ['sharegpt'] : [])],
+    tags: [
+      'traj',
+      'agent-trajectories',
+      'tool-use',
+      ...(input.view !== 'messages' && input.format !== 'atropos' ? ['sharegpt'] : []),
+    ],
     size_categories: [sizeCategory(rows)],
   };
 }
@@ -80,23 +90,37 @@ function cardBody(input: CardInput): string[] {
     `# traj run \`${input.run}\``,
     `Trajectories of a tool-using agent, produced by a traj \`${kind}\` run with model \`${model}\` and exported by \`traj export\` as ${formatName(input.format)}.`,
     `## Loading\n\n\`\`\`python\nfrom datasets import load_dataset\n\nds = load_dataset(${JSON.stringify(input.repository ?? input.folder)}, split=${JSON.stringify(input.splits[0]?.name ?? 'train')})\n\`\`\``,
-    `## Splits\n\n${table(['split', 'rows', 'files', 'what'], input.splits.map((split) => [split.name, String(split.rows), String(split.files.length), split.description]))}`,
+    `## Splits\n\n${table(
+      ['split', 'rows', 'files', 'what'],
+      input.splits.map((split) => [split.name, String(split.rows), String(split.files.length), split.description]),
+    )}`,
     `## Run settings\n\n${table(['setting', 'value'], settingsRows(meta))}`,
     `## Export\n\n${table(['choice', 'value'], exportRows(input))}`,
     `## Statistics\n\nOver the whole run store (every status), not only the exported rows.\n\n${table(['measure', 'value'], statisticsRows(input.statistics))}`,
     ...toolTable(input.statistics),
-    `## Schema\n\n${schemaNote(input)}\n\n${table(['column', 'type', 'meaning'], input.columns.map((column) => [column.name, `\`${column.type}\``, column.description]))}`,
+    `## Schema\n\n${schemaNote(input)}\n\n${table(
+      ['column', 'type', 'meaning'],
+      input.columns.map((column) => [column.name, `\`${column.type}\``, column.description]),
+    )}`,
   ];
 }
 
 function formatName(format: ExportFormat): string {
-  return { parquet: 'Parquet', jsonl: 'JSON Lines', arrow: 'Arrow IPC (stream format)', atropos: 'Atropos ScoredDataGroup JSON lines (one line per group)', hermes: "hermes-agent batch-runner JSON lines (one line per rollout)" }[format];
+  return {
+    parquet: 'Parquet',
+    jsonl: 'JSON Lines',
+    arrow: 'Arrow IPC (stream format)',
+    atropos: 'Atropos ScoredDataGroup JSON lines (one line per group)',
+    hermes: 'hermes-agent batch-runner JSON lines (one line per rollout)',
+  }[format];
 }
 
 function settingsRows(meta: RunMeta | undefined): string[][] {
   if (!meta) return [['run', 'no settings recorded in the store']];
   const parts = meta.fingerprint_parts;
-  const toolsets = parts.toolsets as { distribution?: string; probabilities?: Record<string, number>; fixed?: string[] } | undefined;
+  const toolsets = parts.toolsets as
+    | { distribution?: string; probabilities?: Record<string, number>; fixed?: string[] }
+    | undefined;
   const environment = parts.environment as { name?: string; version?: string } | undefined;
   const systemPrompt = typeof parts.system_prompt === 'string' ? parts.system_prompt : null;
   const rows: Array<[string, unknown]> = [
@@ -104,19 +128,33 @@ function settingsRows(meta: RunMeta | undefined): string[][] {
     ['model', parts.model],
     ['tool call format', parts.tool_call_format],
     ['sampling', parts.sampling],
-    ['toolsets', toolsets?.distribution ? `distribution \`${toolsets.distribution}\` ${canonicalJson(toolsets.probabilities ?? {})}` : toolsets?.fixed ? toolsets.fixed.join(', ') : undefined],
+    [
+      'toolsets',
+      toolsets?.distribution
+        ? `distribution \`${toolsets.distribution}\` ${canonicalJson(toolsets.probabilities ?? {})}`
+        : toolsets?.fixed
+          ? toolsets.fixed.join(', ')
+          : undefined,
+    ],
     ['environment', environment ? `${environment.name}@${environment.version}` : undefined],
     ['dataset', meta.config.dataset],
     ['max turns', parts.max_turns],
     ['seed', parts.seed],
     ['agent', parts.agent],
     ['sandbox', parts.sandbox],
-    ['system prompt', systemPrompt === null ? 'default' : `${systemPrompt.length} characters, sha256 ${sha256(systemPrompt).slice(0, 12)} (the exact text is each row's first message)`],
+    [
+      'system prompt',
+      systemPrompt === null
+        ? 'default'
+        : `${systemPrompt.length} characters, sha256 ${sha256(systemPrompt).slice(0, 12)} (the exact text is each row's first message)`,
+    ],
     ['fingerprint', meta.fingerprint],
     ['started', meta.created_at],
     ['last resumed', meta.updated_at],
   ];
-  return rows.filter(([, value]) => value !== undefined && value !== null).map(([name, value]) => [name, typeof value === 'string' ? value : canonicalJson(value)]);
+  return rows
+    .filter(([, value]) => value !== undefined && value !== null)
+    .map(([name, value]) => [name, typeof value === 'string' ? value : canonicalJson(value)]);
 }
 
 function exportRows(input: CardInput): string[][] {
@@ -133,36 +171,68 @@ function exportRows(input: CardInput): string[][] {
 }
 
 function viewText(view: ExportView): string {
-  return { both: 'both: `conversations` (ShareGPT) and `messages` (OpenAI)', sharegpt: 'sharegpt: `conversations` only', messages: 'messages: `messages` only' }[view];
+  return {
+    both: 'both: `conversations` (ShareGPT) and `messages` (OpenAI)',
+    sharegpt: 'sharegpt: `conversations` only',
+    messages: 'messages: `messages` only',
+  }[view];
 }
 
 function statisticsRows(stats: CardInput['statistics']): string[][] {
   const prompts = stats.prompts;
   return [
-    ['rows (done / discarded / failed / pending)', `${prompts.total} (${prompts.done} / ${prompts.discarded} / ${prompts.failed} / ${prompts.pending})`],
+    [
+      'rows (done / discarded / failed / pending)',
+      `${prompts.total} (${prompts.done} / ${prompts.discarded} / ${prompts.failed} / ${prompts.pending})`,
+    ],
     ['bad dataset rows', String(prompts.bad_rows)],
     ['finish reasons', canonicalJson(stats.finish_reasons)],
     ['reasoning coverage', `${Math.round(stats.reasoning_coverage * 1000) / 10}%`],
-    ['tokens (prompt / completion / reasoning)', `${stats.tokens.prompt} / ${stats.tokens.completion} / ${stats.tokens.reasoning}`],
-    ['rewards (scored, mean, errors)', `${stats.rewards.scored}, ${stats.rewards.mean ?? '—'}, ${stats.rewards.errors}`],
+    [
+      'tokens (prompt / completion / reasoning)',
+      `${stats.tokens.prompt} / ${stats.tokens.completion} / ${stats.tokens.reasoning}`,
+    ],
+    [
+      'rewards (scored, mean, errors)',
+      `${stats.rewards.scored}, ${stats.rewards.mean ?? '—'}, ${stats.rewards.errors}`,
+    ],
     ['wall time', `${Math.round(stats.wall_time_ms / 1000)} s over ${stats.segments} invocation(s)`],
-    ...(Object.keys(prompts.failed_by_code).length ? [['failures by code', canonicalJson(prompts.failed_by_code)]] : []),
+    ...(Object.keys(prompts.failed_by_code).length
+      ? [['failures by code', canonicalJson(prompts.failed_by_code)]]
+      : []),
   ];
 }
 
 function toolTable(stats: CardInput['statistics']): string[] {
   if (stats.tools.length === 0) return [];
-  return [`### Tool calls\n\n${table(['tool', 'calls', 'ok', 'errors', 'error rate'], stats.tools.map((tool) => [tool.name, String(tool.calls), String(tool.ok), String(tool.errors), String(tool.error_rate)]))}`];
+  return [
+    `### Tool calls\n\n${table(
+      ['tool', 'calls', 'ok', 'errors', 'error rate'],
+      stats.tools.map((tool) => [
+        tool.name,
+        String(tool.calls),
+        String(tool.ok),
+        String(tool.errors),
+        String(tool.error_rate),
+      ]),
+    )}`,
+  ];
 }
 
 function schemaNote(input: CardInput): string {
-  if (input.format === 'atropos') return 'One line per group of rollouts that share an item (`group`), with the field names of Atropos `ScoredDataGroup`. `tokens`/`masks` are absent: tokenize `messages` in the trainer.';
-  if (input.format === 'hermes') return "One line per rollout, as hermes-agent's batch runner writes it (`json.dumps(..., ensure_ascii=False)`); see traj's README, \"Hermes mapping\", for what differs from traj's own record.";
+  if (input.format === 'atropos')
+    return 'One line per group of rollouts that share an item (`group`), with the field names of Atropos `ScoredDataGroup`. `tokens`/`masks` are absent: tokenize `messages` in the trainer.';
+  if (input.format === 'hermes')
+    return "One line per rollout, as hermes-agent's batch runner writes it (`json.dumps(..., ensure_ascii=False)`); see traj's README, \"Hermes mapping\", for what differs from traj's own record.";
   if (input.format === 'jsonl') return 'Each line is one trajectory record, exactly as stored by the run.';
   return 'Every row and every traj run share this schema, whatever a row holds (tool calls or not, reasoning or not, a reward or not). Free-form objects are JSON strings.';
 }
 
 function table(header: string[], rows: string[][]): string {
   const escapeCell = (cell: string) => cell.replace(/\n/g, ' ');
-  return [`| ${header.join(' | ')} |`, `| ${header.map(() => '---').join(' | ')} |`, ...rows.map((row) => `| ${row.map(escapeCell).join(' | ')} |`)].join('\n');
+  return [
+    `| ${header.join(' | ')} |`,
+    `| ${header.map(() => '---').join(' | ')} |`,
+    ...rows.map((row) => `| ${row.map(escapeCell).join(' | ')} |`),
+  ].join('\n');
 }

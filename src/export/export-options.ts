@@ -3,7 +3,9 @@ import { z } from 'zod';
 export const ExportFormatSchema = z.enum(['parquet', 'jsonl', 'arrow', 'atropos', 'hermes']);
 export type ExportFormat = z.infer<typeof ExportFormatSchema>;
 
-export const ExportViewSchema = z.enum(['both', 'sharegpt', 'messages']).describe('which conversation columns rows carry');
+export const ExportViewSchema = z
+  .enum(['both', 'sharegpt', 'messages'])
+  .describe('which conversation columns rows carry');
 export type ExportView = z.infer<typeof ExportViewSchema>;
 
 export const SplitBySchema = z.enum(['status', 'toolsets', 'category']);
@@ -15,7 +17,11 @@ export const ExportOptionsSchema = z.object({
   view: ExportViewSchema.default('both'),
   splitBy: SplitBySchema.optional(),
   filter: z.string().min(1).optional().describe('a --filter expression over record fields'),
-  shardSizeMb: z.number().positive().default(500).describe('a shard closes once its rows reach this many MB of record JSON'),
+  shardSizeMb: z
+    .number()
+    .positive()
+    .default(500)
+    .describe('a shard closes once its rows reach this many MB of record JSON'),
   out: z.string().describe('the dataset folder: data/ shards and README.md go here'),
   /** The Hub repository the card's loading example names, when the export is pushed. */
   repository: z.string().optional(),

@@ -19,7 +19,13 @@ export interface RecordCounts {
  * against the record schema, so a row that could not fit the fixed export schema is refused
  * with its key instead of breaking a writer (and can be left out with a filter).
  */
-export function* exportRecords(store: RunStore, plan: SplitPlan, predicate: RecordPredicate | undefined, counts: RecordCounts, order?: RecordOrder): Generator<ExportedRecord> {
+export function* exportRecords(
+  store: RunStore,
+  plan: SplitPlan,
+  predicate: RecordPredicate | undefined,
+  counts: RecordCounts,
+  order?: RecordOrder,
+): Generator<ExportedRecord> {
   for (const row of splitRows(store, plan, order)) {
     const value: unknown = JSON.parse(row.text);
     if (predicate && !predicate(value)) {

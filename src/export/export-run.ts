@@ -15,7 +15,17 @@ import { exportRecords, type ExportedRecord, type RecordCounts } from './export-
 import { compileFilter } from './filter-evaluate.js';
 import { jsonlFormat } from './jsonl-format.js';
 import { parquetFormat } from './parquet-format.js';
-import { DEFAULT_BATCH_BYTES, DEFAULT_BATCH_ROWS, discardShards, fileSize, publishShards, writeSplitShards, type ShardFormat, type ShardUnit, type WrittenSplit } from './shards.js';
+import {
+  DEFAULT_BATCH_BYTES,
+  DEFAULT_BATCH_ROWS,
+  discardShards,
+  fileSize,
+  publishShards,
+  writeSplitShards,
+  type ShardFormat,
+  type ShardUnit,
+  type WrittenSplit,
+} from './shards.js';
 import { planSplits, unexportedCounts, type SplitPlan } from './split-plan.js';
 
 export interface ExportRunInput extends ExportOptionsInput {
@@ -53,8 +63,12 @@ interface SplitWriter {
  */
 export async function exportRun(input: ExportRunInput): Promise<ExportResult> {
   const options = ExportOptionsSchema.parse(input);
-  if (!existsSync(input.storePath)) throw new RunError(`no run store at ${input.storePath}`, { code: 'store_not_found' });
-  if (options.format === 'atropos' && options.splitBy) throw new ConfigError('--split-by does not apply to --format atropos: a line is a whole group', { code: 'cli_usage' });
+  if (!existsSync(input.storePath))
+    throw new RunError(`no run store at ${input.storePath}`, { code: 'store_not_found' });
+  if (options.format === 'atropos' && options.splitBy)
+    throw new ConfigError('--split-by does not apply to --format atropos: a line is a whole group', {
+      code: 'cli_usage',
+    });
   const predicate = options.filter ? compileFilter(options.filter) : undefined;
   const store = RunStore.open(input.storePath);
   try {
@@ -62,7 +76,11 @@ export async function exportRun(input: ExportRunInput): Promise<ExportResult> {
     const counts: RecordCounts & AtroposCounts = { filteredOut: 0, unscored: 0 };
     const writer = await splitWriter(options.format, options.view, counts);
     const dataDirectory = join(options.out, 'data');
-    const limits = { shardBytes: options.shardSizeMb * 1024 * 1024, batchRows: DEFAULT_BATCH_ROWS, batchBytes: DEFAULT_BATCH_BYTES };
+    const limits = {
+      shardBytes: options.shardSizeMb * 1024 * 1024,
+      batchRows: DEFAULT_BATCH_ROWS,
+      batchBytes: DEFAULT_BATCH_BYTES,
+    };
     const plans = planSplits(store, options.splitBy);
     const written: WrittenSplit[] = [];
     try {
@@ -110,7 +128,11 @@ export async function exportRun(input: ExportRunInput): Promise<ExportResult> {
   }
 }
 
-async function splitWriter(format: ExportRunInput['format'], view: ExportView, counts: AtroposCounts): Promise<SplitWriter> {
+async function splitWriter(
+  format: ExportRunInput['format'],
+  view: ExportView,
+  counts: AtroposCounts,
+): Promise<SplitWriter> {
   const asRecords = function* (records: Generator<ExportedRecord>) {
     for (const { row, record } of records) yield { value: record, bytes: row.text.length };
   };
@@ -165,9 +187,14 @@ function describeSplit(split: WrittenSplit, plans: SplitPlan[], names: string[],
 function nothingToExport(run: string, filter: string | undefined, counts: RecordCounts & AtroposCounts): RunError {
   const reasons = [
     ...(counts.filteredOut ? [`the filter left out ${counts.filteredOut} rows`] : []),
-    ...(counts.unscored ? [`${counts.unscored} rollouts have no reward (atropos needs rewards: export an eval run)`] : []),
+    ...(counts.unscored
+      ? [`${counts.unscored} rollouts have no reward (atropos needs rewards: export an eval run)`]
+      : []),
   ];
-  const why = reasons.length ? `: ${reasons.join('; ')}` : ' (no rows with a record in the chosen statuses; see `traj export --help` for --split-by status)';
-  return new RunError(`nothing to export from run '${run}'${filter ? ` with --filter '${filter}'` : ''}${why}`, { code: 'nothing_to_export' });
+  const why = reasons.length
+    ? `: ${reasons.join('; ')}`
+    : ' (no rows with a record in the chosen statuses; see `traj export --help` for --split-by status)';
+  return new RunError(`nothing to export from run '${run}'${filter ? ` with --filter '${filter}'` : ''}${why}`, {
+    code: 'nothing_to_export',
+  });
 }
-

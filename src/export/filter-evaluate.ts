@@ -61,7 +61,8 @@ function step(current: unknown, segment: string | number): unknown {
     return current.flatMap((item) => step(item, segment) ?? []);
   }
   // Own properties only: a path never reaches the prototype (`constructor`, `__proto__`).
-  if (typeof current === 'object' && Object.hasOwn(current, segment)) return (current as Record<string, unknown>)[segment];
+  if (typeof current === 'object' && Object.hasOwn(current, segment))
+    return (current as Record<string, unknown>)[segment];
   return undefined;
 }
 
@@ -91,7 +92,8 @@ function contains(container: unknown, item: unknown): boolean {
 }
 
 function ordered(operator: string, left: unknown, right: unknown): boolean {
-  const comparable = (typeof left === 'number' && typeof right === 'number') || (typeof left === 'string' && typeof right === 'string');
+  const comparable =
+    (typeof left === 'number' && typeof right === 'number') || (typeof left === 'string' && typeof right === 'string');
   if (!comparable) return false;
   const a = left as number | string;
   const b = right as number | string;

@@ -98,7 +98,8 @@ function readString(source: string, start: number): [string, number] {
     if (char === '\\') {
       const next = source[index + 1] ?? '';
       const escaped = Object.hasOwn(ESCAPES, next) ? ESCAPES[next] : undefined;
-      if (escaped === undefined) throw filterError(source, index, `unknown escape '\\${source[index + 1] ?? ''}' in a string`);
+      if (escaped === undefined)
+        throw filterError(source, index, `unknown escape '\\${source[index + 1] ?? ''}' in a string`);
       value += escaped;
       index += 2;
     } else {
@@ -125,7 +126,8 @@ class Parser {
     if (this.peek().kind === 'end') throw filterError(this.source, 0, 'an empty expression');
     const expression = this.or();
     const next = this.peek();
-    if (next.kind !== 'end') throw filterError(this.source, next.position, `expected 'and', 'or' or the end, found '${next.text}'`);
+    if (next.kind !== 'end')
+      throw filterError(this.source, next.position, `expected 'and', 'or' or the end, found '${next.text}'`);
     return expression;
   }
 
@@ -149,7 +151,8 @@ class Parser {
 
   private expectPunctuation(text: string, after: string): void {
     const token = this.peek();
-    if (!this.isPunctuation(text)) throw filterError(this.source, token.position, `expected '${text}' ${after}, found ${describe(token)}`);
+    if (!this.isPunctuation(text))
+      throw filterError(this.source, token.position, `expected '${text}' ${after}, found ${describe(token)}`);
     this.advance();
   }
 
@@ -186,10 +189,16 @@ class Parser {
     }
     const left = this.value();
     const token = this.peek();
-    const operator = token.kind === 'operator' ? token.text : token.kind === 'name' && COMPARISON_WORDS.has(token.text) ? token.text : undefined;
+    const operator =
+      token.kind === 'operator'
+        ? token.text
+        : token.kind === 'name' && COMPARISON_WORDS.has(token.text)
+          ? token.text
+          : undefined;
     if (!operator) return { kind: 'test', value: left };
     this.advance();
-    if (this.peek().kind === 'end') throw filterError(this.source, this.peek().position, `expected a value after '${operator}'`);
+    if (this.peek().kind === 'end')
+      throw filterError(this.source, this.peek().position, `expected a value after '${operator}'`);
     return { kind: 'compare', operator: operator as ComparisonOperator, left, right: this.value() };
   }
 
@@ -219,14 +228,19 @@ class Parser {
     }
     if (token.kind === 'punctuation') return this.punctuationValue(token);
     if (token.kind === 'name') return this.nameValue(token);
-    throw filterError(this.source, token.position, `expected a field, a string, a number, true, false, null or a list, found ${describe(token)}`);
+    throw filterError(
+      this.source,
+      token.position,
+      `expected a field, a string, a number, true, false, null or a list, found ${describe(token)}`,
+    );
   }
 
   private punctuationValue(token: Token): FilterValue {
     if (token.text === '-') {
       this.advance();
       const number = this.peek();
-      if (number.kind !== 'number') throw filterError(this.source, number.position, `expected a number after '-', found ${describe(number)}`);
+      if (number.kind !== 'number')
+        throw filterError(this.source, number.position, `expected a number after '-', found ${describe(number)}`);
       this.advance();
       return { kind: 'literal', value: -(number.value as number) };
     }
@@ -267,13 +281,18 @@ class Parser {
       this.expectPunctuation(')', "to close 'len('");
       return { kind: 'length', of };
     }
-    if (RESERVED.has(token.text)) throw filterError(this.source, token.position, `expected a value, found the keyword '${token.text}'`);
+    if (RESERVED.has(token.text))
+      throw filterError(this.source, token.position, `expected a value, found the keyword '${token.text}'`);
     return this.field(token);
   }
 
   private field(token: Token): FilterValue {
     if (!this.fields.has(token.text)) {
-      throw filterError(this.source, token.position, `unknown field '${token.text}' (fields: ${[...this.fields].join(', ')})`);
+      throw filterError(
+        this.source,
+        token.position,
+        `unknown field '${token.text}' (fields: ${[...this.fields].join(', ')})`,
+      );
     }
     this.advance();
     const path: Array<string | number> = [token.text];
@@ -282,7 +301,12 @@ class Parser {
       const segment = this.peek();
       if (segment.kind === 'name') path.push(segment.text);
       else if (segment.kind === 'number' && Number.isInteger(segment.value)) path.push(segment.value as number);
-      else throw filterError(this.source, segment.position, `expected a field name or an index after '.', found ${describe(segment)}`);
+      else
+        throw filterError(
+          this.source,
+          segment.position,
+          `expected a field name or an index after '.', found ${describe(segment)}`,
+        );
       this.advance();
     }
     return { kind: 'field', path, position: token.position };

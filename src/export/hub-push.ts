@@ -50,10 +50,14 @@ type HubModule = typeof import('@huggingface/hub');
  */
 export async function pushToHub(input: PushInput): Promise<PushResult> {
   if (!/^[\w.-]+\/[\w.-]+$/.test(input.repository)) {
-    throw new ConfigError(`--push: expected ORG/NAME (a Hub dataset repository), got '${input.repository}'`, { code: 'cli_usage' });
+    throw new ConfigError(`--push: expected ORG/NAME (a Hub dataset repository), got '${input.repository}'`, {
+      code: 'cli_usage',
+    });
   }
   if (!input.token.startsWith('hf_')) {
-    throw new ConfigError('the Hub token does not look like a Hugging Face access token (it should start with "hf_")', { code: 'invalid_token' });
+    throw new ConfigError('the Hub token does not look like a Hugging Face access token (it should start with "hf_")', {
+      code: 'invalid_token',
+    });
   }
   const hub = await import('@huggingface/hub');
   const repo = { type: 'dataset' as const, name: input.repository };
@@ -61,26 +65,53 @@ export async function pushToHub(input: PushInput): Promise<PushResult> {
   const guard = <T>(step: string, call: () => Promise<T>) => hubCall(input, step, call);
 
   const exists = await guard('checking the repository', () => hub.repoExists({ repo, ...common }));
-  if (!exists) await guard('creating the repository', () => hub.createRepo({ repo, ...common, ...(input.private ? { visibility: 'private' as const } : {}) }));
+  if (!exists)
+    await guard('creating the repository', () =>
+      hub.createRepo({ repo, ...common, ...(input.private ? { visibility: 'private' as const } : {}) }),
+    );
   const remote = await remoteFiles(hub, input, guard);
   const plan = await planCommit(input, remote);
-  const result: PushResult = { repository: input.repository, revision: input.revision, created: !exists, commit: null, ...plan };
+  const result: PushResult = {
+    repository: input.repository,
+    revision: input.revision,
+    created: !exists,
+    commit: null,
+    ...plan,
+  };
   if (plan.uploaded.length === 0 && plan.deleted.length === 0) return result;
 
   const operations = [
-    ...(await Promise.all(plan.uploaded.map(async (path) => ({ operation: 'addOrUpdate' as const, path, content: await openAsBlob(join(input.directory, path)) })))),
+    ...(await Promise.all(
+      plan.uploaded.map(async (path) => ({
+        operation: 'addOrUpdate' as const,
+        path,
+        content: await openAsBlob(join(input.directory, path)),
+      })),
+    )),
     ...plan.deleted.map((path) => ({ operation: 'delete' as const, path })),
   ];
-  const output = await guard('committing', () => hub.commit({ repo, ...common, branch: input.revision, title: input.commitTitle, operations }));
+  const output = await guard('committing', () =>
+    hub.commit({ repo, ...common, branch: input.revision, title: input.commitTitle, operations }),
+  );
   result.commit = output ? { oid: output.commit.oid, url: output.commit.url } : null;
   return result;
 }
 
-async function remoteFiles(hub: HubModule, input: PushInput, guard: <T>(step: string, call: () => Promise<T>) => Promise<T>): Promise<Map<string, RemoteFile>> {
+async function remoteFiles(
+  hub: HubModule,
+  input: PushInput,
+  guard: <T>(step: string, call: () => Promise<T>) => Promise<T>,
+): Promise<Map<string, RemoteFile>> {
   const repo = { type: 'dataset' as const, name: input.repository };
   const list = async () => {
     const files = new Map<string, RemoteFile>();
-    for await (const entry of hub.listFiles({ repo, revision: input.revision, recursive: true, hubUrl: input.hubUrl, accessToken: input.token })) {
+    for await (const entry of hub.listFiles({
+      repo,
+      revision: input.revision,
+      recursive: true,
+      hubUrl: input.hubUrl,
+      accessToken: input.token,
+    })) {
       if (entry.type === 'file') files.set(entry.path, entry);
     }
     return files;
@@ -90,18 +121,24 @@ async function remoteFiles(hub: HubModule, input: PushInput, guard: <T>(step: st
   } catch (error) {
     const missingBranch = (error as { statusCode?: number }).statusCode === 404 && input.revision !== 'main';
     if (!missingBranch) throw hubError(input, 'listing the remote files', error);
-    await guard(`creating the branch ${input.revision}`, () => hub.createBranch({ repo, branch: input.revision, hubUrl: input.hubUrl, accessToken: input.token }));
+    await guard(`creating the branch ${input.revision}`, () =>
+      hub.createBranch({ repo, branch: input.revision, hubUrl: input.hubUrl, accessToken: input.token }),
+    );
     return guard('listing the remote files', list);
   }
 }
 
-async function planCommit(input: PushInput, remote: Map<string, RemoteFile>): Promise<Pick<PushResult, 'uploaded' | 'unchanged' | 'deleted'>> {
+async function planCommit(
+  input: PushInput,
+  remote: Map<string, RemoteFile>,
+): Promise<Pick<PushResult, 'uploaded' | 'unchanged' | 'deleted'>> {
   const uploaded: string[] = [];
   const unchanged: string[] = [];
   for (const path of input.files) {
     const existing = remote.get(path);
     const digests = await fileDigests(join(input.directory, path));
-    const same = existing !== undefined && (existing.lfs ? existing.lfs.oid === digests.sha256 : existing.oid === digests.gitSha1);
+    const same =
+      existing !== undefined && (existing.lfs ? existing.lfs.oid === digests.sha256 : existing.oid === digests.gitSha1);
     (same ? unchanged : uploaded).push(path);
   }
   const local = new Set(input.files);
@@ -131,8 +168,16 @@ function hubError(input: PushInput, step: string, error: unknown): HubError {
       : status === 401 || status === 403
         ? ` (check that the token is valid and may write to ${owner})`
         : '';
-  return new HubError(`Hub push to ${input.repository}@${input.revision} failed while ${step}: ${status !== undefined ? `HTTP ${status}: ` : ''}${message}${hint}`, {
-    code: status === undefined ? 'hub_unreachable' : status === 401 || status === 403 ? 'hub_unauthorized' : 'hub_request_failed',
-    retryable: status === undefined || status === 429 || status >= 500,
-  });
+  return new HubError(
+    `Hub push to ${input.repository}@${input.revision} failed while ${step}: ${status !== undefined ? `HTTP ${status}: ` : ''}${message}${hint}`,
+    {
+      code:
+        status === undefined
+          ? 'hub_unreachable'
+          : status === 401 || status === 403
+            ? 'hub_unauthorized'
+            : 'hub_request_failed',
+      retryable: status === undefined || status === 429 || status >= 500,
+    },
+  );
 }

@@ -32,7 +32,16 @@ export async function parquetFormat(view: ExportView): Promise<ShardFormat<Traje
             controller.close();
             return;
           }
-          const ipc = arrow.tableToIPC(new arrow.Table(recordBatchOf(arrow, schema, next.value.map((record) => toArrowRow(record, view)))), 'stream');
+          const ipc = arrow.tableToIPC(
+            new arrow.Table(
+              recordBatchOf(
+                arrow,
+                schema,
+                next.value.map((record) => toArrowRow(record, view)),
+              ),
+            ),
+            'stream',
+          );
           const table = parquet.Table.fromIPCStream(ipc);
           try {
             for (const batch of table.recordBatches()) controller.enqueue(batch);

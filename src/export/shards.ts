@@ -40,15 +40,27 @@ const TEMPORARY_FILE = /^\.\w+-\d+\.tmp-\d+\.(parquet|arrow|jsonl)$/;
  * their rows (as `datasets` cuts by in-memory size), so the same rows and limits always give the
  * same shards: an unchanged export is byte-identical, which makes a repeated push a no-op.
  */
-export async function writeSplitShards<T>(rows: Iterator<ShardUnit<T>>, format: ShardFormat<T>, dataDirectory: string, split: string, limits: ShardLimits): Promise<WrittenSplit> {
+export async function writeSplitShards<T>(
+  rows: Iterator<ShardUnit<T>>,
+  format: ShardFormat<T>,
+  dataDirectory: string,
+  split: string,
+  limits: ShardLimits,
+): Promise<WrittenSplit> {
   mkdirSync(dataDirectory, { recursive: true });
   const source = new Peekable(rows);
   const written: WrittenSplit = { split, rows: 0, temporaryFiles: [] };
   try {
     while (!source.done()) {
-      const path = join(dataDirectory, `.${split}-${written.temporaryFiles.length}.tmp-${process.pid}.${format.extension}`);
+      const path = join(
+        dataDirectory,
+        `.${split}-${written.temporaryFiles.length}.tmp-${process.pid}.${format.extension}`,
+      );
       written.temporaryFiles.push(path);
-      await format.write(path, shardBatches(source, limits, () => written.rows++));
+      await format.write(
+        path,
+        shardBatches(source, limits, () => written.rows++),
+      );
     }
   } catch (error) {
     discardShards([written]);
@@ -57,12 +69,21 @@ export async function writeSplitShards<T>(rows: Iterator<ShardUnit<T>>, format: 
   return written;
 }
 
-async function* shardBatches<T>(source: Peekable<ShardUnit<T>>, limits: ShardLimits, counted: () => void): AsyncGenerator<T[]> {
+async function* shardBatches<T>(
+  source: Peekable<ShardUnit<T>>,
+  limits: ShardLimits,
+  counted: () => void,
+): AsyncGenerator<T[]> {
   let shardBytes = 0;
   while (shardBytes < limits.shardBytes && !source.done()) {
     const batch: T[] = [];
     let batchBytes = 0;
-    while (batch.length < limits.batchRows && batchBytes < limits.batchBytes && shardBytes < limits.shardBytes && !source.done()) {
+    while (
+      batch.length < limits.batchRows &&
+      batchBytes < limits.batchBytes &&
+      shardBytes < limits.shardBytes &&
+      !source.done()
+    ) {
       const unit = source.next();
       batch.push(unit.value);
       batchBytes += unit.bytes;
@@ -80,7 +101,8 @@ async function* shardBatches<T>(source: Peekable<ShardUnit<T>>, limits: ShardLim
  */
 export function publishShards(dataDirectory: string, splits: WrittenSplit[], extension: string): Map<string, string[]> {
   for (const name of readdirSync(dataDirectory)) {
-    if (SHARD_FILE.test(name) || (TEMPORARY_FILE.test(name) && !isOurs(name))) rmSync(join(dataDirectory, name), { force: true });
+    if (SHARD_FILE.test(name) || (TEMPORARY_FILE.test(name) && !isOurs(name)))
+      rmSync(join(dataDirectory, name), { force: true });
   }
   const published = new Map<string, string[]>();
   for (const split of splits) {

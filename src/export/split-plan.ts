@@ -15,8 +15,16 @@ export type StoredRow = StoredRecordRow;
 
 const STATUS_SPLITS: Array<{ status: ItemStatus; description: string }> = [
   { status: 'done', description: 'rollouts that finished and passed the run filters (status done)' },
-  { status: 'discarded', description: 'rollouts discarded by a run filter such as --require-reasoning or --completed-only (status discarded)' },
-  { status: 'failed', description: 'rollouts that failed on an infrastructure fault but kept a partial record with its error (status failed)' },
+  {
+    status: 'discarded',
+    description:
+      'rollouts discarded by a run filter such as --require-reasoning or --completed-only (status discarded)',
+  },
+  {
+    status: 'failed',
+    description:
+      'rollouts that failed on an infrastructure fault but kept a partial record with its error (status failed)',
+  },
 ];
 
 /**
@@ -26,21 +34,50 @@ const STATUS_SPLITS: Array<{ status: ItemStatus; description: string }> = [
  */
 export function planSplits(store: RunStore, splitBy: SplitBy | undefined): SplitPlan[] {
   if (splitBy === 'status') {
-    return STATUS_SPLITS.map(({ status, description }) => ({ name: status, description, filter: { status } })).filter((plan) => store.countRecords(plan.filter) > 0);
+    return STATUS_SPLITS.map(({ status, description }) => ({ name: status, description, filter: { status } })).filter(
+      (plan) => store.countRecords(plan.filter) > 0,
+    );
   }
-  if (splitBy === 'toolsets') return valueSplits(store, 'toolsets', (text) => toolsetsSplitName(JSON.parse(String(text)) as string[]), 'rollouts offered the toolsets');
-  if (splitBy === 'category') return valueSplits(store, 'category', (value) => (value === null ? 'uncategorized' : splitName(String(value))), 'rollouts of items in category');
-  return [{ name: 'train', description: 'rollouts that finished and passed the run filters (status done)', filter: { status: 'done' } }];
+  if (splitBy === 'toolsets')
+    return valueSplits(
+      store,
+      'toolsets',
+      (text) => toolsetsSplitName(JSON.parse(String(text)) as string[]),
+      'rollouts offered the toolsets',
+    );
+  if (splitBy === 'category')
+    return valueSplits(
+      store,
+      'category',
+      (value) => (value === null ? 'uncategorized' : splitName(String(value))),
+      'rollouts of items in category',
+    );
+  return [
+    {
+      name: 'train',
+      description: 'rollouts that finished and passed the run filters (status done)',
+      filter: { status: 'done' },
+    },
+  ];
 }
 
 /** One split per distinct value of a column among the done rows; values that name the same split share it. */
-function valueSplits(store: RunStore, field: RecordField, nameOf: (value: unknown) => string, describe: string): SplitPlan[] {
+function valueSplits(
+  store: RunStore,
+  field: RecordField,
+  nameOf: (value: unknown) => string,
+  describe: string,
+): SplitPlan[] {
   const values = store.recordedValues(field);
   const byName = new Map<string, unknown[]>();
   for (const value of values) byName.set(nameOf(value), [...(byName.get(nameOf(value)) ?? []), value]);
   return [...byName.entries()]
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([name, members]) => ({ name, description: `${describe} ${name}`, filter: { status: 'done', field: { name: field, values: members } } }));
+    .map(([name, members]) => ({
+      name,
+      description: `${describe} ${name}`,
+      filter: { status: 'done', field: { name: field, values: members } },
+    }));
 }
 
 /** A split name the Hub accepts (`\w+`): other characters become `_`. */
@@ -54,7 +91,11 @@ export function toolsetsSplitName(toolsets: readonly string[]): string {
 }
 
 /** Stream a split's stored rows in dataset order (row, then key, then sample) or grouped. */
-export function splitRows(store: RunStore, plan: SplitPlan, order: RecordOrder = 'dataset'): IterableIterator<StoredRow> {
+export function splitRows(
+  store: RunStore,
+  plan: SplitPlan,
+  order: RecordOrder = 'dataset',
+): IterableIterator<StoredRow> {
   return store.records(plan.filter, order);
 }
 

@@ -1,5 +1,8 @@
 import OpenAI from 'openai';
-import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionCreateParamsStreaming,
+} from 'openai/resources/chat/completions';
 import { DEFAULT_MAX_REPLY_BYTES, EndpointSchema, type Endpoint, type EndpointInput } from '../config/endpoint.js';
 import { validate } from '../config/validate.js';
 import { ConfigError, ModelError } from '../errors.js';
@@ -7,7 +10,14 @@ import { nodeHttpFetch } from './http-fetch.js';
 import { countedRequest, endpointLimiter, runLimited } from './concurrency.js';
 import { completionOf, isEventStream, parseChunk, parseJsonBody, streamedError } from './completion-reply.js';
 import { rememberErrorBody } from './error-body.js';
-import { AttemptTimeoutError, BadResponseError, classifyFailure, modelErrorFor, ReplyTooLargeError, type FailureContext } from './failure.js';
+import {
+  AttemptTimeoutError,
+  BadResponseError,
+  classifyFailure,
+  modelErrorFor,
+  ReplyTooLargeError,
+  type FailureContext,
+} from './failure.js';
 import { readCappedText, readServerSentEvents } from './reply-body.js';
 import { toModelResponse, type ResponseSettings } from './response.js';
 import { DEFAULT_RETRY_DELAYS, withRetries, type AttemptFailure, type RetryDelays, type RetryEvent } from './retry.js';
@@ -85,12 +95,16 @@ class OpenAICompatibleClient implements ModelClient {
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      controller.abort(new AttemptTimeoutError(`no complete response within ${this.endpoint.timeout_ms} ms (timeout_ms)`));
+      controller.abort(
+        new AttemptTimeoutError(`no complete response within ${this.endpoint.timeout_ms} ms (timeout_ms)`),
+      );
     }, this.endpoint.timeout_ms);
     const onAbort = () => controller.abort(caller?.reason);
     caller?.addEventListener('abort', onAbort, { once: true });
     try {
-      return request.onDelta ? await this.streamed(request, controller.signal, request.onDelta) : await this.whole(request, controller.signal);
+      return request.onDelta
+        ? await this.streamed(request, controller.signal, request.onDelta)
+        : await this.whole(request, controller.signal);
     } catch (error) {
       if (timedOut && !caller?.aborted) {
         throw new AttemptTimeoutError(`no complete response within ${this.endpoint.timeout_ms} ms (timeout_ms)`);
@@ -109,14 +123,23 @@ class OpenAICompatibleClient implements ModelClient {
   private async whole(request: CompletionRequest, signal: AbortSignal): Promise<WireCompletion> {
     const body = buildRequestBody(this.endpoint, request.messages, request.tools, false);
     // The body carries extra_body fields the SDK's types do not know; it sends them as given.
-    const response = await this.openai.chat.completions.create(body as unknown as ChatCompletionCreateParamsNonStreaming, { signal }).asResponse();
+    const response = await this.openai.chat.completions
+      .create(body as unknown as ChatCompletionCreateParamsNonStreaming, { signal })
+      .asResponse();
     return completionOf(parseJsonBody(await readCappedText(response, this.maxReplyBytes), response));
   }
 
-  private async streamed(request: CompletionRequest, signal: AbortSignal, onDelta: (delta: ModelDelta) => void): Promise<WireCompletion> {
+  private async streamed(
+    request: CompletionRequest,
+    signal: AbortSignal,
+    onDelta: (delta: ModelDelta) => void,
+  ): Promise<WireCompletion> {
     const body = buildRequestBody(this.endpoint, request.messages, request.tools, true);
-    const response = await this.openai.chat.completions.create(body as unknown as ChatCompletionCreateParamsStreaming, { signal }).asResponse();
-    if (!isEventStream(response)) return completionOf(parseJsonBody(await readCappedText(response, this.maxReplyBytes), response));
+    const response = await this.openai.chat.completions
+      .create(body as unknown as ChatCompletionCreateParamsStreaming, { signal })
+      .asResponse();
+    if (!isEventStream(response))
+      return completionOf(parseJsonBody(await readCappedText(response, this.maxReplyBytes), response));
     const assembler = new StreamAssembler(onDelta);
     for await (const event of readServerSentEvents(response, this.maxReplyBytes)) {
       if (event.data === '[DONE]') break;
@@ -152,7 +175,11 @@ async function keepingErrorBodies(input: string | URL | Request, init?: RequestI
   const text = await readCappedText(response, ERROR_BODY_BYTES).catch((error: unknown) =>
     error instanceof ReplyTooLargeError ? `(an error body over ${ERROR_BODY_BYTES} bytes, not read)` : String(error),
   );
-  const copy = new Response(text, { status: response.status, statusText: response.statusText, headers: response.headers });
+  const copy = new Response(text, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
   rememberErrorBody(copy.headers, text);
   return copy;
 }
@@ -171,6 +198,13 @@ function apiKeyFor(endpoint: Endpoint, env: NodeJS.ProcessEnv): string {
 /** Loopback, private networks and bare host names (a compose service such as `vllm`). */
 export function isLocalEndpoint(baseURL: string): boolean {
   const host = new URL(baseURL).hostname.replace(/^\[|\]$/g, '');
-  if (host === 'localhost' || host === '::1' || host === '0.0.0.0' || (!host.includes('.') && !host.includes(':')) || /\.(local|localhost|internal)$/.test(host)) return true;
+  if (
+    host === 'localhost' ||
+    host === '::1' ||
+    host === '0.0.0.0' ||
+    (!host.includes('.') && !host.includes(':')) ||
+    /\.(local|localhost|internal)$/.test(host)
+  )
+    return true;
   return /^(127\.|10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.)/.test(host);
 }

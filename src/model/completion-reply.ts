@@ -20,7 +20,9 @@ export function parseJsonBody(text: string, response: Response): unknown {
     return JSON.parse(text);
   } catch (error) {
     const type = response.headers.get('content-type') ?? 'no content-type';
-    throw new BadResponseError(`the response body is not valid JSON (${type}; ${(error as Error).message}): ${preview(text)}`);
+    throw new BadResponseError(
+      `the response body is not valid JSON (${type}; ${(error as Error).message}): ${preview(text)}`,
+    );
   }
 }
 
@@ -45,15 +47,22 @@ export function streamedError(chunk: unknown, event: string | undefined): string
  * or a choice without a message is a bad response: retried, then reported with the server's words.
  */
 export function completionOf(body: unknown): WireCompletion {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new BadResponseError(`the response is not a JSON object: ${preview(JSON.stringify(body))}`);
+  if (!body || typeof body !== 'object' || Array.isArray(body))
+    throw new BadResponseError(`the response is not a JSON object: ${preview(JSON.stringify(body))}`);
   const { choices, usage, timings } = body as { choices?: unknown; usage?: unknown; timings?: unknown };
-  const choice = Array.isArray(choices) ? (choices[0] as { message?: unknown; finish_reason?: unknown } | undefined) : undefined;
+  const choice = Array.isArray(choices)
+    ? (choices[0] as { message?: unknown; finish_reason?: unknown } | undefined)
+    : undefined;
   if (!choice) {
     const error = errorBodyMessage(body);
-    throw new BadResponseError(error ? `the response is an error: ${error}` : `the response has no choices: ${preview(JSON.stringify(body))}`);
+    throw new BadResponseError(
+      error ? `the response is an error: ${error}` : `the response has no choices: ${preview(JSON.stringify(body))}`,
+    );
   }
   if (!choice.message || typeof choice.message !== 'object') {
-    throw new BadResponseError(`the response's choice has no message (message: ${JSON.stringify(choice.message ?? null)}): ${preview(JSON.stringify(body))}`);
+    throw new BadResponseError(
+      `the response's choice has no message (message: ${JSON.stringify(choice.message ?? null)}): ${preview(JSON.stringify(body))}`,
+    );
   }
   return {
     message: choice.message as WireMessage,

@@ -19,7 +19,11 @@ export function endpointLimiter(baseURL: string, concurrency: number): LimitFunc
 }
 
 /** Run `task` under the limiter; an abort rejects at once, even while still waiting for a slot. */
-export function runLimited<T>(limiter: LimitFunction, task: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+export function runLimited<T>(
+  limiter: LimitFunction,
+  task: () => Promise<T>,
+  signal: AbortSignal | undefined,
+): Promise<T> {
   if (!signal) return limiter(task);
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {

@@ -66,7 +66,8 @@ export function partText(part: unknown): string {
 export function thinkingText(part: Record<string, unknown>): string {
   for (const field of ['thinking', 'reasoning', 'text', 'content', 'summary']) {
     const value = part[field];
-    if (value !== undefined && value !== null && (typeof value === 'string' || Array.isArray(value))) return nestedText(value);
+    if (value !== undefined && value !== null && (typeof value === 'string' || Array.isArray(value)))
+      return nestedText(value);
   }
   return '';
 }
@@ -85,6 +86,7 @@ function nestedText(value: unknown): string {
 function imageUrl(part: Record<string, unknown>): string | undefined {
   const image = part.image_url ?? part.url;
   if (typeof image === 'string') return image;
-  if (image && typeof image === 'object' && typeof (image as { url?: unknown }).url === 'string') return (image as { url: string }).url;
+  if (image && typeof image === 'object' && typeof (image as { url?: unknown }).url === 'string')
+    return (image as { url: string }).url;
   return undefined;
 }

@@ -50,7 +50,8 @@ function upstreamMessage(metadata: unknown): string | undefined {
   let text: string | undefined;
   if (typeof raw === 'string') text = errorTextMessage(raw);
   else if (raw !== undefined && raw !== null) text = errorBodyMessage(raw) ?? JSON.stringify(raw);
-  if (!text && Array.isArray(metadata.reasons)) text = metadata.reasons.filter((reason) => typeof reason === 'string').join('; ');
+  if (!text && Array.isArray(metadata.reasons))
+    text = metadata.reasons.filter((reason) => typeof reason === 'string').join('; ');
   return text ? `${text}${provider}` : undefined;
 }
 
@@ -58,7 +59,9 @@ function upstreamMessage(metadata: unknown): string | undefined {
 function textOf(value: unknown): string | undefined {
   if (typeof value === 'string') return value.trim() === '' ? undefined : value.trim();
   if (Array.isArray(value) && value.length > 0) {
-    return value.map((entry) => (isObject(entry) && typeof entry.msg === 'string' ? entry.msg : JSON.stringify(entry))).join('; ');
+    return value
+      .map((entry) => (isObject(entry) && typeof entry.msg === 'string' ? entry.msg : JSON.stringify(entry)))
+      .join('; ');
   }
   return undefined;
 }
@@ -72,12 +75,18 @@ function withDetail(message: string, body: Record<string, unknown>): string {
 function plainText(text: string): string {
   if (!/^<(!doctype|html|head|body)/i.test(text)) return text;
   const title = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(text)?.[1]?.trim();
-  const body = text.replace(/<(head|script|style)[\s\S]*?<\/\1>/gi, ' ').replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim();
+  const body = text
+    .replace(/<(head|script|style)[\s\S]*?<\/\1>/gi, ' ')
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   return title && !body.startsWith(title) ? `${title}: ${body}` : body || text;
 }
 
 function clip(text: string): string {
-  return text.length > MAX_MESSAGE_CHARACTERS ? `${text.slice(0, MAX_MESSAGE_CHARACTERS)}… (${text.length} characters)` : text;
+  return text.length > MAX_MESSAGE_CHARACTERS
+    ? `${text.slice(0, MAX_MESSAGE_CHARACTERS)}… (${text.length} characters)`
+    : text;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

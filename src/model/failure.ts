@@ -20,11 +20,21 @@ export class ReplyTooLargeError extends Error {
 /** Raised when the attempt's own deadline (endpoint timeout_ms) passed. */
 export class AttemptTimeoutError extends Error {}
 
-const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'ENOTFOUND', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
+const NETWORK_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+]);
 
 /** Decide whether one failed attempt is retried: 429, 5xx, timeouts and broken connections are. */
 export function classifyFailure(error: unknown, signal: AbortSignal | undefined): AttemptFailure {
-  if (signal?.aborted || error instanceof APIUserAbortError) return { kind: 'aborted', message: 'aborted', cause: error };
+  if (signal?.aborted || error instanceof APIUserAbortError)
+    return { kind: 'aborted', message: 'aborted', cause: error };
   if (error instanceof AttemptTimeoutError || error instanceof APIConnectionTimeoutError) {
     return { kind: 'retryable', message: error.message || 'timed out', cause: error };
   }
@@ -36,7 +46,13 @@ export function classifyFailure(error: unknown, signal: AbortSignal | undefined)
     const message = serverMessage(error);
     if (status === undefined) return { kind: 'retryable', message, cause: error };
     const retryAfterMs = parseRetryAfter(error.headers);
-    return { kind: isRetryableStatus(status) ? 'retryable' : 'fatal', status, message, ...(retryAfterMs === undefined ? {} : { retryAfterMs }), cause: error };
+    return {
+      kind: isRetryableStatus(status) ? 'retryable' : 'fatal',
+      status,
+      message,
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+      cause: error,
+    };
   }
   if (error instanceof BadResponseError) return { kind: 'retryable', message: error.message, cause: error };
   if (error instanceof ReplyTooLargeError) return { kind: 'fatal', message: error.message, cause: error };
@@ -78,7 +94,14 @@ export interface FailureContext {
 }
 
 /** Failures to connect at all (no server answered), as opposed to a server that answered badly. */
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+]);
 
 /**
  * The typed error a caller sees: names the endpoint, the model, the status and the server's message.
@@ -89,7 +112,8 @@ export function modelErrorFor(failure: AttemptFailure, attempts: number, context
   const where = `model endpoint ${context.baseURL} (model '${context.model}')`;
   const status = failure.status === undefined ? '' : `HTTP ${failure.status}: `;
   const details = { baseURL: context.baseURL, model: context.model, status: failure.status, attempts };
-  const fault = (message: string, code: ErrorCode, retryable: boolean) => new ModelError(message, { code, retryable, cause: failure.cause, details });
+  const fault = (message: string, code: ErrorCode, retryable: boolean) =>
+    new ModelError(message, { code, retryable, cause: failure.cause, details });
   if (failure.kind === 'aborted') return fault(`request to ${where} aborted`, 'aborted', false);
   if (failure.kind === 'retryable') {
     const tries = attempts === 1 ? '1 attempt' : `${attempts} attempts`;
@@ -100,14 +124,26 @@ export function modelErrorFor(failure: AttemptFailure, attempts: number, context
   }
   if (failure.status === undefined) return fault(`${where} failed: ${failure.message}`, 'model_failed', false);
   if (failure.status === 401 || failure.status === 403) {
-    return fault(`${where} refused the credentials: ${status}${failure.message} (check the API key variable, --api-key-env)`, 'model_auth', false);
+    return fault(
+      `${where} refused the credentials: ${status}${failure.message} (check the API key variable, --api-key-env)`,
+      'model_auth',
+      false,
+    );
   }
   if (failure.status === 404) {
-    return fault(`${where} does not know this model or route: ${status}${failure.message} (check --model and --base-url)`, 'model_not_found', false);
+    return fault(
+      `${where} does not know this model or route: ${status}${failure.message} (check --model and --base-url)`,
+      'model_not_found',
+      false,
+    );
   }
   // The same test the agent loop applies (context-overflow.ts), so both agree on what an overflow is.
   if (isContextOverflow({ status: failure.status, message: failure.message, code: errorCodeOf(failure.cause) })) {
-    return fault(`${where}: the conversation exceeds the model's context: ${status}${failure.message}`, 'context_overflow', false);
+    return fault(
+      `${where}: the conversation exceeds the model's context: ${status}${failure.message}`,
+      'context_overflow',
+      false,
+    );
   }
   return fault(`${where} rejected the request: ${status}${failure.message}`, 'model_request_rejected', false);
 }

@@ -35,14 +35,26 @@ function parseBlock(text: string, index: number): ParsedToolCall {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return malformed(id, text, `tool call block ${index + 1} is not valid JSON (${(error as Error).message}); expected {"name": "<tool>", "arguments": {...}}`);
+    return malformed(
+      id,
+      text,
+      `tool call block ${index + 1} is not valid JSON (${(error as Error).message}); expected {"name": "<tool>", "arguments": {...}}`,
+    );
   }
   if (!value || typeof value !== 'object' || Array.isArray(value)) {
-    return malformed(id, text, `tool call block ${index + 1} is not a JSON object; expected {"name": "<tool>", "arguments": {...}}`);
+    return malformed(
+      id,
+      text,
+      `tool call block ${index + 1} is not a JSON object; expected {"name": "<tool>", "arguments": {...}}`,
+    );
   }
   const { name, arguments: args } = value as { name?: unknown; arguments?: unknown };
   if (typeof name !== 'string' || name === '') {
-    return malformed(id, text, `tool call block ${index + 1} has no "name" string; expected {"name": "<tool>", "arguments": {...}}`);
+    return malformed(
+      id,
+      text,
+      `tool call block ${index + 1} has no "name" string; expected {"name": "<tool>", "arguments": {...}}`,
+    );
   }
   return { id, type: 'function', function: { name, arguments: argumentsText(args) } };
 }

@@ -34,27 +34,38 @@ export function nodeHttpFetch(input: FetchInput, init: RequestInit = {}): Promis
     });
     const secure = url.protocol === 'https:';
     const transport = secure ? https : http;
-    const request = transport.request(url, { method: init.method ?? 'GET', headers, agent: secure ? agents['https:'] : agents['http:'], signal: init.signal ?? undefined }, (response) => {
-      const responseHeaders = new Headers();
-      for (const [name, value] of Object.entries(response.headers)) {
-        if (value !== undefined) responseHeaders.set(name, Array.isArray(value) ? value.join(', ') : value);
-      }
-      const status = response.statusCode ?? 500;
-      const init = { status, statusText: response.statusMessage, headers: responseHeaders };
-      if (NULL_BODY_STATUSES.has(status)) {
-        response.resume();
-        resolve(new Response(null, init));
-        return;
-      }
-      const length = Number(response.headers['content-length']);
-      if (length >= 0 && length <= BUFFERED_BODY_BYTES) {
-        // A body of known, modest size (every non-streamed completion) is read whole: a web stream
-        // adapter per reply cost more CPU than the rest of the exchange.
-        readWhole(response).then((body) => resolve(new Response(body, init)), reject);
-        return;
-      }
-      resolve(new Response(Readable.toWeb(response) as WebReadableStream<Uint8Array> as ReadableStream<Uint8Array>, init));
-    });
+    const request = transport.request(
+      url,
+      {
+        method: init.method ?? 'GET',
+        headers,
+        agent: secure ? agents['https:'] : agents['http:'],
+        signal: init.signal ?? undefined,
+      },
+      (response) => {
+        const responseHeaders = new Headers();
+        for (const [name, value] of Object.entries(response.headers)) {
+          if (value !== undefined) responseHeaders.set(name, Array.isArray(value) ? value.join(', ') : value);
+        }
+        const status = response.statusCode ?? 500;
+        const init = { status, statusText: response.statusMessage, headers: responseHeaders };
+        if (NULL_BODY_STATUSES.has(status)) {
+          response.resume();
+          resolve(new Response(null, init));
+          return;
+        }
+        const length = Number(response.headers['content-length']);
+        if (length >= 0 && length <= BUFFERED_BODY_BYTES) {
+          // A body of known, modest size (every non-streamed completion) is read whole: a web stream
+          // adapter per reply cost more CPU than the rest of the exchange.
+          readWhole(response).then((body) => resolve(new Response(body, init)), reject);
+          return;
+        }
+        resolve(
+          new Response(Readable.toWeb(response) as WebReadableStream<Uint8Array> as ReadableStream<Uint8Array>, init),
+        );
+      },
+    );
     request.on('error', reject);
     request.end(body ?? undefined);
   });

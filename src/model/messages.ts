@@ -19,7 +19,10 @@ export type ContentPart = z.infer<typeof ContentPartSchema>;
 
 export const SystemMessageSchema = z.object({ role: z.literal('system'), content: z.string() });
 /** Text, or content parts when the message carries images (kept exactly as the dataset gave them). */
-export const UserMessageSchema = z.object({ role: z.literal('user'), content: z.union([z.string(), z.array(ContentPartSchema)]) });
+export const UserMessageSchema = z.object({
+  role: z.literal('user'),
+  content: z.union([z.string(), z.array(ContentPartSchema)]),
+});
 export const AssistantMessageSchema = z.object({
   role: z.literal('assistant'),
   content: z.string().nullable(),
@@ -105,7 +108,9 @@ export function contentText(content: string | readonly ContentPart[], imageMarke
 
 /** Image URLs of a user message's content, in order. */
 export function contentImages(content: string | readonly ContentPart[]): string[] {
-  return typeof content === 'string' ? [] : content.flatMap((part) => (part.type === 'image_url' ? [part.image_url.url] : []));
+  return typeof content === 'string'
+    ? []
+    : content.flatMap((part) => (part.type === 'image_url' ? [part.image_url.url] : []));
 }
 
 // Parts are separate blocks: an image marker on its own line reads as Hermes/LLaVA datasets write it.

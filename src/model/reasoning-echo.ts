@@ -25,11 +25,13 @@ export function reasoningEcho(
   hasToolCalls: boolean,
 ): Record<string, unknown> | undefined {
   if (policy === 'never') return undefined;
-  const details = Array.isArray(wire.reasoning_details) && wire.reasoning_details.length > 0 ? wire.reasoning_details : undefined;
+  const details =
+    Array.isArray(wire.reasoning_details) && wire.reasoning_details.length > 0 ? wire.reasoning_details : undefined;
   if (details) return { reasoning_details: details };
   const eager = policy === 'always' || hasToolCalls;
   if (!eager) return undefined;
-  if (typeof wire.reasoning_content === 'string' && wire.reasoning_content !== '') return { reasoning_content: wire.reasoning_content };
+  if (typeof wire.reasoning_content === 'string' && wire.reasoning_content !== '')
+    return { reasoning_content: wire.reasoning_content };
   if (Array.isArray(wire.content) && extracted.source === 'content_parts') return { content: wire.content };
   if (policy !== 'always' || extracted.reasoning === undefined) return undefined;
   if (typeof wire.reasoning === 'string' && wire.reasoning !== '') return { reasoning: wire.reasoning };

@@ -17,7 +17,11 @@ export interface ResponseSettings {
  * reasoning apart from content, tool calls parsed, usage counted. One function for both paths
  * is what makes a streamed and a non-streamed call give the same response.
  */
-export function toModelResponse(completion: WireCompletion, settings: ResponseSettings, call: { durationMs: number; attempts: number }): ModelResponse {
+export function toModelResponse(
+  completion: WireCompletion,
+  settings: ResponseSettings,
+  call: { durationMs: number; attempts: number },
+): ModelResponse {
   const wire = completion.message;
   const extracted = extractReasoning(wire);
   // A refusal (OpenAI) comes with a null content: it is what the user reads.

@@ -38,7 +38,10 @@ export interface RetryOptions extends RetryDelays {
 }
 
 /** Run `attempt` until it succeeds, a failure is fatal or aborted, or retries run out. */
-export async function withRetries<T>(attempt: (number: number) => Promise<T>, options: RetryOptions): Promise<{ value: T; attempts: number }> {
+export async function withRetries<T>(
+  attempt: (number: number) => Promise<T>,
+  options: RetryOptions,
+): Promise<{ value: T; attempts: number }> {
   for (let number = 1; ; number++) {
     let failure: AttemptFailure;
     try {

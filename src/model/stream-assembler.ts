@@ -144,7 +144,8 @@ export class StreamAssembler {
    * arrive later (the `signature` in the last piece) are kept.
    */
   private addDetail(piece: ReasoningDetail): string | undefined {
-    const existing = piece.index === undefined ? undefined : this.details.find((detail) => detail.index === piece.index);
+    const existing =
+      piece.index === undefined ? undefined : this.details.find((detail) => detail.index === piece.index);
     if (!existing) {
       this.details.push({ ...piece });
     } else {
@@ -210,7 +211,12 @@ export class StreamAssembler {
         function: { name: call.name ?? '', arguments: call.arguments },
       }));
     }
-    return { message, finishReason: this.finishReason, usage: this.usage, ...(this.timings ? { timings: this.timings } : {}) };
+    return {
+      message,
+      finishReason: this.finishReason,
+      usage: this.usage,
+      ...(this.timings ? { timings: this.timings } : {}),
+    };
   }
 }
 
@@ -221,6 +227,7 @@ function thinkingField(part: Record<string, unknown>): string {
 }
 
 function findLast<T>(items: T[], predicate: (item: T) => boolean): T | undefined {
-  for (let position = items.length - 1; position >= 0; position--) if (predicate(items[position]!)) return items[position];
+  for (let position = items.length - 1; position >= 0; position--)
+    if (predicate(items[position]!)) return items[position];
   return undefined;
 }

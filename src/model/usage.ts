@@ -31,7 +31,13 @@ export function usageOf(usage: WireUsage | undefined | null, timings?: WireTimin
     // The variants count the same thing; a provider sending two may leave one at 0.
     cached_tokens: Math.max(
       0,
-      ...[promptDetails?.cached_tokens, u.prompt_cache_hit_tokens, u.cached_tokens, u.cache_read_input_tokens, timings?.cache_n]
+      ...[
+        promptDetails?.cached_tokens,
+        u.prompt_cache_hit_tokens,
+        u.cached_tokens,
+        u.cache_read_input_tokens,
+        timings?.cache_n,
+      ]
         .map(count)
         .filter((value): value is number => value !== undefined),
     ),

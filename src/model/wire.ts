@@ -62,7 +62,12 @@ export function toWireMessages(messages: Message[]): Record<string, unknown>[] {
  * The request body: sampling params, then `extra_body` (it may override them), then the fields
  * traj owns, which nothing overrides.
  */
-export function buildRequestBody(endpoint: Endpoint, messages: Message[], tools: ToolSpec[] | undefined, stream: boolean): Record<string, unknown> {
+export function buildRequestBody(
+  endpoint: Endpoint,
+  messages: Message[],
+  tools: ToolSpec[] | undefined,
+  stream: boolean,
+): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   if (endpoint.temperature !== undefined) body.temperature = endpoint.temperature;
   if (endpoint.top_p !== undefined) body.top_p = endpoint.top_p;

@@ -63,14 +63,22 @@ export class QueueCoordinator implements RemoteRunner {
     private readonly store: RunStore,
   ) {}
 
-  static async open(options: QueueOptions & { store: RunStore; settings: RolloutSettings; fingerprint: string; maxAttempts: number }): Promise<QueueCoordinator> {
+  static async open(
+    options: QueueOptions & { store: RunStore; settings: RolloutSettings; fingerprint: string; maxAttempts: number },
+  ): Promise<QueueCoordinator> {
     const address = parseQueueUrl(options.url);
     await checkReachable(address);
     const redis = connect(address);
     redis.on('error', () => undefined);
     const run = options.settings.run;
     const stalledMs = Math.round((options.stalledSeconds ?? 30) * 1000);
-    const announcement = describeAnnouncement({ run, fingerprint: options.fingerprint, settings: options.settings, stalledMs, maxStalls: options.maxAttempts });
+    const announcement = describeAnnouncement({
+      run,
+      fingerprint: options.fingerprint,
+      settings: options.settings,
+      stalledMs,
+      maxStalls: options.maxAttempts,
+    });
     const connection = bullConnection(address);
     const queue = new Queue(queueNameFor(run), { connection });
     const events = new QueueEvents(queueNameFor(run), { connection });
@@ -94,7 +102,9 @@ export class QueueCoordinator implements RemoteRunner {
     // try by an earlier coordinator (killed meanwhile) is found again under the same id.
     const attempt = this.store.lookup(task.key, task.sample)?.attempts ?? 0;
     const jobId = jobIdFor(task.key, task.sample, attempt);
-    const outcome = new Promise<RolloutOutcome>((resolve, reject) => this.waiters.set(jobId, { jobId, task, resolve, reject }));
+    const outcome = new Promise<RolloutOutcome>((resolve, reject) =>
+      this.waiters.set(jobId, { jobId, task, resolve, reject }),
+    );
     const { settings: _settings, ...data } = task;
     this.queue
       .add('rollout', data satisfies QueuedTask, { jobId, attempts: 1, removeOnComplete: false, removeOnFail: false })
@@ -125,9 +135,16 @@ export class QueueCoordinator implements RemoteRunner {
   async close(finished: boolean): Promise<void> {
     if (this.watchTimer) clearInterval(this.watchTimer);
     // A run drained by --stop is removed again: a job this coordinator queued while it was drained must not linger.
-    if ((finished && !this.lost) || this.stoppedByUser) await settleWithin(removeRun(this.redis, this.queue, this.runName).catch(() => undefined), 10_000);
+    if ((finished && !this.lost) || this.stoppedByUser)
+      await settleWithin(
+        removeRun(this.redis, this.queue, this.runName).catch(() => undefined),
+        10_000,
+      );
     // A close waits for Redis; one that just restarted (or is gone) must not keep the command alive.
-    await settleWithin(Promise.allSettled([(async () => this.events.close())(), (async () => this.queue.close())()]), 5000);
+    await settleWithin(
+      Promise.allSettled([(async () => this.events.close())(), (async () => this.queue.close())()]),
+      5000,
+    );
     // Not awaited: against a Redis that lost its data these may never settle.
     void this.events.disconnect().catch(() => undefined);
     void this.queue.disconnect().catch(() => undefined);
@@ -151,7 +168,10 @@ export class QueueCoordinator implements RemoteRunner {
       this.forget(job);
     } else if (job.failedReason) {
       // The job stalled more often than the run allows (its workers died), or a worker could not run it.
-      this.settleError(jobId, new RunError(`queued rollout failed: ${job.failedReason}`, { code: 'worker_crashed', retryable: true }));
+      this.settleError(
+        jobId,
+        new RunError(`queued rollout failed: ${job.failedReason}`, { code: 'worker_crashed', retryable: true }),
+      );
       this.forget(job);
     }
   }
@@ -160,7 +180,10 @@ export class QueueCoordinator implements RemoteRunner {
   private async watch(): Promise<void> {
     if (this.lost) return;
     try {
-      const [announced, stopped] = await Promise.all([this.redis.exists(announcementKey(this.runName)), this.redis.exists(stoppedKey(this.runName))]);
+      const [announced, stopped] = await Promise.all([
+        this.redis.exists(announcementKey(this.runName)),
+        this.redis.exists(stoppedKey(this.runName)),
+      ]);
       if (!announced) return this.loseRun(stopped === 1);
       await Promise.all([...this.waiters.keys()].map((jobId) => this.check(jobId)));
     } catch {
@@ -171,7 +194,10 @@ export class QueueCoordinator implements RemoteRunner {
   private loseRun(stopped: boolean): void {
     this.stoppedByUser = stopped;
     this.lost = stopped
-      ? new RunError(`run '${this.runName}' was stopped with --stop: its queued jobs were removed; rerun the same command to queue what is unfinished`, { code: 'queue_lost' })
+      ? new RunError(
+          `run '${this.runName}' was stopped with --stop: its queued jobs were removed; rerun the same command to queue what is unfinished`,
+          { code: 'queue_lost' },
+        )
       : new RunError(
           `Redis at ${this.address.url} lost run '${this.runName}' (restarted without persistence?): its queued jobs are gone. ` +
             'Landed results are safe in the run store; rerun the same command to queue the unfinished prompts again ' +
@@ -244,7 +270,14 @@ function interruptedOutcome(task: RolloutTask): RolloutOutcome {
 
 /** The queue vanished: a run-level fault, so the prompt goes back to pending without using an attempt. */
 function lostOutcome(task: RolloutTask, error: RunError): RolloutOutcome {
-  return { key: task.key, sample: task.sample, result: emptyResult(task), tools: [], interrupted: false, error: serializeError(error) };
+  return {
+    key: task.key,
+    sample: task.sample,
+    result: emptyResult(task),
+    tools: [],
+    interrupted: false,
+    error: serializeError(error),
+  };
 }
 
 function emptyResult(task: RolloutTask): RolloutOutcome['result'] {

@@ -78,7 +78,9 @@ function sha256(data: string | Buffer): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
-export function describeAnnouncement(fields: Omit<RunAnnouncement, 'codeVersion' | 'toolsFingerprint' | 'environmentHash' | 'announcedAt'>): RunAnnouncement {
+export function describeAnnouncement(
+  fields: Omit<RunAnnouncement, 'codeVersion' | 'toolsFingerprint' | 'environmentHash' | 'announcedAt'>,
+): RunAnnouncement {
   return {
     ...fields,
     codeVersion: codeVersion(),
@@ -89,7 +91,12 @@ export function describeAnnouncement(fields: Omit<RunAnnouncement, 'codeVersion'
 }
 
 export async function publishRun(redis: Redis, announcement: RunAnnouncement): Promise<void> {
-  await redis.multi().set(announcementKey(announcement.run), JSON.stringify(announcement)).del(stoppedKey(announcement.run)).sadd(RUNS_KEY, announcement.run).exec();
+  await redis
+    .multi()
+    .set(announcementKey(announcement.run), JSON.stringify(announcement))
+    .del(stoppedKey(announcement.run))
+    .sadd(RUNS_KEY, announcement.run)
+    .exec();
 }
 
 export async function readRun(redis: Redis, run: string): Promise<RunAnnouncement | undefined> {
@@ -104,9 +111,13 @@ export async function readRun(redis: Redis, run: string): Promise<RunAnnouncemen
 export function refusalReasons(announcement: RunAnnouncement, worker: { sandbox?: 'local' | 'docker' }): string[] {
   const reasons: string[] = [];
   const own = codeVersion();
-  if (announcement.codeVersion !== own) reasons.push(`code version differs: the run's is ${announcement.codeVersion}, this worker's is ${own}`);
+  if (announcement.codeVersion !== own)
+    reasons.push(`code version differs: the run's is ${announcement.codeVersion}, this worker's is ${own}`);
   const tools = toolsFingerprint();
-  if (announcement.toolsFingerprint !== tools) reasons.push(`fingerprint differs (tool schemas): the run's is ${announcement.toolsFingerprint}, this worker's is ${tools}`);
+  if (announcement.toolsFingerprint !== tools)
+    reasons.push(
+      `fingerprint differs (tool schemas): the run's is ${announcement.toolsFingerprint}, this worker's is ${tools}`,
+    );
   const environment = environmentHash(announcement.settings.environmentModule);
   if (announcement.environmentHash !== environment) {
     reasons.push(
@@ -116,7 +127,9 @@ export function refusalReasons(announcement: RunAnnouncement, worker: { sandbox?
     );
   }
   if (worker.sandbox && worker.sandbox !== announcement.settings.sandbox.kind) {
-    reasons.push(`sandbox differs: the run uses ${announcement.settings.sandbox.kind}, this worker was started with --sandbox ${worker.sandbox}`);
+    reasons.push(
+      `sandbox differs: the run uses ${announcement.settings.sandbox.kind}, this worker was started with --sandbox ${worker.sandbox}`,
+    );
   }
   return reasons;
 }

@@ -94,26 +94,40 @@ export class QueueWorker {
     const reasons = refusalReasons(announcement, { sandbox: this.options.sandbox });
     if (reasons.length > 0) {
       const text = reasons.join('; ');
-      if (this.refused.get(announcement.run) !== text) this.options.log(`[traj worker] refusing run '${announcement.run}': ${text}`);
+      if (this.refused.get(announcement.run) !== text)
+        this.options.log(`[traj worker] refusing run '${announcement.run}': ${text}`);
       this.refused.set(announcement.run, text);
       return;
     }
     this.refused.delete(announcement.run);
-    const pool = new RolloutPool({ workers: this.options.threads ?? availableParallelism(), concurrency: this.options.concurrency });
-    const worker = new Worker<QueuedTask, RolloutOutcome>(queueNameFor(announcement.run), (job) => this.process(announcement, pool, job), {
-      connection: bullConnection(this.address),
+    const pool = new RolloutPool({
+      workers: this.options.threads ?? availableParallelism(),
       concurrency: this.options.concurrency,
-      // The heartbeat: a job whose lock is not renewed within the interval is taken over by another worker.
-      lockDuration: announcement.stalledMs,
-      stalledInterval: announcement.stalledMs,
-      maxStalledCount: announcement.maxStalls,
     });
+    const worker = new Worker<QueuedTask, RolloutOutcome>(
+      queueNameFor(announcement.run),
+      (job) => this.process(announcement, pool, job),
+      {
+        connection: bullConnection(this.address),
+        concurrency: this.options.concurrency,
+        // The heartbeat: a job whose lock is not renewed within the interval is taken over by another worker.
+        lockDuration: announcement.stalledMs,
+        stalledInterval: announcement.stalledMs,
+        maxStalledCount: announcement.maxStalls,
+      },
+    );
     worker.on('error', (error) => this.options.log(`[traj worker] queue error: ${error.message}`));
     this.attached.set(announcement.run, { announcement, worker, pool, interrupts: null });
-    this.options.log(`[traj worker] serving run '${announcement.run}' (${announcement.settings.endpoint.model}, sandbox ${announcement.settings.sandbox.kind}, ${this.options.concurrency} at once)`);
+    this.options.log(
+      `[traj worker] serving run '${announcement.run}' (${announcement.settings.endpoint.model}, sandbox ${announcement.settings.sandbox.kind}, ${this.options.concurrency} at once)`,
+    );
   }
 
-  private async process(announcement: RunAnnouncement, pool: RolloutPool, job: Job<QueuedTask>): Promise<RolloutOutcome> {
+  private async process(
+    announcement: RunAnnouncement,
+    pool: RolloutPool,
+    job: Job<QueuedTask>,
+  ): Promise<RolloutOutcome> {
     const outcome = await pool.run({ ...job.data, settings: announcement.settings });
     this.completed++;
     return outcome;
@@ -132,7 +146,10 @@ export class QueueWorker {
     this.attached.delete(run);
     if (!graceful) attached.pool.interrupt();
     // Graceful: wait for the running jobs; a Redis that is gone must not hold the worker forever.
-    await settleWithin(attached.worker.close(!graceful).catch(() => undefined), graceful ? 600_000 : 5000);
+    await settleWithin(
+      attached.worker.close(!graceful).catch(() => undefined),
+      graceful ? 600_000 : 5000,
+    );
     void attached.worker.disconnect().catch(() => undefined);
     await attached.pool.close();
   }

@@ -27,11 +27,16 @@ export function headline(suite: BenchSuite, report: EvalReport): string {
 
 /** Failed rollouts of a run, for the reference check. */
 export function failedRollouts(store: RunStore): FailedRollout[] {
-  return [...store.items({ status: 'failed' })].map((row) => ({ key: row.key, sample: row.sample, message: row.error_message ?? row.error_code ?? 'failed' }));
+  return [...store.items({ status: 'failed' })].map((row) => ({
+    key: row.key,
+    sample: row.sample,
+    message: row.error_message ?? row.error_code ?? 'failed',
+  }));
 }
 
 export function* transcripts(store: RunStore): Generator<TranscriptRecord> {
-  for (const row of store.items({ status: ['done', 'discarded'] })) if (row.record) yield JSON.parse(row.record) as TranscriptRecord;
+  for (const row of store.items({ status: ['done', 'discarded'] }))
+    if (row.record) yield JSON.parse(row.record) as TranscriptRecord;
 }
 
 export function validationLines(check: ReferenceCheck): string[] {
@@ -39,10 +44,16 @@ export function validationLines(check: ReferenceCheck): string[] {
   const flaky =
     check.flaky.length === 0
       ? []
-      : [`validation (${check.agent} agent): ${check.flaky.length} FLAKY (wrong in the run, ${expected} when run again alone):`, ...check.flaky.map((item) => `  ${item.key}#${item.sample}: ${item.reason}`)];
+      : [
+          `validation (${check.agent} agent): ${check.flaky.length} FLAKY (wrong in the run, ${expected} when run again alone):`,
+          ...check.flaky.map((item) => `  ${item.key}#${item.sample}: ${item.reason}`),
+        ];
   if (check.broken.length === 0) {
     const good = check.checked - check.flaky.length;
-    return [`validation (${check.agent} agent): ${check.flaky.length === 0 ? `all ${check.checked}` : `${good} of ${check.checked}`} rollouts scored ${expected} as they must`, ...flaky];
+    return [
+      `validation (${check.agent} agent): ${check.flaky.length === 0 ? `all ${check.checked}` : `${good} of ${check.checked}`} rollouts scored ${expected} as they must`,
+      ...flaky,
+    ];
   }
   return [
     `validation (${check.agent} agent): ${check.broken.length} BROKEN of ${check.checked} (every rollout must score ${expected}):`,
@@ -58,6 +69,9 @@ export function validationMarkdown(check: ReferenceCheck): string {
     check.broken.length === 0
       ? `${check.flaky.length === 0 ? `All ${check.checked}` : `${check.checked - check.flaky.length} of ${check.checked}`} rollouts scored ${check.expected_reward} as they must.\n`
       : `${check.broken.length} broken of ${check.checked} (every rollout must score ${check.expected_reward}):\n\n${table(check.broken)}`;
-  const flaky = check.flaky.length === 0 ? '' : `\n${check.flaky.length} flaky (wrong in the run, ${check.expected_reward} when run again alone):\n\n${table(check.flaky)}`;
+  const flaky =
+    check.flaky.length === 0
+      ? ''
+      : `\n${check.flaky.length} flaky (wrong in the run, ${check.expected_reward} when run again alone):\n\n${table(check.flaky)}`;
   return `\n## Validation with the ${check.agent} agent\n\n${body}${flaky}`;
 }

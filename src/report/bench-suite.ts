@@ -29,13 +29,25 @@ export const BenchSuiteSchema = z.strictObject({
   workers: z.number().int().positive().optional(),
   system_prompt: z.string().optional(),
   pass_threshold: z.number().optional(),
-  endpoint: EndpointSchema.partial().optional().describe('model settings (base_url, model, temperature, ...); flags and the environment win for what they set'),
-  environment_settings: z.record(z.string(), z.unknown()).optional().describe('settings the environment itself validates (e.g. agent_timeout, verifier_timeout)'),
+  endpoint: EndpointSchema.partial()
+    .optional()
+    .describe('model settings (base_url, model, temperature, ...); flags and the environment win for what they set'),
+  environment_settings: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe('settings the environment itself validates (e.g. agent_timeout, verifier_timeout)'),
   // Not a suite setting: a known key only so that the error says where judge settings go.
   judge: z
-    .never({ error: "a suite has no judge section: judge settings go under `judge:` in the environment's config.yaml, or in traj bench's --judge-* flags" })
+    .never({
+      error:
+        "a suite has no judge section: judge settings go under `judge:` in the environment's config.yaml, or in traj bench's --judge-* flags",
+    })
     .optional(),
-  metrics: z.array(z.enum(BENCH_METRICS)).min(1).default([...BENCH_METRICS]).describe('what the terminal summary headlines'),
+  metrics: z
+    .array(z.enum(BENCH_METRICS))
+    .min(1)
+    .default([...BENCH_METRICS])
+    .describe('what the terminal summary headlines'),
 });
 export type BenchSuite = z.infer<typeof BenchSuiteSchema>;
 
@@ -56,7 +68,11 @@ export function loadSuite(nameOrPath: string): LoadedSuite {
   const folder = dirname(path);
   const relative = (value: string | undefined) => (value === undefined ? undefined : resolve(folder, value));
   const environment = suite.environment.includes('/') ? resolve(folder, suite.environment) : suite.environment;
-  return { name: basename(path).replace(/\.ya?ml$/, ''), path, suite: { ...suite, environment, tasks: relative(suite.tasks), dataset: relative(suite.dataset) } };
+  return {
+    name: basename(path).replace(/\.ya?ml$/, ''),
+    path,
+    suite: { ...suite, environment, tasks: relative(suite.tasks), dataset: relative(suite.dataset) },
+  };
 }
 
 function suitePath(nameOrPath: string): string {
@@ -69,9 +85,16 @@ function suitePath(nameOrPath: string): string {
     const path = join(benchmarksDirectory(), `${nameOrPath}.${extension}`);
     if (existsSync(path)) return path;
   }
-  throw new ConfigError(`unknown suite '${nameOrPath}'; suites: ${listSuites().map((entry) => entry.name).join(', ') || '(none)'} (traj bench list), or pass a path to a suite YAML`, {
-    code: 'suite_unknown',
-  });
+  throw new ConfigError(
+    `unknown suite '${nameOrPath}'; suites: ${
+      listSuites()
+        .map((entry) => entry.name)
+        .join(', ') || '(none)'
+    } (traj bench list), or pass a path to a suite YAML`,
+    {
+      code: 'suite_unknown',
+    },
+  );
 }
 
 /** Every suite in benchmarks/, loaded (a broken one is reported with its error instead). */

@@ -37,7 +37,11 @@ const EXPECTED_REWARD = { oracle: 1, noop: 0 } as const;
  * 1.0 and every rollout of the no-op 0.0. Anything else (another reward, a reward error, a
  * failed rollout) marks the item as broken: its setup, tests or reference solution need a look.
  */
-export function checkReferenceAgent(agent: 'oracle' | 'noop', report: EvalReport, failed: readonly FailedRollout[]): ReferenceCheck {
+export function checkReferenceAgent(
+  agent: 'oracle' | 'noop',
+  report: EvalReport,
+  failed: readonly FailedRollout[],
+): ReferenceCheck {
   const expected = EXPECTED_REWARD[agent];
   const broken: BrokenItem[] = [];
   for (const item of report.items) {
@@ -50,9 +54,22 @@ export function checkReferenceAgent(agent: 'oracle' | 'noop', report: EvalReport
           : `doing nothing scored ${item.reward}, expected ${expected}`;
     broken.push({ key: item.key, sample: item.sample, reward: item.reward, reason });
   }
-  for (const rollout of failed) broken.push({ key: rollout.key, sample: rollout.sample, reward: null, reason: `rollout failed: ${rollout.message}` });
+  for (const rollout of failed)
+    broken.push({
+      key: rollout.key,
+      sample: rollout.sample,
+      reward: null,
+      reason: `rollout failed: ${rollout.message}`,
+    });
   broken.sort((a, b) => a.key.localeCompare(b.key) || a.sample - b.sample);
-  return { agent, expected_reward: expected, checked: report.items.length + failed.length, broken, flaky: [], rechecks: 0 };
+  return {
+    agent,
+    expected_reward: expected,
+    checked: report.items.length + failed.length,
+    broken,
+    flaky: [],
+    rechecks: 0,
+  };
 }
 
 /** What one run-again of a broken item gave: its reward, or why it has none. */
@@ -65,7 +82,11 @@ export interface RecheckOutcome {
  * Run each broken item again, alone, up to `times` times: one that then earns the expected
  * reward is flaky (its tests are timing-sensitive or it lost a race for the machine), not broken.
  */
-export async function recheckBroken(check: ReferenceCheck, times: number, runAgain: (item: BrokenItem) => Promise<RecheckOutcome>): Promise<ReferenceCheck> {
+export async function recheckBroken(
+  check: ReferenceCheck,
+  times: number,
+  runAgain: (item: BrokenItem) => Promise<RecheckOutcome>,
+): Promise<ReferenceCheck> {
   if (times === 0 || check.broken.length === 0) return { ...check, rechecks: times };
   const broken: BrokenItem[] = [];
   const flaky: BrokenItem[] = [...check.flaky];
@@ -75,8 +96,13 @@ export async function recheckBroken(check: ReferenceCheck, times: number, runAga
       last = await runAgain(item);
       if (last.reward === check.expected_reward) break;
     }
-    if (last?.reward === check.expected_reward) flaky.push({ ...item, reason: `${item.reason}; as expected when run again alone` });
-    else broken.push({ ...item, reason: `${item.reason}; again when run alone (${times}×): ${last?.reason ?? 'not run'}` });
+    if (last?.reward === check.expected_reward)
+      flaky.push({ ...item, reason: `${item.reason}; as expected when run again alone` });
+    else
+      broken.push({
+        ...item,
+        reason: `${item.reason}; again when run alone (${times}×): ${last?.reason ?? 'not run'}`,
+      });
   }
   return { ...check, broken, flaky, rechecks: times };
 }

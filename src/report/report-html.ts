@@ -1,10 +1,23 @@
 import type { TrajectoryRecord } from '../trajectory/record.js';
 import type { ReferenceCheck } from './reference-check.js';
-import { barChart, card, conversationBlock, detailsBlock, escapeHtml, fixed, interval, metric, STYLE } from './html-parts.js';
+import {
+  barChart,
+  card,
+  conversationBlock,
+  detailsBlock,
+  escapeHtml,
+  fixed,
+  interval,
+  metric,
+  STYLE,
+} from './html-parts.js';
 import type { EvalReport, ReportItem } from './report-schema.js';
 
 /** What a transcript needs of a stored record. */
-export type TranscriptRecord = Pick<TrajectoryRecord, 'id' | 'sample' | 'messages' | 'finish_reason' | 'reward' | 'reward_error' | 'reward_details'>;
+export type TranscriptRecord = Pick<
+  TrajectoryRecord,
+  'id' | 'sample' | 'messages' | 'finish_reason' | 'reward' | 'reward_error' | 'reward_details'
+>;
 
 export interface HtmlReportInput {
   report: EvalReport;
@@ -63,12 +76,20 @@ function header(input: HtmlReportInput): string {
   if (input.agent) facts.push(['agent', input.agent]);
   if (input.suite) facts.push(['suite', input.suite]);
   facts.push(['pass threshold', String(report.pass_threshold)]);
-  const list = facts.map(([name, value]) => `<div><dt>${escapeHtml(name)}</dt><dd data-fact="${escapeHtml(name)}">${escapeHtml(value)}</dd></div>`).join('');
+  const list = facts
+    .map(
+      ([name, value]) =>
+        `<div><dt>${escapeHtml(name)}</dt><dd data-fact="${escapeHtml(name)}">${escapeHtml(value)}</dd></div>`,
+    )
+    .join('');
   return `<header><h1>${escapeHtml(report.environment?.name ?? 'eval')} <small>run ${escapeHtml(report.run)}</small></h1><dl class="facts">${list}</dl></header>`;
 }
 
 function checkSection(check: ReferenceCheck): string {
-  const what = check.agent === 'oracle' ? 'the reference solution must earn reward 1.0 on every item' : 'doing nothing must earn reward 0.0 on every item';
+  const what =
+    check.agent === 'oracle'
+      ? 'the reference solution must earn reward 1.0 on every item'
+      : 'doing nothing must earn reward 0.0 on every item';
   const table = (items: ReferenceCheck['broken'], attribute: string) =>
     `<table><thead><tr><th>item</th><th>sample</th><th>reward</th><th>why</th></tr></thead><tbody>
 ${items.map((item) => `<tr ${attribute}="${escapeHtml(item.key)}"><td>${escapeHtml(item.key)}</td><td>${item.sample}</td><td>${fixed(item.reward)}</td><td>${escapeHtml(item.reason)}</td></tr>`).join('\n')}
@@ -79,7 +100,10 @@ ${items.map((item) => `<tr ${attribute}="${escapeHtml(item.key)}"><td>${escapeHt
       : `<h3>${check.flaky.length} flaky</h3><p>Wrong in the run, as expected when run again alone: timing-sensitive tests or contention for the machine.</p>${table(check.flaky, 'data-flaky-key')}`;
   if (check.broken.length === 0) {
     const state = check.flaky.length === 0 ? 'ok' : 'flaky';
-    const counted = check.flaky.length === 0 ? `all ${check.checked} rollouts as expected` : `${check.checked - check.flaky.length} of ${check.checked} as expected, ${check.flaky.length} flaky`;
+    const counted =
+      check.flaky.length === 0
+        ? `all ${check.checked} rollouts as expected`
+        : `${check.checked - check.flaky.length} of ${check.checked} as expected, ${check.flaky.length} flaky`;
     return `<section class="check ${state}" data-broken="0" data-flaky="${check.flaky.length}"><h2>Validation with the ${check.agent} agent: ${counted}</h2><p>${escapeHtml(what)}.</p>${flaky}</section>`;
   }
   return `<section class="check broken" data-broken="${check.broken.length}" data-flaky="${check.flaky.length}">
@@ -96,12 +120,36 @@ function summarySection(report: EvalReport): string {
     .map(([k, value]) => `<li>pass@${escapeHtml(k)} ${metric(`pass_at_${k}`, value)}</li>`)
     .join('');
   const cards = [
-    card('pass rate', `${metric('pass_rate', summary.pass_rate.value)}${interval('pass_rate', summary.pass_rate)}`, `${summary.pass_rate.n} scored rollouts`),
-    card('mean reward', `${metric('mean_reward', summary.mean_reward.value)}${interval('mean_reward', summary.mean_reward)}`, `over ${summary.mean_reward.n} items`),
-    card('rollouts', metric('rollouts', summary.rollouts, String(summary.rollouts)), `${summary.items} items × up to ${summary.samples_per_item} samples`),
+    card(
+      'pass rate',
+      `${metric('pass_rate', summary.pass_rate.value)}${interval('pass_rate', summary.pass_rate)}`,
+      `${summary.pass_rate.n} scored rollouts`,
+    ),
+    card(
+      'mean reward',
+      `${metric('mean_reward', summary.mean_reward.value)}${interval('mean_reward', summary.mean_reward)}`,
+      `over ${summary.mean_reward.n} items`,
+    ),
+    card(
+      'rollouts',
+      metric('rollouts', summary.rollouts, String(summary.rollouts)),
+      `${summary.items} items × up to ${summary.samples_per_item} samples`,
+    ),
     card('failed', metric('failed', summary.failed, String(summary.failed)), 'infrastructure failures (no record)'),
-    card('reward errors', metric('reward_errors', summary.reward_errors, String(summary.reward_errors)), 'reward hook threw or timed out'),
-    card('tokens', metric('tokens', summary.tokens.prompt + summary.tokens.completion, String(summary.tokens.prompt + summary.tokens.completion)), `${summary.tokens.prompt} prompt + ${summary.tokens.completion} completion`),
+    card(
+      'reward errors',
+      metric('reward_errors', summary.reward_errors, String(summary.reward_errors)),
+      'reward hook threw or timed out',
+    ),
+    card(
+      'tokens',
+      metric(
+        'tokens',
+        summary.tokens.prompt + summary.tokens.completion,
+        String(summary.tokens.prompt + summary.tokens.completion),
+      ),
+      `${summary.tokens.prompt} prompt + ${summary.tokens.completion} completion`,
+    ),
   ];
   return `<section><h2>Summary</h2><div class="cards">${cards.join('')}</div>${passAtK ? `<ul class="pass-at-k">${passAtK}</ul>` : ''}</section>`;
 }
@@ -163,7 +211,10 @@ function transcriptSection(input: HtmlReportInput): string {
     total++;
     if (parts.length < limit) parts.push(transcript(record));
   }
-  const omitted = total > parts.length ? `<p class="note">${total - parts.length} more transcripts are in trajectories.jsonl (this page shows the first ${parts.length}).</p>` : '';
+  const omitted =
+    total > parts.length
+      ? `<p class="note">${total - parts.length} more transcripts are in trajectories.jsonl (this page shows the first ${parts.length}).</p>`
+      : '';
   return `<section><h2>Transcripts</h2><p class="note">Click a rollout to expand it.</p>${parts.join('\n')}${omitted}</section>`;
 }
 
@@ -180,4 +231,3 @@ ${messages}
 ${evidence}
 </details>`;
 }
-

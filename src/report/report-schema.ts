@@ -13,9 +13,13 @@ export const BreakdownSchema = z.object({
   rollouts: z.number().int().nonnegative().describe('finished rollouts (status done)'),
   items: z.number().int().nonnegative().describe('distinct items (groups) among them'),
   scored: z.number().int().nonnegative().describe('rollouts with a numeric reward'),
-  mean_reward: EstimateSchema.describe('mean of the per-item mean rewards, 95% Student-t interval over items (clipped to [0, 1] when every reward lies there)'),
+  mean_reward: EstimateSchema.describe(
+    'mean of the per-item mean rewards, 95% Student-t interval over items (clipped to [0, 1] when every reward lies there)',
+  ),
   pass_rate: EstimateSchema.describe('share of scored rollouts with reward ≥ pass_threshold, 95% Wilson interval'),
-  pass_at_k: z.record(z.string(), z.number()).describe('unbiased pass@k for k = 1..K, averaged over items with ≥ k scored samples'),
+  pass_at_k: z
+    .record(z.string(), z.number())
+    .describe('unbiased pass@k for k = 1..K, averaged over items with ≥ k scored samples'),
   reward_errors: z.number().int().nonnegative().describe('rollouts whose reward hook threw or timed out (reward null)'),
 });
 export type Breakdown = z.infer<typeof BreakdownSchema>;
@@ -45,9 +49,16 @@ export const EvalReportSchema = z.object({
   pass_threshold: z.number(),
   summary: BreakdownSchema.extend({
     samples_per_item: z.number().int().nonnegative().describe('K: the most samples any item has'),
-    failed: z.number().int().nonnegative().describe('rollouts that failed for infrastructure reasons (no record; rerun to retry)'),
+    failed: z
+      .number()
+      .int()
+      .nonnegative()
+      .describe('rollouts that failed for infrastructure reasons (no record; rerun to retry)'),
     judged: z.number().int().nonnegative().describe('rollouts graded by a panel of two or more judges'),
-    judge_agreement: z.number().nullable().describe('mean share of judges agreeing with the majority, over judged rollouts'),
+    judge_agreement: z
+      .number()
+      .nullable()
+      .describe('mean share of judges agreeing with the majority, over judged rollouts'),
     tokens: z.object({ prompt: z.number().int().nonnegative(), completion: z.number().int().nonnegative() }),
   }),
   by_category: z.array(BreakdownSchema.extend({ category: z.string() })),

@@ -48,7 +48,10 @@ export function buildReport(store: RunStore, options: BuildReportOptions = {}): 
       judge_agreement: mean(agreements),
       tokens,
     },
-    by_category: groupRows(rows, (row) => row.category ?? '(none)').map(([category, members]) => ({ category, ...breakdown(members) })),
+    by_category: groupRows(rows, (row) => row.category ?? '(none)').map(([category, members]) => ({
+      category,
+      ...breakdown(members),
+    })),
     by_toolsets: groupRows(rows, (row) => row.toolsets.join('+'))
       .sort(([, a], [, b]) => b.length - a.length)
       .map(([, members]) => ({ toolsets: members[0]!.toolsets, ...breakdown(members) })),
@@ -82,7 +85,9 @@ function reportItem(stored: StoredItem, record: TrajectoryRecord, threshold: num
 
 function environmentOf(parts: Record<string, unknown> | undefined): EvalReport['environment'] {
   const value = parts?.environment as { name?: unknown; version?: unknown } | undefined;
-  return typeof value?.name === 'string' && typeof value.version === 'string' ? { name: value.name, version: value.version } : null;
+  return typeof value?.name === 'string' && typeof value.version === 'string'
+    ? { name: value.name, version: value.version }
+    : null;
 }
 
 const groupOf = (row: ReportItem) => row.group ?? row.key;
@@ -93,7 +98,10 @@ export function breakdown(rows: readonly ReportItem[]): Breakdown {
   const byItem = new Map<string, ReportItem[]>();
   for (const row of scored) byItem.set(groupOf(row), [...(byItem.get(groupOf(row)) ?? []), row]);
   const itemMeans = [...byItem.values()].map((members) => mean(members.map((row) => row.reward!))!);
-  const outcomes: ItemOutcomes[] = [...byItem.values()].map((members) => ({ n: members.length, passed: members.filter((row) => row.passed).length }));
+  const outcomes: ItemOutcomes[] = [...byItem.values()].map((members) => ({
+    n: members.length,
+    passed: members.filter((row) => row.passed).length,
+  }));
   return {
     rollouts: rows.length,
     items: new Set(rows.map(groupOf)).size,
@@ -135,4 +143,3 @@ export function writeReport(directory: string, report: EvalReport): ReportFiles 
   writeFileAtomically(files.markdown, formatReportMarkdown(report));
   return files;
 }
-

@@ -19,7 +19,13 @@ export interface RescoreInput<Item = unknown> {
   items: ReadonlyMap<string, Item>;
   judges?: JudgeSettings;
   /** Where a replaying environment's fresh sandbox is created. */
-  sandbox: { kind: 'local' | 'docker'; image?: string; workdir?: string; docker?: Record<string, unknown>; local?: Record<string, unknown> };
+  sandbox: {
+    kind: 'local' | 'docker';
+    image?: string;
+    workdir?: string;
+    docker?: Record<string, unknown>;
+    local?: Record<string, unknown>;
+  };
   run: string;
   concurrency: number;
   onScored?: (key: string, sample: number, reward: RewardResult) => void;
@@ -67,7 +73,12 @@ export async function rescoreRun<Item>(input: RescoreInput<Item>): Promise<Resco
   return summary;
 }
 
-async function rescoreOne<Item>(input: RescoreInput<Item>, item: Item, record: TrajectoryRecord, cache: JudgeCache): Promise<RewardResult> {
+async function rescoreOne<Item>(
+  input: RescoreInput<Item>,
+  item: Item,
+  record: TrajectoryRecord,
+  cache: JudgeCache,
+): Promise<RewardResult> {
   const result = resultFromRecord(record);
   const replay = input.environment.rescore === 'replay';
   const sandbox = replay ? await replaySandbox(input, item, record) : new NoSandbox(input.environment.name);
@@ -97,7 +108,9 @@ export function resultFromRecord(record: TrajectoryRecord): AgentResult {
 /** A fresh sandbox in the state the agent left: setup, then every recorded tool call in order. */
 async function replaySandbox<Item>(input: RescoreInput<Item>, item: Item, record: TrajectoryRecord): Promise<Sandbox> {
   const create = () => createSandbox({ ...input.sandbox, run: input.run, key: record.id });
-  const sandbox: Sandbox = input.environment.setup ? await create() : new LazySandbox(create, input.sandbox.kind, input.sandbox.workdir ?? '.');
+  const sandbox: Sandbox = input.environment.setup
+    ? await create()
+    : new LazySandbox(create, input.sandbox.kind, input.sandbox.workdir ?? '.');
   try {
     if (input.environment.setup) await input.environment.setup(item, sandbox);
     await replayToolCalls(record, sandbox);
@@ -110,13 +123,20 @@ async function replaySandbox<Item>(input: RescoreInput<Item>, item: Item, record
 
 async function replayToolCalls(record: TrajectoryRecord, sandbox: Sandbox): Promise<void> {
   const registry = createToolRegistry();
-  const tools: Tool[] = registry.select(record.toolsets.filter((toolset) => registry.hasToolset(toolset)), { env: process.env });
+  const tools: Tool[] = registry.select(
+    record.toolsets.filter((toolset) => registry.hasToolset(toolset)),
+    { env: process.env },
+  );
   const state = new Map<string, unknown>();
   const signal = new AbortController().signal;
   for (const message of record.messages) {
     if (message.role !== 'assistant') continue;
     for (const call of message.tool_calls ?? []) {
-      await executeToolCall(tools, { id: call.id, name: call.function.name, arguments: call.function.arguments }, { sandbox, signal, state, callId: call.id, env: process.env });
+      await executeToolCall(
+        tools,
+        { id: call.id, name: call.function.name, arguments: call.function.arguments },
+        { sandbox, signal, state, callId: call.id, env: process.env },
+      );
     }
   }
 }

@@ -2,14 +2,18 @@ import { z } from 'zod';
 import { mean, meanInterval, wilsonInterval, type Estimate } from '../eval/metrics.js';
 import { EstimateSchema, type EvalReport, type ReportItem } from './report-schema.js';
 
-const DifferenceSchema = z.object({ value: z.number().nullable(), low: z.number().nullable(), high: z.number().nullable() });
+const DifferenceSchema = z.object({
+  value: z.number().nullable(),
+  low: z.number().nullable(),
+  high: z.number().nullable(),
+});
 export type Difference = z.infer<typeof DifferenceSchema>;
 
 const RunSideSchema = z.object({ run: z.string(), model: z.string().nullable(), environment: z.string().nullable() });
 
 export const ItemComparisonSchema = z.object({
   key: z.string(),
-  a_reward: z.number().nullable().describe('mean reward of the item\'s scored samples in run A'),
+  a_reward: z.number().nullable().describe("mean reward of the item's scored samples in run A"),
   b_reward: z.number().nullable(),
   delta: z.number().nullable().describe('b_reward − a_reward'),
   a_passed: z.string().describe('passed/scored samples in run A, e.g. "2/3"'),
@@ -24,11 +28,15 @@ export const RunComparisonSchema = z.object({
   pass_rate: z.object({
     a: EstimateSchema,
     b: EstimateSchema,
-    difference: DifferenceSchema.describe('B − A with Newcombe\'s hybrid score 95% interval (from the two Wilson intervals; treats the runs as independent samples)'),
+    difference: DifferenceSchema.describe(
+      "B − A with Newcombe's hybrid score 95% interval (from the two Wilson intervals; treats the runs as independent samples)",
+    ),
   }),
   mean_reward: z.object({
     shared_items: z.number().int().nonnegative(),
-    difference: DifferenceSchema.describe('mean over shared items of (B − A) item mean reward, 95% paired Student-t interval (clipped to [−1, 1] when rewards lie in [0, 1])'),
+    difference: DifferenceSchema.describe(
+      'mean over shared items of (B − A) item mean reward, 95% paired Student-t interval (clipped to [−1, 1] when rewards lie in [0, 1])',
+    ),
   }),
   items: z.array(ItemComparisonSchema),
 });
@@ -39,7 +47,10 @@ export type RunComparison = z.infer<typeof RunComparisonSchema>;
  * Wilson interval of each proportion. Good coverage at small n and at 0 or 1, unlike the Wald
  * interval. Null when either side has no scored rollouts.
  */
-export function newcombeDifference(a: { successes: number; n: number }, b: { successes: number; n: number }): Difference {
+export function newcombeDifference(
+  a: { successes: number; n: number },
+  b: { successes: number; n: number },
+): Difference {
   const left = wilsonInterval(a.successes, a.n);
   const right = wilsonInterval(b.successes, b.n);
   if (left.value === null || right.value === null) return { value: null, low: null, high: null };
@@ -66,7 +77,11 @@ function summarizeItems(items: readonly ReportItem[]): Map<string, ItemSummary> 
   const summaries = new Map<string, ItemSummary>();
   for (const [key, members] of groups) {
     const scored = members.filter((member) => member.reward !== null);
-    summaries.set(key, { reward: mean(scored.map((member) => member.reward!)), passed: scored.filter((member) => member.passed).length, scored: scored.length });
+    summaries.set(key, {
+      reward: mean(scored.map((member) => member.reward!)),
+      passed: scored.filter((member) => member.passed).length,
+      scored: scored.length,
+    });
   }
   return summaries;
 }
@@ -104,8 +119,11 @@ export function compareRuns(a: EvalReport, b: EvalReport): RunComparison {
   const deltas = items.map((item) => item.delta).filter((delta): delta is number => delta !== null);
   const paired: Estimate = meanInterval(deltas);
   // Rewards in [0, 1] differ by at most 1: the t interval of few items can reach past that.
-  const unitRewards = items.every((item) => [item.a_reward, item.b_reward].every((reward) => reward === null || (reward >= 0 && reward <= 1)));
-  const clip = (value: number | null, bound: number) => (value === null || !unitRewards ? value : bound < 0 ? Math.max(bound, value) : Math.min(bound, value));
+  const unitRewards = items.every((item) =>
+    [item.a_reward, item.b_reward].every((reward) => reward === null || (reward >= 0 && reward <= 1)),
+  );
+  const clip = (value: number | null, bound: number) =>
+    value === null || !unitRewards ? value : bound < 0 ? Math.max(bound, value) : Math.min(bound, value);
   const successes = (report: EvalReport) => report.items.filter((item) => item.passed === true).length;
   const scored = (report: EvalReport) => report.items.filter((item) => item.reward !== null).length;
   return {
@@ -114,13 +132,23 @@ export function compareRuns(a: EvalReport, b: EvalReport): RunComparison {
     pass_rate: {
       a: a.summary.pass_rate,
       b: b.summary.pass_rate,
-      difference: newcombeDifference({ successes: successes(a), n: scored(a) }, { successes: successes(b), n: scored(b) }),
+      difference: newcombeDifference(
+        { successes: successes(a), n: scored(a) },
+        { successes: successes(b), n: scored(b) },
+      ),
     },
-    mean_reward: { shared_items: deltas.length, difference: { value: paired.value, low: clip(paired.low, -1), high: clip(paired.high, 1) } },
+    mean_reward: {
+      shared_items: deltas.length,
+      difference: { value: paired.value, low: clip(paired.low, -1), high: clip(paired.high, 1) },
+    },
     items,
   };
 }
 
 function side(report: EvalReport): RunComparison['a'] {
-  return { run: report.run, model: report.model, environment: report.environment ? `${report.environment.name} ${report.environment.version}` : null };
+  return {
+    run: report.run,
+    model: report.model,
+    environment: report.environment ? `${report.environment.name} ${report.environment.version}` : null,
+  };
 }

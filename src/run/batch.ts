@@ -38,7 +38,8 @@ export async function* batchEntries(input: BatchEntriesInput): AsyncGenerator<Pi
   const keyer = new PromptKeyer({ source: input.dataset });
   const context = input.availability ?? { env: process.env };
   const available = (toolset: string): true | string => input.registry.unavailableReason(toolset, context) ?? true;
-  if (input.expectedRows !== undefined) input.store.setCounter('dataset_rows', Math.min(input.expectedRows, input.limit ?? input.expectedRows));
+  if (input.expectedRows !== undefined)
+    input.store.setCounter('dataset_rows', Math.min(input.expectedRows, input.limit ?? input.expectedRows));
   let rows = 0;
   let bad = 0;
   for await (const row of readDataset(input.dataset, input.reader)) {
@@ -70,12 +71,19 @@ export async function* batchEntries(input: BatchEntriesInput): AsyncGenerator<Pi
     };
   }
   input.store.setCounter('dataset_rows', rows);
-  if (rows === 0) throw new DatasetError(`${input.dataset}: the dataset has no rows (nothing to run)`, { code: 'dataset_empty', details: { source: input.dataset } });
-  if (bad === rows) {
-    throw new DatasetError(`${input.dataset}: all ${rows} rows are malformed (skipped with --skip-bad-rows; see statistics.json "bad_rows")`, {
-      code: 'dataset_all_bad',
-      details: { source: input.dataset, rows },
+  if (rows === 0)
+    throw new DatasetError(`${input.dataset}: the dataset has no rows (nothing to run)`, {
+      code: 'dataset_empty',
+      details: { source: input.dataset },
     });
+  if (bad === rows) {
+    throw new DatasetError(
+      `${input.dataset}: all ${rows} rows are malformed (skipped with --skip-bad-rows; see statistics.json "bad_rows")`,
+      {
+        code: 'dataset_all_bad',
+        details: { source: input.dataset, rows },
+      },
+    );
   }
 }
 
@@ -107,13 +115,18 @@ export interface FingerprintInput {
 /** The settings whose change makes a resumed run a different run (DESIGN.md "The run store"). */
 export function fingerprintParts(input: FingerprintInput): Record<string, unknown> {
   const candidates = new Set(candidateToolsets(input.choice));
-  const schemas = input.registry.all().filter((tool) => candidates.has(tool.toolset)).map(toolSpec);
+  const schemas = input.registry
+    .all()
+    .filter((tool) => candidates.has(tool.toolset))
+    .map(toolSpec);
   return {
     model: input.endpoint.model,
     base_url: input.endpointIdentity,
     tool_call_format: input.endpoint.tool_call_format,
     // What is echoed back changes every later request; the default stays out so older stores resume.
-    ...(input.endpoint.reasoning_echo && input.endpoint.reasoning_echo !== 'auto' ? { reasoning_echo: input.endpoint.reasoning_echo } : {}),
+    ...(input.endpoint.reasoning_echo && input.endpoint.reasoning_echo !== 'auto'
+      ? { reasoning_echo: input.endpoint.reasoning_echo }
+      : {}),
     sampling: {
       temperature: input.endpoint.temperature ?? null,
       top_p: input.endpoint.top_p ?? null,
@@ -121,7 +134,10 @@ export function fingerprintParts(input: FingerprintInput): Record<string, unknow
       seed: input.endpoint.seed ?? null,
       extra_body: input.endpoint.extra_body ?? null,
     },
-    toolsets: 'distribution' in input.choice ? { distribution: input.choice.distribution.name, probabilities: input.choice.distribution.toolsets } : { fixed: input.choice.toolsets },
+    toolsets:
+      'distribution' in input.choice
+        ? { distribution: input.choice.distribution.name, probabilities: input.choice.distribution.toolsets }
+        : { fixed: input.choice.toolsets },
     environment: input.environment,
     max_turns: input.maxTurns,
     system_prompt: input.systemPrompt ?? null,
@@ -132,7 +148,12 @@ export function fingerprintParts(input: FingerprintInput): Record<string, unknow
     agent: input.agent,
     sandbox: input.sandbox,
     tool_schemas: sha256(canonicalJson(schemas)).slice(0, 16),
-    ...toolServiceParts(candidates, input.tools, { baseUrl: input.endpoint.base_url, identity: input.endpointIdentity }, compressionEnabled(input.knowledge)),
+    ...toolServiceParts(
+      candidates,
+      input.tools,
+      { baseUrl: input.endpoint.base_url, identity: input.endpointIdentity },
+      compressionEnabled(input.knowledge),
+    ),
     ...(input.knowledge ? { knowledge: input.knowledge } : {}),
   };
 }
@@ -152,14 +173,24 @@ function toolServiceParts(
   // identity: the built-in scripted endpoint has a new port on every run.
   const baseUrl = (url: string) => (url === main.baseUrl ? main.identity : url);
   const model = (endpoint: Endpoint | undefined) =>
-    endpoint && { model: endpoint.model, base_url: baseUrl(endpoint.base_url), temperature: endpoint.temperature ?? null, max_tokens: endpoint.max_tokens ?? null, extra_body: endpoint.extra_body ?? null };
+    endpoint && {
+      model: endpoint.model,
+      base_url: baseUrl(endpoint.base_url),
+      temperature: endpoint.temperature ?? null,
+      max_tokens: endpoint.max_tokens ?? null,
+      extra_body: endpoint.extra_body ?? null,
+    };
   const auxiliary = tools?.auxiliary;
   const used: Record<string, unknown> = {};
   if (candidates.has('vision')) used.vision = model(auxiliary?.vision) ?? null;
   // web_extract summarises long pages with it; compression summarises the conversation with it.
-  if (candidates.has('web') || (compressing && auxiliary?.summarizer)) used.summarizer = model(auxiliary?.summarizer) ?? null;
+  if (candidates.has('web') || (compressing && auxiliary?.summarizer))
+    used.summarizer = model(auxiliary?.summarizer) ?? null;
   if (candidates.has('image_gen')) used.image = model(auxiliary?.image) ?? null;
-  if (candidates.has('moa')) used.moa = auxiliary?.moa ? { reference: auxiliary.moa.reference.map(model), aggregator: model(auxiliary.moa.aggregator) } : null;
+  if (candidates.has('moa'))
+    used.moa = auxiliary?.moa
+      ? { reference: auxiliary.moa.reference.map(model), aggregator: model(auxiliary.moa.aggregator) }
+      : null;
   if (Object.keys(used).length > 0) parts.auxiliary = used;
   if (candidates.has('web') || candidates.has('browser')) parts.web = tools?.web ?? DEFAULT_WEB_CONFIG;
   return parts;
@@ -172,7 +203,10 @@ function compressionEnabled(knowledge: Record<string, unknown> | undefined): boo
 }
 
 /** What availability checks on the main thread see: the run's tool settings, no model clients. */
-export function availabilityContext(settings: { endpoint: Endpoint; web?: WebConfig; auxiliary?: AuxiliaryModels; browser?: BrowserConfig }, env: NodeJS.ProcessEnv = process.env): AvailabilityContext {
+export function availabilityContext(
+  settings: { endpoint: Endpoint; web?: WebConfig; auxiliary?: AuxiliaryModels; browser?: BrowserConfig },
+  env: NodeJS.ProcessEnv = process.env,
+): AvailabilityContext {
   return {
     env,
     services: {
@@ -188,7 +222,11 @@ export function availabilityContext(settings: { endpoint: Endpoint; web?: WebCon
 
 export function recordFilters(options: { requireReasoning: boolean; completedOnly: boolean }): RecordFilter[] {
   const filters: RecordFilter[] = [];
-  if (options.requireReasoning) filters.push((record) => (record.has_reasoning ? undefined : 'no reasoning (--require-reasoning)'));
-  if (options.completedOnly) filters.push((record) => (record.completed ? undefined : `not completed: ${record.finish_reason} (--completed-only)`));
+  if (options.requireReasoning)
+    filters.push((record) => (record.has_reasoning ? undefined : 'no reasoning (--require-reasoning)'));
+  if (options.completedOnly)
+    filters.push((record) =>
+      record.completed ? undefined : `not completed: ${record.finish_reason} (--completed-only)`,
+    );
   return filters;
 }

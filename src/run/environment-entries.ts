@@ -35,7 +35,12 @@ export async function collectItems(environment: Environment, options: Environmen
 export function keyItems(environment: Environment, items: readonly unknown[]): KeyedEnvironmentItem[] {
   const keyer = new PromptKeyer({ source: `environment '${environment.name}'` });
   return items.map((item, index) => {
-    const { messages, system } = promptMessages(environment.prompt(item), environment.system?.(item), environment.name, index);
+    const { messages, system } = promptMessages(
+      environment.prompt(item),
+      environment.system?.(item),
+      environment.name,
+      index,
+    );
     const sandbox = (typeof environment.sandbox === 'function' ? environment.sandbox(item) : environment.sandbox) ?? {};
     const id = environment.id?.(item);
     const key = keyer.key({ id, line: index + 1, messages, system, image: sandbox.image, cwd: sandbox.workdir });
@@ -43,14 +48,25 @@ export function keyItems(environment: Environment, items: readonly unknown[]): K
   });
 }
 
-function promptMessages(prompt: PromptInput, system: string | undefined, environment: string, index: number): { messages: Message[]; system?: string } {
+function promptMessages(
+  prompt: PromptInput,
+  system: string | undefined,
+  environment: string,
+  index: number,
+): { messages: Message[]; system?: string } {
   if (typeof prompt === 'string') {
-    if (!prompt.trim()) throw new ConfigError(`environment '${environment}': item ${index} has an empty prompt`, { code: 'environment_prompt_empty' });
+    if (!prompt.trim())
+      throw new ConfigError(`environment '${environment}': item ${index} has an empty prompt`, {
+        code: 'environment_prompt_empty',
+      });
     return { messages: [{ role: 'user', content: prompt }], system };
   }
   const leading = prompt[0]?.role === 'system' ? prompt[0].content : undefined;
   const messages = leading === undefined ? prompt : prompt.slice(1);
-  if (messages.length === 0) throw new ConfigError(`environment '${environment}': item ${index} has no prompt messages`, { code: 'environment_prompt_empty' });
+  if (messages.length === 0)
+    throw new ConfigError(`environment '${environment}': item ${index} has no prompt messages`, {
+      code: 'environment_prompt_empty',
+    });
   return { messages, system: system ?? leading };
 }
 
@@ -88,14 +104,25 @@ export async function* environmentEntries(input: EnvironmentEntriesInput): Async
         sample,
         rowIndex: keyed.index,
         group: keyed.key,
-        task: { toolsets, messages: keyed.messages, system: keyed.system, image: keyed.sandbox.image, workdir: keyed.sandbox.workdir, item: keyed.item },
+        task: {
+          toolsets,
+          messages: keyed.messages,
+          system: keyed.system,
+          image: keyed.sandbox.image,
+          workdir: keyed.sandbox.workdir,
+          item: keyed.item,
+        },
         source: { dataset: input.dataset, row: keyed.index, fields },
       };
     }
   }
 }
 
-function toolsetsFor(input: EnvironmentEntriesInput, key: string, available: (toolset: string) => true | string): string[] {
+function toolsetsFor(
+  input: EnvironmentEntriesInput,
+  key: string,
+  available: (toolset: string) => true | string,
+): string[] {
   if (!('distribution' in input.choice)) return input.choice.toolsets;
   const draw = sampleToolsets(input.choice.distribution, { seed: input.seed, key, available });
   for (const dropped of draw.dropped) input.store.addCounter(`dropped:${dropped.toolset}`, 1);

@@ -3,7 +3,14 @@ import { join, resolve } from 'node:path';
 import type { Endpoint } from '../config/endpoint.js';
 import { DEFAULT_DOCKER_IMAGE } from '../sandbox/docker-config.js';
 import { writeRunOutputs, type RunOutputs } from './outputs.js';
-import { runPipeline, type PipelineEntry, type PipelineEvent, type PipelineSummary, type RecordFilter, type RolloutRunner } from './pipeline.js';
+import {
+  runPipeline,
+  type PipelineEntry,
+  type PipelineEvent,
+  type PipelineSummary,
+  type RecordFilter,
+  type RolloutRunner,
+} from './pipeline.js';
 import { RolloutPool } from './pool.js';
 import { preflight } from './preflight.js';
 import type { RolloutSettings } from './rollout.js';
@@ -37,7 +44,12 @@ export interface RemoteRunner extends RolloutRunner {
 }
 
 export interface RemoteTransport {
-  open(context: { store: RunStore; settings: RolloutSettings; fingerprint: string; maxAttempts: number }): Promise<RemoteRunner>;
+  open(context: {
+    store: RunStore;
+    settings: RolloutSettings;
+    fingerprint: string;
+    maxAttempts: number;
+  }): Promise<RemoteRunner>;
   /** `--stop`: drain the run on the transport instead of running it; says what it did. */
   stop?(): Promise<string>;
 }
@@ -108,7 +120,13 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
   const store = RunStore.open(storePath);
   try {
     store.acquireLock();
-    const { changes } = store.initRun({ name: input.run, kind: input.kind, config: input.config, fingerprintParts: input.fingerprintParts, force: input.force });
+    const { changes } = store.initRun({
+      name: input.run,
+      kind: input.kind,
+      config: input.config,
+      fingerprintParts: input.fingerprintParts,
+      force: input.force,
+    });
     const docker = input.settings.sandbox.kind === 'docker';
     await preflight({
       endpoint: input.callsModel === false ? undefined : input.endpoint,
@@ -128,9 +146,16 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
     const share = requestCapShare(input.settings.endpoint.concurrency, choice.workers, input.concurrency);
     // Each thread enforces its share of an explicit cap; without one, rollouts in flight bound the requests.
     // `traj worker` processes size their own pools and caps; the settings they read are the run's own.
-    const settings = input.remote ? input.settings : { ...input.settings, endpoint: { ...input.settings.endpoint, concurrency: share.perThread } };
+    const settings = input.remote
+      ? input.settings
+      : { ...input.settings, endpoint: { ...input.settings.endpoint, concurrency: share.perThread } };
     const pool = input.remote
-      ? await input.remote.open({ store, settings, fingerprint: store.meta()!.fingerprint, maxAttempts: input.maxAttempts })
+      ? await input.remote.open({
+          store,
+          settings,
+          fingerprint: store.meta()!.fingerprint,
+          maxAttempts: input.maxAttempts,
+        })
       : new RolloutPool({
           workers: choice.workers,
           concurrency: input.concurrency,
@@ -169,7 +194,9 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
       });
     } finally {
       store.endSegment(segmentId, performance.now() - started, segmentOutcome(summary, input.stop));
-      await (pool instanceof RolloutPool ? pool.close() : pool.close(segmentOutcome(summary, input.stop) === 'finished'));
+      await (pool instanceof RolloutPool
+        ? pool.close()
+        : pool.close(segmentOutcome(summary, input.stop) === 'finished'));
       // Rollouts dispose their own containers; this catches any a worker thread could not.
       if (docker) await pruneDockerLeftovers(input.run, true);
       input.onPipelineDone?.();
@@ -184,12 +211,26 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
 }
 
 /** `--stop` on a queued run: drain it, then write outputs from what landed (the store is only read). */
-async function stopRemoteRun(input: ExecuteRunInput, stop: () => Promise<string>, storePath: string): Promise<ExecuteRunResult> {
+async function stopRemoteRun(
+  input: ExecuteRunInput,
+  stop: () => Promise<string>,
+  storePath: string,
+): Promise<ExecuteRunResult> {
   input.onNotice?.(await stop());
   const store = RunStore.open(storePath);
   try {
     const outputs = writeRunOutputs(store, input.outDir ?? join('datasets', input.run), input.maxAttempts);
-    const summary: PipelineSummary = { dispatched: 0, skipped: 0, exhausted: 0, done: 0, discarded: 0, failed: 0, interrupted: 0, badRows: 0, stopped: false };
+    const summary: PipelineSummary = {
+      dispatched: 0,
+      skipped: 0,
+      exhausted: 0,
+      done: 0,
+      discarded: 0,
+      failed: 0,
+      interrupted: 0,
+      badRows: 0,
+      stopped: false,
+    };
     return { summary, outputs, storePath };
   } finally {
     store.close();

@@ -5,7 +5,6 @@ import { writeFileAtomically } from '../util/atomic-write.js';
 import { computeStatistics, type RunStatistics } from './run-statistics.js';
 import type { ItemStatus, RunStore } from './store.js';
 
-
 /** Stream stored records to JSONL without parsing them (the store keeps them as JSON text). */
 export function writeRecordsJsonl(store: RunStore, path: string, statuses: ItemStatus[] = ['done']): number {
   let rows = 0;

@@ -31,7 +31,14 @@ export type RecordFilter = (record: TrajectoryRecord) => string | undefined;
 export type PipelineEvent =
   | { type: 'skipped'; key: string; status: ItemStatus | 'exhausted' }
   | { type: 'dispatched'; key: string; sample: number }
-  | { type: 'finished'; key: string; sample: number; status: Exclude<ItemStatus, 'pending'>; record: TrajectoryRecord | null; error?: SerializedError }
+  | {
+      type: 'finished';
+      key: string;
+      sample: number;
+      status: Exclude<ItemStatus, 'pending'>;
+      record: TrajectoryRecord | null;
+      error?: SerializedError;
+    }
   | { type: 'interrupted'; key: string; sample: number }
   | { type: 'bad_row'; line: number; reason: string }
   /** A model call failed and is being retried (from a worker thread): what the server said. */
@@ -90,7 +97,17 @@ export interface PipelineSummary {
  */
 export async function runPipeline(options: PipelineOptions): Promise<PipelineSummary> {
   const { store, runner } = options;
-  const summary: PipelineSummary = { dispatched: 0, skipped: 0, exhausted: 0, done: 0, discarded: 0, failed: 0, interrupted: 0, badRows: 0, stopped: false };
+  const summary: PipelineSummary = {
+    dispatched: 0,
+    skipped: 0,
+    exhausted: 0,
+    done: 0,
+    discarded: 0,
+    failed: 0,
+    interrupted: 0,
+    badRows: 0,
+    stopped: false,
+  };
   const halt = new AbortController();
   const stop = options.stop ? AbortSignal.any([options.stop, halt.signal]) : halt.signal;
   const slots = new Semaphore(options.concurrency, stop);
@@ -147,7 +164,8 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineSum
     }
   } catch (error) {
     // A bad row (or an unreadable dataset) stops dispatch, never the rollouts already running.
-    summary.inputError = error instanceof Error ? error : new DatasetError(errorMessage(error), { code: 'dataset_unreadable' });
+    summary.inputError =
+      error instanceof Error ? error : new DatasetError(errorMessage(error), { code: 'dataset_unreadable' });
     context.halt(`dataset error: ${summary.inputError.message}`, false);
   }
   summary.stopped = Boolean(options.stop?.aborted);
@@ -182,7 +200,11 @@ function release(context: LandingContext, entry: WorkItem): void {
 }
 
 /** Stop the run for a run-level fault: no more dispatch, in-flight rollouts interrupted, the streak's attempts given back. */
-function tripBreaker(context: LandingContext, error: SerializedError, streak: readonly { key: string; sample: number }[]): void {
+function tripBreaker(
+  context: LandingContext,
+  error: SerializedError,
+  streak: readonly { key: string; sample: number }[],
+): void {
   context.summary.runFault ??= error;
   for (const item of streak) {
     context.options.store.refund(item.key, item.sample);
@@ -252,29 +274,65 @@ interface ResultStatus {
 }
 
 /** How a landed rollout is stored: failed (infra or input), discarded by a filter, or done (an agent outcome is done too). */
-function resultStatus(record: TrajectoryRecord, error: SerializedError | undefined, decision: FailureDecision | undefined, filters: RecordFilter[]): ResultStatus {
+function resultStatus(
+  record: TrajectoryRecord,
+  error: SerializedError | undefined,
+  decision: FailureDecision | undefined,
+  filters: RecordFilter[],
+): ResultStatus {
   if (error && decision && decision.action !== 'agent') {
-    return { status: 'failed', errorClass: decision.errorClass === 'input' ? 'input' : 'infra', errorCode: error.code, message: error.message };
+    return {
+      status: 'failed',
+      errorClass: decision.errorClass === 'input' ? 'input' : 'infra',
+      errorCode: error.code,
+      message: error.message,
+    };
   }
   const filtered = filters.map((filter) => filter(record)).find((reason) => reason !== undefined);
   if (filtered) return { status: 'discarded', errorClass: 'filtered', errorCode: 'filtered', message: filtered };
-  if (record.finish_reason === 'stop' && !error) return { status: 'done', errorClass: null, errorCode: null, message: null };
-  return { status: 'done', errorClass: 'agent', errorCode: error?.code ?? record.finish_reason, message: error?.message ?? `finished with ${record.finish_reason}` };
+  if (record.finish_reason === 'stop' && !error)
+    return { status: 'done', errorClass: null, errorCode: null, message: null };
+  return {
+    status: 'done',
+    errorClass: 'agent',
+    errorCode: error?.code ?? record.finish_reason,
+    message: error?.message ?? `finished with ${record.finish_reason}`,
+  };
 }
 
 /** A worker that died (out of memory, a native crash): the rollout is failed as infra and retried later. */
 function landCrash(context: LandingContext, entry: WorkItem, error: unknown): void {
   const { options } = context;
-  const serialized = isTrajError(error) ? serializeError(error) : { ...serializeError(error), code: 'worker_crashed', retryable: true };
+  const serialized = isTrajError(error)
+    ? serializeError(error)
+    : { ...serializeError(error), code: 'worker_crashed', retryable: true };
   if (context.summary.runFault) return release(context, entry);
   options.store.saveResult(
-    { key: entry.key, sample: entry.sample, status: 'failed', record: null, errorClass: 'infra', errorCode: 'worker_crashed', errorMessage: serialized.message, retryable: true },
+    {
+      key: entry.key,
+      sample: entry.sample,
+      status: 'failed',
+      record: null,
+      errorClass: 'infra',
+      errorCode: 'worker_crashed',
+      errorMessage: serialized.message,
+      retryable: true,
+    },
     segmentOf(options),
   );
   context.summary.failed++;
-  options.onEvent?.({ type: 'finished', key: entry.key, sample: entry.sample, status: 'failed', record: null, error: serialized });
+  options.onEvent?.({
+    type: 'finished',
+    key: entry.key,
+    sample: entry.sample,
+    status: 'failed',
+    record: null,
+    error: serialized,
+  });
 }
 
 function segmentOf(options: PipelineOptions): { id: number; elapsedMs: number } | undefined {
-  return options.segment ? { id: options.segment.id, elapsedMs: performance.now() - options.segment.startedAt } : undefined;
+  return options.segment
+    ? { id: options.segment.id, elapsedMs: performance.now() - options.segment.startedAt }
+    : undefined;
 }

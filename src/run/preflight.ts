@@ -41,18 +41,26 @@ async function checkEndpoint(endpoint: Endpoint, input: PreflightInput): Promise
   for (let attempt = 1; ; attempt++) {
     let response: Response;
     try {
-      response = await nodeHttpFetch(url, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(Math.min(endpoint.timeout_ms, 15_000)) });
+      response = await nodeHttpFetch(url, {
+        headers: { authorization: `Bearer ${key}` },
+        signal: AbortSignal.timeout(Math.min(endpoint.timeout_ms, 15_000)),
+      });
     } catch (error) {
       const why = connectionProblem(error);
       if (attempt >= attempts) {
-        throw new ModelError(`model endpoint ${endpoint.base_url} is unreachable (preflight GET ${url}, ${attempts} tries): ${why}`, {
-          code: 'model_unreachable',
-          retryable: true,
-          cause: error,
-          details: { baseURL: endpoint.base_url, model: endpoint.model },
-        });
+        throw new ModelError(
+          `model endpoint ${endpoint.base_url} is unreachable (preflight GET ${url}, ${attempts} tries): ${why}`,
+          {
+            code: 'model_unreachable',
+            retryable: true,
+            cause: error,
+            details: { baseURL: endpoint.base_url, model: endpoint.model },
+          },
+        );
       }
-      input.onNotice?.(`preflight: GET ${url} failed (${why}); trying again in ${(delayMs / 1000).toFixed(1)} s (${attempt}/${attempts})`);
+      input.onNotice?.(
+        `preflight: GET ${url} failed (${why}); trying again in ${(delayMs / 1000).toFixed(1)} s (${attempt}/${attempts})`,
+      );
       await sleep(delayMs);
       delayMs *= 2;
       continue;
@@ -107,11 +115,14 @@ async function checkImages(images: readonly string[]): Promise<void> {
           { code: 'image_missing', details: { image }, cause: error },
         );
       }
-      throw new SandboxError(`cannot inspect the sandbox image '${image}' on the Docker engine: ${errorMessage(error)}`, {
-        code: 'engine_unreachable',
-        retryable: true,
-        cause: error,
-      });
+      throw new SandboxError(
+        `cannot inspect the sandbox image '${image}' on the Docker engine: ${errorMessage(error)}`,
+        {
+          code: 'engine_unreachable',
+          retryable: true,
+          cause: error,
+        },
+      );
     }
   }
 }

@@ -13,7 +13,11 @@ export type KeyedItem = KeyedContent & Pick<DatasetItem, 'id' | 'line'>;
  * rows never changes their keys.
  */
 export function promptDigest(item: KeyedContent): Buffer {
-  return hash('sha256', canonicalJson({ messages: item.messages, system: item.system, image: item.image, cwd: item.cwd }), 'buffer');
+  return hash(
+    'sha256',
+    canonicalJson({ messages: item.messages, system: item.system, image: item.image, cwd: item.cwd }),
+    'buffer',
+  );
 }
 
 /** Maps hold at most 2^24 entries; 256 shards keyed by the first digest byte lift that limit. */
@@ -59,10 +63,13 @@ export class PromptKeyer {
     const first = this.idLines.update(hash('sha256', id, 'buffer'), (previous) => previous ?? line);
     if (first !== undefined) {
       const unit = positionUnit(this.source);
-      throw new DatasetError(`${this.source}: duplicate id ${JSON.stringify(id)} at ${unit}s ${first} and ${line}; ids must be unique (or drop the id field to key rows by their content)`, {
-        code: 'dataset_duplicate_id',
-        details: { id, lines: [first, line] },
-      });
+      throw new DatasetError(
+        `${this.source}: duplicate id ${JSON.stringify(id)} at ${unit}s ${first} and ${line}; ids must be unique (or drop the id field to key rows by their content)`,
+        {
+          code: 'dataset_duplicate_id',
+          details: { id, lines: [first, line] },
+        },
+      );
     }
     return id;
   }

@@ -8,7 +8,11 @@ import type { ArtifactSink } from '../tools/services.js';
  * hold any character, the hash keeps the path short and safe. Files are numbered in the order
  * written, so a rerun of the rollout overwrites its own files and never another rollout's.
  */
-export function rolloutArtifacts(root: string | undefined, key: string, sample: number): { sink?: ArtifactSink; paths: string[] } {
+export function rolloutArtifacts(
+  root: string | undefined,
+  key: string,
+  sample: number,
+): { sink?: ArtifactSink; paths: string[] } {
   const paths: string[] = [];
   if (!root) return { paths };
   const folder = join(root, `${createHash('sha256').update(key).digest('hex').slice(0, 16)}-${sample}`);

@@ -17,7 +17,15 @@ import type { Environment } from '../eval/environment.js';
 import { loadEnvironment } from '../eval/load-environment.js';
 import { runOracleAgent } from '../eval/oracle-agent.js';
 import { scoreRollout, type RewardResult } from '../eval/score.js';
-import { ConfigError, errorMessage, RunError, SandboxError, serializeError, TrajError, type SerializedError } from '../errors.js';
+import {
+  ConfigError,
+  errorMessage,
+  RunError,
+  SandboxError,
+  serializeError,
+  TrajError,
+  type SerializedError,
+} from '../errors.js';
 import { emptyUsage, type Message, type ToolSpec } from '../model/messages.js';
 import type { ModelClient } from '../model/types.js';
 import { LazySandbox } from '../sandbox/lazy-sandbox.js';
@@ -145,13 +153,26 @@ class RolloutTimeout extends TrajError {}
  * One rollout: sandbox → environment setup → agent → reward over the same sandbox → dispose
  * (always). Never throws; every failure is classified in the outcome.
  */
-export async function executeRollout(task: RolloutTask, services: RolloutServices, interrupt: AbortSignal): Promise<RolloutOutcome> {
+export async function executeRollout(
+  task: RolloutTask,
+  services: RolloutServices,
+  interrupt: AbortSignal,
+): Promise<RolloutOutcome> {
   const { settings } = task;
   const controller = new AbortController();
   const onInterrupt = () => controller.abort(interrupt.reason);
   interrupt.addEventListener('abort', onInterrupt, { once: true });
   const timer = settings.rolloutTimeoutMs
-    ? setTimeout(() => controller.abort(new RolloutTimeout(`rollout exceeded --rollout-timeout (${settings.rolloutTimeoutMs} ms)`, { code: 'rollout_timeout', retryable: true })), settings.rolloutTimeoutMs)
+    ? setTimeout(
+        () =>
+          controller.abort(
+            new RolloutTimeout(`rollout exceeded --rollout-timeout (${settings.rolloutTimeoutMs} ms)`, {
+              code: 'rollout_timeout',
+              retryable: true,
+            }),
+          ),
+        settings.rolloutTimeoutMs,
+      )
     : undefined;
   let sandbox: Sandbox | undefined;
   let tools: Tool[] = [];
@@ -173,11 +194,18 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
   });
   try {
     const environment = settings.environmentModule ? await loadEnvironment(settings.environmentModule) : undefined;
-    tools = (await services.registry(settings, task.toolsets)).select(task.toolsets, { env: process.env, services: toolServices });
+    tools = (await services.registry(settings, task.toolsets)).select(task.toolsets, {
+      env: process.env,
+      services: toolServices,
+    });
     knowledge = rolloutKnowledge(settings, task.toolsets);
     // The memory and skills stores join the rollout's one tool state (disposed with it at the end).
     for (const [key, value] of knowledge.state) toolState.set(key, value);
-    const system = buildSystemPrompt({ base: task.system ?? settings.systemPrompt, tools, sections: knowledge.sections });
+    const system = buildSystemPrompt({
+      base: task.system ?? settings.systemPrompt,
+      tools,
+      sections: knowledge.sections,
+    });
     const messages: Message[] = [{ role: 'system', content: system }, ...task.messages];
     try {
       const workdir = task.workdir ?? settings.sandbox.workdir;
@@ -205,18 +233,36 @@ export async function executeRollout(task: RolloutTask, services: RolloutService
     const sent = withRunTimePrompt(messages, settings);
     const result = withKnowledge(
       withoutRunTimePrompt(
-        await runRolloutAgent(task, services, { services: toolServices, state: toolState }, sent, tools, sandbox, controller.signal, environment),
+        await runRolloutAgent(
+          task,
+          services,
+          { services: toolServices, state: toolState },
+          sent,
+          tools,
+          sandbox,
+          controller.signal,
+          environment,
+        ),
         messages,
         settings,
       ),
       knowledge,
     );
-    if (controller.signal.reason instanceof RolloutTimeout) return outcome({ result, error: serializeError(controller.signal.reason) });
-    if (sandbox instanceof LazySandbox && sandbox.createError !== undefined) return outcome({ result, error: sandboxFault(sandbox.createError) });
+    if (controller.signal.reason instanceof RolloutTimeout)
+      return outcome({ result, error: serializeError(controller.signal.reason) });
+    if (sandbox instanceof LazySandbox && sandbox.createError !== undefined)
+      return outcome({ result, error: sandboxFault(sandbox.createError) });
     if (interrupt.aborted) return outcome({ result });
     if (!environment?.reward) return outcome({ result });
     const cache = rolloutJudgeCache(settings.judges?.cachePath);
-    const reward = await scoreRollout({ environment, item: task.item, result, sandbox, judges: settings.judges, cache });
+    const reward = await scoreRollout({
+      environment,
+      item: task.item,
+      result,
+      sandbox,
+      judges: settings.judges,
+      cache,
+    });
     return outcome({ result, reward, judgeCache: cache.fresh });
   } catch (error) {
     return outcome({ result: emptyResult(task.messages, 'api_error'), error: serializeError(error) });
@@ -254,8 +300,20 @@ async function runRolloutAgent(
   const agentSignal = timeLimit ? AbortSignal.any([signal, timeLimit]) : signal;
   let result: AgentResult;
   if (settings.agent === 'oracle') {
-    if (!environment) throw new ConfigError('--agent oracle needs an environment with an oracle hook (traj eval/bench), not a plain prompt dataset', { code: 'oracle_missing' });
-    result = await runOracleAgent({ environment, item: task.item, tools, messages, sandbox, signal: agentSignal, budget: settings.budget });
+    if (!environment)
+      throw new ConfigError(
+        '--agent oracle needs an environment with an oracle hook (traj eval/bench), not a plain prompt dataset',
+        { code: 'oracle_missing' },
+      );
+    result = await runOracleAgent({
+      environment,
+      item: task.item,
+      tools,
+      messages,
+      sandbox,
+      signal: agentSignal,
+      budget: settings.budget,
+    });
   } else {
     const model = services.model(settings);
     result = await runAgent({
@@ -273,7 +331,10 @@ async function runRolloutAgent(
     });
   }
   if (!timeLimit?.aborted || signal.aborted) return result;
-  const error = new RunError(`the agent ran out of this item's time limit (${limitMs! / 1000} s) and was stopped; its work was scored as it stood`, { code: 'agent_timeout' });
+  const error = new RunError(
+    `the agent ran out of this item's time limit (${limitMs! / 1000} s) and was stopped; its work was scored as it stood`,
+    { code: 'agent_timeout' },
+  );
   return { ...result, finishReason: 'aborted', error: serializeError(error) };
 }
 
@@ -290,7 +351,14 @@ async function contextWindowFor(settings: RolloutSettings, summarize: Summarizer
 }
 
 function sandboxFault(error: unknown): SerializedError {
-  const fault = error instanceof TrajError ? error : new SandboxError(`sandbox setup failed: ${errorMessage(error)}`, { code: 'setup_failed', retryable: true, cause: error });
+  const fault =
+    error instanceof TrajError
+      ? error
+      : new SandboxError(`sandbox setup failed: ${errorMessage(error)}`, {
+          code: 'setup_failed',
+          retryable: true,
+          cause: error,
+        });
   return serializeError(fault);
 }
 

@@ -13,7 +13,8 @@ import { BudgetSchema } from '../tools/budget.js';
  * Accepting any value but undefined, it only ever fails with this message.
  */
 export function misplacedJudge(what: string) {
-  const message = `${what} has no judge section: judge settings go under \`judge:\` in the environment's config.yaml ` +
+  const message =
+    `${what} has no judge section: judge settings go under \`judge:\` in the environment's config.yaml ` +
     '(environments/<name>/config.yaml), or in the --judge-model/--judge-base-url/--judge-api-key-env/--judge-rubric flags of traj eval and traj bench';
   return z.never({ error: message }).optional();
 }
@@ -23,7 +24,10 @@ export function misplacedJudge(what: string) {
  * unknown key is an error naming it, so a typo never silently falls back to a default.
  */
 export const RunConfigSchema = z.strictObject({
-  run: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'a run name of letters, digits, ".", "_" or "-"').describe('run name: checkpoints/<run>.sqlite'),
+  run: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'a run name of letters, digits, ".", "_" or "-"')
+    .describe('run name: checkpoints/<run>.sqlite'),
   dataset: z.string().optional().describe('JSONL / Parquet / Arrow file or hf://datasets/ORG/NAME/PATH'),
   distribution: z.string().optional().describe('toolset distribution name or YAML path'),
   toolsets: z.array(z.string()).optional().describe('fixed toolsets for every prompt (instead of a distribution)'),
@@ -36,8 +40,14 @@ export const RunConfigSchema = z.strictObject({
   seed: z.number().int().default(0),
   system: z.string().optional().describe('file holding the system prompt'),
   system_prompt: z.string().optional().describe('the system prompt itself'),
-  ephemeral_system_prompt: z.string().optional().describe('appended to the system prompt at run time, never saved in records'),
-  prefill: z.string().optional().describe('JSON file of messages sent before each prompt at run time, never saved in records'),
+  ephemeral_system_prompt: z
+    .string()
+    .optional()
+    .describe('appended to the system prompt at run time, never saved in records'),
+  prefill: z
+    .string()
+    .optional()
+    .describe('JSON file of messages sent before each prompt at run time, never saved in records'),
   require_reasoning: z.boolean().default(false),
   completed_only: z.boolean().default(false),
   max_attempts: z.number().int().positive().default(3),
@@ -52,23 +62,47 @@ export const RunConfigSchema = z.strictObject({
   endpoint: EndpointSchema.partial().optional(),
   budget: BudgetSchema.partial().optional(),
   docker: z.record(z.string(), z.unknown()).optional(),
-  local: z.record(z.string(), z.unknown()).optional().describe('local sandbox isolation: isolation (auto|bwrap|none), network, pids_limit'),
+  local: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe('local sandbox isolation: isolation (auto|bwrap|none), network, pids_limit'),
   mcp_servers: z.record(z.string(), z.unknown()).optional(),
   tool_concurrency: z.number().int().positive().default(8),
-  compression: CompressionSettingsSchema.optional().describe('context compression (default on, threshold 0.8 of the window)'),
-  memory: z.string().optional().describe('seed folder of the memory tool; each rollout gets a private copy (default: memory off)'),
+  compression: CompressionSettingsSchema.optional().describe(
+    'context compression (default on, threshold 0.8 of the window)',
+  ),
+  memory: z
+    .string()
+    .optional()
+    .describe('seed folder of the memory tool; each rollout gets a private copy (default: memory off)'),
   skills: z.array(z.string()).optional().describe('skill folders (SKILL.md) for the skills toolset'),
   skills_writable: z.boolean().default(false).describe('let skill_manage change the skill folders'),
-  web: WebConfigSchema.optional().describe('web tools: network policy, search backend, extraction limits (over TRAJ_HOME/config.yaml)'),
-  auxiliary: AuxiliaryConfigSchema.optional().describe('models tools use: vision, summarizer, image, moa (over TRAJ_HOME/config.yaml)'),
-  browser: BrowserConfigSchema.optional().describe('browser toolset: Chromium executable or CDP URL, time limits (over TRAJ_HOME/config.yaml)'),
-  delegation: DelegationConfigSchema.optional().describe('delegate_task: the child agents\' turn limit (over TRAJ_HOME/config.yaml)'),
-  code_execution: CodeExecutionConfigSchema.optional().describe('execute_code: tools a script may call, call and time limits, output kept'),
+  web: WebConfigSchema.optional().describe(
+    'web tools: network policy, search backend, extraction limits (over TRAJ_HOME/config.yaml)',
+  ),
+  auxiliary: AuxiliaryConfigSchema.optional().describe(
+    'models tools use: vision, summarizer, image, moa (over TRAJ_HOME/config.yaml)',
+  ),
+  browser: BrowserConfigSchema.optional().describe(
+    'browser toolset: Chromium executable or CDP URL, time limits (over TRAJ_HOME/config.yaml)',
+  ),
+  delegation: DelegationConfigSchema.optional().describe(
+    "delegate_task: the child agents' turn limit (over TRAJ_HOME/config.yaml)",
+  ),
+  code_execution: CodeExecutionConfigSchema.optional().describe(
+    'execute_code: tools a script may call, call and time limits, output kept',
+  ),
   web_cache: z.enum(['readwrite', 'read', 'off']).default('readwrite').describe('web cache in the run store'),
   // Not a run setting: a known key only so that the error says where judge settings go.
   judge: misplacedJudge('a run config'),
   queue: z
-    .strictObject({ url: z.string(), stop: z.boolean(), stalled_interval: z.number().positive(), max_in_flight: z.number().int().positive(), per_minute: z.number().int().positive() })
+    .strictObject({
+      url: z.string(),
+      stop: z.boolean(),
+      stalled_interval: z.number().positive(),
+      max_in_flight: z.number().int().positive(),
+      per_minute: z.number().int().positive(),
+    })
     .partial()
     .optional()
     .describe('run the rollouts on `traj worker` processes through BullMQ on Redis (url: redis://HOST:PORT[/DB])'),

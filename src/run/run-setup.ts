@@ -26,7 +26,11 @@ export function runRegistry(config: RunConfig): ToolRegistry {
   return registry;
 }
 
-export function toolsetChoice(config: RunConfig, registry: ToolRegistry, fallbackDistribution = 'default'): ToolsetChoice {
+export function toolsetChoice(
+  config: RunConfig,
+  registry: ToolRegistry,
+  fallbackDistribution = 'default',
+): ToolsetChoice {
   if (config.toolsets) {
     registry.assertToolsets(config.toolsets, '--toolsets');
     return { toolsets: config.toolsets };
@@ -34,14 +38,24 @@ export function toolsetChoice(config: RunConfig, registry: ToolRegistry, fallbac
   return { distribution: loadDistribution(config.distribution ?? fallbackDistribution, registry) };
 }
 
-export function rolloutSettings(config: RunConfig, endpoint: RolloutSettings['endpoint'], extra: Partial<RolloutSettings> = {}): RolloutSettings {
+export function rolloutSettings(
+  config: RunConfig,
+  endpoint: RolloutSettings['endpoint'],
+  extra: Partial<RolloutSettings> = {},
+): RolloutSettings {
   return {
     run: config.run,
     endpoint,
     maxTurns: config.max_turns,
     systemPrompt: systemPromptFrom(config),
     ...runTimePromptFrom(config),
-    sandbox: { kind: config.sandbox, image: config.image, workdir: config.workdir, docker: config.docker, local: config.local },
+    sandbox: {
+      kind: config.sandbox,
+      image: config.image,
+      workdir: config.workdir,
+      docker: config.docker,
+      local: config.local,
+    },
     budget: { ...DEFAULT_BUDGET, ...config.budget },
     agent: 'model',
     rolloutTimeoutMs: config.rollout_timeout ? config.rollout_timeout * 1000 : undefined,
@@ -49,7 +63,12 @@ export function rolloutSettings(config: RunConfig, endpoint: RolloutSettings['en
     mcpServers: config.mcp_servers,
     ...(config.compression ? { compression: config.compression } : {}),
     ...(config.memory ? { memory: knowledgeFolder(config.memory, '--memory') } : {}),
-    ...(config.skills?.length ? { skills: config.skills.map((folder) => knowledgeFolder(folder, '--skills')), skillsWritable: config.skills_writable } : {}),
+    ...(config.skills?.length
+      ? {
+          skills: config.skills.map((folder) => knowledgeFolder(folder, '--skills')),
+          skillsWritable: config.skills_writable,
+        }
+      : {}),
     web: config.web,
     auxiliary: resolveAuxiliary(config.auxiliary, endpoint),
     browser: config.browser,
@@ -68,7 +87,10 @@ export function systemPromptFrom(config: RunConfig): string | undefined {
   try {
     return readFileSync(config.system, 'utf8');
   } catch (error) {
-    throw new ConfigError(`--system ${config.system}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { code: 'config_missing' });
+    throw new ConfigError(
+      `--system ${config.system}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+      { code: 'config_missing' },
+    );
   }
 }
 
@@ -81,13 +103,19 @@ export function runTimePromptFrom(config: RunConfig): { ephemeralSystemPrompt?: 
   try {
     text = readFileSync(config.prefill, 'utf8');
   } catch (error) {
-    throw new ConfigError(`--prefill ${config.prefill}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { code: 'config_missing' });
+    throw new ConfigError(
+      `--prefill ${config.prefill}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+      { code: 'config_missing' },
+    );
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw new ConfigError(`--prefill ${config.prefill}: not JSON (${errorText(error)}); expected an array of {"role", "content"} messages`, { code: 'config_invalid' });
+    throw new ConfigError(
+      `--prefill ${config.prefill}: not JSON (${errorText(error)}); expected an array of {"role", "content"} messages`,
+      { code: 'config_invalid' },
+    );
   }
   result.prefill = validate(z.array(MessageSchema).min(1, 'give at least one message'), parsed, config.prefill);
   return result;

@@ -83,7 +83,12 @@ export function computeStatistics(store: RunStore, extraWallMs = 0, maxAttempts?
       pending: byStatus.pending ?? 0,
       failed_by_class: totals.failedByClass,
       failed_by_code: totals.failedByCode,
-      failures: Object.fromEntries(totals.failures.map((row) => [row.code, { count: row.count, first_message: row.message ?? '(no message)', example_key: row.example }])),
+      failures: Object.fromEntries(
+        totals.failures.map((row) => [
+          row.code,
+          { count: row.count, first_message: row.message ?? '(no message)', example_key: row.example },
+        ]),
+      ),
       failed_for_good: totals.failedForGood,
       bad_rows: totals.badRows,
       bad_row_examples: totals.badRowExamples,
@@ -91,15 +96,27 @@ export function computeStatistics(store: RunStore, extraWallMs = 0, maxAttempts?
     finish_reasons: totals.finishReasons,
     tools,
     reasoning_coverage: recorded ? round(totals.withReasoning / recorded) : 0,
-    tokens: { ...tokens, total: tokens.prompt + tokens.completion, cost: tokens.cost === null ? null : round(tokens.cost, 1e8) },
+    tokens: {
+      ...tokens,
+      total: tokens.prompt + tokens.completion,
+      cost: tokens.cost === null ? null : round(tokens.cost, 1e8),
+    },
     compressions: totals.compressions,
     wall_time_ms: wallMs,
     segments: totals.segments,
     rollouts_per_minute: wallMs > 0 ? round(finished / (wallMs / 60_000)) : 0,
     by_toolsets: byToolsets,
-    toolset_drops: Object.fromEntries(Object.entries(counters).filter(([name]) => name.startsWith('dropped:')).map(([name, value]) => [name.slice(8), value])),
+    toolset_drops: Object.fromEntries(
+      Object.entries(counters)
+        .filter(([name]) => name.startsWith('dropped:'))
+        .map(([name, value]) => [name.slice(8), value]),
+    ),
     rewards: { scored, mean: scored ? round(totals.rewardMean) : null, errors: totals.rewardErrors },
-    web: { fetches: counters['web:fetches'] ?? 0, cache_hits: counters['web:cache_hits'] ?? 0, cached_entries: totals.webCacheEntries },
+    web: {
+      fetches: counters['web:fetches'] ?? 0,
+      cache_hits: counters['web:cache_hits'] ?? 0,
+      cached_entries: totals.webCacheEntries,
+    },
     generated_at: new Date().toISOString(),
   };
 }

@@ -19,7 +19,11 @@ export function withRunTimePrompt(saved: readonly Message[], runTime: RunTimePro
 }
 
 /** The result as recorded: the saved system message back in place, the prefill taken out. */
-export function withoutRunTimePrompt(result: AgentResult, saved: readonly Message[], runTime: RunTimePrompt): AgentResult {
+export function withoutRunTimePrompt(
+  result: AgentResult,
+  saved: readonly Message[],
+  runTime: RunTimePrompt,
+): AgentResult {
   if (!runTime.ephemeralSystemPrompt && !runTime.prefill?.length) return result;
   const hasSystem = saved[0]?.role === 'system';
   const head = hasSystem ? 1 : 0;

@@ -11,7 +11,9 @@ export class Semaphore {
     private readonly signal?: AbortSignal,
   ) {
     this.available = size;
-    signal?.addEventListener('abort', () => this.waiters.splice(0).forEach((resolve) => resolve(false)), { once: true });
+    signal?.addEventListener('abort', () => this.waiters.splice(0).forEach((resolve) => resolve(false)), {
+      once: true,
+    });
   }
 
   /** Resolves true when a slot was taken, false when the signal aborted first. */

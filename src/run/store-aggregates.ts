@@ -48,17 +48,30 @@ export interface StoreAggregates {
 const RECORDED = `status IN ('done','discarded')`;
 
 export function aggregateStore(db: Database.Database, maxAttempts?: number): StoreAggregates {
-  const count = (sql: string, ...params: unknown[]) => (db.prepare(sql).pluck().get(...params) as number | null) ?? 0;
-  const grouped = (sql: string) => Object.fromEntries((db.prepare(sql).raw().all() as [string, number][]).map(([key, value]) => [key ?? 'unknown', value]));
+  const count = (sql: string, ...params: unknown[]) =>
+    (db
+      .prepare(sql)
+      .pluck()
+      .get(...params) as number | null) ?? 0;
+  const grouped = (sql: string) =>
+    Object.fromEntries(
+      (db.prepare(sql).raw().all() as [string, number][]).map(([key, value]) => [key ?? 'unknown', value]),
+    );
   return {
     itemCount: count('SELECT COUNT(*) FROM items'),
     byStatus: grouped('SELECT status, COUNT(*) FROM items GROUP BY status'),
     failedByClass: grouped(`SELECT error_class, COUNT(*) FROM items WHERE status = 'failed' GROUP BY error_class`),
     failedByCode: grouped(`SELECT error_code, COUNT(*) FROM items WHERE status = 'failed' GROUP BY error_code`),
     failures: failureRows(db),
-    failedForGood: count(`SELECT COUNT(*) FROM items WHERE status = 'failed' AND (retryable = 0 OR attempts >= ?)`, maxAttempts ?? Number.MAX_SAFE_INTEGER),
+    failedForGood: count(
+      `SELECT COUNT(*) FROM items WHERE status = 'failed' AND (retryable = 0 OR attempts >= ?)`,
+      maxAttempts ?? Number.MAX_SAFE_INTEGER,
+    ),
     badRows: count('SELECT COUNT(*) FROM bad_rows'),
-    badRowExamples: db.prepare('SELECT line, reason FROM bad_rows ORDER BY line LIMIT 5').all() as Array<{ line: number; reason: string }>,
+    badRowExamples: db.prepare('SELECT line, reason FROM bad_rows ORDER BY line LIMIT 5').all() as Array<{
+      line: number;
+      reason: string;
+    }>,
     finishReasons: grouped(`SELECT finish_reason, COUNT(*) FROM items WHERE ${RECORDED} GROUP BY finish_reason`),
     tools: db
       .prepare(
@@ -80,7 +93,9 @@ export function aggregateStore(db: Database.Database, maxAttempts?: number): Sto
     wallMs: count('SELECT COALESCE(SUM(wall_ms), 0) FROM segments'),
     segments: count('SELECT COUNT(*) FROM segments'),
     byToolsets: db
-      .prepare(`SELECT toolsets, COUNT(*) AS rollouts, SUM(completed) AS completed FROM items WHERE ${RECORDED} GROUP BY toolsets ORDER BY rollouts DESC`)
+      .prepare(
+        `SELECT toolsets, COUNT(*) AS rollouts, SUM(completed) AS completed FROM items WHERE ${RECORDED} GROUP BY toolsets ORDER BY rollouts DESC`,
+      )
       .all() as StoreAggregates['byToolsets'],
     scored: count(`SELECT COUNT(*) FROM items WHERE ${RECORDED} AND reward IS NOT NULL`),
     rewardMean: count(`SELECT AVG(reward) FROM items WHERE ${RECORDED} AND reward IS NOT NULL`),

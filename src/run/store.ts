@@ -102,9 +102,15 @@ export interface StoredRecordRow {
   text: string;
 }
 
-const FIELD_SQL: Record<RecordField, string> = { toolsets: 'toolsets', category: `json_extract(record, '$.source.fields.category')` };
+const FIELD_SQL: Record<RecordField, string> = {
+  toolsets: 'toolsets',
+  category: `json_extract(record, '$.source.fields.category')`,
+};
 const GROUP = `COALESCE(json_extract(record, '$.group'), key)`;
-const ORDER_SQL: Record<RecordOrder, string> = { dataset: 'row_index, key, sample', group: `MIN(row_index) OVER (PARTITION BY ${GROUP}), ${GROUP}, sample` };
+const ORDER_SQL: Record<RecordOrder, string> = {
+  dataset: 'row_index, key, sample',
+  group: `MIN(row_index) OVER (PARTITION BY ${GROUP}), ${GROUP}, sample`,
+};
 
 function filterSql(filter: RecordSelection): { where: string; params: unknown[] } {
   if (!filter.field) return { where: 'status = ?', params: [filter.status] };
@@ -124,7 +130,8 @@ function filterSql(filter: RecordSelection): { where: string; params: unknown[] 
 export function openCacheReader(path: string, cache: 'judge' | 'web'): ((key: string) => string | undefined) | null {
   try {
     const db = new Database(path, { readonly: true, fileMustExist: true });
-    const sql = cache === 'judge' ? 'SELECT verdict FROM judge_cache WHERE key = ?' : 'SELECT value FROM web_cache WHERE key = ?';
+    const sql =
+      cache === 'judge' ? 'SELECT verdict FROM judge_cache WHERE key = ?' : 'SELECT value FROM web_cache WHERE key = ?';
     const statement = db.prepare<[string], string>(sql).pluck();
     return (key) => statement.get(key);
   } catch {
@@ -176,7 +183,9 @@ export function diffFingerprint(before: Record<string, unknown>, after: Record<s
     const text = value === undefined ? '(unset)' : canonicalJson(value);
     return text.length > 120 ? `${text.slice(0, 60)}… (sha256 ${sha256(text).slice(0, 12)})` : text;
   };
-  return keys.filter((key) => canonicalJson(before[key] ?? null) !== canonicalJson(after[key] ?? null)).map((key) => `${key}: ${show(before[key])} → ${show(after[key])}`);
+  return keys
+    .filter((key) => canonicalJson(before[key] ?? null) !== canonicalJson(after[key] ?? null))
+    .map((key) => `${key}: ${show(before[key])} → ${show(after[key])}`);
 }
 
 /**
@@ -205,14 +214,18 @@ export class RunStore {
   }
 
   private addMissingColumns(): void {
-    const present = new Set((this.db.prepare('PRAGMA table_info(items)').all() as { name: string }[]).map((column) => column.name));
+    const present = new Set(
+      (this.db.prepare('PRAGMA table_info(items)').all() as { name: string }[]).map((column) => column.name),
+    );
     for (const [name, sql] of Object.entries(ADDED_COLUMNS)) if (!present.has(name)) this.db.exec(sql);
   }
 
   private prepare() {
     const db = this.db;
     return {
-      lookup: db.prepare<[string, number], ItemState>('SELECT status, attempts, retryable FROM items WHERE key = ? AND sample = ?'),
+      lookup: db.prepare<[string, number], ItemState>(
+        'SELECT status, attempts, retryable FROM items WHERE key = ? AND sample = ?',
+      ),
       // A dispatch uses no attempt: a rollout cut off by a kill never landed, so it never failed.
       dispatch: db.prepare(
         `INSERT INTO items (key, sample, row_index, status, attempts, toolsets, updated_at) VALUES (@key, @sample, @row_index, 'pending', 0, @toolsets, @now)
@@ -224,11 +237,17 @@ export class RunStore {
          reward_error = @reward_error, prompt_tokens = @prompt_tokens, completion_tokens = @completion_tokens, reasoning_tokens = @reasoning_tokens,
          tool_stats = @tool_stats, retryable = @retryable, attempts = attempts + @failed, updated_at = @now WHERE key = @key AND sample = @sample`,
       ),
-      release: db.prepare(`UPDATE items SET status = 'pending', updated_at = ? WHERE key = ? AND sample = ? AND status = 'pending'`),
-      refund: db.prepare(`UPDATE items SET status = 'pending', attempts = MAX(attempts - 1, 0), updated_at = ? WHERE key = ? AND sample = ? AND status = 'failed'`),
+      release: db.prepare(
+        `UPDATE items SET status = 'pending', updated_at = ? WHERE key = ? AND sample = ? AND status = 'pending'`,
+      ),
+      refund: db.prepare(
+        `UPDATE items SET status = 'pending', attempts = MAX(attempts - 1, 0), updated_at = ? WHERE key = ? AND sample = ? AND status = 'failed'`,
+      ),
       finished: db.prepare('UPDATE segments SET finished = finished + 1, wall_ms = ? WHERE id = ?'),
       badRow: db.prepare('INSERT OR REPLACE INTO bad_rows (line, reason) VALUES (?, ?)'),
-      addCounter: db.prepare('INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = value + excluded.value'),
+      addCounter: db.prepare(
+        'INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = value + excluded.value',
+      ),
       judgePut: db.prepare('INSERT OR REPLACE INTO judge_cache (key, verdict, created_at) VALUES (?, ?, ?)'),
       webPut: db.prepare('INSERT OR REPLACE INTO web_cache (key, value, created_at) VALUES (?, ?, ?)'),
       finishedCount: db.prepare(`SELECT COUNT(*) FROM items WHERE status IN ('done','discarded')`).pluck(),
@@ -253,17 +272,34 @@ export class RunStore {
    * Record the run's settings on first use; on later uses refuse a changed fingerprint with a
    * readable list of what changed, unless `force` (the change is then recorded).
    */
-  initRun(input: { name: string; kind: string; config: Record<string, unknown>; fingerprintParts: Record<string, unknown>; force?: boolean }): { changes: string[] } {
+  initRun(input: {
+    name: string;
+    kind: string;
+    config: Record<string, unknown>;
+    fingerprintParts: Record<string, unknown>;
+    force?: boolean;
+  }): { changes: string[] } {
     const fingerprint = sha256(canonicalJson(input.fingerprintParts));
     const now = new Date().toISOString();
     const existing = this.meta();
     if (!existing) {
       this.db
-        .prepare('INSERT INTO run (id, name, kind, config, fingerprint, fingerprint_parts, created_at, updated_at) VALUES (1, ?, ?, ?, ?, ?, ?, ?)')
-        .run(input.name, input.kind, JSON.stringify(input.config), fingerprint, JSON.stringify(input.fingerprintParts), now, now);
+        .prepare(
+          'INSERT INTO run (id, name, kind, config, fingerprint, fingerprint_parts, created_at, updated_at) VALUES (1, ?, ?, ?, ?, ?, ?, ?)',
+        )
+        .run(
+          input.name,
+          input.kind,
+          JSON.stringify(input.config),
+          fingerprint,
+          JSON.stringify(input.fingerprintParts),
+          now,
+          now,
+        );
       return { changes: [] };
     }
-    const changes = existing.fingerprint === fingerprint ? [] : diffFingerprint(existing.fingerprint_parts, input.fingerprintParts);
+    const changes =
+      existing.fingerprint === fingerprint ? [] : diffFingerprint(existing.fingerprint_parts, input.fingerprintParts);
     if (changes.length > 0 && !input.force) {
       throw new RunError(
         `run '${input.name}' was started with different settings (${this.path}):\n${changes.map((line) => `  ${line}`).join('\n')}\n` +
@@ -272,7 +308,10 @@ export class RunStore {
       );
     }
     this.db.transaction(() => {
-      if (changes.length > 0) this.db.prepare('INSERT INTO fingerprint_changes (at, changes) VALUES (?, ?)').run(now, JSON.stringify(changes));
+      if (changes.length > 0)
+        this.db
+          .prepare('INSERT INTO fingerprint_changes (at, changes) VALUES (?, ?)')
+          .run(now, JSON.stringify(changes));
       this.db
         .prepare('UPDATE run SET config = ?, fingerprint = ?, fingerprint_parts = ?, updated_at = ? WHERE id = 1')
         .run(JSON.stringify(input.config), fingerprint, JSON.stringify(input.fingerprintParts), now);
@@ -336,20 +375,29 @@ export class RunStore {
    * is gone (same host, pid not alive or reused) is taken over: a SIGKILLed run never blocks its rerun.
    */
   acquireLock(): void {
-    const me = { pid: process.pid, host: hostname(), process_start: processStart(process.pid), started_at: new Date().toISOString() };
-    this.db.transaction(() => {
-      const holder = this.db.prepare('SELECT pid, host, process_start, started_at FROM run_lock WHERE id = 1').get() as (RunLock & { process_start: string | null }) | undefined;
-      if (holder && !(holder.pid === me.pid && holder.host === me.host) && isHeld(holder)) {
-        throw new RunError(
-          `run store ${this.path} is in use by process ${holder.pid} on host ${holder.host} (since ${holder.started_at}); ` +
-            'one traj process per run: wait for it to finish or stop it, then run the command again',
-          { code: 'run_locked', details: { pid: holder.pid, host: holder.host, started_at: holder.started_at } },
-        );
-      }
-      this.db
-        .prepare('INSERT OR REPLACE INTO run_lock (id, pid, host, process_start, started_at) VALUES (1, ?, ?, ?, ?)')
-        .run(me.pid, me.host, me.process_start, me.started_at);
-    }).immediate();
+    const me = {
+      pid: process.pid,
+      host: hostname(),
+      process_start: processStart(process.pid),
+      started_at: new Date().toISOString(),
+    };
+    this.db
+      .transaction(() => {
+        const holder = this.db
+          .prepare('SELECT pid, host, process_start, started_at FROM run_lock WHERE id = 1')
+          .get() as (RunLock & { process_start: string | null }) | undefined;
+        if (holder && !(holder.pid === me.pid && holder.host === me.host) && isHeld(holder)) {
+          throw new RunError(
+            `run store ${this.path} is in use by process ${holder.pid} on host ${holder.host} (since ${holder.started_at}); ` +
+              'one traj process per run: wait for it to finish or stop it, then run the command again',
+            { code: 'run_locked', details: { pid: holder.pid, host: holder.host, started_at: holder.started_at } },
+          );
+        }
+        this.db
+          .prepare('INSERT OR REPLACE INTO run_lock (id, pid, host, process_start, started_at) VALUES (1, ?, ?, ?, ?)')
+          .run(me.pid, me.host, me.process_start, me.started_at);
+      })
+      .immediate();
   }
 
   releaseLock(): void {
@@ -390,7 +438,9 @@ export class RunStore {
       now: new Date().toISOString(),
     };
     const elapsed = segment ? Math.round(segment.elapsedMs) : 0;
-    const verdicts = (row.judgeCache ?? []).map((entry) => [entry.key, JSON.stringify(entry.verdict), values.now] as const);
+    const verdicts = (row.judgeCache ?? []).map(
+      (entry) => [entry.key, JSON.stringify(entry.verdict), values.now] as const,
+    );
     const pages = (row.webCache ?? []).map((entry) => [entry.key, JSON.stringify(entry.value), values.now] as const);
     const web = row.webCounts;
     this.defer(() => {
@@ -409,16 +459,27 @@ export class RunStore {
     const rewardError = (record as { reward_error?: unknown } | null)?.reward_error;
     this.db
       .prepare('UPDATE items SET record = ?, reward = ?, reward_error = ?, updated_at = ? WHERE key = ? AND sample = ?')
-      .run(JSON.stringify(record), reward, Number(rewardError !== undefined && rewardError !== null), new Date().toISOString(), key, sample);
+      .run(
+        JSON.stringify(record),
+        reward,
+        Number(rewardError !== undefined && rewardError !== null),
+        new Date().toISOString(),
+        key,
+        sample,
+      );
   }
 
   startSegment(): number {
-    return Number(this.db.prepare('INSERT INTO segments (started_at) VALUES (?)').run(new Date().toISOString()).lastInsertRowid);
+    return Number(
+      this.db.prepare('INSERT INTO segments (started_at) VALUES (?)').run(new Date().toISOString()).lastInsertRowid,
+    );
   }
 
   endSegment(id: number, wallMs: number, outcome: string): void {
     this.flush();
-    this.db.prepare('UPDATE segments SET ended_at = ?, wall_ms = ?, outcome = ? WHERE id = ?').run(new Date().toISOString(), Math.round(wallMs), outcome, id);
+    this.db
+      .prepare('UPDATE segments SET ended_at = ?, wall_ms = ?, outcome = ? WHERE id = ?')
+      .run(new Date().toISOString(), Math.round(wallMs), outcome, id);
   }
 
   addBadRow(line: number, reason: string): void {
@@ -427,7 +488,11 @@ export class RunStore {
 
   setCounter(name: string, value: number): void {
     this.flush();
-    this.db.prepare('INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value').run(name, value);
+    this.db
+      .prepare(
+        'INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
+      )
+      .run(name, value);
   }
 
   addCounter(name: string, delta: number): void {
@@ -443,18 +508,25 @@ export class RunStore {
   /** Stream stored items (records parsed lazily by the caller), ordered by row then sample. */
   *items(where: { status?: ItemStatus | ItemStatus[] } = {}): IterableIterator<StoredItem> {
     this.flush();
-    const statuses = where.status === undefined ? undefined : Array.isArray(where.status) ? where.status : [where.status];
+    const statuses =
+      where.status === undefined ? undefined : Array.isArray(where.status) ? where.status : [where.status];
     const filter = statuses ? `WHERE status IN (${statuses.map(() => '?').join(',')})` : '';
-    yield* this.db.prepare(`SELECT * FROM items ${filter} ORDER BY row_index, key, sample`).iterate(...(statuses ?? [])) as IterableIterator<StoredItem>;
+    yield* this.db
+      .prepare(`SELECT * FROM items ${filter} ORDER BY row_index, key, sample`)
+      .iterate(...(statuses ?? [])) as IterableIterator<StoredItem>;
   }
 
   getItem(key: string, sample: number): StoredItem | undefined {
     this.flush();
-    return this.db.prepare('SELECT * FROM items WHERE key = ? AND sample = ?').get(key, sample) as StoredItem | undefined;
+    return this.db.prepare('SELECT * FROM items WHERE key = ? AND sample = ?').get(key, sample) as
+      | StoredItem
+      | undefined;
   }
 
   judgeCacheGet(key: string): unknown | undefined {
-    const row = this.db.prepare('SELECT verdict FROM judge_cache WHERE key = ?').get(key) as { verdict: string } | undefined;
+    const row = this.db.prepare('SELECT verdict FROM judge_cache WHERE key = ?').get(key) as
+      | { verdict: string }
+      | undefined;
     return row ? JSON.parse(row.verdict) : undefined;
   }
 
@@ -481,7 +553,10 @@ export class RunStore {
   keysWithPrefix(prefix: string, limit: number): string[] {
     this.flush();
     const escaped = prefix.replace(/[\\%_]/g, (character) => `\\${character}`);
-    return this.db.prepare(`SELECT DISTINCT key FROM items WHERE key LIKE ? ESCAPE '\\' ORDER BY key LIMIT ?`).pluck().all(`${escaped}%`, limit) as string[];
+    return this.db
+      .prepare(`SELECT DISTINCT key FROM items WHERE key LIKE ? ESCAPE '\\' ORDER BY key LIMIT ?`)
+      .pluck()
+      .all(`${escaped}%`, limit) as string[];
   }
 
   itemCount(): number {
@@ -498,20 +573,28 @@ export class RunStore {
   /** Distinct values of a record field among done rows that kept a record (null when the field is absent). */
   recordedValues(field: RecordField): unknown[] {
     this.flush();
-    return this.db.prepare(`SELECT DISTINCT ${FIELD_SQL[field]} FROM items WHERE status = 'done' AND record IS NOT NULL`).pluck().all() as unknown[];
+    return this.db
+      .prepare(`SELECT DISTINCT ${FIELD_SQL[field]} FROM items WHERE status = 'done' AND record IS NOT NULL`)
+      .pluck()
+      .all() as unknown[];
   }
 
   countRecords(filter: RecordSelection): number {
     this.flush();
     const { where, params } = filterSql(filter);
-    return this.db.prepare(`SELECT COUNT(*) FROM items WHERE record IS NOT NULL AND (${where})`).pluck().get(...params) as number;
+    return this.db
+      .prepare(`SELECT COUNT(*) FROM items WHERE record IS NOT NULL AND (${where})`)
+      .pluck()
+      .get(...params) as number;
   }
 
   /** Stream the rows that kept a record and match `filter`, the record as stored (JSON text). */
   *records(filter: RecordSelection, order: RecordOrder = 'dataset'): IterableIterator<StoredRecordRow> {
     this.flush();
     const { where, params } = filterSql(filter);
-    const statement = this.db.prepare(`SELECT key, sample, status, record AS text FROM items WHERE record IS NOT NULL AND (${where}) ORDER BY ${ORDER_SQL[order]}`);
+    const statement = this.db.prepare(
+      `SELECT key, sample, status, record AS text FROM items WHERE record IS NOT NULL AND (${where}) ORDER BY ${ORDER_SQL[order]}`,
+    );
     yield* statement.iterate(...params) as IterableIterator<StoredRecordRow>;
   }
 

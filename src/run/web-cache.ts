@@ -49,7 +49,9 @@ function remember(entries: Map<string, unknown>, key: string, value: unknown): v
  * only the main thread writes the store. `read` serves what is stored and adds nothing; `off`
  * neither reads nor writes (the counts still say how many fetches were made).
  */
-export function rolloutWebCache(settings: { path?: string; mode: WebCacheMode } | undefined): WebCache & { fresh: WebCacheEntry[] } {
+export function rolloutWebCache(
+  settings: { path?: string; mode: WebCacheMode } | undefined,
+): WebCache & { fresh: WebCacheEntry[] } {
   const fresh: WebCacheEntry[] = [];
   const local = new Map<string, unknown>();
   const mode = settings?.mode ?? 'off';

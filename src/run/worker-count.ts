@@ -29,9 +29,11 @@ export interface WorkerChoice {
 export const ROLLOUTS_PER_IO_THREAD = 512;
 
 export function chooseWorkerCount(shape: RunShape): WorkerChoice {
-  const atMost = (count: number) => Math.max(1, Math.min(count, shape.concurrency, shape.requestCap ?? Number.POSITIVE_INFINITY));
+  const atMost = (count: number) =>
+    Math.max(1, Math.min(count, shape.concurrency, shape.requestCap ?? Number.POSITIVE_INFINITY));
   if (shape.requested !== undefined) return { workers: atMost(shape.requested), reason: '--workers' };
-  if (shape.environment) return { workers: atMost(shape.cores), reason: 'one per core: environment hooks run in the threads' };
+  if (shape.environment)
+    return { workers: atMost(shape.cores), reason: 'one per core: environment hooks run in the threads' };
   const workers = atMost(Math.min(shape.cores, Math.ceil(shape.concurrency / ROLLOUTS_PER_IO_THREAD)));
   return { workers, reason: `I/O-bound: one per ${ROLLOUTS_PER_IO_THREAD} rollouts in flight, at most one per core` };
 }
@@ -41,7 +43,11 @@ export function chooseWorkerCount(shape: RunShape): WorkerChoice {
  * cap, so the endpoint never sees more than it was promised. A cap of at least --concurrency is
  * no cap at all (rollouts in flight bound the requests), and so is no cap.
  */
-export function requestCapShare(cap: number | undefined, workers: number, concurrency: number): { perThread?: number; effective?: number } {
+export function requestCapShare(
+  cap: number | undefined,
+  workers: number,
+  concurrency: number,
+): { perThread?: number; effective?: number } {
   if (cap === undefined || cap >= concurrency) return {};
   const perThread = Math.max(1, Math.floor(cap / workers));
   return { perThread, effective: perThread * workers };

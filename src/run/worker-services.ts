@@ -15,7 +15,9 @@ import type { RolloutServices, RolloutSettings } from './rollout.js';
  * the tool registry and MCP server connections are built once and shared by every rollout the
  * thread runs. MCP servers start lazily, only when a rollout draws their toolset.
  */
-export function createThreadServices(options: Pick<ModelClientOptions, 'onRetry'> = {}): RolloutServices & { close(): Promise<void> } {
+export function createThreadServices(
+  options: Pick<ModelClientOptions, 'onRetry'> = {},
+): RolloutServices & { close(): Promise<void> } {
   const models = new Map<string, ModelClient>();
   const registry = createToolRegistry();
   let mcpPool: McpClientPool | undefined;

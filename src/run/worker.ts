@@ -10,7 +10,12 @@ const channels = new Map<string, BroadcastChannel>();
 // A model call being retried is told to the main thread, so progress can show what the server says.
 const services = createThreadServices({
   onRetry: (event) => {
-    const message: ControlMessage = { type: 'retry', attempt: event.attempt, delayMs: event.delayMs, message: retryText(event.failure) };
+    const message: ControlMessage = {
+      type: 'retry',
+      attempt: event.attempt,
+      delayMs: event.delayMs,
+      message: retryText(event.failure),
+    };
     for (const channel of channels.values()) channel.postMessage(message);
   },
 });
@@ -44,7 +49,10 @@ function controllerFor(channelName: string): AbortController {
   channel.onmessage = (event: unknown) => {
     const message = (event as { data: ControlMessage }).data;
     if (message.type === 'interrupt') interrupts.get(channelName)?.abort(new Error('interrupted by the user'));
-    if (message.type === 'close') void services.close().finally(() => channel.postMessage({ type: 'closed', thread: threadId } satisfies ControlMessage));
+    if (message.type === 'close')
+      void services
+        .close()
+        .finally(() => channel.postMessage({ type: 'closed', thread: threadId } satisfies ControlMessage));
   };
   channel.postMessage({ type: 'joined', thread: threadId } satisfies ControlMessage);
   return controller;

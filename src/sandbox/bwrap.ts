@@ -126,13 +126,20 @@ export function bwrapStatus(): Promise<BwrapStatus> {
   probedBinary = bwrapBinary();
   const [binary, ...options] = bwrapOptions({ network: false });
   probe = new Promise((resolve) => {
-    execFile(binary!, [...options, 'perl', '-e', 'exit 0'], { env: baseEnvironment(), timeout: 10_000 }, (error, _stdout, stderr) => {
-      if (!error) return resolve({ usable: true });
-      const code = (error as NodeJS.ErrnoException).code;
-      const reason =
-        code === 'ENOENT' ? `${binary} not found (install the bubblewrap package)` : `${binary} failed: ${stderr.trim() || error.message}`;
-      resolve({ usable: false, reason });
-    });
+    execFile(
+      binary!,
+      [...options, 'perl', '-e', 'exit 0'],
+      { env: baseEnvironment(), timeout: 10_000 },
+      (error, _stdout, stderr) => {
+        if (!error) return resolve({ usable: true });
+        const code = (error as NodeJS.ErrnoException).code;
+        const reason =
+          code === 'ENOENT'
+            ? `${binary} not found (install the bubblewrap package)`
+            : `${binary} failed: ${stderr.trim() || error.message}`;
+        resolve({ usable: false, reason });
+      },
+    );
   });
   return probe;
 }

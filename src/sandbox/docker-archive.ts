@@ -33,9 +33,11 @@ export function engineTransport(container: Docker.Container, sandboxId: string):
     async get(path, consume) {
       let current = path;
       for (let hop = 0; hop <= MAX_SYMLINK_HOPS; hop++) {
-        const response = (await withEngineRetry(() => container.getArchive({ path: current })).catch((error: unknown) => {
-          throw archiveError(error, path, sandboxId);
-        })) as Readable & { headers?: Record<string, string | undefined> };
+        const response = (await withEngineRetry(() => container.getArchive({ path: current })).catch(
+          (error: unknown) => {
+            throw archiveError(error, path, sandboxId);
+          },
+        )) as Readable & { headers?: Record<string, string | undefined> };
         const stat = parsePathStat(response.headers?.['x-docker-container-path-stat']);
         if (stat && (stat.mode & MODE_SYMLINK) !== 0 && stat.linkTarget) {
           // The engine resolved the link inside the container for us; fetch what it points to.
@@ -49,7 +51,9 @@ export function engineTransport(container: Docker.Container, sandboxId: string):
           response.destroy();
         }
       }
-      throw new SandboxError(`too many levels of symbolic links in '${path}' (sandbox ${sandboxId})`, { code: 'path_loop' });
+      throw new SandboxError(`too many levels of symbolic links in '${path}' (sandbox ${sandboxId})`, {
+        code: 'path_loop',
+      });
     },
   };
 }
@@ -66,7 +70,9 @@ export function execTransport(target: ExecTarget): ArchiveTransport {
       sink.resume();
       const result = await pipeExec(target, ['tar', '-x', '-f', '-', '-C', '/'], { stdin: archive, stdout: sink });
       if (result.exitCode !== 0) {
-        throw new SandboxError(`tar could not unpack into sandbox ${target.sandboxId}: ${result.stderr.trim()}`, { code: 'write_failed' });
+        throw new SandboxError(`tar could not unpack into sandbox ${target.sandboxId}: ${result.stderr.trim()}`, {
+          code: 'write_failed',
+        });
       }
     },
     async get(path, consume) {
@@ -84,7 +90,9 @@ export function execTransport(target: ExecTarget): ArchiveTransport {
         throw new SandboxError(`no such file: '${path}' in sandbox ${target.sandboxId}`, { code: 'not_found' });
       }
       if (result.exitCode !== 0) {
-        throw new SandboxError(`tar could not read '${path}' in sandbox ${target.sandboxId}: ${result.stderr.trim()}`, { code: 'read_failed' });
+        throw new SandboxError(`tar could not read '${path}' in sandbox ${target.sandboxId}: ${result.stderr.trim()}`, {
+          code: 'read_failed',
+        });
       }
       if ('error' in outcome) throw outcome.error;
       return outcome.value;
@@ -111,10 +119,18 @@ function archiveError(error: unknown, path: string, sandboxId: string): SandboxE
   if (engineStatus(error) === 404) {
     const containerGone = /no such container:/i.test(errorMessage(error));
     return containerGone
-      ? new SandboxError(`sandbox ${sandboxId} has no container any more: ${errorMessage(error)}`, { code: 'container_gone', retryable: true, cause: error })
+      ? new SandboxError(`sandbox ${sandboxId} has no container any more: ${errorMessage(error)}`, {
+          code: 'container_gone',
+          retryable: true,
+          cause: error,
+        })
       : new SandboxError(`no such file: '${path}' in sandbox ${sandboxId}`, { code: 'not_found', cause: error });
   }
-  return new SandboxError(`cannot reach '${path}' in sandbox ${sandboxId}: ${errorMessage(error)}`, { code: 'archive_failed', retryable: true, cause: error });
+  return new SandboxError(`cannot reach '${path}' in sandbox ${sandboxId}: ${errorMessage(error)}`, {
+    code: 'archive_failed',
+    retryable: true,
+    cause: error,
+  });
 }
 
 /** Build a tar stream while `send` consumes it; a failed send stops the packing (and vice versa). */
@@ -152,11 +168,13 @@ export async function addHostTree(pack: tar.Pack, name: string, hostPath: string
     await addVoid(pack, { name, type: 'symlink', linkname: await readlink(hostPath), mode: 0o777 });
   } else if (info.isDirectory()) {
     await addVoid(pack, { name, type: 'directory', mode: info.mode & 0o7777, mtime: info.mtime });
-    for (const child of (await readdir(hostPath)).sort()) await addHostTree(pack, `${name}/${child}`, join(hostPath, child));
+    for (const child of (await readdir(hostPath)).sort())
+      await addHostTree(pack, `${name}/${child}`, join(hostPath, child));
   } else if (info.isFile()) {
     await new Promise<void>((done, fail) => {
-      const entry = pack.entry({ name, type: 'file', mode: info.mode & 0o7777, size: info.size, mtime: info.mtime }, (error) =>
-        error ? fail(error) : done(),
+      const entry = pack.entry(
+        { name, type: 'file', mode: info.mode & 0o7777, size: info.size, mtime: info.mtime },
+        (error) => (error ? fail(error) : done()),
       );
       const source = createReadStream(hostPath);
       source.on('error', (error) => entry.destroy(error));
@@ -176,7 +194,10 @@ function addVoid(pack: tar.Pack, header: EntryHeader): Promise<void> {
 }
 
 /** Call `handle` for each entry in turn; it must consume (or resume) the entry's stream. */
-export function forEachEntry(archive: Readable, handle: (header: tar.Header, body: Readable) => Promise<void>): Promise<void> {
+export function forEachEntry(
+  archive: Readable,
+  handle: (header: tar.Header, body: Readable) => Promise<void>,
+): Promise<void> {
   return new Promise((done, fail) => {
     const extract = tar.extract();
     extract.on('entry', (header, body, next) => {
@@ -199,7 +220,9 @@ export async function readSingleFile(archive: Readable, path: string, sandboxId:
   await forEachEntry(archive, async (header, body) => {
     if (content !== undefined || problem !== undefined) return drain(body);
     if (header.type === 'directory') {
-      problem = new SandboxError(`'${path}' is a directory, not a file (sandbox ${sandboxId})`, { code: 'is_directory' });
+      problem = new SandboxError(`'${path}' is a directory, not a file (sandbox ${sandboxId})`, {
+        code: 'is_directory',
+      });
       return drain(body);
     }
     const chunks: Buffer[] = [];
@@ -208,7 +231,8 @@ export async function readSingleFile(archive: Readable, path: string, sandboxId:
     content = Buffer.concat(chunks);
   });
   if (problem) throw problem;
-  if (content === undefined) throw new SandboxError(`no such file: '${path}' in sandbox ${sandboxId}`, { code: 'not_found' });
+  if (content === undefined)
+    throw new SandboxError(`no such file: '${path}' in sandbox ${sandboxId}`, { code: 'not_found' });
   return content;
 }
 

@@ -15,7 +15,16 @@ export const DEFAULT_DOCKER_IMAGE = 'traj-sandbox:bookworm';
  * Left out of Docker's default set: MKNOD (device nodes), NET_RAW (raw sockets, spoofing),
  * SETFCAP and SETPCAP (file/process capability games), SYS_CHROOT, AUDIT_WRITE.
  */
-export const DEFAULT_CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'SETUID', 'SETGID', 'KILL', 'NET_BIND_SERVICE'];
+export const DEFAULT_CAPABILITIES = [
+  'CHOWN',
+  'DAC_OVERRIDE',
+  'FOWNER',
+  'FSETID',
+  'SETUID',
+  'SETGID',
+  'KILL',
+  'NET_BIND_SERVICE',
+];
 
 const MEMORY_PATTERN = /^(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?$/i;
 const MEMORY_UNITS: Record<string, number> = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 };
@@ -32,7 +41,11 @@ const MemorySchema = z
 /** Isolation and throughput settings of the docker backend (`sandbox.docker` in a run config). */
 export const DockerSandboxConfigSchema = z
   .object({
-    network: z.string().min(1).default('none').describe("Docker network mode: 'none' (no route out), 'bridge', or a network name"),
+    network: z
+      .string()
+      .min(1)
+      .default('none')
+      .describe("Docker network mode: 'none' (no route out), 'bridge', or a network name"),
     cpus: z.number().positive().max(1024).default(1).describe('CPU cores per container (fractions allowed)'),
     memory: MemorySchema.default('2g').describe("memory limit per container, swap included: '2g', '512m' or bytes"),
     pids_limit: z.number().int().min(16).default(512).describe('most processes per container (contains fork bombs)'),
@@ -44,9 +57,19 @@ export const DockerSandboxConfigSchema = z
       .default({ '/tmp': 'rw,exec,nosuid,nodev,size=1g' })
       .describe('tmpfs mounts: path → mount options'),
     workdir: z.string().startsWith('/', 'expected an absolute path inside the container').default('/app'),
-    exec_concurrency: z.number().int().min(1).default(32).describe('commands in flight across all containers of this process'),
+    exec_concurrency: z
+      .number()
+      .int()
+      .min(1)
+      .default(32)
+      .describe('commands in flight across all containers of this process'),
     create_concurrency: z.number().int().min(1).default(4).describe('containers being created at once by this process'),
-    max_output_bytes: z.number().int().min(1).default(DEFAULT_MAX_OUTPUT_BYTES).describe('default cap on stdout and stderr each'),
+    max_output_bytes: z
+      .number()
+      .int()
+      .min(1)
+      .default(DEFAULT_MAX_OUTPUT_BYTES)
+      .describe('default cap on stdout and stderr each'),
   })
   .strict();
 

@@ -56,22 +56,30 @@ export interface ExecTarget {
 }
 
 export async function runDockerCommand(target: ExecTarget, command: string, options: ExecOptions): Promise<ExecResult> {
-  if (options.signal?.aborted) return { exitCode: 130, stdout: '', stderr: '', timedOut: false, aborted: true, durationMs: 0 };
+  if (options.signal?.aborted)
+    return { exitCode: 130, stdout: '', stderr: '', timedOut: false, aborted: true, durationMs: 0 };
   const cwd = posix.resolve(target.workdir, options.cwd ?? '.');
-  const env = Object.entries(scrubEnvironment({ ...target.env, ...options.env })).map(([name, value]) => `${name}=${value}`);
+  const env = Object.entries(scrubEnvironment({ ...target.env, ...options.env })).map(
+    ([name, value]) => `${name}=${value}`,
+  );
   return target.limiter(async () => {
     const started = performance.now();
     for (let attempt = 1; ; attempt++) {
       const outcome = await runOnce(target, command, cwd, env, options);
       if ('result' in outcome) return { ...outcome.result, durationMs: Math.round(performance.now() - started) };
       if (/chdir to cwd/.test(outcome.runtimeFailure)) {
-        throw new SandboxError(`working directory '${options.cwd}' does not exist in sandbox ${target.sandboxId}`, { code: 'cwd_missing' });
+        throw new SandboxError(`working directory '${options.cwd}' does not exist in sandbox ${target.sandboxId}`, {
+          code: 'cwd_missing',
+        });
       }
       if (attempt >= START_ATTEMPTS) {
-        throw new SandboxError(`the container runtime could not start a command in sandbox ${target.sandboxId}: ${outcome.runtimeFailure.trim()}`, {
-          code: 'exec_failed',
-          retryable: true,
-        });
+        throw new SandboxError(
+          `the container runtime could not start a command in sandbox ${target.sandboxId}: ${outcome.runtimeFailure.trim()}`,
+          {
+            code: 'exec_failed',
+            retryable: true,
+          },
+        );
       }
       await delay(200 * attempt);
     }
@@ -81,7 +89,13 @@ export async function runDockerCommand(target: ExecTarget, command: string, opti
 /** The command's result, or the runtime's message when it never started (exit 126, an OCI error). */
 type Outcome = { result: ExecResult } | { runtimeFailure: string };
 
-async function runOnce(target: ExecTarget, command: string, cwd: string, env: string[], options: ExecOptions): Promise<Outcome> {
+async function runOnce(
+  target: ExecTarget,
+  command: string,
+  cwd: string,
+  env: string[],
+  options: ExecOptions,
+): Promise<Outcome> {
   const token = randomBytes(8).toString('hex');
   const stdin = options.stdin === undefined ? undefined : Buffer.from(options.stdin);
   const exec = await withEngineRetry(() =>
@@ -98,9 +112,11 @@ async function runOnce(target: ExecTarget, command: string, cwd: string, env: st
     throw execError(target, error);
   });
   // Not retried: once started, the command may have had effects.
-  const stream = (await exec.start({ hijack: stdin !== undefined, stdin: stdin !== undefined }).catch((error: unknown) => {
-    throw execError(target, error);
-  })) as Duplex;
+  const stream = (await exec
+    .start({ hijack: stdin !== undefined, stdin: stdin !== undefined })
+    .catch((error: unknown) => {
+      throw execError(target, error);
+    })) as Duplex;
   const limit = options.maxOutputBytes ?? target.maxOutputBytes;
   const stdout = new CappedOutput(limit);
   const stderr = new CappedOutput(limit);
@@ -148,7 +164,10 @@ async function runOnce(target: ExecTarget, command: string, cwd: string, env: st
       });
   const exitCode = reported ?? (aborted ? 137 : undefined);
   if (exitCode === undefined) {
-    throw new SandboxError(`the engine never reported an exit code for a command in sandbox ${target.sandboxId}`, { code: 'exec_failed', retryable: true });
+    throw new SandboxError(`the engine never reported an exit code for a command in sandbox ${target.sandboxId}`, {
+      code: 'exec_failed',
+      retryable: true,
+    });
   }
   const output = stdout.bytes().toString('utf8');
   if (exitCode === 126 && RUNTIME_FAILURE.test(output)) return { runtimeFailure: output };
@@ -181,7 +200,11 @@ async function killTree(target: ExecTarget, token: string): Promise<void> {
   for (let attempt = 1; attempt <= 10; attempt++) {
     try {
       const exec = await withEngineRetry(() =>
-        target.container.exec({ Cmd: ['bash', '-c', KILL_SCRIPT, 'traj-kill', token], AttachStdout: true, AttachStderr: true }),
+        target.container.exec({
+          Cmd: ['bash', '-c', KILL_SCRIPT, 'traj-kill', token],
+          AttachStdout: true,
+          AttachStderr: true,
+        }),
       );
       const stream = (await exec.start({})) as Duplex;
       stream.resume();
@@ -219,16 +242,28 @@ export interface PipedExecResult {
  * Run a helper program (not the model's command) with streamed stdin and stdout, e.g. `tar`
  * for files the archive endpoints cannot see. Backpressure holds end to end.
  */
-export async function pipeExec(target: ExecTarget, argv: string[], io: { stdin?: Readable; stdout: Writable }): Promise<PipedExecResult> {
+export async function pipeExec(
+  target: ExecTarget,
+  argv: string[],
+  io: { stdin?: Readable; stdout: Writable },
+): Promise<PipedExecResult> {
   return target.limiter(async () => {
     const exec = await withEngineRetry(() =>
-      target.container.exec({ Cmd: argv, AttachStdin: io.stdin !== undefined, AttachStdout: true, AttachStderr: true, Tty: false }),
+      target.container.exec({
+        Cmd: argv,
+        AttachStdin: io.stdin !== undefined,
+        AttachStdout: true,
+        AttachStderr: true,
+        Tty: false,
+      }),
     ).catch((error: unknown) => {
       throw execError(target, error);
     });
-    const stream = (await exec.start({ hijack: io.stdin !== undefined, stdin: io.stdin !== undefined }).catch((error: unknown) => {
-      throw execError(target, error);
-    })) as Duplex;
+    const stream = (await exec
+      .start({ hijack: io.stdin !== undefined, stdin: io.stdin !== undefined })
+      .catch((error: unknown) => {
+        throw execError(target, error);
+      })) as Duplex;
     const stderr = new CappedOutput(64 * 1024);
     const reading = pipeline(stream, new ExecDemultiplexer(stderr), io.stdout);
     if (io.stdin) {

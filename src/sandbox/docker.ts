@@ -13,7 +13,12 @@ import {
   sendArchive,
   type ArchiveTransport,
 } from './docker-archive.js';
-import { DEFAULT_DOCKER_IMAGE, memoryBytes, parseDockerSandboxConfig, type DockerSandboxConfig } from './docker-config.js';
+import {
+  DEFAULT_DOCKER_IMAGE,
+  memoryBytes,
+  parseDockerSandboxConfig,
+  type DockerSandboxConfig,
+} from './docker-config.js';
 import { connectDocker, engineLimiter, engineStatus, withEngineRetry } from './docker-engine.js';
 import { runDockerCommand, type ExecTarget } from './docker-exec.js';
 import { containerLabels } from './docker-labels.js';
@@ -32,7 +37,10 @@ export async function createDockerSandbox(options: SandboxOptions): Promise<Sand
   const image = options.image ?? DEFAULT_DOCKER_IMAGE;
   const workdir = posix.resolve('/', options.workdir ?? config.workdir);
   const docker = await connectDocker();
-  const container = await engineLimiter('create', config.create_concurrency)(() => startContainer(docker, image, workdir, config, options));
+  const container = await engineLimiter(
+    'create',
+    config.create_concurrency,
+  )(() => startContainer(docker, image, workdir, config, options));
   return new DockerSandbox(container, workdir, config, scrubEnvironment(options.env ?? {}));
 }
 
@@ -128,7 +136,8 @@ class DockerSandbox implements Sandbox {
     this.assertLive();
     const result = await runDockerCommand(this.target, command, options);
     // Removing the container kills its commands; that is the sandbox ending, not the command failing.
-    if (this.disposing) throw new SandboxError(`sandbox ${this.id} was disposed while the command ran`, { code: 'disposed' });
+    if (this.disposing)
+      throw new SandboxError(`sandbox ${this.id} was disposed while the command ran`, { code: 'disposed' });
     return result;
   }
 
@@ -147,19 +156,28 @@ class DockerSandbox implements Sandbox {
     this.assertLive();
     const absolute = this.resolve(path);
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-    await this.wrapWrite(path, sendArchive(this.transportFor(absolute), (pack) => addBuffer(pack, archiveName(absolute), bytes)));
+    await this.wrapWrite(
+      path,
+      sendArchive(this.transportFor(absolute), (pack) => addBuffer(pack, archiveName(absolute), bytes)),
+    );
   }
 
   async upload(localPath: string, remotePath: string): Promise<void> {
     this.assertLive();
     const absolute = this.resolve(remotePath);
     await stat(localPath).catch((error: unknown) => {
-      throw new SandboxError(`cannot upload ${localPath} to sandbox ${this.id}: no such file or directory '${localPath}'`, {
-        code: 'not_found',
-        cause: error,
-      });
+      throw new SandboxError(
+        `cannot upload ${localPath} to sandbox ${this.id}: no such file or directory '${localPath}'`,
+        {
+          code: 'not_found',
+          cause: error,
+        },
+      );
     });
-    await this.wrapWrite(remotePath, sendArchive(this.transportFor(absolute), (pack) => addHostTree(pack, archiveName(absolute), localPath)));
+    await this.wrapWrite(
+      remotePath,
+      sendArchive(this.transportFor(absolute), (pack) => addHostTree(pack, archiveName(absolute), localPath)),
+    );
   }
 
   async download(remotePath: string, localPath: string): Promise<void> {
@@ -184,23 +202,31 @@ class DockerSandbox implements Sandbox {
     } catch (error) {
       if (engineStatus(error) === 404) return;
       if (engineStatus(error) === 409 && /already in progress/i.test(errorMessage(error))) return;
-      throw new SandboxError(`cannot remove container ${this.container.id.slice(0, 12)} of sandbox ${this.id}: ${errorMessage(error)}; 'traj sandbox prune' removes it later`, {
-        code: 'dispose_failed',
-        retryable: true,
-        cause: error,
-      });
+      throw new SandboxError(
+        `cannot remove container ${this.container.id.slice(0, 12)} of sandbox ${this.id}: ${errorMessage(error)}; 'traj sandbox prune' removes it later`,
+        {
+          code: 'dispose_failed',
+          retryable: true,
+          cause: error,
+        },
+      );
     }
   }
 
   private resolve(path: string): string {
     const absolute = posix.resolve(this.workdir, path);
-    if (absolute === '/') throw new SandboxError(`'${path}' names the container's root; name a file or folder inside it`, { code: 'invalid_path' });
+    if (absolute === '/')
+      throw new SandboxError(`'${path}' names the container's root; name a file or folder inside it`, {
+        code: 'invalid_path',
+      });
     return absolute;
   }
 
   /** tmpfs mounts are invisible to the archive endpoints: those paths go through tar in the container. */
   private transportFor(absolute: string): ArchiveTransport {
-    const onTmpfs = Object.keys(this.config.tmpfs).some((mount) => absolute === mount || absolute.startsWith(`${mount.replace(/\/+$/, '')}/`));
+    const onTmpfs = Object.keys(this.config.tmpfs).some(
+      (mount) => absolute === mount || absolute.startsWith(`${mount.replace(/\/+$/, '')}/`),
+    );
     return onTmpfs ? this.tmpfsFiles : this.engineFiles;
   }
 

@@ -22,9 +22,12 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
     case 'docker':
       return (await import('./docker.js')).createDockerSandbox(options);
     default:
-      throw new ConfigError(`unknown sandbox kind '${String((options as { kind: unknown }).kind)}'; expected one of: ${SANDBOX_KINDS.join(', ')}`, {
-        code: 'sandbox_kind_unknown',
-      });
+      throw new ConfigError(
+        `unknown sandbox kind '${String((options as { kind: unknown }).kind)}'; expected one of: ${SANDBOX_KINDS.join(', ')}`,
+        {
+          code: 'sandbox_kind_unknown',
+        },
+      );
   }
 }
 export { LazySandbox } from './lazy-sandbox.js';

@@ -7,9 +7,19 @@ export const LocalSandboxConfigSchema = z
     isolation: z
       .enum(['auto', 'bwrap', 'none'])
       .default('auto')
-      .describe("'bwrap': bubblewrap namespaces, an error when unavailable; 'none': plain processes; 'auto': bwrap when usable, else none with a warning"),
-    network: z.boolean().default(false).describe('let commands reach the network (bwrap only; without bwrap they always can)'),
-    pids_limit: z.number().int().min(16).default(512).describe('most processes per sandbox (bwrap, where a pids cgroup can be made)'),
+      .describe(
+        "'bwrap': bubblewrap namespaces, an error when unavailable; 'none': plain processes; 'auto': bwrap when usable, else none with a warning",
+      ),
+    network: z
+      .boolean()
+      .default(false)
+      .describe('let commands reach the network (bwrap only; without bwrap they always can)'),
+    pids_limit: z
+      .number()
+      .int()
+      .min(16)
+      .default(512)
+      .describe('most processes per sandbox (bwrap, where a pids cgroup can be made)'),
   })
   .strict();
 

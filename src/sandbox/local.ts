@@ -10,12 +10,7 @@ import { parseLocalSandboxConfig, type LocalSandboxConfig } from './local-config
 import { sandboxFolderPrefix } from './local-prune.js';
 import type { NamespaceSpec } from './namespace-session.js';
 import { killProcessGroup, processGroupAlive } from './process-group.js';
-import type {
-  ExecOptions,
-  ExecResult,
-  Sandbox,
-  SandboxOptions,
-} from './sandbox.js';
+import type { ExecOptions, ExecResult, Sandbox, SandboxOptions } from './sandbox.js';
 import { baseEnvironment, scrubEnvironment } from './scrub-environment.js';
 import { closeSession, openSession, runCommand } from './spawner.js';
 
@@ -32,9 +27,12 @@ export async function resolveLocalIsolation(config: LocalSandboxConfig): Promise
   const status = await bwrapStatus();
   if (status.usable) return { mode: 'bwrap' };
   if (config.isolation === 'auto') return { mode: 'none', requested: 'auto', reason: status.reason };
-  throw new SandboxError(`local sandbox isolation 'bwrap' is not available: ${status.reason} (set isolation: none to run commands as plain processes)`, {
-    code: 'isolation_unavailable',
-  });
+  throw new SandboxError(
+    `local sandbox isolation 'bwrap' is not available: ${status.reason} (set isolation: none to run commands as plain processes)`,
+    {
+      code: 'isolation_unavailable',
+    },
+  );
 }
 
 /**
@@ -52,7 +50,7 @@ export async function localIsolationWarning(local: Record<string, unknown> | und
       `[traj] WARNING: local sandboxes are NOT isolated: bubblewrap is unusable here (${isolation.reason}).`,
       '[traj]   Tool commands run as plain processes of your user: they can read and write your files outside the',
       '[traj]   sandbox folder, read /proc/PID/environ of traj (API keys included), reach the network, outlive the',
-      "[traj]   rollout through setsid, and fork without limit. Install bubblewrap, use --sandbox docker, or set",
+      '[traj]   rollout through setsid, and fork without limit. Install bubblewrap, use --sandbox docker, or set',
       "[traj]   'local: {isolation: none}' in the run config to accept this.",
     ].join('\n');
   }
@@ -73,7 +71,8 @@ export async function localIsolationWarning(local: Record<string, unknown> | und
 export async function createLocalSandbox(options: SandboxOptions = { kind: 'local' }): Promise<Sandbox> {
   const config = parseLocalSandboxConfig(options.local);
   const isolation = await resolveLocalIsolation(config);
-  if (options.hostFolder !== undefined) return hostFolderSandbox(options.hostFolder, options.env ?? {}, isolation, config);
+  if (options.hostFolder !== undefined)
+    return hostFolderSandbox(options.hostFolder, options.env ?? {}, isolation, config);
   let root: string;
   try {
     root = await realpath(await mkdtemp(join(tmpdir(), sandboxFolderPrefix())));
@@ -104,7 +103,9 @@ async function hostFolderSandbox(
 ): Promise<Sandbox> {
   const info = await stat(folder).catch(() => undefined);
   if (!info?.isDirectory()) {
-    throw new SandboxError(`--workdir ${folder}: no such folder (give an existing directory to work in)`, { code: 'invalid_workdir' });
+    throw new SandboxError(`--workdir ${folder}: no such folder (give an existing directory to work in)`, {
+      code: 'invalid_workdir',
+    });
   }
   const root = await realpath(folder);
   const sandbox = new LocalSandbox(root, root, env, isolation.mode === 'bwrap', false);
@@ -155,7 +156,11 @@ class LocalSandbox implements Sandbox {
       this.session = this.id;
     } catch (error) {
       await this.dispose();
-      throw new SandboxError(`cannot start bubblewrap for sandbox ${this.id}: ${errorMessage(error)}`, { code: 'create_failed', retryable: true, cause: error });
+      throw new SandboxError(`cannot start bubblewrap for sandbox ${this.id}: ${errorMessage(error)}`, {
+        code: 'create_failed',
+        retryable: true,
+        cause: error,
+      });
     }
   }
 
@@ -164,7 +169,9 @@ class LocalSandbox implements Sandbox {
     const cwd = options.cwd === undefined ? this.workdir : await this.resolvePath(options.cwd);
     const cwdStat = await stat(cwd).catch(() => undefined);
     if (!cwdStat?.isDirectory()) {
-      throw new SandboxError(`working directory '${options.cwd}' does not exist in sandbox ${this.id}`, { code: 'cwd_missing' });
+      throw new SandboxError(`working directory '${options.cwd}' does not exist in sandbox ${this.id}`, {
+        code: 'cwd_missing',
+      });
     }
     const started = performance.now();
     if (options.signal?.aborted) {
@@ -177,12 +184,26 @@ class LocalSandbox implements Sandbox {
   private async spawnCommand(command: string, cwd: string, options: ExecOptions): Promise<ExecResult> {
     try {
       return await runCommand(
-        { command, cwd, env: this.environment(options.env), stdin: options.stdin, timeoutMs: options.timeoutMs, maxOutputBytes: options.maxOutputBytes },
-        { signal: options.signal, onStart: (pid) => this.groups.add(pid), ...(this.session ? { session: this.session } : {}) },
+        {
+          command,
+          cwd,
+          env: this.environment(options.env),
+          stdin: options.stdin,
+          timeoutMs: options.timeoutMs,
+          maxOutputBytes: options.maxOutputBytes,
+        },
+        {
+          signal: options.signal,
+          onStart: (pid) => this.groups.add(pid),
+          ...(this.session ? { session: this.session } : {}),
+        },
       );
     } catch (error) {
       if (error instanceof SandboxError) throw error;
-      throw new SandboxError(`cannot run bash in sandbox ${this.id}: ${errorMessage(error)}`, { code: 'exec_failed', cause: error });
+      throw new SandboxError(`cannot run bash in sandbox ${this.id}: ${errorMessage(error)}`, {
+        code: 'exec_failed',
+        cause: error,
+      });
     } finally {
       this.forgetFinishedGroups();
     }
@@ -303,10 +324,13 @@ async function writeSingleLinked(target: string, data: Buffer | string, requeste
   try {
     const info = await handle.stat();
     if (info.nlink > 1) {
-      throw new SandboxError(`'${requested}' has ${info.nlink} hard links; writing it could change a file outside the sandbox, so it is refused`, {
-        code: 'hard_link',
-        details: { path: requested },
-      });
+      throw new SandboxError(
+        `'${requested}' has ${info.nlink} hard links; writing it could change a file outside the sandbox, so it is refused`,
+        {
+          code: 'hard_link',
+          details: { path: requested },
+        },
+      );
     }
     await handle.truncate(0);
     await handle.writeFile(data);
@@ -322,9 +346,17 @@ async function symlinkTarget(path: string): Promise<string | undefined> {
 
 function fileError(error: unknown, path: string, sandboxId: string, action: 'read' | 'write'): SandboxError {
   const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'ENOENT') return new SandboxError(`no such file: '${path}' in sandbox ${sandboxId}`, { code: 'not_found', cause: error });
-  if (code === 'EISDIR') return new SandboxError(`'${path}' is a directory, not a file (sandbox ${sandboxId})`, { code: 'is_directory', cause: error });
-  return new SandboxError(`cannot ${action} '${path}' in sandbox ${sandboxId}: ${errorMessage(error)}`, { code: `${action}_failed`, cause: error });
+  if (code === 'ENOENT')
+    return new SandboxError(`no such file: '${path}' in sandbox ${sandboxId}`, { code: 'not_found', cause: error });
+  if (code === 'EISDIR')
+    return new SandboxError(`'${path}' is a directory, not a file (sandbox ${sandboxId})`, {
+      code: 'is_directory',
+      cause: error,
+    });
+  return new SandboxError(`cannot ${action} '${path}' in sandbox ${sandboxId}: ${errorMessage(error)}`, {
+    code: `${action}_failed`,
+    cause: error,
+  });
 }
 
 async function copyTree(source: string, target: string, what: string): Promise<void> {
@@ -333,9 +365,12 @@ async function copyTree(source: string, target: string, what: string): Promise<v
     await cp(source, target, { recursive: true, force: true, verbatimSymlinks: true });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new SandboxError(`cannot ${what}: ${code === 'ENOENT' ? `no such file or directory '${source}'` : errorMessage(error)}`, {
-      code: code === 'ENOENT' ? 'not_found' : 'copy_failed',
-      cause: error,
-    });
+    throw new SandboxError(
+      `cannot ${what}: ${code === 'ENOENT' ? `no such file or directory '${source}'` : errorMessage(error)}`,
+      {
+        code: code === 'ENOENT' ? 'not_found' : 'copy_failed',
+        cause: error,
+      },
+    );
   }
 }

@@ -40,7 +40,10 @@ export class NamespaceSession {
     if (spec.cgroup) this.cgroup = createPidsCgroup(spec.cgroup.name, spec.cgroup.pidsLimit);
     // In the cgroup before bubblewrap forks anything: a shell joins it, then becomes bubblewrap.
     this.child = this.cgroup
-      ? spawn('/bin/sh', ['-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', this.cgroup, ...program], { env: spec.env, stdio: 'pipe' })
+      ? spawn('/bin/sh', ['-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', this.cgroup, ...program], {
+          env: spec.env,
+          stdio: 'pipe',
+        })
       : spawn(program[0]!, program.slice(1), { env: spec.env, stdio: 'pipe' });
     this.child.stdin.on('error', () => {});
     this.child.stderr.on('data', (chunk: Buffer) => {
@@ -67,10 +70,16 @@ export class NamespaceSession {
     );
     this.jobs.set(id, command);
     const env = Object.entries(request.env).filter((entry): entry is [string, string] => entry[1] !== undefined);
-    const fields = [request.cwd, request.command, String(env.length), ...env.map(([name, value]) => `${name}=${value}`)];
+    const fields = [
+      request.cwd,
+      request.command,
+      String(env.length),
+      ...env.map(([name, value]) => `${name}=${value}`),
+    ];
     const stdin = typeof request.stdin === 'string' ? Buffer.from(request.stdin) : (request.stdin ?? Buffer.alloc(0));
     this.send('run', id, Buffer.concat([Buffer.from(`${fields.join('\0')}\0`), stdin]));
-    if (this.child.exitCode !== null || this.child.signalCode !== null) queueMicrotask(() => command.fail(this.exitReason()));
+    if (this.child.exitCode !== null || this.child.signalCode !== null)
+      queueMicrotask(() => command.fail(this.exitReason()));
     return command;
   };
 

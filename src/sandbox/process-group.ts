@@ -40,7 +40,12 @@ export type Launcher = (request: CommandRequest) => StartedCommand;
 
 /** `bash -c` as the leader of a new process group of this host, fed its stdin. */
 export const launchOnHost: Launcher = (request) => {
-  const child = spawn('bash', ['-c', request.command], { cwd: request.cwd, env: request.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn('bash', ['-c', request.command], {
+    cwd: request.cwd,
+    env: request.env,
+    detached: true,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   // A command that never reads its stdin closes the pipe early; that is not an error.
   child.stdin.on('error', () => {});
   child.stdin.end(request.stdin ?? '');
@@ -71,10 +76,13 @@ export function runInProcessGroup(
 
   let timedOut = false;
   let aborted = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    child.killGroup();
-  }, Math.min(request.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS, MAX_TIMER_MS));
+  const timer = setTimeout(
+    () => {
+      timedOut = true;
+      child.killGroup();
+    },
+    Math.min(request.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS, MAX_TIMER_MS),
+  );
   const onAbort = () => {
     aborted = true;
     child.killGroup();
@@ -95,7 +103,13 @@ export function runInProcessGroup(
       const finish = () => {
         child.stdout.destroy();
         child.stderr.destroy();
-        resolvePromise({ exitCode: exitCodeOf(code, signal, timedOut), stdout: stdout.text(), stderr: stderr.text(), timedOut, ...(aborted ? { aborted: true } : {}) });
+        resolvePromise({
+          exitCode: exitCodeOf(code, signal, timedOut),
+          stdout: stdout.text(),
+          stderr: stderr.text(),
+          timedOut,
+          ...(aborted ? { aborted: true } : {}),
+        });
       };
       waitForPipes(child.stdout, child.stderr, PIPE_DRAIN_MS).then(finish, finish);
     });
@@ -120,7 +134,14 @@ export function killProcessGroup(pid: number): void {
   }
 }
 
-const SIGNAL_NUMBERS: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGPIPE: 13, SIGTERM: 15 };
+const SIGNAL_NUMBERS: Partial<Record<NodeJS.Signals, number>> = {
+  SIGHUP: 1,
+  SIGINT: 2,
+  SIGQUIT: 3,
+  SIGKILL: 9,
+  SIGPIPE: 13,
+  SIGTERM: 15,
+};
 
 /** Shell conventions: 124 for a timeout (as GNU `timeout`), 128 + n for a death by signal n. */
 function exitCodeOf(code: number | null, signal: NodeJS.Signals | null, timedOut: boolean): number {
@@ -140,5 +161,7 @@ function waitForPipes(stdout: NodeJS.ReadableStream, stderr: NodeJS.ReadableStre
   const grace = new Promise<void>((done) => {
     timer = setTimeout(done, graceMs);
   });
-  return Promise.race([Promise.all([ended(stdout), ended(stderr)]).then(() => undefined), grace]).finally(() => clearTimeout(timer));
+  return Promise.race([Promise.all([ended(stdout), ended(stderr)]).then(() => undefined), grace]).finally(() =>
+    clearTimeout(timer),
+  );
 }

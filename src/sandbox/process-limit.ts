@@ -110,7 +110,9 @@ export function sandboxCgroups(prefix: string): string[] {
   const root = pidsCgroupBase();
   if (!root) return [];
   try {
-    return readdirSync(root).filter((name) => name.startsWith(prefix)).map((name) => join(root, name));
+    return readdirSync(root)
+      .filter((name) => name.startsWith(prefix))
+      .map((name) => join(root, name));
   } catch {
     return [];
   }

@@ -39,7 +39,10 @@ function failed(id: number, error: NodeJS.ErrnoException): void {
 function run(message: Extract<HostRequest, { type: 'run' }>): void {
   const session = message.session === undefined ? undefined : sessions.get(message.session);
   if (message.session !== undefined && !session) {
-    failed(message.id, Object.assign(new Error(`sandbox session ${message.session} is not open`), { code: 'session_closed' }));
+    failed(
+      message.id,
+      Object.assign(new Error(`sandbox session ${message.session} is not open`), { code: 'session_closed' }),
+    );
     return;
   }
   const entry: { controller: AbortController; pid?: number } = { controller: new AbortController() };
@@ -52,7 +55,10 @@ function run(message: Extract<HostRequest, { type: 'run' }>): void {
     },
   };
   runInProcessGroup(message.request, hooks, session?.launch)
-    .then((result) => reply({ type: 'done', id: message.id, result }), (error: NodeJS.ErrnoException) => failed(message.id, error))
+    .then(
+      (result) => reply({ type: 'done', id: message.id, result }),
+      (error: NodeJS.ErrnoException) => failed(message.id, error),
+    )
     .finally(() => running.delete(message.id));
 }
 

@@ -24,7 +24,10 @@ class Spawner {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
 
-  run(request: CommandRequest, hooks: { signal?: AbortSignal; onStart?: (pid: number) => void; session?: string } = {}): Promise<CommandResult> {
+  run(
+    request: CommandRequest,
+    hooks: { signal?: AbortSignal; onStart?: (pid: number) => void; session?: string } = {},
+  ): Promise<CommandResult> {
     const host = this.ensureHost();
     const id = this.nextId++;
     return new Promise<CommandResult>((resolve, reject) => {
@@ -54,7 +57,9 @@ class Spawner {
   }
 
   /** Open or close a bubblewrap session in the host; resolves when the host says it is done. */
-  control(message: { type: 'open'; session: string; spec: NamespaceSpec } | { type: 'close'; session: string }): Promise<void> {
+  control(
+    message: { type: 'open'; session: string; spec: NamespaceSpec } | { type: 'close'; session: string },
+  ): Promise<void> {
     const host = this.ensureHost();
     const id = this.nextId++;
     return new Promise<void>((resolve, reject) => {
@@ -100,15 +105,24 @@ class Spawner {
     if (message.type === 'started') pending.onStart?.(message.pid);
     else if (message.type === 'done') pending.resolve(message.result);
     else if (message.type === 'opened' || message.type === 'closed') pending.resolve(undefined);
-    else pending.reject(new SandboxError(`${pending.action}: ${message.message}`, { code: 'exec_failed', details: { cause: message.code } }));
+    else
+      pending.reject(
+        new SandboxError(`${pending.action}: ${message.message}`, {
+          code: 'exec_failed',
+          details: { cause: message.code },
+        }),
+      );
   }
 
   private onHostExit(host: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
     if (this.host === host) this.host = undefined;
-    const error = new SandboxError(`the process that starts sandbox commands exited (${signal ?? `code ${code}`}); the next command starts a new one`, {
-      code: 'spawn_host_exited',
-      retryable: true,
-    });
+    const error = new SandboxError(
+      `the process that starts sandbox commands exited (${signal ?? `code ${code}`}); the next command starts a new one`,
+      {
+        code: 'spawn_host_exited',
+        retryable: true,
+      },
+    );
     for (const pending of [...this.pending.values()]) pending.reject(error);
   }
 

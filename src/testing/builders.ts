@@ -10,9 +10,17 @@ export function reply(content: string, extras: ReplyExtras = {}): ScriptedReply 
 }
 
 /** One tool call (arguments as an object, or a raw string sent as-is). */
-export function callTool(name: string, args: ScriptedToolCall['arguments'] = {}, extras: ReplyExtras & { content?: string; id?: string } = {}): ScriptedReply {
+export function callTool(
+  name: string,
+  args: ScriptedToolCall['arguments'] = {},
+  extras: ReplyExtras & { content?: string; id?: string } = {},
+): ScriptedReply {
   const { id, content, ...rest } = extras;
-  return { ...(content === undefined ? {} : { content }), tool_calls: [{ name, arguments: args, ...(id ? { id } : {}) }], ...rest };
+  return {
+    ...(content === undefined ? {} : { content }),
+    tool_calls: [{ name, arguments: args, ...(id ? { id } : {}) }],
+    ...rest,
+  };
 }
 
 /** Several tool calls in one assistant message. */
@@ -36,12 +44,20 @@ export function truncatedReply(content = 'The answer is'): ScriptedReply {
 }
 
 /** An HTTP error; `retryAfter` (seconds) sets the retry-after header. */
-export function httpError(status: number, options: { message?: string; retryAfter?: number; headers?: Record<string, string> } = {}): HttpFault {
-  const headers = { ...options.headers, ...(options.retryAfter === undefined ? {} : { 'retry-after': String(options.retryAfter) }) };
+export function httpError(
+  status: number,
+  options: { message?: string; retryAfter?: number; headers?: Record<string, string> } = {},
+): HttpFault {
+  const headers = {
+    ...options.headers,
+    ...(options.retryAfter === undefined ? {} : { 'retry-after': String(options.retryAfter) }),
+  };
   return {
     fault: 'http',
     status,
-    ...(options.message === undefined ? {} : { body: { error: { message: options.message, type: 'scripted_fault', code: status } } }),
+    ...(options.message === undefined
+      ? {}
+      : { body: { error: { message: options.message, type: 'scripted_fault', code: status } } }),
     ...(Object.keys(headers).length > 0 ? { headers } : {}),
   };
 }

@@ -19,14 +19,20 @@ export function renderReply(reply: ScriptedReply, request: ChatRequest, index: n
   const toolCalls = (reply.tool_calls ?? []).map((call, position) => ({
     id: call.id ?? `call_${index}_${position}`,
     type: 'function' as const,
-    function: { name: call.name, arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments) },
+    function: {
+      name: call.name,
+      arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
+    },
   }));
   const message: Record<string, unknown> = { role: 'assistant', content: reply.content ?? null };
   if (reply.reasoning_content !== undefined) message.reasoning_content = reply.reasoning_content;
   if (reply.reasoning !== undefined) message.reasoning = reply.reasoning;
   // Each detail carries its index in both forms, as OpenRouter's do (streamed pieces are grouped by it).
   if (reply.reasoning_details !== undefined) {
-    message.reasoning_details = reply.reasoning_details.map((detail, position) => ({ ...detail, index: typeof detail.index === 'number' ? detail.index : position }));
+    message.reasoning_details = reply.reasoning_details.map((detail, position) => ({
+      ...detail,
+      index: typeof detail.index === 'number' ? detail.index : position,
+    }));
   }
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   return {
@@ -37,7 +43,11 @@ export function renderReply(reply: ScriptedReply, request: ChatRequest, index: n
   };
 }
 
-function usageFor(reply: ScriptedReply, request: ChatRequest, toolCalls: RenderedReply['toolCalls']): Record<string, unknown> {
+function usageFor(
+  reply: ScriptedReply,
+  request: ChatRequest,
+  toolCalls: RenderedReply['toolCalls'],
+): Record<string, unknown> {
   const reasoningCharacters = (reply.reasoning_content ?? reply.reasoning ?? '').length;
   let completionCharacters = (reply.content ?? '').length + reasoningCharacters;
   for (const call of toolCalls) completionCharacters += call.function.name.length + call.function.arguments.length;
@@ -74,10 +84,17 @@ export function completionBody(rendered: RenderedReply, model: string, index: nu
 
 /** The whole SSE body, `data: [DONE]` included. */
 export function streamBody(rendered: RenderedReply, model: string, index: number, includeUsage: boolean): string {
-  const header = { id: `chatcmpl-scripted-${index}`, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model };
+  const header = {
+    id: `chatcmpl-scripted-${index}`,
+    object: 'chat.completion.chunk',
+    created: Math.floor(Date.now() / 1000),
+    model,
+  };
   const events: string[] = [];
   const emit = (delta: Record<string, unknown>, finishReason: string | null = null) => {
-    events.push(`data: ${JSON.stringify({ ...header, choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`);
+    events.push(
+      `data: ${JSON.stringify({ ...header, choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`,
+    );
   };
   emit({ role: 'assistant', content: '' });
   const { message } = rendered;
@@ -88,8 +105,13 @@ export function streamBody(rendered: RenderedReply, model: string, index: number
   streamReasoningDetails(message.reasoning_details, emit);
   if (typeof message.content === 'string') for (const piece of split(message.content)) emit({ content: piece });
   rendered.toolCalls.forEach((call, position) => {
-    emit({ tool_calls: [{ index: position, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] });
-    for (const piece of split(call.function.arguments)) emit({ tool_calls: [{ index: position, function: { arguments: piece } }] });
+    emit({
+      tool_calls: [
+        { index: position, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } },
+      ],
+    });
+    for (const piece of split(call.function.arguments))
+      emit({ tool_calls: [{ index: position, function: { arguments: piece } }] });
   });
   emit({}, rendered.finishReason);
   if (includeUsage) events.push(`data: ${JSON.stringify({ ...header, choices: [], usage: rendered.usage })}\n\n`);
@@ -107,7 +129,9 @@ function streamReasoningDetails(details: unknown, emit: (delta: Record<string, u
       emit({ reasoning_details: [{ ...rest, index }] });
       return;
     }
-    split(text).forEach((piece, number) => emit({ reasoning_details: [number === 0 ? { ...rest, index, text: piece } : { index, text: piece }] }));
+    split(text).forEach((piece, number) =>
+      emit({ reasoning_details: [number === 0 ? { ...rest, index, text: piece } : { index, text: piece }] }),
+    );
   });
 }
 

@@ -1,4 +1,10 @@
-import { scriptError, type ChatRequest, type ScriptContext, type ScriptedResponse, type ScriptFunction } from './script.js';
+import {
+  scriptError,
+  type ChatRequest,
+  type ScriptContext,
+  type ScriptedResponse,
+  type ScriptFunction,
+} from './script.js';
 
 export type ConversationStep = ScriptedResponse | ScriptFunction;
 
@@ -19,7 +25,9 @@ export function conversationScript(steps: ConversationStep[]): ScriptFunction {
   return (request, context: ScriptContext) => {
     const step = steps[context.turn];
     if (step === undefined) {
-      return scriptError(`the conversation script has ${steps.length} steps but the request already holds ${context.turn} assistant messages`);
+      return scriptError(
+        `the conversation script has ${steps.length} steps but the request already holds ${context.turn} assistant messages`,
+      );
     }
     return typeof step === 'function' ? step(request, context) : step;
   };

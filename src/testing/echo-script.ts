@@ -34,7 +34,9 @@ export const echoScript: ScriptFunction = createEchoScript();
 function runEcho(prompt: string, turn: number): ScriptedReply {
   return {
     reasoning_content: `The user wrote "${prompt}". I will echo it with the terminal tool.`,
-    tool_calls: [{ name: 'terminal', arguments: { command: `echo '${turn > 0 ? `step ${turn + 1}: ` : ''}${prompt}'` } }],
+    tool_calls: [
+      { name: 'terminal', arguments: { command: `echo '${turn > 0 ? `step ${turn + 1}: ` : ''}${prompt}'` } },
+    ],
   };
 }
 
@@ -56,7 +58,11 @@ function promptWords(request: ChatRequest): string {
     const message = request.messages[index]!;
     if (message.role !== 'user') continue;
     const text = typeof message.content === 'string' ? message.content : JSON.stringify(message.content ?? '');
-    const words = text.replace(/[^\w .,:/?!+=-]+/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 60);
+    const words = text
+      .replace(/[^\w .,:/?!+=-]+/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim()
+      .slice(0, 60);
     return words || 'hello';
   }
   return 'hello';

@@ -18,7 +18,9 @@ export const FixtureExpectationSchema = z
   .object({
     content: z.string().nullable().optional(),
     reasoning: z.string().optional().describe('absent: the turn has no reasoning'),
-    tool_calls: z.array(z.object({ id: z.string().optional(), name: z.string(), arguments: z.unknown() }).strict()).optional(),
+    tool_calls: z
+      .array(z.object({ id: z.string().optional(), name: z.string(), arguments: z.unknown() }).strict())
+      .optional(),
     finish_reason: z.string().optional(),
     usage: z
       .object({
@@ -34,7 +36,11 @@ export const FixtureExpectationSchema = z
     signatures: z.array(z.string()).optional().describe('signatures kept in reasoning_details'),
     echo: z.array(z.string()).optional().describe('the fields sent back with this turn (reasoning_echo auto)'),
     images: z.array(z.string()).optional(),
-    error: z.object({ retryable: z.boolean(), contains: z.string() }).strict().optional().describe('the call fails with a ModelError'),
+    error: z
+      .object({ retryable: z.boolean(), contains: z.string() })
+      .strict()
+      .optional()
+      .describe('the call fails with a ModelError'),
   })
   .strict();
 
@@ -63,11 +69,18 @@ export interface ProviderFixture extends z.infer<typeof ProviderFixtureFileSchem
 export function loadProviderFixtures(directory: string): ProviderFixture[] {
   const fixtures: ProviderFixture[] = [];
   for (const provider of readdirSync(directory).sort()) {
-    for (const file of readdirSync(join(directory, provider)).filter((name) => name.endsWith('.json')).sort()) {
+    for (const file of readdirSync(join(directory, provider))
+      .filter((name) => name.endsWith('.json'))
+      .sort()) {
       const path = join(directory, provider, file);
       const parsed = validate(ProviderFixtureFileSchema, JSON.parse(readFileSync(path, 'utf8')), path);
       const chunks = path.replace(/\.json$/, '.chunks');
-      fixtures.push({ ...parsed, id: `${provider}/${file.replace(/\.json$/, '')}`, provider, stream: existsSync(chunks) ? sseBody(readFileSync(chunks, 'utf8')) : undefined });
+      fixtures.push({
+        ...parsed,
+        id: `${provider}/${file.replace(/\.json$/, '')}`,
+        provider,
+        stream: existsSync(chunks) ? sseBody(readFileSync(chunks, 'utf8')) : undefined,
+      });
     }
   }
   return fixtures;
@@ -113,7 +126,8 @@ function fixtureIdOf(request: ChatRequest, fixtures: Map<string, ProviderFixture
 
 function fixtureAnswer(fixture: ProviderFixture, stream: boolean): ScriptedResponse {
   // A stream may fail after its 200 (an error chunk), so chunks win over an error status.
-  if (stream && fixture.stream !== undefined) return { fault: 'raw', content_type: 'text/event-stream', body: fixture.stream };
+  if (stream && fixture.stream !== undefined)
+    return { fault: 'raw', content_type: 'text/event-stream', body: fixture.stream };
   const body = typeof fixture.body === 'string' ? fixture.body : JSON.stringify(fixture.body);
   const contentType = fixture.content_type ?? (typeof fixture.body === 'string' ? 'text/plain' : 'application/json');
   return { fault: 'raw', status: fixture.status, content_type: contentType, body };

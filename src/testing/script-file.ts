@@ -23,7 +23,10 @@ export async function loadScriptFile(file: string): Promise<Script> {
   const extension = extname(file).toLowerCase();
   if (MODULE_EXTENSIONS.has(extension)) return loadScriptModule(file);
   if (!DATA_EXTENSIONS.has(extension)) {
-    throw new ConfigError(`${file}: a script file must be .json, .yaml, .yml, .js or .mjs (got '${extension || 'no extension'}')`, { code: 'config_invalid' });
+    throw new ConfigError(
+      `${file}: a script file must be .json, .yaml, .yml, .js or .mjs (got '${extension || 'no extension'}')`,
+      { code: 'config_invalid' },
+    );
   }
   const value = readConfigFile(file);
   // Validated branch by branch: zod's union errors would not name the field that is wrong.
@@ -37,10 +40,16 @@ async function loadScriptModule(file: string): Promise<Script> {
   try {
     loaded = (await import(pathToFileURL(resolve(file)).href)) as { default?: unknown };
   } catch (error) {
-    throw new ConfigError(`${file}: cannot load the script module (${error instanceof Error ? error.message : String(error)})`, { code: 'config_missing' });
+    throw new ConfigError(
+      `${file}: cannot load the script module (${error instanceof Error ? error.message : String(error)})`,
+      { code: 'config_missing' },
+    );
   }
   const script = loaded.default;
   if (typeof script === 'function') return script as Script;
   if (Array.isArray(script)) return validate(z.array(ScriptedResponseSchema), script, `${file} (default export)`);
-  throw new ConfigError(`${file}: the default export must be a script function (request, context) => response, or a list of responses`, { code: 'config_invalid' });
+  throw new ConfigError(
+    `${file}: the default export must be a script function (request, context) => response, or a list of responses`,
+    { code: 'config_invalid' },
+  );
 }

@@ -31,7 +31,10 @@ export const ScriptedReplySchema = z
     reasoning: z.string().optional(),
     reasoning_details: z.array(z.record(z.string(), z.unknown())).optional(),
     tool_calls: z.array(ScriptedToolCallSchema).optional(),
-    finish_reason: z.enum(['stop', 'length', 'tool_calls', 'content_filter']).optional().describe('default tool_calls when calls are given, else stop'),
+    finish_reason: z
+      .enum(['stop', 'length', 'tool_calls', 'content_filter'])
+      .optional()
+      .describe('default tool_calls when calls are given, else stop'),
     usage: ScriptedUsageSchema.optional().describe('default: estimated from text lengths (4 characters a token)'),
   })
   .strict();
@@ -67,7 +70,13 @@ export const DelayFaultSchema = z
   })
   .strict();
 
-export const ScriptedResponseSchema = z.discriminatedUnion('fault', [HttpFaultSchema, DropFaultSchema, DelayFaultSchema, RawFaultSchema, ScriptedReplySchema]);
+export const ScriptedResponseSchema = z.discriminatedUnion('fault', [
+  HttpFaultSchema,
+  DropFaultSchema,
+  DelayFaultSchema,
+  RawFaultSchema,
+  ScriptedReplySchema,
+]);
 
 export type ScriptedToolCall = z.infer<typeof ScriptedToolCallSchema>;
 export type ScriptedUsage = z.infer<typeof ScriptedUsageSchema>;
@@ -107,7 +116,10 @@ export interface ScriptContext {
   turn: number;
 }
 
-export type ScriptFunction = (request: ChatRequest, context: ScriptContext) => ScriptedResponse | Promise<ScriptedResponse>;
+export type ScriptFunction = (
+  request: ChatRequest,
+  context: ScriptContext,
+) => ScriptedResponse | Promise<ScriptedResponse>;
 
 /** A list is answered in order (one entry per request, retries included); a function decides per request. */
 export type Script = ScriptedResponse[] | ScriptFunction;
@@ -118,5 +130,9 @@ export function isFault(response: ScriptedResponse): response is ScriptedFault {
 
 /** The answer for a request the script cannot serve: a 400 the client reports at once with this message. */
 export function scriptError(message: string): HttpFault {
-  return { fault: 'http', status: 400, body: { error: { message: `scripted server: ${message}`, type: 'script_error' } } };
+  return {
+    fault: 'http',
+    status: 400,
+    body: { error: { message: `scripted server: ${message}`, type: 'script_error' } },
+  };
 }

@@ -2,7 +2,14 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { completionBody, renderReply, streamBody } from './completion-body.js';
 import { assistantTurns } from './conversation-script.js';
-import { isFault, scriptError, type ChatRequest, type RecordedRequest, type Script, type ScriptedResponse } from './script.js';
+import {
+  isFault,
+  scriptError,
+  type ChatRequest,
+  type RecordedRequest,
+  type Script,
+  type ScriptedResponse,
+} from './script.js';
 
 export interface ScriptedServerOptions {
   /** Default 0: any free port. */
@@ -36,7 +43,8 @@ export interface ImageRequest {
 export type ImageAnswer = { b64_json: string; revised_prompt?: string } | { url: string; revised_prompt?: string };
 
 /** The smallest valid PNG (1×1, one grey pixel): what image generation returns unless told otherwise. */
-export const TINY_PNG_BASE64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNoAAAAggCBd81ytgAAAABJRU5ErkJggg==';
+export const TINY_PNG_BASE64 =
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNoAAAAggCBd81ytgAAAABJRU5ErkJggg==';
 
 export interface ScriptedServer {
   /** Base URL ending in /v1, ready for an endpoint's base_url. */
@@ -58,7 +66,10 @@ export interface ScriptedServer {
 export const DEFAULT_SCRIPTED_MODEL = 'traj-scripted';
 
 /** A real OpenAI-compatible HTTP server whose answers come from a script. */
-export async function startScriptedServer(script: Script, options: ScriptedServerOptions = {}): Promise<ScriptedServer> {
+export async function startScriptedServer(
+  script: Script,
+  options: ScriptedServerOptions = {},
+): Promise<ScriptedServer> {
   const model = options.model ?? DEFAULT_SCRIPTED_MODEL;
   const record = options.record ?? true;
   const requests: RecordedRequest[] = [];
@@ -80,7 +91,8 @@ export async function startScriptedServer(script: Script, options: ScriptedServe
   async function chat(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const body = await readBody(request);
     const parsed = parseChatRequest(body);
-    if (typeof parsed === 'string') return send(response, 400, { error: { message: parsed, type: 'invalid_request_error' } });
+    if (typeof parsed === 'string')
+      return send(response, 400, { error: { message: parsed, type: 'invalid_request_error' } });
     const index = count++;
     inFlight++;
     maxInFlight = Math.max(maxInFlight, inFlight);
@@ -96,7 +108,13 @@ export async function startScriptedServer(script: Script, options: ScriptedServe
     await answerWith(answer, parsed, index, request, response);
   }
 
-  async function answerWith(answer: ScriptedResponse, parsed: ChatRequest, index: number, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  async function answerWith(
+    answer: ScriptedResponse,
+    parsed: ChatRequest,
+    index: number,
+    request: IncomingMessage,
+    response: ServerResponse,
+  ): Promise<void> {
     if (response.destroyed) return;
     if (!isFault(answer)) {
       const rendered = renderReply(answer, parsed, index);
@@ -111,7 +129,14 @@ export async function startScriptedServer(script: Script, options: ScriptedServe
     }
     switch (answer.fault) {
       case 'http':
-        return send(response, answer.status, answer.body ?? { error: { message: `scripted HTTP ${answer.status}`, type: 'scripted_fault', code: answer.status } }, answer.headers);
+        return send(
+          response,
+          answer.status,
+          answer.body ?? {
+            error: { message: `scripted HTTP ${answer.status}`, type: 'scripted_fault', code: answer.status },
+          },
+          answer.headers,
+        );
       case 'drop':
         request.socket.destroy();
         return;
@@ -130,9 +155,12 @@ export async function startScriptedServer(script: Script, options: ScriptedServe
     try {
       body = JSON.parse(await readBody(request)) as ImageRequest;
     } catch (error) {
-      return send(response, 400, { error: { message: `the request body is not JSON: ${(error as Error).message}`, type: 'invalid_request_error' } });
+      return send(response, 400, {
+        error: { message: `the request body is not JSON: ${(error as Error).message}`, type: 'invalid_request_error' },
+      });
     }
-    if (typeof body.prompt !== 'string' || body.prompt === '') return send(response, 400, { error: { message: 'prompt is required', type: 'invalid_request_error' } });
+    if (typeof body.prompt !== 'string' || body.prompt === '')
+      return send(response, 400, { error: { message: 'prompt is required', type: 'invalid_request_error' } });
     imageRequests.push(body);
     const answer = options.images ? await options.images(body) : { b64_json: TINY_PNG_BASE64 };
     send(response, 200, { created: Math.floor(Date.now() / 1000), data: [answer] });
@@ -142,14 +170,33 @@ export async function startScriptedServer(script: Script, options: ScriptedServe
     const path = (request.url ?? '').split('?')[0];
     if (request.method === 'POST' && path === '/v1/chat/completions') {
       chat(request, response).catch((error: unknown) => {
-        if (!response.headersSent) send(response, 500, { error: { message: `scripted server failed: ${String(error)}`, type: 'server_error' } });
+        if (!response.headersSent)
+          send(response, 500, { error: { message: `scripted server failed: ${String(error)}`, type: 'server_error' } });
       });
     } else if (request.method === 'POST' && path === '/v1/images/generations') {
-      images(request, response).catch((error: unknown) => send(response, 500, { error: { message: `scripted server failed: ${String(error)}`, type: 'server_error' } }));
+      images(request, response).catch((error: unknown) =>
+        send(response, 500, { error: { message: `scripted server failed: ${String(error)}`, type: 'server_error' } }),
+      );
     } else if (request.method === 'GET' && path === '/v1/models') {
-      send(response, 200, { object: 'list', data: [{ id: model, object: 'model', created: 0, owned_by: 'traj', ...(options.contextLength ? { max_model_len: options.contextLength } : {}) }] });
+      send(response, 200, {
+        object: 'list',
+        data: [
+          {
+            id: model,
+            object: 'model',
+            created: 0,
+            owned_by: 'traj',
+            ...(options.contextLength ? { max_model_len: options.contextLength } : {}),
+          },
+        ],
+      });
     } else {
-      send(response, 404, { error: { message: `no route ${request.method} ${path}; this server answers POST /v1/chat/completions, POST /v1/images/generations and GET /v1/models`, type: 'not_found' } });
+      send(response, 404, {
+        error: {
+          message: `no route ${request.method} ${path}; this server answers POST /v1/chat/completions, POST /v1/images/generations and GET /v1/models`,
+          type: 'not_found',
+        },
+      });
     }
   });
 
@@ -212,6 +259,9 @@ function parseChatRequest(body: string): ChatRequest | string {
 function send(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (response.destroyed) return;
   const text = typeof body === 'string' ? body : JSON.stringify(body);
-  response.writeHead(status, { 'content-type': typeof body === 'string' ? 'text/plain' : 'application/json', ...headers });
+  response.writeHead(status, {
+    'content-type': typeof body === 'string' ? 'text/plain' : 'application/json',
+    ...headers,
+  });
   response.end(text);
 }

@@ -48,9 +48,15 @@ async function spill(result: BudgetedResult, sandbox: Sandbox, budget: Budget): 
  * Apply the per-result cap, then the per-turn cap (largest results spilled first), returning
  * the results in their original order. Spilled text lives in the sandbox so nothing is lost.
  */
-export async function applyBudget(results: BudgetedResult[], sandbox: Sandbox, budget: Budget = DEFAULT_BUDGET): Promise<BudgetedResult[]> {
+export async function applyBudget(
+  results: BudgetedResult[],
+  sandbox: Sandbox,
+  budget: Budget = DEFAULT_BUDGET,
+): Promise<BudgetedResult[]> {
   const spilled = results.map((result) => result.content.length > capFor(result, budget));
-  const out = await Promise.all(results.map((result, index) => (spilled[index] ? spill(result, sandbox, budget) : result)));
+  const out = await Promise.all(
+    results.map((result, index) => (spilled[index] ? spill(result, sandbox, budget) : result)),
+  );
   let total = out.reduce((sum, result) => sum + result.content.length, 0);
   const bySize = out.map((result, index) => ({ index, size: result.content.length })).sort((a, b) => b.size - a.size);
   for (const { index } of bySize) {

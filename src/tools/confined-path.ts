@@ -9,6 +9,7 @@ import { inSandbox } from './sandbox-failure.js';
  */
 export async function confinePaths(args: Record<string, unknown>, sandbox: Sandbox): Promise<void> {
   for (const [name, value] of Object.entries(args)) {
-    if ((name === 'path' || name.endsWith('_path')) && typeof value === 'string') await inSandbox(() => sandbox.resolvePath(value));
+    if ((name === 'path' || name.endsWith('_path')) && typeof value === 'string')
+      await inSandbox(() => sandbox.resolvePath(value));
   }
 }

@@ -15,9 +15,15 @@ export const DistributionSchema = z.strictObject({
   name: z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, 'expected lower-case letters, digits, "_" or "-"'),
   description: z.string().min(1, 'say what the distribution is for'),
   toolsets: z
-    .record(z.string().min(1), z.number().min(0, 'a probability is at least 0').max(1, 'a probability is at most 1 (write 0.3, not 30)'))
+    .record(
+      z.string().min(1),
+      z.number().min(0, 'a probability is at least 0').max(1, 'a probability is at most 1 (write 0.3, not 30)'),
+    )
     .refine((toolsets) => Object.keys(toolsets).length > 0, 'name at least one toolset')
-    .refine((toolsets) => Object.values(toolsets).some((probability) => probability > 0), 'at least one toolset needs a probability above 0'),
+    .refine(
+      (toolsets) => Object.values(toolsets).some((probability) => probability > 0),
+      'at least one toolset needs a probability above 0',
+    ),
 });
 
 export type Distribution = z.infer<typeof DistributionSchema> & {
@@ -39,15 +45,21 @@ export function loadDistribution(nameOrPath: string, registry?: ToolRegistry): D
   const file = isPath(nameOrPath) ? nameOrPath : join(distributionsDir(), `${nameOrPath}.yaml`);
   if (!existsSync(file)) {
     const known = listDistributionNames();
-    throw new ConfigError(`unknown toolset distribution '${nameOrPath}' (no ${file}); known distributions: ${known.join(', ') || '(none)'}`, {
-      code: 'distribution_unknown',
-      details: { name: nameOrPath, known },
-    });
+    throw new ConfigError(
+      `unknown toolset distribution '${nameOrPath}' (no ${file}); known distributions: ${known.join(', ') || '(none)'}`,
+      {
+        code: 'distribution_unknown',
+        details: { name: nameOrPath, known },
+      },
+    );
   }
   const text = readFileSync(file, 'utf8');
   const distribution = { ...validate(DistributionSchema, parseYaml(text, file), file), file, text };
   if (!isPath(nameOrPath) && distribution.name !== nameOrPath) {
-    throw new ConfigError(`${file}: name: '${distribution.name}' differs from the file name; make them equal`, { code: 'config_invalid', details: { file } });
+    throw new ConfigError(`${file}: name: '${distribution.name}' differs from the file name; make them equal`, {
+      code: 'config_invalid',
+      details: { file },
+    });
   }
   registry?.assertToolsets(Object.keys(distribution.toolsets), `${file}: toolsets`);
   return distribution;
@@ -93,7 +105,10 @@ export interface SampledToolsets {
  * or a rerun draws the same toolsets, whatever order prompts run in. When nothing is drawn,
  * the most probable available toolset is used (ties: the first in file order).
  */
-export function sampleToolsets(distribution: Pick<Distribution, 'name' | 'toolsets'>, options: SampleOptions): SampledToolsets {
+export function sampleToolsets(
+  distribution: Pick<Distribution, 'name' | 'toolsets'>,
+  options: SampleOptions,
+): SampledToolsets {
   const dropped: SampledToolsets['dropped'] = [];
   const candidates: Array<[string, number]> = [];
   for (const [toolset, probability] of Object.entries(distribution.toolsets)) {
@@ -103,12 +118,17 @@ export function sampleToolsets(distribution: Pick<Distribution, 'name' | 'toolse
   }
   if (!candidates.some(([, probability]) => probability > 0)) {
     const reasons = dropped.map(({ toolset, reason }) => `${toolset}: ${reason}`).join('; ');
-    throw new ConfigError(`distribution '${distribution.name}': no toolset it offers is available here (${reasons || 'all probabilities are 0'})`, {
-      code: 'toolsets_unavailable',
-      details: { distribution: distribution.name, dropped },
-    });
+    throw new ConfigError(
+      `distribution '${distribution.name}': no toolset it offers is available here (${reasons || 'all probabilities are 0'})`,
+      {
+        code: 'toolsets_unavailable',
+        details: { distribution: distribution.name, dropped },
+      },
+    );
   }
-  const toolsets = candidates.filter(([toolset, probability]) => uniform(options.seed, options.key, toolset) < probability).map(([toolset]) => toolset);
+  const toolsets = candidates
+    .filter(([toolset, probability]) => uniform(options.seed, options.key, toolset) < probability)
+    .map(([toolset]) => toolset);
   if (toolsets.length === 0) toolsets.push(mostProbable(candidates));
   return { toolsets, dropped };
 }
@@ -134,7 +154,10 @@ export interface DistributionSimulation {
 }
 
 /** What a distribution gives in practice over `draws` prompt keys (fallbacks included). */
-export function simulateDistribution(distribution: Pick<Distribution, 'name' | 'toolsets'>, options: { seed: number | string; draws: number }): DistributionSimulation {
+export function simulateDistribution(
+  distribution: Pick<Distribution, 'name' | 'toolsets'>,
+  options: { seed: number | string; draws: number },
+): DistributionSimulation {
   const included = new Map<string, number>(Object.keys(distribution.toolsets).map((toolset) => [toolset, 0]));
   const combinations = new Map<string, number>();
   for (let draw = 0; draw < options.draws; draw += 1) {
@@ -145,7 +168,11 @@ export function simulateDistribution(distribution: Pick<Distribution, 'name' | '
   }
   return {
     draws: options.draws,
-    inclusion: Object.entries(distribution.toolsets).map(([toolset, probability]) => ({ toolset, probability, rate: included.get(toolset)! / options.draws })),
+    inclusion: Object.entries(distribution.toolsets).map(([toolset, probability]) => ({
+      toolset,
+      probability,
+      rate: included.get(toolset)! / options.draws,
+    })),
     combinations: [...combinations.entries()]
       .sort((a, b) => b[1] - a[1])
       .map(([combination, count]) => ({ toolsets: combination.split(','), rate: count / options.draws })),

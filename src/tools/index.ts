@@ -6,12 +6,26 @@ export { readFileTool, ReadFileParameters, READ_FILE_DEFAULT_LIMIT } from './rea
 export { writeFileTool, WriteFileParameters } from './write-file.js';
 export { patchTool, PatchParameters } from './patch.js';
 export { searchFilesTool, SearchFilesParameters, SEARCH_DEFAULT_LIMIT } from './search-files.js';
-export { todoWriteTool, todoReadTool, TodoItemSchema, TodoWriteParameters, TODO_STATUSES, TODO_STATE_KEY, readTodos, type TodoItem } from './todo.js';
+export {
+  todoWriteTool,
+  todoReadTool,
+  TodoItemSchema,
+  TodoWriteParameters,
+  TODO_STATUSES,
+  TODO_STATE_KEY,
+  readTodos,
+  type TodoItem,
+} from './todo.js';
 export { inSandbox } from './sandbox-failure.js';
 export * from './distributions.js';
 export * from './memory/index.js';
 export * from './skills/index.js';
-export { sessionSearchTool, SESSION_SEARCH_STATE_KEY, type SessionSearch, type PastSessionHit } from './session-search.js';
+export {
+  sessionSearchTool,
+  SESSION_SEARCH_STATE_KEY,
+  type SessionSearch,
+  type PastSessionHit,
+} from './session-search.js';
 export * from './services.js';
 export * from './web/index.js';
 export { visionAnalyzeTool, VisionAnalyzeParameters } from './vision/vision-analyze.js';

@@ -48,4 +48,7 @@ export interface NestedCallRecord {
 }
 
 /** Calls one of the run's tools by name, as the loop would; never throws. */
-export type CallToolFunction = (name: string, args: Record<string, unknown>) => Promise<{ ok: boolean; content: string }>;
+export type CallToolFunction = (
+  name: string,
+  args: Record<string, unknown>,
+) => Promise<{ ok: boolean; content: string }>;

@@ -9,19 +9,26 @@ const SNIPPET_MAX_LINES = 30;
 
 export const PatchParameters = z.object({
   path: z.string().min(1).describe('File to change, relative to the working directory or absolute inside it.'),
-  old_text: z.string().min(1).describe('Exact text to replace, including whitespace and indentation; it must occur exactly once in the file.'),
+  old_text: z
+    .string()
+    .min(1)
+    .describe('Exact text to replace, including whitespace and indentation; it must occur exactly once in the file.'),
   new_text: z.string().describe('Text to put in its place (empty to delete old_text).'),
 });
 
 function positionsOf(text: string, needle: string): number[] {
   const positions: number[] = [];
-  for (let index = text.indexOf(needle); index !== -1; index = text.indexOf(needle, index + needle.length)) positions.push(index);
+  for (let index = text.indexOf(needle); index !== -1; index = text.indexOf(needle, index + needle.length))
+    positions.push(index);
   return positions;
 }
 
 /** Where old_text would match if whitespace were ignored: the usual reason an exact match fails. */
 function looseMatchLine(text: string, needle: string): number | undefined {
-  const words = needle.trim().split(/\s+/).map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  const words = needle
+    .trim()
+    .split(/\s+/)
+    .map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
   if (words.length === 0 || words[0] === '') return undefined;
   const match = new RegExp(words.join('\\s+')).exec(text);
   return match ? lineAt(text, match.index) : undefined;
@@ -61,7 +68,10 @@ export const patchTool = defineTool({
     if (positions.length === 0) throw notFound(path, text, oldText);
     if (positions.length > 1) {
       const lines = positions.map((position) => lineAt(text, position)).join(', ');
-      throw new ToolFailure(`old_text matches ${positions.length} times in '${path}' (at lines ${lines})`, 'include more surrounding lines in old_text so that it matches exactly once');
+      throw new ToolFailure(
+        `old_text matches ${positions.length} times in '${path}' (at lines ${lines})`,
+        'include more surrounding lines in old_text so that it matches exactly once',
+      );
     }
     const at = positions[0]!;
     const changed = text.slice(0, at) + newText + text.slice(at + oldText.length);

@@ -20,7 +20,10 @@ export const ReadFileParameters = z.object({
 });
 
 function numbered(line: string, number: number): string {
-  const cut = line.length > READ_FILE_MAX_LINE_CHARS ? `${line.slice(0, READ_FILE_MAX_LINE_CHARS)} [... ${line.length - READ_FILE_MAX_LINE_CHARS} more characters on this line]` : line;
+  const cut =
+    line.length > READ_FILE_MAX_LINE_CHARS
+      ? `${line.slice(0, READ_FILE_MAX_LINE_CHARS)} [... ${line.length - READ_FILE_MAX_LINE_CHARS} more characters on this line]`
+      : line;
   return `${String(number).padStart(6)}\t${cut}`;
 }
 
@@ -38,12 +41,17 @@ export const readFileTool = defineTool({
     const lines = text.split('\n');
     if (text.endsWith('\n')) lines.pop();
     if (offset > lines.length) {
-      throw new ToolFailure(`offset ${offset} is past the end of '${path}', which has ${lines.length} lines`, `use an offset between 1 and ${lines.length}`);
+      throw new ToolFailure(
+        `offset ${offset} is past the end of '${path}', which has ${lines.length} lines`,
+        `use an offset between 1 and ${lines.length}`,
+      );
     }
     const end = Math.min(lines.length, offset - 1 + limit);
     const shown = lines.slice(offset - 1, end).map((line, index) => numbered(line, offset + index));
     if (end < lines.length) {
-      shown.push(`[lines ${offset}-${end} of ${lines.length}; ${lines.length - end} more — call read_file with offset ${end + 1} to continue]`);
+      shown.push(
+        `[lines ${offset}-${end} of ${lines.length}; ${lines.length - end} more — call read_file with offset ${end + 1} to continue]`,
+      );
     }
     return shown.join('\n');
   },

@@ -85,7 +85,10 @@ function buildToolSpec(tool: Tool): ToolSpec {
     ? (z.toJSONSchema(tool.parameters, { io: 'input' }) as Record<string, unknown>)
     : tool.inputSchema;
   const { $schema: _ignored, ...schema } = parameters as Record<string, unknown> & { $schema?: unknown };
-  return { type: 'function', function: { name: tool.name, description: tool.description, parameters: withoutSafeIntegerBounds(schema) } };
+  return {
+    type: 'function',
+    function: { name: tool.name, description: tool.description, parameters: withoutSafeIntegerBounds(schema) },
+  };
 }
 
 /**
@@ -96,7 +99,11 @@ function withoutSafeIntegerBounds<T>(value: T): T {
   if (Array.isArray(value)) return value.map(withoutSafeIntegerBounds) as T;
   if (value === null || typeof value !== 'object') return value;
   const entries = Object.entries(value as Record<string, unknown>).filter(
-    ([key, item]) => !((key === 'maximum' && item === Number.MAX_SAFE_INTEGER) || (key === 'minimum' && item === Number.MIN_SAFE_INTEGER)),
+    ([key, item]) =>
+      !(
+        (key === 'maximum' && item === Number.MAX_SAFE_INTEGER) ||
+        (key === 'minimum' && item === Number.MIN_SAFE_INTEGER)
+      ),
   );
   return Object.fromEntries(entries.map(([key, item]) => [key, withoutSafeIntegerBounds(item)])) as T;
 }
@@ -115,9 +122,12 @@ export class ToolRegistry {
   register(...tools: Tool[]): this {
     for (const tool of tools) {
       if (this.tools.has(tool.name)) {
-        throw new ConfigError(`tool '${tool.name}' is registered twice (toolsets '${this.tools.get(tool.name)!.toolset}' and '${tool.toolset}')`, {
-          code: 'tool_duplicate',
-        });
+        throw new ConfigError(
+          `tool '${tool.name}' is registered twice (toolsets '${this.tools.get(tool.name)!.toolset}' and '${tool.toolset}')`,
+          {
+            code: 'tool_duplicate',
+          },
+        );
       }
       this.tools.set(tool.name, tool);
     }
@@ -162,7 +172,10 @@ export class ToolRegistry {
   }
 
   /** The tools of the named toolsets that cannot be offered here, each with its reason. */
-  unavailableTools(toolsets: readonly string[], context: AvailabilityContext): Array<{ name: string; toolset: string; reason: string }> {
+  unavailableTools(
+    toolsets: readonly string[],
+    context: AvailabilityContext,
+  ): Array<{ name: string; toolset: string; reason: string }> {
     const wanted = new Set(toolsets);
     return this.all().flatMap((tool) => {
       if (!wanted.has(tool.toolset) || !tool.available) return [];
@@ -207,12 +220,26 @@ export interface ToolCallOutcome {
  * Run one call. Never throws: an unknown tool, arguments that are not JSON, a schema violation
  * and a throwing tool all become an error result the model can read and fix.
  */
-export async function executeToolCall(tools: readonly Tool[], call: ToolCallInput, context: ToolContext): Promise<ToolCallOutcome> {
+export async function executeToolCall(
+  tools: readonly Tool[],
+  call: ToolCallInput,
+  context: ToolContext,
+): Promise<ToolCallOutcome> {
   const started = performance.now();
-  const finish = (content: string, ok: boolean): ToolCallOutcome => ({ content, ok, ms: Math.round(performance.now() - started) });
+  const finish = (content: string, ok: boolean): ToolCallOutcome => ({
+    content,
+    ok,
+    ms: Math.round(performance.now() - started),
+  });
 
   if (call.parseError) {
-    return finish(toolError(`malformed tool call: ${call.parseError}`, 'emit <tool_call>{"name": "<tool>", "arguments": {...}}</tool_call> with valid JSON'), false);
+    return finish(
+      toolError(
+        `malformed tool call: ${call.parseError}`,
+        'emit <tool_call>{"name": "<tool>", "arguments": {...}}</tool_call> with valid JSON',
+      ),
+      false,
+    );
   }
   const tool = tools.find((candidate) => candidate.name === call.name);
   if (!tool) {
@@ -223,7 +250,13 @@ export async function executeToolCall(tools: readonly Tool[], call: ToolCallInpu
   try {
     args = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
   } catch (error) {
-    return finish(toolError(`arguments for '${call.name}' are not valid JSON: ${errorMessage(error)}`, 'send the arguments as one JSON object'), false);
+    return finish(
+      toolError(
+        `arguments for '${call.name}' are not valid JSON: ${errorMessage(error)}`,
+        'send the arguments as one JSON object',
+      ),
+      false,
+    );
   }
   if (args === null || typeof args !== 'object' || Array.isArray(args)) {
     return finish(toolError(`arguments for '${call.name}' must be a JSON object`), false);
@@ -231,8 +264,13 @@ export async function executeToolCall(tools: readonly Tool[], call: ToolCallInpu
   if (isZodTool(tool)) {
     const parsed = tool.parameters.safeParse(args);
     if (!parsed.success) {
-      const fields = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(arguments)'}: ${issue.message}`).join('; ');
-      return finish(toolError(`invalid arguments for '${call.name}': ${fields}`, 'fix the named fields and call again'), false);
+      const fields = parsed.error.issues
+        .map((issue) => `${issue.path.join('.') || '(arguments)'}: ${issue.message}`)
+        .join('; ');
+      return finish(
+        toolError(`invalid arguments for '${call.name}': ${fields}`, 'fix the named fields and call again'),
+        false,
+      );
     }
     args = parsed.data;
   }

@@ -19,7 +19,8 @@ export async function inSandbox<T>(operation: () => Promise<T>): Promise<T> {
   try {
     return await operation();
   } catch (error) {
-    if (error instanceof SandboxError && HINTS[error.code] !== undefined) throw new ToolFailure(error.message, HINTS[error.code]);
+    if (error instanceof SandboxError && HINTS[error.code] !== undefined)
+      throw new ToolFailure(error.message, HINTS[error.code]);
     throw error;
   }
 }

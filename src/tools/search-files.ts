@@ -13,15 +13,28 @@ export const SearchFilesParameters = z.object({
     .string()
     .min(1)
     .refine((pattern) => !pattern.includes('\0'), 'must not contain a NUL character')
-    .describe('For target "content": an extended regular expression (grep -E syntax). For target "files": a glob on names, e.g. "*.py" or "src/*.ts".'),
-  target: z.enum(['content', 'files']).default('content').describe('"content" searches inside files and returns path:line:text; "files" finds files and folders by name.'),
+    .describe(
+      'For target "content": an extended regular expression (grep -E syntax). For target "files": a glob on names, e.g. "*.py" or "src/*.ts".',
+    ),
+  target: z
+    .enum(['content', 'files'])
+    .default('content')
+    .describe('"content" searches inside files and returns path:line:text; "files" finds files and folders by name.'),
   path: z
     .string()
     .min(1)
     .default('.')
     .refine((path) => !path.includes('\0'), 'must not contain a NUL character')
-    .describe('Folder (or file) to search, relative to the working directory or absolute (default: the working directory).'),
-  limit: z.number().int().min(1).max(SEARCH_MAX_LIMIT).default(SEARCH_DEFAULT_LIMIT).describe(`Most results to return (default ${SEARCH_DEFAULT_LIMIT}).`),
+    .describe(
+      'Folder (or file) to search, relative to the working directory or absolute (default: the working directory).',
+    ),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(SEARCH_MAX_LIMIT)
+    .default(SEARCH_DEFAULT_LIMIT)
+    .describe(`Most results to return (default ${SEARCH_DEFAULT_LIMIT}).`),
 });
 type SearchArguments = z.infer<typeof SearchFilesParameters>;
 
@@ -75,12 +88,18 @@ export const searchFilesTool = defineTool({
     if (rows.length === 0) {
       // grep exits 1 for "no match" but 2 for a bad regex or path; find exits 1 for a bad path.
       const failed = args.target === 'content' ? result.exitCode > 1 : result.exitCode !== 0;
-      if (failed && result.stderr.trim() !== '') throw new ToolFailure(`search_files failed: ${result.stderr.trim()}`, 'check the pattern syntax and that path exists');
-      if (result.timedOut) throw new ToolFailure('search_files timed out before finding anything', 'search a smaller folder with path');
+      if (failed && result.stderr.trim() !== '')
+        throw new ToolFailure(
+          `search_files failed: ${result.stderr.trim()}`,
+          'check the pattern syntax and that path exists',
+        );
+      if (result.timedOut)
+        throw new ToolFailure('search_files timed out before finding anything', 'search a smaller folder with path');
       return `no ${what} for '${args.pattern}' in '${args.path}'`;
     }
     const shown = rows.slice(0, args.limit).map(tidy);
-    if (rows.length > args.limit) shown.push(`[showing the first ${args.limit} ${what}; more exist — narrow the pattern or path, or raise limit]`);
+    if (rows.length > args.limit)
+      shown.push(`[showing the first ${args.limit} ${what}; more exist — narrow the pattern or path, or raise limit]`);
     else if (result.timedOut) shown.push('[search timed out; these results are incomplete]');
     return shown.join('\n');
   },

@@ -8,7 +8,10 @@ export const TERMINAL_OUTPUT_MAX_CHARS = 50_000;
 const HEAD_SHARE = 0.4;
 
 export const TerminalParameters = z.object({
-  command: z.string().min(1).describe('The bash command to run. Non-interactive: stdin is empty. Chain steps with && or ;.'),
+  command: z
+    .string()
+    .min(1)
+    .describe('The bash command to run. Non-interactive: stdin is empty. Chain steps with && or ;.'),
   timeout: z
     .number()
     .positive()
@@ -19,7 +22,9 @@ export const TerminalParameters = z.object({
     .string()
     .min(1)
     .optional()
-    .describe('Folder to run the command in, relative to the working directory or absolute inside the sandbox (default: the working directory).'),
+    .describe(
+      'Folder to run the command in, relative to the working directory or absolute inside the sandbox (default: the working directory).',
+    ),
   background: z
     .boolean()
     .default(false)
@@ -55,9 +60,15 @@ export const terminalTool = defineTool({
   run: async ({ command, timeout, workdir, background }, { sandbox, signal, state }) => {
     if (background) {
       const started = await inSandbox(() => ProcessTable.of(state, sandbox).start(command, workdir));
-      return { id: started.id, state: 'running', hint: `process_manage with id '${started.id}': poll, log, wait, write or kill` };
+      return {
+        id: started.id,
+        state: 'running',
+        hint: `process_manage with id '${started.id}': poll, log, wait, write or kill`,
+      };
     }
-    const result = await inSandbox(() => sandbox.exec(command, { timeoutMs: Math.round(timeout * 1_000), cwd: workdir, signal }));
+    const result = await inSandbox(() =>
+      sandbox.exec(command, { timeoutMs: Math.round(timeout * 1_000), cwd: workdir, signal }),
+    );
     if (result.aborted) throw new Error('interrupted');
     let output = shortenMiddle(mergeOutput(result.stdout, result.stderr));
     if (!result.timedOut) return { exit_code: result.exitCode, output };

@@ -13,7 +13,10 @@ export function looksBinary(data: Buffer): boolean {
 export async function readTextFile(sandbox: Sandbox, path: string): Promise<string> {
   const data = await inSandbox(() => sandbox.readFile(path));
   if (looksBinary(data)) {
-    throw new ToolFailure(`'${path}' is a binary file (${data.length} bytes); this tool works on text files only`, `inspect it with terminal instead, e.g. \`file ${path}\` or \`xxd ${path} | head\``);
+    throw new ToolFailure(
+      `'${path}' is a binary file (${data.length} bytes); this tool works on text files only`,
+      `inspect it with terminal instead, e.g. \`file ${path}\` or \`xxd ${path} | head\``,
+    );
   }
   return data.toString('utf8');
 }
@@ -21,6 +24,11 @@ export async function readTextFile(sandbox: Sandbox, path: string): Promise<stri
 /** 1-based line number of a character offset. */
 export function lineAt(text: string, index: number): number {
   let line = 1;
-  for (let position = text.indexOf('\n'); position !== -1 && position < index; position = text.indexOf('\n', position + 1)) line++;
+  for (
+    let position = text.indexOf('\n');
+    position !== -1 && position < index;
+    position = text.indexOf('\n', position + 1)
+  )
+    line++;
   return line;
 }

@@ -22,8 +22,13 @@ type TodoUpdate = z.infer<typeof TodoUpdateSchema>;
 export const TodoWriteParameters = z.object({
   todos: z
     .array(TodoUpdateSchema)
-    .describe('Items to write. Without merge: the whole new list (content required; status defaults to pending). With merge: only the items to add or change.'),
-  merge: z.boolean().default(false).describe('true: update items by id and append new ones, keeping the rest; false: replace the whole list.'),
+    .describe(
+      'Items to write. Without merge: the whole new list (content required; status defaults to pending). With merge: only the items to add or change.',
+    ),
+  merge: z
+    .boolean()
+    .default(false)
+    .describe('true: update items by id and append new ones, keeping the rest; false: replace the whole list.'),
 });
 
 export function readTodos(state: ToolContext['state']): TodoItem[] {
@@ -32,13 +37,18 @@ export function readTodos(state: ToolContext['state']): TodoItem[] {
 }
 
 function summary(todos: TodoItem[]): { todos: TodoItem[]; counts: Record<(typeof TODO_STATUSES)[number], number> } {
-  const counts = Object.fromEntries(TODO_STATUSES.map((status) => [status, todos.filter((todo) => todo.status === status).length]));
+  const counts = Object.fromEntries(
+    TODO_STATUSES.map((status) => [status, todos.filter((todo) => todo.status === status).length]),
+  );
   return { todos, counts: counts as Record<(typeof TODO_STATUSES)[number], number> };
 }
 
 function newItem(update: TodoUpdate): TodoItem {
   if (update.content === undefined) {
-    throw new ToolFailure(`todo '${update.id}' is new and has no content`, 'give content for new items (merge updates only need id and the changed fields)');
+    throw new ToolFailure(
+      `todo '${update.id}' is new and has no content`,
+      'give content for new items (merge updates only need id and the changed fields)',
+    );
   }
   return { id: update.id, content: update.content, status: update.status ?? 'pending' };
 }
@@ -56,7 +66,12 @@ function merged(current: TodoItem[], updates: TodoUpdate[]): TodoItem[] {
   for (const update of updates) {
     const existing = next.find((todo) => todo.id === update.id);
     if (!existing) next.push(newItem(update));
-    else Object.assign(existing, update.content === undefined ? {} : { content: update.content }, update.status === undefined ? {} : { status: update.status });
+    else
+      Object.assign(
+        existing,
+        update.content === undefined ? {} : { content: update.content },
+        update.status === undefined ? {} : { status: update.status },
+      );
   }
   return next;
 }

@@ -72,7 +72,10 @@ export function hermesConversations(messages: readonly Message[], tools: readonl
     if (message.role !== 'assistant') continue;
     const calls = message.tool_calls ?? [];
     if (calls.length === 0) {
-      turns.push({ from: 'gpt', value: pythonStrip(withThink(think(message) + scratchpadToThink(message.content ?? ''))) });
+      turns.push({
+        from: 'gpt',
+        value: pythonStrip(withThink(think(message) + scratchpadToThink(message.content ?? ''))),
+      });
       continue;
     }
     turns.push({ from: 'gpt', value: pythonStrip(withThink(callTurn(message)), 'end') });
@@ -126,7 +129,8 @@ function scratchpadToThink(content: string): string {
 }
 
 /** Python's str.isspace() set, which differs from JavaScript's \s (\x1c-\x1f, \x85 in; \ufeff out). */
-const PYTHON_SPACE = '[\\t\\n\\x0b\\x0c\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]';
+const PYTHON_SPACE =
+  '[\\t\\n\\x0b\\x0c\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]';
 const LEADING = new RegExp(`^${PYTHON_SPACE}+`);
 const TRAILING = new RegExp(`${PYTHON_SPACE}+$`);
 
@@ -199,7 +203,11 @@ export function toHermesRecord(record: TrajectoryRecord, options: HermesRecordOp
   return {
     prompt_index: promptIndex,
     conversations: hermesConversations(record.messages, record.tools),
-    metadata: { batch_num: Math.floor(promptIndex / options.batchSize), timestamp: pythonIsoTimestamp(finished), model: record.model },
+    metadata: {
+      batch_num: Math.floor(promptIndex / options.batchSize),
+      timestamp: pythonIsoTimestamp(finished),
+      model: record.model,
+    },
     completed: record.completed,
     // Hermes sets partial when it gave up after repeated invalid tool calls; traj never gives up on
     // those (each becomes a result the model can fix), so no traj rollout is partial in this sense.

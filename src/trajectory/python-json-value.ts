@@ -50,7 +50,9 @@ function parseValue(parser: Parser): unknown {
   if (char === '{') return parseObject(parser);
   if (char === '[') return parseArray(parser);
   if (char === '"') return parseString(parser);
-  const literal = /^(true|false|null|-?\d+(\.\d+)?([eE][+-]?\d+)?)/.exec(parser.text.slice(parser.at, parser.at + 400))![0];
+  const literal = /^(true|false|null|-?\d+(\.\d+)?([eE][+-]?\d+)?)/.exec(
+    parser.text.slice(parser.at, parser.at + 400),
+  )![0];
   parser.at += literal.length;
   if (literal === 'true') return true;
   if (literal === 'false') return false;

@@ -19,7 +19,9 @@ export type ToolStat = z.infer<typeof ToolStatSchema>;
 export const FinishReasonSchema = z
   .string()
   .min(1)
-  .describe('stop, max_turns, length, context_length, api_error, aborted, empty, content_filter, or another reason the model sent');
+  .describe(
+    'stop, max_turns, length, context_length, api_error, aborted, empty, content_filter, or another reason the model sent',
+  );
 
 /** One compression of the conversation (see agent/compression.ts); the messages above stay whole. */
 export const CompressionSchema = z.object({

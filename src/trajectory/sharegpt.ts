@@ -1,4 +1,10 @@
-import { contentText, type AssistantMessage, type Message, type ToolMessage, type ToolSpec } from '../model/messages.js';
+import {
+  contentText,
+  type AssistantMessage,
+  type Message,
+  type ToolMessage,
+  type ToolSpec,
+} from '../model/messages.js';
 import { hermesSystemPrompt } from './hermes-template.js';
 import { pythonJson } from './python-json.js';
 import type { ShareGptTurn } from './record.js';

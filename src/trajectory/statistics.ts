@@ -23,21 +23,35 @@ export function toolStats(calls: readonly ToolCallRecord[]): ToolStat[] {
 export function flatSubagents(calls: readonly ToolCallRecord[]): Subagent[] {
   const flatten = (children: readonly SubagentRecord[], depth: number): Subagent[] =>
     children.flatMap((child) => [
-      { call_id: child.call_id ?? '', depth, goal: child.goal, toolsets: child.toolsets, messages: child.messages, usage: child.usage, finish_reason: child.finish_reason },
+      {
+        call_id: child.call_id ?? '',
+        depth,
+        goal: child.goal,
+        toolsets: child.toolsets,
+        messages: child.messages,
+        usage: child.usage,
+        finish_reason: child.finish_reason,
+      },
       ...flatten(child.subagents ?? [], depth + 1),
     ]);
-  return flatten(calls.flatMap((call) => call.subagents ?? []), 1);
+  return flatten(
+    calls.flatMap((call) => call.subagents ?? []),
+    1,
+  );
 }
 
 export function codeCalls(calls: readonly ToolCallRecord[]): CodeCall[] {
   return calls.flatMap((call) => (call.inner ?? []).map((inner) => ({ call_id: call.id ?? '', ...inner })));
 }
 
-const INLINE_REASONING = /<think>[\s\S]*?\S[\s\S]*?<\/think>|<REASONING_SCRATCHPAD>[\s\S]*?\S[\s\S]*?<\/REASONING_SCRATCHPAD>/;
+const INLINE_REASONING =
+  /<think>[\s\S]*?\S[\s\S]*?<\/think>|<REASONING_SCRATCHPAD>[\s\S]*?\S[\s\S]*?<\/REASONING_SCRATCHPAD>/;
 
 /** True when any assistant turn carries reasoning: a reasoning field, or a non-empty think/scratchpad block. */
 export function hasReasoning(messages: readonly Message[]): boolean {
   return messages.some(
-    (message) => message.role === 'assistant' && (Boolean(message.reasoning?.trim()) || INLINE_REASONING.test(message.content ?? '')),
+    (message) =>
+      message.role === 'assistant' &&
+      (Boolean(message.reasoning?.trim()) || INLINE_REASONING.test(message.content ?? '')),
   );
 }

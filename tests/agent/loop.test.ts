@@ -7,7 +7,16 @@ import type { Message } from '../../src/model/messages.js';
 import { createLocalSandbox } from '../../src/sandbox/index.js';
 import { createToolRegistry } from '../../src/tools/builtin.js';
 import { defineTool, type Tool } from '../../src/tools/registry.js';
-import { callTool, callTools, conversationScript, emptyReply, reply, startScriptedServer, truncatedReply, type Script } from '../../src/testing/index.js';
+import {
+  callTool,
+  callTools,
+  conversationScript,
+  emptyReply,
+  reply,
+  startScriptedServer,
+  truncatedReply,
+  type Script,
+} from '../../src/testing/index.js';
 
 async function setup(t: { after(fn: () => unknown): void }, script: Script, extraTools: Tool[] = []) {
   const server = await startScriptedServer(script);
@@ -27,13 +36,24 @@ async function setup(t: { after(fn: () => unknown): void }, script: Script, extr
 
 test('a 3-turn tool episode yields exactly the expected messages', async (t) => {
   const script = conversationScript([
-    callTool('write_file', { path: 'hello.txt', content: 'hi there\n' }, { id: 'call_w', reasoning_content: 'I should write the file first.' }),
+    callTool(
+      'write_file',
+      { path: 'hello.txt', content: 'hi there\n' },
+      { id: 'call_w', reasoning_content: 'I should write the file first.' },
+    ),
     callTool('terminal', { command: 'cat hello.txt' }, { id: 'call_t' }),
     reply('The file says: hi there'),
   ]);
   const { sandbox, model, tools, messages, server } = await setup(t, script);
   const events: AgentEvent['type'][] = [];
-  const result = await runAgent({ model, tools, messages, sandbox, maxTurns: 5, onEvent: (event) => events.push(event.type) });
+  const result = await runAgent({
+    model,
+    tools,
+    messages,
+    sandbox,
+    maxTurns: 5,
+    onEvent: (event) => events.push(event.type),
+  });
   assert.equal(result.finishReason, 'stop');
   assert.equal(result.turns, 3);
   assert.equal(result.apiCalls, 3);
@@ -44,20 +64,59 @@ test('a 3-turn tool episode yields exactly the expected messages', async (t) => 
       role: 'assistant',
       content: null,
       reasoning: 'I should write the file first.',
-      tool_calls: [{ id: 'call_w', type: 'function', function: { name: 'write_file', arguments: '{"path":"hello.txt","content":"hi there\\n"}' } }],
+      tool_calls: [
+        {
+          id: 'call_w',
+          type: 'function',
+          function: { name: 'write_file', arguments: '{"path":"hello.txt","content":"hi there\\n"}' },
+        },
+      ],
       // reasoning_echo auto: the reasoning of a tool-calling turn goes back as it came.
       echo: { reasoning_content: 'I should write the file first.' },
     },
     { role: 'tool', tool_call_id: 'call_w', name: 'write_file', content: result.messages[3]!.content },
-    { role: 'assistant', content: null, tool_calls: [{ id: 'call_t', type: 'function', function: { name: 'terminal', arguments: '{"command":"cat hello.txt"}' } }] },
-    { role: 'tool', tool_call_id: 'call_t', name: 'terminal', content: JSON.stringify({ exit_code: 0, output: 'hi there\n' }) },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { id: 'call_t', type: 'function', function: { name: 'terminal', arguments: '{"command":"cat hello.txt"}' } },
+      ],
+    },
+    {
+      role: 'tool',
+      tool_call_id: 'call_t',
+      name: 'terminal',
+      content: JSON.stringify({ exit_code: 0, output: 'hi there\n' }),
+    },
     { role: 'assistant', content: 'The file says: hi there' },
   ]);
   assert.match(result.messages[3]!.content as string, /9/);
-  assert.deepEqual(result.toolCalls.map((call) => [call.name, call.ok]), [['write_file', true], ['terminal', true]]);
+  assert.deepEqual(
+    result.toolCalls.map((call) => [call.name, call.ok]),
+    [
+      ['write_file', true],
+      ['terminal', true],
+    ],
+  );
   assert.equal((await sandbox.readFile('hello.txt')).toString(), 'hi there\n');
-  assert.deepEqual(events, ['model_start', 'model_end', 'tool_start', 'tool_end', 'turn_end', 'model_start', 'model_end', 'tool_start', 'tool_end', 'turn_end', 'model_start', 'model_end']);
-  assert.deepEqual(server.requests[2]!.messages.map((message) => message.role), ['system', 'user', 'assistant', 'tool', 'assistant', 'tool']);
+  assert.deepEqual(events, [
+    'model_start',
+    'model_end',
+    'tool_start',
+    'tool_end',
+    'turn_end',
+    'model_start',
+    'model_end',
+    'tool_start',
+    'tool_end',
+    'turn_end',
+    'model_start',
+    'model_end',
+  ]);
+  assert.deepEqual(
+    server.requests[2]!.messages.map((message) => message.role),
+    ['system', 'user', 'assistant', 'tool', 'assistant', 'tool'],
+  );
   assert.equal(server.requests[2]!.messages[2]!.reasoning_content, 'I should write the file first.');
   assert.equal('reasoning' in server.requests[2]!.messages[2]!, false, 'traj-local fields stay local');
 });
@@ -84,13 +143,18 @@ test('unknown tool, bad JSON, schema violation and a throwing tool become error 
   const { sandbox, model, tools, messages } = await setup(t, script, [explode]);
   const result = await runAgent({ model, tools, messages, sandbox, maxTurns: 5 });
   assert.equal(result.finishReason, 'stop');
-  const results = result.messages.filter((message) => message.role === 'tool').map((message) => JSON.parse(message.content as string) as { error: string; hint?: string });
+  const results = result.messages
+    .filter((message) => message.role === 'tool')
+    .map((message) => JSON.parse(message.content as string) as { error: string; hint?: string });
   assert.match(results[0]!.error, /unknown tool 'browse_web'/);
   assert.match(results[0]!.hint!, /terminal, process_manage, read_file, write_file, patch, search_files/);
   assert.match(results[1]!.error, /arguments for 'terminal' are not valid JSON/);
   assert.match(results[2]!.error, /invalid arguments for 'read_file': path: /);
   assert.match(results[3]!.error, /explode failed: kaboom/);
-  assert.deepEqual(result.toolCalls.map((call) => call.ok), [false, false, false, false]);
+  assert.deepEqual(
+    result.toolCalls.map((call) => call.ok),
+    [false, false, false, false],
+  );
   assert.equal(result.messages.at(-1)!.content, 'done despite errors');
 });
 
@@ -134,13 +198,21 @@ test('parallel tool calls run concurrently and keep their order', async (t) => {
     },
   });
   const toolMessages = result.messages.filter((message) => message.role === 'tool');
-  assert.deepEqual(toolMessages.map((message) => message.tool_call_id), ['one', 'two', 'three']);
-  assert.deepEqual(toolMessages.map((message) => (JSON.parse(message.content as string) as { output: string }).output.trim()), ['first', 'second', 'third']);
+  assert.deepEqual(
+    toolMessages.map((message) => message.tool_call_id),
+    ['one', 'two', 'three'],
+  );
+  assert.deepEqual(
+    toolMessages.map((message) => (JSON.parse(message.content as string) as { output: string }).output.trim()),
+    ['first', 'second', 'third'],
+  );
   assert.deepEqual(finished, ['two', 'three', 'one'], 'they ran at the same time, so they ended shortest first');
 });
 
 test('abort during a long tool: the tool is killed, "[interrupted]" appended, finish aborted', async (t) => {
-  const script = conversationScript([callTool('terminal', { command: 'sleep 30; echo never > late.txt' }, { id: 'slow' })]);
+  const script = conversationScript([
+    callTool('terminal', { command: 'sleep 30; echo never > late.txt' }, { id: 'slow' }),
+  ]);
   const { sandbox, model, tools, messages } = await setup(t, script);
   const controller = new AbortController();
   const result = await runAgent({
@@ -167,19 +239,35 @@ test('abort during a long tool: the tool is killed, "[interrupted]" appended, fi
 
 test('empty answers are retried twice, then finish "empty"; length finishes "length"', async (t) => {
   const empty = await setup(t, () => emptyReply());
-  const result = await runAgent({ model: empty.model, tools: empty.tools, messages: empty.messages, sandbox: empty.sandbox, maxTurns: 3 });
+  const result = await runAgent({
+    model: empty.model,
+    tools: empty.tools,
+    messages: empty.messages,
+    sandbox: empty.sandbox,
+    maxTurns: 3,
+  });
   assert.equal(result.finishReason, 'empty');
   assert.equal(result.apiCalls, 3);
   assert.equal(empty.server.requests.length, 3);
 
   const cut = await setup(t, () => truncatedReply('The answer is'));
-  const truncated = await runAgent({ model: cut.model, tools: cut.tools, messages: cut.messages, sandbox: cut.sandbox, maxTurns: 3 });
+  const truncated = await runAgent({
+    model: cut.model,
+    tools: cut.tools,
+    messages: cut.messages,
+    sandbox: cut.sandbox,
+    maxTurns: 3,
+  });
   assert.equal(truncated.finishReason, 'length');
   assert.equal(truncated.messages.at(-1)!.content, 'The answer is');
 });
 
 test('an endpoint error ends the run with api_error and the ModelError', async (t) => {
-  const { sandbox, model, tools, messages } = await setup(t, () => ({ fault: 'http', status: 401, body: { error: { message: 'bad key' } } }));
+  const { sandbox, model, tools, messages } = await setup(t, () => ({
+    fault: 'http',
+    status: 401,
+    body: { error: { message: 'bad key' } },
+  }));
   const result = await runAgent({ model, tools, messages, sandbox, maxTurns: 3 });
   assert.equal(result.finishReason, 'api_error');
   assert.equal(result.error?.name, 'ModelError');
@@ -188,9 +276,25 @@ test('an endpoint error ends the run with api_error and the ModelError', async (
 });
 
 test('a result over the budget is spilled to a file in the sandbox with a preview', async (t) => {
-  const script = conversationScript([callTool('terminal', { command: "python3 -c \"print('x' * 30000)\"" }, { id: 'big' }), reply('ok')]);
+  const script = conversationScript([
+    callTool('terminal', { command: 'python3 -c "print(\'x\' * 30000)"' }, { id: 'big' }),
+    reply('ok'),
+  ]);
   const { sandbox, model, tools, messages } = await setup(t, script);
-  const result = await runAgent({ model, tools, messages, sandbox, maxTurns: 3, budget: { result_max_chars: 10_000, turn_max_chars: 200_000, preview_chars: 500, toolset_max_chars: {}, spill_dir: '.traj/tool-results' } });
+  const result = await runAgent({
+    model,
+    tools,
+    messages,
+    sandbox,
+    maxTurns: 3,
+    budget: {
+      result_max_chars: 10_000,
+      turn_max_chars: 200_000,
+      preview_chars: 500,
+      toolset_max_chars: {},
+      spill_dir: '.traj/tool-results',
+    },
+  });
   const spilled = result.messages.find((message) => message.role === 'tool')!.content as string;
   assert.ok(spilled.length < 1_000);
   const path = /saved at (\S+) /.exec(spilled)![1]!;

@@ -30,7 +30,17 @@ async function run(t: { after(fn: () => unknown): void }, id: string, stream: bo
       { role: 'user', content: 'go' },
     ],
   });
-  const record = validateRecord(buildRecord({ key: id, sample: 0, result, tools: [], toolsets: [], model: id, source: { dataset: 'x', row: 0, fields: {} } }));
+  const record = validateRecord(
+    buildRecord({
+      key: id,
+      sample: 0,
+      result,
+      tools: [],
+      toolsets: [],
+      model: id,
+      source: { dataset: 'x', row: 0, fields: {} },
+    }),
+  );
   return { result, record, server };
 }
 
@@ -54,9 +64,22 @@ for (const stream of [false, true]) {
   test(`magistral thinking parts land in the record and the ShareGPT view (${stream ? 'streamed' : 'not streamed'})`, async (t) => {
     const { record } = await run(t, 'mistral/magistral-thinking', stream);
     assert.equal(record.finish_reason, 'stop');
-    assert.deepEqual(record.messages[2], { role: 'assistant', content: '2 + 2 = 4', reasoning: 'The user is asking for 2+2. This is basic arithmetic. 2+2=4.' });
-    assert.equal(record.conversations.at(-1)!.value, '<think>\nThe user is asking for 2+2. This is basic arithmetic. 2+2=4.\n</think>\n2 + 2 = 4');
+    assert.deepEqual(record.messages[2], {
+      role: 'assistant',
+      content: '2 + 2 = 4',
+      reasoning: 'The user is asking for 2+2. This is basic arithmetic. 2+2=4.',
+    });
+    assert.equal(
+      record.conversations.at(-1)!.value,
+      '<think>\nThe user is asking for 2+2. This is basic arithmetic. 2+2=4.\n</think>\n2 + 2 = 4',
+    );
     assert.equal(record.has_reasoning, true);
-    assert.deepEqual(record.usage, { prompt_tokens: 10, completion_tokens: 46, reasoning_tokens: 0, cached_tokens: 0, cost: null });
+    assert.deepEqual(record.usage, {
+      prompt_tokens: 10,
+      completion_tokens: 46,
+      reasoning_tokens: 0,
+      cached_tokens: 0,
+      cost: null,
+    });
   });
 }

@@ -12,7 +12,11 @@ const CLI = join(projectRoot(), 'src', 'cli');
  */
 test('no cli/ file imports another command’s file (only main.ts loads them)', () => {
   const files = readdirSync(CLI).filter((name) => name.endsWith('.ts'));
-  const commands = new Set(files.filter((name) => /^export const command\b/m.test(readFileSync(join(CLI, name), 'utf8'))).map((name) => name.replace(/\.ts$/, '')));
+  const commands = new Set(
+    files
+      .filter((name) => /^export const command\b/m.test(readFileSync(join(CLI, name), 'utf8')))
+      .map((name) => name.replace(/\.ts$/, '')),
+  );
   assert.ok(commands.has('batch') && commands.has('eval') && commands.has('bench'), 'the scan finds the command files');
   const offending: string[] = [];
   for (const name of files.filter((file) => file !== 'main.ts')) {

@@ -8,7 +8,11 @@ test('error codes are one sorted list without duplicates, and a serialized code 
   assert.equal(new Set(ERROR_CODES).size, ERROR_CODES.length);
   for (const code of ERROR_CODES) assert.match(code, /^[a-z]+(_[a-z]+)*$/);
   assert.equal(isErrorCode(serializeError(new ModelError('401', { code: 'model_auth' })).code), true);
-  assert.equal(isErrorCode(serializeError(Object.assign(new Error('gone'), { code: 'ENOENT' })).code), false, 'a Node error keeps its own code');
+  assert.equal(
+    isErrorCode(serializeError(Object.assign(new Error('gone'), { code: 'ENOENT' })).code),
+    false,
+    'a Node error keeps its own code',
+  );
   assert.equal(errorCodeSet(['model_auth']).has('model_auth'), true);
 });
 

@@ -79,7 +79,8 @@ export function layeringViolations(sourceRoot: string): string[] {
       const to = roomOf(sourceRoot, entry.target);
       if (to === undefined || to === from || SHARED.has(to)) continue;
       if (EXCEPTIONS[from]?.includes(to)) continue;
-      const allowed = rank(to) >= 0 && rank(from) >= 0 && rank(to) < rank(from) && !(to === 'testing' && from !== 'testing');
+      const allowed =
+        rank(to) >= 0 && rank(from) >= 0 && rank(to) < rank(from) && !(to === 'testing' && from !== 'testing');
       if (!allowed) violations.push(`${relative(sourceRoot, file)}:${entry.line}: ${from} imports ${to}`);
     }
   }
@@ -90,7 +91,9 @@ test('every src/ room is known to the layering', () => {
   const rooms = readdirSync(join(projectRoot(), 'src'), { withFileTypes: true })
     .filter((entry) => entry.isDirectory())
     .map((entry) => entry.name);
-  const unknown = rooms.filter((room) => room !== 'util' && room !== 'testing' && !ROOMS.includes(room as (typeof ROOMS)[number]));
+  const unknown = rooms.filter(
+    (room) => room !== 'util' && room !== 'testing' && !ROOMS.includes(room as (typeof ROOMS)[number]),
+  );
   assert.deepEqual(unknown, [], 'a new room must be placed in ROOMS (and in docs/ARCHITECTURE.md)');
 });
 
@@ -113,7 +116,10 @@ test('the shared ground (errors.ts, util/) imports no room', () => {
 });
 
 test('the check catches an upward import and a dynamic one', () => {
-  const lines = relativeImports('/x/src/model/a.ts', "import { a } from '../run/store.js';\nconst b = await import('../cli/main.js');\n");
+  const lines = relativeImports(
+    '/x/src/model/a.ts',
+    "import { a } from '../run/store.js';\nconst b = await import('../cli/main.js');\n",
+  );
   assert.deepEqual(
     lines.map((entry) => entry.target),
     ['/x/src/run/store.js', '/x/src/cli/main.js'],
@@ -125,5 +131,11 @@ test('docs/ARCHITECTURE.md lists the rooms in the same order', () => {
   const text = readFileSync(join(projectRoot(), 'docs', 'ARCHITECTURE.md'), 'utf8');
   const line = text.split('\n').find((candidate) => candidate.startsWith('`config →'));
   assert.ok(line, 'ARCHITECTURE.md has a line starting with `config →');
-  assert.deepEqual(line.replace(/`/g, '').split('→').map((room) => room.trim().replace(/,.*$/, '')), [...ROOMS]);
+  assert.deepEqual(
+    line
+      .replace(/`/g, '')
+      .split('→')
+      .map((room) => room.trim().replace(/,.*$/, '')),
+    [...ROOMS],
+  );
 });

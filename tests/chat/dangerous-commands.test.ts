@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CommandApprover, findDangerous, normalizeCommand, parseApprovalAnswer, type ApprovalAnswer } from '../../src/chat/index.js';
+import {
+  CommandApprover,
+  findDangerous,
+  normalizeCommand,
+  parseApprovalAnswer,
+  type ApprovalAnswer,
+} from '../../src/chat/index.js';
 
 const DANGEROUS: Array<[string, string]> = [
   ['rm -rf /', 'recursive_delete'],
@@ -67,7 +73,12 @@ test('dangerous commands match their pattern after normalisation', () => {
 });
 
 test('everyday commands do not ask', () => {
-  for (const command of HARMLESS) assert.deepEqual(findDangerous(command).map((pattern) => pattern.id), [], command);
+  for (const command of HARMLESS)
+    assert.deepEqual(
+      findDangerous(command).map((pattern) => pattern.id),
+      [],
+      command,
+    );
 });
 
 test('normalisation folds case, whitespace and quotes', () => {
@@ -75,7 +86,16 @@ test('normalisation folds case, whitespace and quotes', () => {
 });
 
 test('approval answers: once, session, always, everything else denies', () => {
-  const cases: Array<[string | undefined, ApprovalAnswer]> = [['y', 'once'], ['once', 'once'], [' S ', 'session'], ['a', 'always'], ['always', 'always'], ['', 'deny'], ['no', 'deny'], [undefined, 'deny']];
+  const cases: Array<[string | undefined, ApprovalAnswer]> = [
+    ['y', 'once'],
+    ['once', 'once'],
+    [' S ', 'session'],
+    ['a', 'always'],
+    ['always', 'always'],
+    ['', 'deny'],
+    ['no', 'deny'],
+    [undefined, 'deny'],
+  ];
   for (const [line, answer] of cases) assert.equal(parseApprovalAnswer(line), answer, String(line));
 });
 

@@ -12,14 +12,22 @@ const turn = (request: ChatRequest) => request.messages.filter((message) => mess
 
 test('a dangerous command from an execute_code script or a sub-agent goes through the chat approval too', async (t) => {
   const asked: string[] = [];
-  const approver = new CommandApprover(async (command) => {
-    asked.push(command);
-    return 'deny';
-  }, { ids: () => [], add: () => undefined });
+  const approver = new CommandApprover(
+    async (command) => {
+      asked.push(command);
+      return 'deny';
+    },
+    { ids: () => [], add: () => undefined },
+  );
   const server = await startScriptedServer((request) => {
-    if (request.messages[0]?.content === CHILD_SYSTEM_PROMPT) return turn(request) === 0 ? callTool('terminal', { command: 'rm -rf /' }) : reply('child done');
+    if (request.messages[0]?.content === CHILD_SYSTEM_PROMPT)
+      return turn(request) === 0 ? callTool('terminal', { command: 'rm -rf /' }) : reply('child done');
     if (turn(request) === 0) {
-      return callTool('execute_code', { code: 'from traj_tools import terminal\nprint(terminal("rm -rf ~/")["error"])\n' }, { id: 'call_code' });
+      return callTool(
+        'execute_code',
+        { code: 'from traj_tools import terminal\nprint(terminal("rm -rf ~/")["error"])\n' },
+        { id: 'call_code' },
+      );
     }
     return turn(request) === 1 ? callTool('delegate_task', { goal: 'clean up' }) : reply('done');
   });
@@ -33,7 +41,16 @@ test('a dangerous command from an execute_code script or a sub-agent goes throug
     .select(['terminal', 'code_execution', 'delegation'], { env: process.env })
     .map((tool) => (tool.name === guard.name ? guard : tool));
   const model = createModelClient({ base_url: server.url, model: 'scripted', api_key_env: 'NO_KEY', max_retries: 0 });
-  const result = await runAgent({ model, tools, sandbox, maxTurns: 5, messages: [{ role: 'system', content: 'chat' }, { role: 'user', content: 'go' }] });
+  const result = await runAgent({
+    model,
+    tools,
+    sandbox,
+    maxTurns: 5,
+    messages: [
+      { role: 'system', content: 'chat' },
+      { role: 'user', content: 'go' },
+    ],
+  });
   assert.equal(result.finishReason, 'stop');
   assert.deepEqual(asked, ['rm -rf ~/', 'rm -rf /']);
   const scriptResult = JSON.parse(String(result.messages[3]!.content)) as { output: string };

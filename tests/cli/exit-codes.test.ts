@@ -25,12 +25,19 @@ test('exitCodeFor: one table for every command', () => {
   assert.equal(exitCodeFor(new RunError('nothing to export', { code: 'nothing_to_export' })), 1);
   assert.equal(exitCodeFor(new Error('a bug')), 1);
   assert.equal(exitCodeFor(Object.assign(new Error('no file'), { code: 'ENOENT' })), 1);
-  assert.equal(exitCodeFor({ name: 'ModelError', code: 'model_auth', retryable: false, message: '401' }), 4, 'an error serialized from a worker thread');
+  assert.equal(
+    exitCodeFor({ name: 'ModelError', code: 'model_auth', retryable: false, message: '401' }),
+    4,
+    'an error serialized from a worker thread',
+  );
   assert.equal(exitCodeFor({ name: 'ModelError', code: 'model_unavailable', retryable: true, message: '503' }), 1);
-  assert.deepEqual(EXIT_CODE_TABLE.map(([code]) => code), [0, 1, 2, 3, 4, 5, 130]);
+  assert.deepEqual(
+    EXIT_CODE_TABLE.map(([code]) => code),
+    [0, 1, 2, 3, 4, 5, 130],
+  );
 });
 
-test('traj --help and each run command\'s --help show the exit-code table', async () => {
+test("traj --help and each run command's --help show the exit-code table", async () => {
   const help = await runCli(['--help']);
   assert.equal(help.code, 0);
   assert.ok(help.stdout.includes(exitCodeHelp()), help.stdout);

@@ -47,22 +47,42 @@ function assertUnknownKey(message: string, file: string, path: string, suggestio
 describe('run config (--config): every section rejects unknown keys, naming file and key path', () => {
   test('top level', () => {
     const file = write('top/run.yaml', 'run: demo\nconcurency: 4\n');
-    assertUnknownKey(configError(() => readRunConfigFile(file)), file, 'concurency', 'concurrency');
+    assertUnknownKey(
+      configError(() => readRunConfigFile(file)),
+      file,
+      'concurency',
+      'concurrency',
+    );
   });
 
   test('endpoint:', () => {
     const file = write('endpoint/run.yaml', 'run: demo\nendpoint:\n  model: m\n  temprature: 0.2\n');
-    assertUnknownKey(configError(() => readRunConfigFile(file)), file, 'endpoint.temprature', 'temperature');
+    assertUnknownKey(
+      configError(() => readRunConfigFile(file)),
+      file,
+      'endpoint.temprature',
+      'temperature',
+    );
   });
 
   test('budget:', () => {
     const file = write('budget/run.yaml', 'budget:\n  result_max_char: 1000\n');
-    assertUnknownKey(configError(() => readRunConfigFile(file)), file, 'budget.result_max_char', 'result_max_chars');
+    assertUnknownKey(
+      configError(() => readRunConfigFile(file)),
+      file,
+      'budget.result_max_char',
+      'result_max_chars',
+    );
   });
 
   test('docker: (the sandbox section)', () => {
     const file = write('docker/run.yaml', 'sandbox: docker\ndocker:\n  cpu: 2\n');
-    assertUnknownKey(configError(() => readRunConfigFile(file)), file, 'docker.cpu', 'cpus');
+    assertUnknownKey(
+      configError(() => readRunConfigFile(file)),
+      file,
+      'docker.cpu',
+      'cpus',
+    );
   });
 
   test('mcp_servers:', () => {
@@ -74,13 +94,21 @@ describe('run config (--config): every section rejects unknown keys, naming file
 
   test('mcp_servers: an HTTP server entry', () => {
     const file = write('mcp-http/run.yaml', 'mcp_servers:\n  web:\n    url: http://127.0.0.1:9/mcp\n    header: {}\n');
-    assertUnknownKey(configError(() => loadMcpServers(file)), file, 'mcp_servers.web.header', 'headers');
+    assertUnknownKey(
+      configError(() => loadMcpServers(file)),
+      file,
+      'mcp_servers.web.header',
+      'headers',
+    );
   });
 
   test('judge: is refused with where it belongs', () => {
     const file = write('judge/run.yaml', 'run: demo\njudge:\n  models: [judge-a]\n');
     const message = configError(() => readRunConfigFile(file));
-    assert.match(message, new RegExp(`^  ${file.replace(/[.]/g, '\\.')}: judge: a run config has no judge section`, 'm'));
+    assert.match(
+      message,
+      new RegExp(`^  ${file.replace(/[.]/g, '\\.')}: judge: a run config has no judge section`, 'm'),
+    );
     assert.match(message, /environment's config\.yaml/);
     assert.match(message, /--judge-model/);
   });
@@ -88,12 +116,17 @@ describe('run config (--config): every section rejects unknown keys, naming file
   test('an unknown key with no near name lists the keys allowed there', () => {
     const file = write('far/run.yaml', 'endpoint:\n  zzzzzz: 1\n');
     const message = configError(() => readRunConfigFile(file));
-    assert.match(message, /endpoint\.zzzzzz: unknown key \(expected one of: api_key_env, base_url, concurrency, context_length, extra_body, max_reply_bytes, max_retries, max_tokens, model, prompt_caching, reasoning_echo, seed, /);
+    assert.match(
+      message,
+      /endpoint\.zzzzzz: unknown key \(expected one of: api_key_env, base_url, concurrency, context_length, extra_body, max_reply_bytes, max_retries, max_tokens, model, prompt_caching, reasoning_echo, seed, /,
+    );
   });
 
   test("README's endpoint example still validates", () => {
     const readme = readFileSync(join(projectRoot(), 'README.md'), 'utf8');
-    const block = /A run config \(`--config run\.yaml`\) may hold the endpoint[^\n]*\n\n```yaml\n([\s\S]*?)```/.exec(readme);
+    const block = /A run config \(`--config run\.yaml`\) may hold the endpoint[^\n]*\n\n```yaml\n([\s\S]*?)```/.exec(
+      readme,
+    );
     assert.ok(block, 'the README has the endpoint example');
     const file = write('readme/run.yaml', block[1]!);
     const config = readRunConfigFile(file);
@@ -106,7 +139,10 @@ describe('the other user-written files', () => {
   test('environment config.yaml: top level, judge: and judge.scale:', () => {
     const folder = join(scratch, 'environment');
     write('environment/index.js', 'export default {};\n');
-    const config = write('environment/config.yaml', 'max_turn: 3\njudge:\n  rubrik: be fair\n  scale: {min: 0, maxx: 10}\n');
+    const config = write(
+      'environment/config.yaml',
+      'max_turn: 3\njudge:\n  rubrik: be fair\n  scale: {min: 0, maxx: 10}\n',
+    );
     const message = configError(() => loadEnvironmentConfig(join(folder, 'index.js')));
     assertUnknownKey(message, config, 'max_turn', 'max_turns');
     assertUnknownKey(message, config, 'judge.rubrik', 'rubric');
@@ -114,20 +150,34 @@ describe('the other user-written files', () => {
   });
 
   test('suite file: top level, endpoint: and a misplaced judge:', () => {
-    const file = write('suites/demo.yaml', 'environment: gsm8k\nsampels: 2\nendpoint:\n  temprature: 0\njudge:\n  models: [a]\n');
+    const file = write(
+      'suites/demo.yaml',
+      'environment: gsm8k\nsampels: 2\nendpoint:\n  temprature: 0\njudge:\n  models: [a]\n',
+    );
     const message = configError(() => loadSuite(file));
     assertUnknownKey(message, file, 'sampels', 'samples');
     assertUnknownKey(message, file, 'endpoint.temprature', 'temperature');
-    assert.match(message, /: judge: a suite has no judge section: judge settings go under `judge:` in the environment's config\.yaml/);
+    assert.match(
+      message,
+      /: judge: a suite has no judge section: judge settings go under `judge:` in the environment's config\.yaml/,
+    );
   });
 
   test("suite file: environment_settings (validated by the environment, named as the suite's section)", async () => {
     const { default: environment } = await import('../../environments/terminal-tasks/index.js');
-    const file = write('suites/terminal.yaml', 'environment: terminal-tasks\nenvironment_settings:\n  agent_timout: 60\n');
+    const file = write(
+      'suites/terminal.yaml',
+      'environment: terminal-tasks\nenvironment_settings:\n  agent_timout: 60\n',
+    );
     const { suite } = loadSuite(file);
     await assert.rejects(
       (async () => {
-        for await (const _ of environment.items({ settings: suite.environment_settings, settingsFile: file, dataset: scratch })) void _;
+        for await (const _ of environment.items({
+          settings: suite.environment_settings,
+          settingsFile: file,
+          dataset: scratch,
+        }))
+          void _;
       })(),
       (error: unknown) => {
         assert.ok(error instanceof ConfigError);
@@ -139,7 +189,12 @@ describe('the other user-written files', () => {
 
   test('toolset distribution', () => {
     const file = write('distributions/mine.yaml', 'name: mine\ndescription: for a test\ntoolset:\n  terminal: 1\n');
-    assertUnknownKey(configError(() => loadDistribution(file)), file, 'toolset', 'toolsets');
+    assertUnknownKey(
+      configError(() => loadDistribution(file)),
+      file,
+      'toolset',
+      'toolsets',
+    );
   });
 
   test('TRAJ_HOME/config.yaml, read by every command through loadMcpServers and by chat approvals', () => {
@@ -148,8 +203,18 @@ describe('the other user-written files', () => {
     const previous = process.env.TRAJ_HOME;
     process.env.TRAJ_HOME = home;
     try {
-      assertUnknownKey(configError(() => loadMcpServers()), file, 'mcp_server', 'mcp_servers');
-      assertUnknownKey(configError(() => loadApprovedCommands(file)), file, 'mcp_server', 'mcp_servers');
+      assertUnknownKey(
+        configError(() => loadMcpServers()),
+        file,
+        'mcp_server',
+        'mcp_servers',
+      );
+      assertUnknownKey(
+        configError(() => loadApprovedCommands(file)),
+        file,
+        'mcp_server',
+        'mcp_servers',
+      );
       writeFileSync(file, 'mcp_servers: {}\napproved_commands: [rm-recursive]\n');
       assert.deepEqual(loadMcpServers().servers, {});
       assert.deepEqual(loadApprovedCommands(file), ['rm-recursive']);
@@ -182,7 +247,10 @@ describe('suggestions', () => {
 
   test('knownKeysAt looks through partial, optional and records', () => {
     assert.deepEqual(knownKeysAt(RunConfigSchema.partial(), ['endpoint']), Object.keys(EndpointSchema.shape).sort());
-    assert.throws(() => validate(EndpointSchema.partial(), { temprature: 1 }, 'x.yaml'), /x\.yaml: temprature: unknown key \(did you mean 'temperature'\?\)/);
+    assert.throws(
+      () => validate(EndpointSchema.partial(), { temprature: 1 }, 'x.yaml'),
+      /x\.yaml: temprature: unknown key \(did you mean 'temperature'\?\)/,
+    );
   });
 });
 
@@ -201,8 +269,15 @@ describe('the CLI', () => {
     const directory = mkdtempSync(join(tmpdir(), 'traj-strict-cli-'));
     t.after(() => rmSync(directory, { recursive: true, force: true }));
     writeFileSync(join(directory, 'chat.yaml'), 'budget:\n  turn_max_char: 10\n');
-    const result = await runCli(['chat', '--config', 'chat.yaml'], { cwd: directory, env: { TRAJ_HOME: join(directory, 'home') }, stdin: '' });
+    const result = await runCli(['chat', '--config', 'chat.yaml'], {
+      cwd: directory,
+      env: { TRAJ_HOME: join(directory, 'home') },
+      stdin: '',
+    });
     assert.notEqual(result.code, 0);
-    assert.match(result.stderr, /^ {2}chat\.yaml: budget\.turn_max_char: unknown key \(did you mean 'turn_max_chars'\?\)$/m);
+    assert.match(
+      result.stderr,
+      /^ {2}chat\.yaml: budget\.turn_max_char: unknown key \(did you mean 'turn_max_chars'\?\)$/m,
+    );
   });
 });

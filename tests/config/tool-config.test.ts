@@ -25,9 +25,19 @@ test('web: and auxiliary: from TRAJ_HOME/config.yaml are overlaid key by key by 
   const directory = temporaryDirectory(t);
   const home = join(directory, 'home');
   mkdirSync(home);
-  writeFileSync(join(home, 'config.yaml'), stringify({ web: { deny_domains: ['ads.example'], search: { backend: 'brave', limit: 3 } }, auxiliary: { vision: { model: 'home-vision' }, image: { model: 'painter' } }, other_room: { kept: true } }));
+  writeFileSync(
+    join(home, 'config.yaml'),
+    stringify({
+      web: { deny_domains: ['ads.example'], search: { backend: 'brave', limit: 3 } },
+      auxiliary: { vision: { model: 'home-vision' }, image: { model: 'painter' } },
+      other_room: { kept: true },
+    }),
+  );
   const run = join(directory, 'run.yaml');
-  writeFileSync(run, stringify({ web: { allow_private: true, search: { limit: 8 } }, auxiliary: { vision: { model: 'run-vision' } } }));
+  writeFileSync(
+    run,
+    stringify({ web: { allow_private: true, search: { limit: 8 } }, auxiliary: { vision: { model: 'run-vision' } } }),
+  );
   const config = withHome(home, () => loadToolConfig(run));
   assert.deepEqual(config.web.deny_domains, ['ads.example']);
   assert.equal(config.web.allow_private, true);
@@ -41,18 +51,42 @@ test('a typo in auxiliary: names the file and the key', (t) => {
   const directory = temporaryDirectory(t);
   const run = join(directory, 'run.yaml');
   writeFileSync(run, stringify({ auxiliary: { moa: { reference: [{ modle: 'x' }], aggregator: { model: 'y' } } } }));
-  assert.throws(() => withHome(join(directory, 'none'), () => loadToolConfig(run)), /run\.yaml: auxiliary: moa\.reference\.0\.modle: unknown key \(did you mean 'model'\?\)/);
+  assert.throws(
+    () => withHome(join(directory, 'none'), () => loadToolConfig(run)),
+    /run\.yaml: auxiliary: moa\.reference\.0\.modle: unknown key \(did you mean 'model'\?\)/,
+  );
 });
 
 test('auxiliary models fill unset fields from the main endpoint; vision falls back to it', () => {
-  const main = EndpointSchema.parse({ base_url: 'http://127.0.0.1:9/v1', model: 'main', api_key_env: 'MAIN_KEY', temperature: 0.3 });
-  const resolved = resolveAuxiliary({ moa: { reference: [{ model: 'a' }, { model: 'b', base_url: 'http://127.0.0.1:10/v1' }], aggregator: { model: 'c' } } }, main);
+  const main = EndpointSchema.parse({
+    base_url: 'http://127.0.0.1:9/v1',
+    model: 'main',
+    api_key_env: 'MAIN_KEY',
+    temperature: 0.3,
+  });
+  const resolved = resolveAuxiliary(
+    {
+      moa: {
+        reference: [{ model: 'a' }, { model: 'b', base_url: 'http://127.0.0.1:10/v1' }],
+        aggregator: { model: 'c' },
+      },
+    },
+    main,
+  );
   assert.equal(resolved.vision, main);
   assert.equal(resolved.summarizer, undefined);
-  assert.deepEqual(resolved.moa!.reference.map((endpoint) => [endpoint.model, endpoint.base_url, endpoint.api_key_env, endpoint.temperature]), [
-    ['a', 'http://127.0.0.1:9/v1', 'MAIN_KEY', 0.3],
-    ['b', 'http://127.0.0.1:10/v1', 'MAIN_KEY', 0.3],
-  ]);
+  assert.deepEqual(
+    resolved.moa!.reference.map((endpoint) => [
+      endpoint.model,
+      endpoint.base_url,
+      endpoint.api_key_env,
+      endpoint.temperature,
+    ]),
+    [
+      ['a', 'http://127.0.0.1:9/v1', 'MAIN_KEY', 0.3],
+      ['b', 'http://127.0.0.1:10/v1', 'MAIN_KEY', 0.3],
+    ],
+  );
 });
 
 test('the run fingerprint includes the auxiliary models the toolsets use, and only then', () => {
@@ -70,12 +104,17 @@ test('the run fingerprint includes the auxiliary models the toolsets use, and on
       environment: { name: 'prompts', version: '1' },
       agent: 'model',
       sandbox: { kind: 'local' },
-      tools: { auxiliary: resolveAuxiliary({ moa: { reference: [{ model: 'a' }], aggregator: { model: aggregator } } }, main) },
+      tools: {
+        auxiliary: resolveAuxiliary({ moa: { reference: [{ model: 'a' }], aggregator: { model: aggregator } } }, main),
+      },
     });
   const changed = diffFingerprint(parts(['moa'], 'agg-1'), parts(['moa'], 'agg-2'));
   assert.equal(changed.length, 1);
   assert.match(changed[0]!, /^auxiliary: /);
-  assert.equal((parts(['moa'], 'agg-1').auxiliary as { moa: { aggregator: { model: string } } }).moa.aggregator.model, 'agg-1');
+  assert.equal(
+    (parts(['moa'], 'agg-1').auxiliary as { moa: { aggregator: { model: string } } }).moa.aggregator.model,
+    'agg-1',
+  );
   assert.match(diffFingerprint(parts(['moa'], 'agg-1'), parts(['moa'], 'agg-2'))[0]!, /^auxiliary: /);
   assert.equal(parts(['terminal'], 'agg-1').auxiliary, undefined, 'runs without these toolsets keep their fingerprint');
   assert.deepEqual(diffFingerprint(parts(['terminal'], 'agg-1'), parts(['terminal'], 'agg-2')), []);

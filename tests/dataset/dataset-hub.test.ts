@@ -30,7 +30,11 @@ interface Request {
 function standIn(requests: Request[]): Server {
   return createServer((request: IncomingMessage, response: ServerResponse) => {
     const url = new URL(request.url ?? '/', 'http://hub');
-    requests.push({ method: request.method ?? '', path: decodeURIComponent(url.pathname), ...(request.headers.range ? { range: request.headers.range } : {}) });
+    requests.push({
+      method: request.method ?? '',
+      path: decodeURIComponent(url.pathname),
+      ...(request.headers.range ? { range: request.headers.range } : {}),
+    });
     const info = /^\/api\/datasets\/org\/name\/paths-info\/([^/]+)$/.exec(url.pathname);
     const commit = (info?.[1] === 'main' ? 'a' : 'b').repeat(40);
     if (request.method === 'POST' && info) {
@@ -38,7 +42,13 @@ function standIn(requests: Request[]): Server {
       request.on('data', (chunk) => (body += chunk));
       request.on('end', () => {
         const paths = (JSON.parse(body) as { paths: string[] }).paths.filter((path) => path in FILES);
-        const entries = paths.map((path) => ({ path, type: 'file', oid: oid(FILES[path]!), size: FILES[path]!.length, lastCommit: { id: commit, title: 'add data', date: '2025-01-01T00:00:00Z' } }));
+        const entries = paths.map((path) => ({
+          path,
+          type: 'file',
+          oid: oid(FILES[path]!),
+          size: FILES[path]!.length,
+          lastCommit: { id: commit, title: 'add data', date: '2025-01-01T00:00:00Z' },
+        }));
         response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(entries));
       });
       return;
@@ -48,13 +58,17 @@ function standIn(requests: Request[]): Server {
     if (request.method === 'GET' && content !== undefined) {
       const headers = { etag: `"${oid(content)}"`, 'content-type': 'application/octet-stream' };
       if (request.headers.range === 'bytes=0-0') {
-        response.writeHead(206, { ...headers, 'content-range': `bytes 0-0/${content.length}` }).end(content.slice(0, 1));
+        response
+          .writeHead(206, { ...headers, 'content-range': `bytes 0-0/${content.length}` })
+          .end(content.slice(0, 1));
       } else {
         response.writeHead(200, { ...headers, 'content-length': String(content.length) }).end(content);
       }
       return;
     }
-    response.writeHead(404, { 'content-type': 'application/json', 'x-error-code': 'EntryNotFound' }).end(JSON.stringify({ error: 'Entry not found' }));
+    response
+      .writeHead(404, { 'content-type': 'application/json', 'x-error-code': 'EntryNotFound' })
+      .end(JSON.stringify({ error: 'Entry not found' }));
   });
 }
 
@@ -62,7 +76,10 @@ function oid(text: string): string {
   return createHash('sha1').update(text).digest('hex');
 }
 
-async function collect(source: string, options: Parameters<typeof readDataset>[1]): Promise<Array<DatasetItem | BadRow>> {
+async function collect(
+  source: string,
+  options: Parameters<typeof readDataset>[1],
+): Promise<Array<DatasetItem | BadRow>> {
   const out: Array<DatasetItem | BadRow> = [];
   for await (const row of readDataset(source, options)) out.push(row);
   return out;
@@ -70,7 +87,8 @@ async function collect(source: string, options: Parameters<typeof readDataset>[1
 
 /** Full downloads: resolve GETs without the size probe's Range header. */
 function downloads(requests: Request[]): number {
-  return requests.filter((request) => request.method === 'GET' && request.path.includes('/resolve/') && !request.range).length;
+  return requests.filter((request) => request.method === 'GET' && request.path.includes('/resolve/') && !request.range)
+    .length;
 }
 
 describe('readDataset: hf:// datasets through a local Hub stand-in', () => {
@@ -88,10 +106,13 @@ describe('readDataset: hf:// datasets through a local Hub stand-in', () => {
   it('downloads into the cache once and reads from the cache the second time', async () => {
     const source = 'hf://datasets/org/name/data/train.jsonl';
     const first = (await collect(source, { hubUrl, cacheDir })) as DatasetItem[];
-    assert.deepEqual(first.map((row) => [row.id, row.messages[0]!.content, row.fields]), [
-      ['h1', 'from the hub', {}],
-      [undefined, 'second hub row', { split: 'train' }],
-    ]);
+    assert.deepEqual(
+      first.map((row) => [row.id, row.messages[0]!.content, row.fields]),
+      [
+        ['h1', 'from the hub', {}],
+        [undefined, 'second hub row', { split: 'train' }],
+      ],
+    );
     assert.equal(downloads(requests), 1);
     const second = await collect(source, { hubUrl, cacheDir });
     assert.deepEqual(second, first);
@@ -106,26 +127,38 @@ describe('readDataset: hf:// datasets through a local Hub stand-in', () => {
   });
 
   it('says a missing file is not found on the Hub', async () => {
-    await assert.rejects(collect('hf://datasets/org/name/data/absent.jsonl', { hubUrl, cacheDir }), (error: unknown) => {
-      assert.ok(error instanceof DatasetError);
-      assert.match(error.message, /hf:\/\/datasets\/org\/name\/data\/absent\.jsonl: not found on http:\/\/127\.0\.0\.1:\d+/);
-      return true;
-    });
+    await assert.rejects(
+      collect('hf://datasets/org/name/data/absent.jsonl', { hubUrl, cacheDir }),
+      (error: unknown) => {
+        assert.ok(error instanceof DatasetError);
+        assert.match(
+          error.message,
+          /hf:\/\/datasets\/org\/name\/data\/absent\.jsonl: not found on http:\/\/127\.0\.0\.1:\d+/,
+        );
+        return true;
+      },
+    );
   });
 
   it('refuses a malformed hf:// address, showing the expected form', async () => {
-    await assert.rejects(collect('hf://org/name/train.jsonl', { hubUrl, cacheDir }), /expected hf:\/\/datasets\/ORG\/NAME\[@REVISION\]\/PATH/);
+    await assert.rejects(
+      collect('hf://org/name/train.jsonl', { hubUrl, cacheDir }),
+      /expected hf:\/\/datasets\/ORG\/NAME\[@REVISION\]\/PATH/,
+    );
   });
 
   it('reads a cached revision with the Hub down, and says so for an uncached one', async () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     const rows = (await collect('hf://datasets/org/name/data/train.jsonl', { hubUrl, cacheDir })) as DatasetItem[];
     assert.equal(rows.length, 2);
-    await assert.rejects(collect('hf://datasets/org/name@other/data/train.jsonl', { hubUrl, cacheDir }), (error: unknown) => {
-      assert.ok(error instanceof DatasetError);
-      assert.equal(error.retryable, true);
-      assert.match(error.message, /cannot download from http:\/\/127\.0\.0\.1:\d+ .*use --hub-url/);
-      return true;
-    });
+    await assert.rejects(
+      collect('hf://datasets/org/name@other/data/train.jsonl', { hubUrl, cacheDir }),
+      (error: unknown) => {
+        assert.ok(error instanceof DatasetError);
+        assert.equal(error.retryable, true);
+        assert.match(error.message, /cannot download from http:\/\/127\.0\.0\.1:\d+ .*use --hub-url/);
+        return true;
+      },
+    );
   });
 });

@@ -15,12 +15,31 @@ const { Field, Float64, Int64, List, Struct, Table, Utf8, vectorFromArray } = ar
 
 /** Five rows mixing the three shapes, ids, nulls, nested metadata and one unusable row. */
 function sampleTable(): arrow.Table {
-  const messageType = new List(new Field('item', new Struct([new Field('role', new Utf8(), true), new Field('content', new Utf8(), true)]), true));
-  const turnType = new List(new Field('item', new Struct([new Field('from', new Utf8(), true), new Field('value', new Utf8(), true)]), true));
-  const metaType = new Struct([new Field('level', new Int64(), true), new Field('tags', new List(new Field('item', new Utf8(), true)), true)]);
+  const messageType = new List(
+    new Field('item', new Struct([new Field('role', new Utf8(), true), new Field('content', new Utf8(), true)]), true),
+  );
+  const turnType = new List(
+    new Field('item', new Struct([new Field('from', new Utf8(), true), new Field('value', new Utf8(), true)]), true),
+  );
+  const metaType = new Struct([
+    new Field('level', new Int64(), true),
+    new Field('tags', new List(new Field('item', new Utf8(), true)), true),
+  ]);
   return new Table({
     prompt: vectorFromArray(['first prompt', null, null, 'fourth prompt', null], new Utf8()),
-    messages: vectorFromArray([null, [{ role: 'system', content: 'sys' }, { role: 'user', content: 'second' }], null, null, null], messageType),
+    messages: vectorFromArray(
+      [
+        null,
+        [
+          { role: 'system', content: 'sys' },
+          { role: 'user', content: 'second' },
+        ],
+        null,
+        null,
+        null,
+      ],
+      messageType,
+    ),
     conversations: vectorFromArray([null, null, [{ from: 'human', value: 'third' }], null, null], turnType),
     id: vectorFromArray([11n, null, null, null, null], new Int64()),
     score: vectorFromArray([0.5, 1.5, null, 2, 3], new Float64()),
@@ -47,7 +66,10 @@ function expectRows(rows: Array<DatasetItem | BadRow>): void {
   assert.match(fifth.reason, /got keys score/);
 }
 
-async function collect(source: string, options: Parameters<typeof readDataset>[1] = {}): Promise<Array<DatasetItem | BadRow>> {
+async function collect(
+  source: string,
+  options: Parameters<typeof readDataset>[1] = {},
+): Promise<Array<DatasetItem | BadRow>> {
   const out: Array<DatasetItem | BadRow> = [];
   for await (const row of readDataset(source, options)) out.push(row);
   return out;
@@ -67,7 +89,10 @@ describe('readDataset: Arrow IPC and Parquet', () => {
     // Two rows per row group: the reader must stitch three groups together in order.
     const properties = new parquet.WriterPropertiesBuilder().setMaxRowGroupSize(2).build();
     parquetFile = join(directory, 'rows.parquet');
-    writeFileSync(parquetFile, parquet.writeParquet(parquet.Table.fromIPCStream(arrow.tableToIPC(table, 'stream')), properties));
+    writeFileSync(
+      parquetFile,
+      parquet.writeParquet(parquet.Table.fromIPCStream(arrow.tableToIPC(table, 'stream')), properties),
+    );
   });
 
   it('reads the Arrow IPC stream format with structs and lists as plain values', async () => {
@@ -85,7 +110,10 @@ describe('readDataset: Arrow IPC and Parquet', () => {
   it('names the file and row of a bad row without skipBadRows', async () => {
     await assert.rejects(collect(parquetFile), (error: unknown) => {
       assert.ok(error instanceof DatasetError);
-      assert.match(error.message, /rows\.parquet row 5: expected "prompt" \(string\) or "messages"\/"conversations" \(array\) — got keys score/);
+      assert.match(
+        error.message,
+        /rows\.parquet row 5: expected "prompt" \(string\) or "messages"\/"conversations" \(array\) — got keys score/,
+      );
       return true;
     });
   });

@@ -18,7 +18,10 @@ function writeLines(name: string, lines: Array<string | object>): string {
   return file;
 }
 
-async function collect(source: string, options: Parameters<typeof readDataset>[1] = {}): Promise<Array<DatasetItem | BadRow>> {
+async function collect(
+  source: string,
+  options: Parameters<typeof readDataset>[1] = {},
+): Promise<Array<DatasetItem | BadRow>> {
   const out: Array<DatasetItem | BadRow> = [];
   for await (const row of readDataset(source, options)) out.push(row);
   return out;
@@ -37,7 +40,15 @@ async function rejection(source: string): Promise<DatasetError> {
 describe('readDataset: JSONL rows of each shape', () => {
   it('normalises a prompt row and carries other fields through', async () => {
     const file = writeLines('prompt.jsonl', [
-      { prompt: 'List the files', id: 7, system: 'Be brief.', image: 'traj-sandbox:bookworm', cwd: '/work', difficulty: 'easy', tags: ['a', 'b'] },
+      {
+        prompt: 'List the files',
+        id: 7,
+        system: 'Be brief.',
+        image: 'traj-sandbox:bookworm',
+        cwd: '/work',
+        difficulty: 'easy',
+        tags: ['a', 'b'],
+      },
     ]);
     const [item] = await collect(file);
     assert.deepEqual(item, {
@@ -57,8 +68,20 @@ describe('readDataset: JSONL rows of each shape', () => {
       {
         messages: [
           { role: 'system', content: 'You are careful.' },
-          { role: 'user', content: [{ type: 'text', text: 'Count ' }, { type: 'text', text: 'the lines' }] },
-          { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'terminal', arguments: { command: 'wc -l x' } } }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'Count ' },
+              { type: 'text', text: 'the lines' },
+            ],
+          },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              { id: 'c1', type: 'function', function: { name: 'terminal', arguments: { command: 'wc -l x' } } },
+            ],
+          },
           { role: 'tool', tool_call_id: 'c1', content: '3 x' },
         ],
         source: 'unit',
@@ -68,14 +91,21 @@ describe('readDataset: JSONL rows of each shape', () => {
     assert.equal(item!.system, 'You are careful.');
     assert.deepEqual(item!.messages, [
       { role: 'user', content: 'Count the lines' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'terminal', arguments: '{"command":"wc -l x"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'c1', type: 'function', function: { name: 'terminal', arguments: '{"command":"wc -l x"}' } },
+        ],
+      },
       { role: 'tool', tool_call_id: 'c1', content: '3 x' },
     ]);
     assert.deepEqual(item!.fields, { source: 'unit' });
   });
 
   it('turns a Hermes ShareGPT prefix back into messages: think → reasoning, tool_call ↔ tool_response by name', async () => {
-    const gpt = '<think>\nlook first\n</think>\nLet me check.\n<tool_call>\n{"name": "read_file", "arguments": {"path": "a.txt"}}\n</tool_call>\n<tool_call>\n{"name": "terminal", "arguments": {"command": "ls"}}\n</tool_call>';
+    const gpt =
+      '<think>\nlook first\n</think>\nLet me check.\n<tool_call>\n{"name": "read_file", "arguments": {"path": "a.txt"}}\n</tool_call>\n<tool_call>\n{"name": "terminal", "arguments": {"command": "ls"}}\n</tool_call>';
     const tool =
       '<tool_response>\n{"tool_call_id": "x", "name": "terminal", "content": "a.txt"}\n</tool_response>\n<tool_response>\n{"name": "read_file", "content": {"text": "hi"}}\n</tool_response>';
     const file = writeLines('sharegpt.jsonl', [
@@ -125,7 +155,10 @@ describe('readDataset: JSONL errors and skipping', () => {
   it('says what a row lacks, listing the keys it has', async () => {
     const file = writeLines('gsm.jsonl', [{ question: 'q', answer: 'a' }]);
     const error = await rejection(file);
-    assert.equal(error.message, `${file}:1: expected "prompt" (string) or "messages"/"conversations" (array) — got keys question, answer`);
+    assert.equal(
+      error.message,
+      `${file}:1: expected "prompt" (string) or "messages"/"conversations" (array) — got keys question, answer`,
+    );
   });
 
   it('names the field path of a wrong type', async () => {
@@ -136,13 +169,62 @@ describe('readDataset: JSONL errors and skipping', () => {
 
   it('refuses a prefix the model cannot continue', async () => {
     const cases: Array<[object, RegExp]> = [
-      [{ messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }] }, /must end with a user message or tool results/],
-      [{ messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: null, tool_calls: [{ id: 'c9', function: { name: 't' } }] }] }, /tool call "c9" has no tool result/],
-      [{ messages: [{ role: 'user', content: 'a' }, { role: 'tool', tool_call_id: 'zz', content: 'r' }] }, /unknown tool_call_id "zz"/],
-      [{ messages: [{ role: 'user', content: 'a' }, { role: 'system', content: 's' }] }, /messages\.1: a system message is only allowed at the start/],
+      [
+        {
+          messages: [
+            { role: 'user', content: 'a' },
+            { role: 'assistant', content: 'b' },
+          ],
+        },
+        /must end with a user message or tool results/,
+      ],
+      [
+        {
+          messages: [
+            { role: 'user', content: 'a' },
+            { role: 'assistant', content: null, tool_calls: [{ id: 'c9', function: { name: 't' } }] },
+          ],
+        },
+        /tool call "c9" has no tool result/,
+      ],
+      [
+        {
+          messages: [
+            { role: 'user', content: 'a' },
+            { role: 'tool', tool_call_id: 'zz', content: 'r' },
+          ],
+        },
+        /unknown tool_call_id "zz"/,
+      ],
+      [
+        {
+          messages: [
+            { role: 'user', content: 'a' },
+            { role: 'system', content: 's' },
+          ],
+        },
+        /messages\.1: a system message is only allowed at the start/,
+      ],
       [{ prompt: 'a', messages: [{ role: 'user', content: 'a' }] }, /one of "prompt", "messages" or "conversations"/],
-      [{ conversations: [{ from: 'human', value: 'a' }, { from: 'gpt', value: '<tool_call>{oops</tool_call>' }] }, /conversations\.1: tool call block 1 is not valid JSON/],
-      [{ system: 's', messages: [{ role: 'system', content: 't' }, { role: 'user', content: 'u' }] }, /both a "system" field and a system message/],
+      [
+        {
+          conversations: [
+            { from: 'human', value: 'a' },
+            { from: 'gpt', value: '<tool_call>{oops</tool_call>' },
+          ],
+        },
+        /conversations\.1: tool call block 1 is not valid JSON/,
+      ],
+      [
+        {
+          system: 's',
+          messages: [
+            { role: 'system', content: 't' },
+            { role: 'user', content: 'u' },
+          ],
+        },
+        /both a "system" field and a system message/,
+      ],
       [[1, 2], /expected a JSON object, got an array/],
     ];
     for (const [index, [row, pattern]] of cases.entries()) {
@@ -164,27 +246,36 @@ describe('readDataset: JSONL errors and skipping', () => {
     );
     assert.match((rows[1] as BadRow).reason, /^invalid JSON/);
     const good = rows.filter((row): row is DatasetItem => !isBadRow(row));
-    assert.deepEqual(good.map((row) => [row.index, row.line, row.messages[0]!.content]), [
-      [0, 1, 'one'],
-      [3, 5, 'two'],
-    ]);
+    assert.deepEqual(
+      good.map((row) => [row.index, row.line, row.messages[0]!.content]),
+      [
+        [0, 1, 'one'],
+        [3, 5, 'two'],
+      ],
+    );
   });
 
   it('skips blank lines, a byte-order mark and CRLF endings', async () => {
     const file = join(directory, 'crlf.jsonl');
     writeFileSync(file, '\uFEFF{"prompt":"a"}\r\n\r\n   \r\n{"prompt":"b"}\r\n');
     const rows = (await collect(file)) as DatasetItem[];
-    assert.deepEqual(rows.map((row) => [row.line, row.messages[0]!.content]), [
-      [1, 'a'],
-      [4, 'b'],
-    ]);
+    assert.deepEqual(
+      rows.map((row) => [row.line, row.messages[0]!.content]),
+      [
+        [1, 'a'],
+        [4, 'b'],
+      ],
+    );
   });
 
   it('reads gzipped JSONL', async () => {
     const file = join(directory, 'zipped.jsonl.gz');
     writeFileSync(file, gzipSync('{"prompt":"z1"}\n{"prompt":"z2"}\n'));
     const rows = (await collect(file)) as DatasetItem[];
-    assert.deepEqual(rows.map((row) => row.messages[0]!.content), ['z1', 'z2']);
+    assert.deepEqual(
+      rows.map((row) => row.messages[0]!.content),
+      ['z1', 'z2'],
+    );
   });
 
   it('refuses an unknown extension listing the supported ones, and names a missing file', async () => {
@@ -198,7 +289,10 @@ describe('readDataset: JSONL errors and skipping', () => {
   });
 
   it('stops when the signal aborts and when the consumer breaks early', async () => {
-    const file = writeLines('many.jsonl', Array.from({ length: 50 }, (_, index) => ({ prompt: `p${index}` })));
+    const file = writeLines(
+      'many.jsonl',
+      Array.from({ length: 50 }, (_, index) => ({ prompt: `p${index}` })),
+    );
     const controller = new AbortController();
     let seen = 0;
     for await (const _row of readDataset(file, { signal: controller.signal })) {
@@ -224,7 +318,10 @@ describe('the shipped sample dataset', () => {
     const keys = rows.map((row) => keyer.key(row));
     assert.equal(new Set(keys).size, 12);
     const withId = rows.filter((row) => row.id !== undefined);
-    assert.deepEqual(withId.map((row) => [row.id, row.fields]), [['sample-json-roundtrip', { category: 'file', difficulty: 'easy' }]]);
+    assert.deepEqual(
+      withId.map((row) => [row.id, row.fields]),
+      [['sample-json-roundtrip', { category: 'file', difficulty: 'easy' }]],
+    );
     const repeated = keys.filter((key) => key.endsWith('#1'));
     assert.equal(repeated.length, 1);
     assert.ok(keys.includes(repeated[0]!.replace('#1', '#0')));

@@ -20,8 +20,11 @@ const skip = findChromium() ? false : 'skipped: no chromium on PATH (apt-get ins
  */
 function agentScript(site: string, options: { slow: boolean }) {
   return (request: ChatRequest) => {
-    const n = /task (\d+)/.exec(String(request.messages.find((message) => message.role === 'user')?.content))?.[1] ?? 'x';
-    const seen = request.messages.filter((message) => message.role === 'tool').map((message) => /token is \w+/.exec(String(message.content))?.[0] ?? '-');
+    const n =
+      /task (\d+)/.exec(String(request.messages.find((message) => message.role === 'user')?.content))?.[1] ?? 'x';
+    const seen = request.messages
+      .filter((message) => message.role === 'tool')
+      .map((message) => /token is \w+/.exec(String(message.content))?.[0] ?? '-');
     switch (seen.length) {
       case 0:
         return callTool('browser_navigate', { url: `${site}/show-cookie` });
@@ -40,7 +43,10 @@ function agentScript(site: string, options: { slow: boolean }) {
 /** Profile folders and browser processes a traj process (by pid) left behind. */
 function leftovers(pid: number): { folders: string[]; processes: number[] } {
   const prefix = `${PROFILE_PREFIX}${pid}-`;
-  return { folders: readdirSync(tmpdir()).filter((name) => name.startsWith(prefix)), processes: processesUsing(join(tmpdir(), prefix)) };
+  return {
+    folders: readdirSync(tmpdir()).filter((name) => name.startsWith(prefix)),
+    processes: processesUsing(join(tmpdir(), prefix)),
+  };
 }
 
 async function waitFor(condition: () => boolean, what: string, ms = 30_000): Promise<void> {
@@ -55,7 +61,10 @@ async function waitFor(condition: () => boolean, what: string, ms = 30_000): Pro
 function maxOverlap(all: TrajectoryRecord[]): number {
   const edges = all.flatMap((record) => {
     const start = Date.parse(record.timing.started_at);
-    return [[start, 1], [start + record.timing.duration_ms, -1]] as const;
+    return [
+      [start, 1],
+      [start + record.timing.duration_ms, -1],
+    ] as const;
   });
   edges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   let running = 0;
@@ -65,27 +74,52 @@ function maxOverlap(all: TrajectoryRecord[]): number {
 }
 
 function records(directory: string, run: string): TrajectoryRecord[] {
-  return readFileSync(join(directory, 'datasets', run, 'trajectories.jsonl'), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as TrajectoryRecord);
+  return readFileSync(join(directory, 'datasets', run, 'trajectories.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as TrajectoryRecord);
 }
 
 function setup(t: { after(fn: () => unknown): void }) {
   const directory = temporaryDirectory(t);
   const dataset = join(directory, 'prompts.jsonl');
-  writeFileSync(dataset, `${Array.from({ length: PROMPTS }, (_, index) => JSON.stringify({ prompt: `task ${index}: check the cookie` })).join('\n')}\n`);
+  writeFileSync(
+    dataset,
+    `${Array.from({ length: PROMPTS }, (_, index) => JSON.stringify({ prompt: `task ${index}: check the cookie` })).join('\n')}\n`,
+  );
   const config = join(directory, 'run.yaml');
   // Debian's chromium found on PATH; the site is on 127.0.0.1, so private addresses are allowed.
   writeFileSync(config, stringify({ web: { allow_private: true }, browser: { navigation_timeout_ms: 10_000 } }));
   return { directory, dataset, config, env: { TRAJ_HOME: join(directory, 'home') } };
 }
 
-test(`a ${PROMPTS}-prompt batch with --toolsets browser at concurrency 8: isolated contexts, browser calls in every record, no chromium left`, { skip }, async (t) => {
+test(`a ${PROMPTS}-prompt batch with --toolsets browser at concurrency 8: isolated contexts, browser calls in every record, no chromium left`, {
+  skip,
+}, async (t) => {
   const { directory, dataset, config, env } = setup(t);
   const site = await startBrowserSite();
   t.after(() => site.close());
   const server = await startScriptedServer(agentScript(site.url, { slow: false }));
   t.after(() => server.close());
-  const args = ['batch', '--config', config, '--dataset', dataset, '--run', 'browse', '--base-url', server.url, '--model', 'agent', '--api-key-env', 'NO_KEY'];
-  const run = startCli([...args, '--toolsets', 'browser', '--workers', '2', '--concurrency', '8'], { cwd: directory, env });
+  const args = [
+    'batch',
+    '--config',
+    config,
+    '--dataset',
+    dataset,
+    '--run',
+    'browse',
+    '--base-url',
+    server.url,
+    '--model',
+    'agent',
+    '--api-key-env',
+    'NO_KEY',
+  ];
+  const run = startCli([...args, '--toolsets', 'browser', '--workers', '2', '--concurrency', '8'], {
+    cwd: directory,
+    env,
+  });
   const result = await run.done;
   assert.equal(result.code, 0, result.stderr);
 
@@ -104,14 +138,30 @@ test(`a ${PROMPTS}-prompt batch with --toolsets browser at concurrency 8: isolat
   assert.deepEqual(leftovers(pid), { folders: [], processes: [] }, 'no chromium process or profile left after the run');
 });
 
-test('SIGKILL of traj mid-run leaves no chromium running; the rerun prunes the dead run\'s profiles and leaves nothing', { skip }, async (t) => {
+test("SIGKILL of traj mid-run leaves no chromium running; the rerun prunes the dead run's profiles and leaves nothing", {
+  skip,
+}, async (t) => {
   const { directory, dataset, config, env } = setup(t);
   const site = await startBrowserSite();
   t.after(() => site.close());
   const pace = { slow: true };
   const server = await startScriptedServer(agentScript(site.url, pace));
   t.after(() => server.close());
-  const args = ['batch', '--config', config, '--dataset', dataset, '--run', 'killed', '--model', 'agent', '--api-key-env', 'NO_KEY', '--toolsets', 'browser'];
+  const args = [
+    'batch',
+    '--config',
+    config,
+    '--dataset',
+    dataset,
+    '--run',
+    'killed',
+    '--model',
+    'agent',
+    '--api-key-env',
+    'NO_KEY',
+    '--toolsets',
+    'browser',
+  ];
   args.push('--base-url', server.url, '--workers', '2', '--concurrency', '8');
   const first = startCli(args, { cwd: directory, env });
   const pid = first.child.pid!;
@@ -126,14 +176,17 @@ test('SIGKILL of traj mid-run leaves no chromium running; the rerun prunes the d
   await waitFor(() => leftovers(pid).processes.length === 0, 'the orphaned chromium processes to exit', 30_000);
   // (The other thread may have started its browser after `before` was taken: a superset is fine.)
   const after = leftovers(pid).folders;
-  assert.ok(before.folders.every((folder) => after.includes(folder)), 'a SIGKILL leaves the profile folders behind');
+  assert.ok(
+    before.folders.every((folder) => after.includes(folder)),
+    'a SIGKILL leaves the profile folders behind',
+  );
 
   pace.slow = false;
   const rerun = startCli(args, { cwd: directory, env });
   const result = await rerun.done;
   assert.equal(result.code, 0, result.stderr);
   assert.equal(records(directory, 'killed').length, PROMPTS);
-  assert.deepEqual(leftovers(pid), { folders: [], processes: [] }, 'the rerun pruned the killed run\'s profiles');
+  assert.deepEqual(leftovers(pid), { folders: [], processes: [] }, "the rerun pruned the killed run's profiles");
   assert.deepEqual(leftovers(rerun.child.pid!), { folders: [], processes: [] }, 'the rerun left nothing of its own');
 });
 
@@ -141,22 +194,43 @@ test('an unknown key under browser: is an error naming the file and key', async 
   const directory = temporaryDirectory(t);
   const config = join(directory, 'bad.yaml');
   writeFileSync(config, stringify({ browser: { executabel: '/usr/bin/chromium' } }));
-  const result = await runCli(['batch', '--config', config, '--dataset', 'x.jsonl', '--run', 'bad', '--base-url', 'http://127.0.0.1:1/v1', '--model', 'm'], {
-    cwd: directory,
-    env: { TRAJ_HOME: join(directory, 'home') },
-  });
+  const result = await runCli(
+    [
+      'batch',
+      '--config',
+      config,
+      '--dataset',
+      'x.jsonl',
+      '--run',
+      'bad',
+      '--base-url',
+      'http://127.0.0.1:1/v1',
+      '--model',
+      'm',
+    ],
+    {
+      cwd: directory,
+      env: { TRAJ_HOME: join(directory, 'home') },
+    },
+  );
   assert.equal(result.code, 2, result.stderr);
   assert.match(result.stderr, /bad\.yaml.*browser.*executabel: unknown key \(did you mean 'executable'\?\)/);
 });
 
-test('browser_vision: the screenshot goes to the vision model and is kept beside the run store; the record lists it', { skip }, async (t) => {
+test('browser_vision: the screenshot goes to the vision model and is kept beside the run store; the record lists it', {
+  skip,
+}, async (t) => {
   const directory = temporaryDirectory(t);
   const site = await startBrowserSite();
   t.after(() => site.close());
   const server = await startScriptedServer((request: ChatRequest) => {
     if (request.model === 'vision-x') {
       const parts = request.messages[0]!.content as Array<{ type: string; image_url?: { url: string } }>;
-      return reply(parts.some((part) => part.image_url?.url.startsWith('data:image/png;base64,')) ? 'a page with a login form' : 'no image');
+      return reply(
+        parts.some((part) => part.image_url?.url.startsWith('data:image/png;base64,'))
+          ? 'a page with a login form'
+          : 'no image',
+      );
     }
     const tools = request.messages.filter((message) => message.role === 'tool').length;
     if (tools === 0) return callTool('browser_navigate', { url: `${site.url}/login` });
@@ -168,7 +242,23 @@ test('browser_vision: the screenshot goes to the vision model and is kept beside
   writeFileSync(dataset, '{"prompt": "look at the login page"}\n{"prompt": "look at the login page again"}\n');
   const config = join(directory, 'run.yaml');
   writeFileSync(config, stringify({ web: { allow_private: true }, auxiliary: { vision: { model: 'vision-x' } } }));
-  const args = ['batch', '--config', config, '--dataset', dataset, '--run', 'shots', '--base-url', server.url, '--model', 'agent', '--api-key-env', 'NO_KEY', '--toolsets', 'browser'];
+  const args = [
+    'batch',
+    '--config',
+    config,
+    '--dataset',
+    dataset,
+    '--run',
+    'shots',
+    '--base-url',
+    server.url,
+    '--model',
+    'agent',
+    '--api-key-env',
+    'NO_KEY',
+    '--toolsets',
+    'browser',
+  ];
   const result = await runCli(args, { cwd: directory, env: { TRAJ_HOME: join(directory, 'home') } });
   assert.equal(result.code, 0, result.stderr);
   const all = records(directory, 'shots');
@@ -181,7 +271,12 @@ test('browser_vision: the screenshot goes to the vision model and is kept beside
     assert.deepEqual([...readFileSync(path!).subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47], 'a PNG');
     paths.add(path!);
     const answer = JSON.parse(String(record.messages.at(-1)!.content));
-    assert.deepEqual(answer, { answer: 'a page with a login form', model: 'vision-x', url: `${site.url}/login`, screenshot: path });
+    assert.deepEqual(answer, {
+      answer: 'a page with a login form',
+      model: 'vision-x',
+      url: `${site.url}/login`,
+      screenshot: path,
+    });
   }
   assert.equal(paths.size, 2, 'each rollout keeps its own screenshot');
 });

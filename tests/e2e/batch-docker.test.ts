@@ -16,11 +16,32 @@ async function containersOf(run: string): Promise<number> {
 }
 
 function writePrompts(path: string, count: number): void {
-  writeFileSync(path, `${Array.from({ length: count }, (_, index) => JSON.stringify({ prompt: `docker prompt ${index}` })).join('\n')}\n`);
+  writeFileSync(
+    path,
+    `${Array.from({ length: count }, (_, index) => JSON.stringify({ prompt: `docker prompt ${index}` })).join('\n')}\n`,
+  );
 }
 
 function args(dataset: string, run: string, url: string): string[] {
-  return ['batch', '--dataset', dataset, '--run', run, '--sandbox', 'docker', '--toolsets', 'terminal', '--concurrency', '8', '--base-url', url, '--model', 'm', '--api-key-env', 'NO_KEY'];
+  return [
+    'batch',
+    '--dataset',
+    dataset,
+    '--run',
+    run,
+    '--sandbox',
+    'docker',
+    '--toolsets',
+    'terminal',
+    '--concurrency',
+    '8',
+    '--base-url',
+    url,
+    '--model',
+    'm',
+    '--api-key-env',
+    'NO_KEY',
+  ];
 }
 
 test('traj batch --sandbox docker: 20 prompts at concurrency 8 run in containers and leave none behind', async (t) => {
@@ -33,10 +54,16 @@ test('traj batch --sandbox docker: 20 prompts at concurrency 8 run in containers
   writePrompts(dataset, 20);
   const result = await runCli(args(dataset, run, server.url), { cwd: directory });
   assert.equal(result.code, 0, result.stderr);
-  const records = readFileSync(join(directory, 'datasets', run, 'trajectories.jsonl'), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as TrajectoryRecord);
+  const records = readFileSync(join(directory, 'datasets', run, 'trajectories.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as TrajectoryRecord);
   assert.equal(records.length, 20);
   for (const record of records) {
-    const output = JSON.parse(record.messages.find((message) => message.role === 'tool')!.content as string) as { exit_code: number; output: string };
+    const output = JSON.parse(record.messages.find((message) => message.role === 'tool')!.content as string) as {
+      exit_code: number;
+      output: string;
+    };
     assert.equal(output.exit_code, 0);
     assert.match(output.output, /docker prompt \d+/);
   }
@@ -52,7 +79,8 @@ test('traj batch --sandbox docker: SIGKILL mid-run, then the rerun removes the l
   const dataset = join(directory, 'prompts.jsonl');
   writePrompts(dataset, 20);
   const { child, done } = startCli(args(dataset, run, server.url), { cwd: directory });
-  for (let tries = 0; tries < 300 && (await containersOf(run)) < 2; tries++) await new Promise((resolve) => setTimeout(resolve, 100));
+  for (let tries = 0; tries < 300 && (await containersOf(run)) < 2; tries++)
+    await new Promise((resolve) => setTimeout(resolve, 100));
   child.kill('SIGKILL');
   await done;
   assert.ok((await containersOf(run)) > 0, 'the killed run left containers behind (the case the rerun must clean)');

@@ -83,7 +83,10 @@ test('batch --memory DIR: each rollout works on a private copy seeded from DIR, 
 
   // The seed memory is part of the run's identity: resuming with another seed is refused.
   writeFileSync(join(seed, 'MEMORY.md'), 'The repo uses yarn.\n');
-  const resumed = await runCli([...args, '--toolsets', 'memory,skills', '--memory', seed, '--skills', skills, '--max-turns', '6'], { cwd: directory });
+  const resumed = await runCli(
+    [...args, '--toolsets', 'memory,skills', '--memory', seed, '--skills', skills, '--max-turns', '6'],
+    { cwd: directory },
+  );
   assert.notEqual(resumed.code, 0);
   assert.match(resumed.stderr, /knowledge/);
 });

@@ -23,19 +23,56 @@ test('traj batch with a distribution including mcp:NAME runs the MCP tools in wo
   const config = join(directory, 'run.yaml');
   writeFileSync(config, stringify({ mcp_servers: { test: stdioFixture({ include: ['echo', 'add'] }) } }));
   const distribution = join(directory, 'with-mcp.yaml');
-  writeFileSync(distribution, stringify({ name: 'with-mcp', description: 'MCP test server plus files', toolsets: { 'mcp:test': 1.0, file: 0.5 } }));
+  writeFileSync(
+    distribution,
+    stringify({
+      name: 'with-mcp',
+      description: 'MCP test server plus files',
+      toolsets: { 'mcp:test': 1.0, file: 0.5 },
+    }),
+  );
   const dataset = join(directory, 'prompts.jsonl');
-  writeFileSync(dataset, `${Array.from({ length: 8 }, (_, index) => JSON.stringify({ prompt: `use the echo tool ${index}` })).join('\n')}\n`);
+  writeFileSync(
+    dataset,
+    `${Array.from({ length: 8 }, (_, index) => JSON.stringify({ prompt: `use the echo tool ${index}` })).join('\n')}\n`,
+  );
   const result = await runCli(
-    ['batch', '--config', config, '--dataset', dataset, '--run', 'mcp', '--distribution', distribution, '--concurrency', '4', '--base-url', server.url, '--model', 'm', '--api-key-env', 'NO_KEY'],
+    [
+      'batch',
+      '--config',
+      config,
+      '--dataset',
+      dataset,
+      '--run',
+      'mcp',
+      '--distribution',
+      distribution,
+      '--concurrency',
+      '4',
+      '--base-url',
+      server.url,
+      '--model',
+      'm',
+      '--api-key-env',
+      'NO_KEY',
+    ],
     { cwd: directory },
   );
   assert.equal(result.code, 0, result.stderr);
-  const records = readFileSync(join(directory, 'datasets', 'mcp', 'trajectories.jsonl'), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as TrajectoryRecord);
+  const records = readFileSync(join(directory, 'datasets', 'mcp', 'trajectories.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as TrajectoryRecord);
   assert.equal(records.length, 8);
   for (const record of records) {
     assert.ok(record.toolsets.includes('mcp:test'));
-    assert.deepEqual(record.tools.filter((tool) => tool.function.name.startsWith('mcp_')).map((tool) => tool.function.name).sort(), ['mcp_test_add', 'mcp_test_echo']);
+    assert.deepEqual(
+      record.tools
+        .filter((tool) => tool.function.name.startsWith('mcp_'))
+        .map((tool) => tool.function.name)
+        .sort(),
+      ['mcp_test_add', 'mcp_test_echo'],
+    );
     assert.deepEqual(record.tool_stats, [{ name: 'mcp_test_echo', calls: 1, ok: 1, errors: 0 }]);
     assert.match(record.messages.find((message) => message.role === 'tool')!.content as string, /hello over MCP/);
   }

@@ -7,7 +7,8 @@ import { startScriptedServer, echoScript, type ScriptFunction } from '../../src/
 import { TrajectoryRecordSchema, type TrajectoryRecord } from '../../src/trajectory/record.js';
 import { runCli, startCli, temporaryDirectory } from '../helpers/cli.js';
 
-const prompts = (count: number, prefix = 'task') => Array.from({ length: count }, (_, index) => ({ prompt: `${prefix} number ${index}: say hello` }));
+const prompts = (count: number, prefix = 'task') =>
+  Array.from({ length: count }, (_, index) => ({ prompt: `${prefix} number ${index}: say hello` }));
 
 function writeJsonl(path: string, rows: unknown[]): void {
   writeFileSync(path, `${rows.map((row) => JSON.stringify(row)).join('\n')}\n`);
@@ -21,12 +22,31 @@ function readRecords(directory: string, run: string): TrajectoryRecord[] {
 }
 
 function batchArgs(dataset: string, run: string, baseUrl: string, extra: string[] = []): string[] {
-  return ['batch', '--dataset', dataset, '--run', run, '--base-url', baseUrl, '--model', 'scripted-a', '--api-key-env', 'NO_KEY', '--workers', '2', '--concurrency', '8', ...extra];
+  return [
+    'batch',
+    '--dataset',
+    dataset,
+    '--run',
+    run,
+    '--base-url',
+    baseUrl,
+    '--model',
+    'scripted-a',
+    '--api-key-env',
+    'NO_KEY',
+    '--workers',
+    '2',
+    '--concurrency',
+    '8',
+    ...extra,
+  ];
 }
 
 /** Prompts the scripted server saw a first model call for (one per rollout). */
 function firstCallPrompts(requests: { messages: { role: string; content?: unknown }[] }[]): string[] {
-  return requests.filter((request) => !request.messages.some((message) => message.role === 'assistant')).map((request) => String(request.messages.find((message) => message.role === 'user')?.content));
+  return requests
+    .filter((request) => !request.messages.some((message) => message.role === 'assistant'))
+    .map((request) => String(request.messages.find((message) => message.role === 'user')?.content));
 }
 
 test('a 50-prompt batch yields valid records with the exact Hermes ShareGPT shape', async (t) => {
@@ -35,21 +55,35 @@ test('a 50-prompt batch yields valid records with the exact Hermes ShareGPT shap
   t.after(() => server.close());
   const dataset = join(directory, 'prompts.jsonl');
   writeJsonl(dataset, prompts(50));
-  const result = await runCli(batchArgs(dataset, 'fifty', server.url, ['--toolsets', 'terminal,file']), { cwd: directory });
+  const result = await runCli(batchArgs(dataset, 'fifty', server.url, ['--toolsets', 'terminal,file']), {
+    cwd: directory,
+  });
   assert.equal(result.code, 0, result.stderr);
   const records = readRecords(directory, 'fifty');
   assert.equal(records.length, 50);
   for (const record of records) {
     TrajectoryRecordSchema.parse(record);
-    assert.deepEqual(record.conversations.map((turn) => turn.from), ['system', 'human', 'gpt', 'tool', 'gpt']);
+    assert.deepEqual(
+      record.conversations.map((turn) => turn.from),
+      ['system', 'human', 'gpt', 'tool', 'gpt'],
+    );
     const [system, human, call, tool, answer] = record.conversations.map((turn) => turn.value);
-    assert.match(system!, /^You are a function calling AI model\. You are provided with function signatures within <tools><\/tools> XML tags\./);
+    assert.match(
+      system!,
+      /^You are a function calling AI model\. You are provided with function signatures within <tools><\/tools> XML tags\./,
+    );
     assert.match(system!, /<tools>\[\{"name": "terminal", "description": /);
     assert.match(system!, /<tool_call>\n\{"name": <function-name>, "arguments": <args-dict>\}\n<\/tool_call>/);
     assert.ok(system!.endsWith(record.messages[0]!.content as string), 'the real system prompt follows the template');
     assert.equal(human, record.messages[1]!.content);
-    assert.match(call!, /^<think>\nThe user wrote "[^"]+"\. I will echo it with the terminal tool\.\n<\/think>\n<tool_call>\n\{"name": "terminal", "arguments": \{"command": "echo '[^']+'"\}\}\n<\/tool_call>$/);
-    assert.match(tool!, /^<tool_response>\n\{"tool_call_id": "[^"]+", "name": "terminal", "content": \{"exit_code": 0, /);
+    assert.match(
+      call!,
+      /^<think>\nThe user wrote "[^"]+"\. I will echo it with the terminal tool\.\n<\/think>\n<tool_call>\n\{"name": "terminal", "arguments": \{"command": "echo '[^']+'"\}\}\n<\/tool_call>$/,
+    );
+    assert.match(
+      tool!,
+      /^<tool_response>\n\{"tool_call_id": "[^"]+", "name": "terminal", "content": \{"exit_code": 0, /,
+    );
     assert.match(answer!, /^<think>\n.+\n<\/think>\nThe tool printed: /);
     assert.equal(record.finish_reason, 'stop');
     assert.equal(record.completed, true);
@@ -68,9 +102,17 @@ test('duplicate prompts each produce one record; the same seed draws the same to
   const server = await startScriptedServer(echoScript);
   t.after(() => server.close());
   const dataset = join(directory, 'dupes.jsonl');
-  writeJsonl(dataset, [{ prompt: 'same' }, { prompt: 'other' }, { prompt: 'same' }, { prompt: 'same' }, ...prompts(12)]);
+  writeJsonl(dataset, [
+    { prompt: 'same' },
+    { prompt: 'other' },
+    { prompt: 'same' },
+    { prompt: 'same' },
+    ...prompts(12),
+  ]);
   for (const run of ['seed-a', 'seed-b']) {
-    const result = await runCli(batchArgs(dataset, run, server.url, ['--distribution', 'balanced', '--seed', '7']), { cwd: directory });
+    const result = await runCli(batchArgs(dataset, run, server.url, ['--distribution', 'balanced', '--seed', '7']), {
+      cwd: directory,
+    });
     assert.equal(result.code, 0, result.stderr);
   }
   const first = readRecords(directory, 'seed-a');
@@ -79,9 +121,13 @@ test('duplicate prompts each produce one record; the same seed draws the same to
   const same = first.filter((record) => record.messages[1]!.content === 'same');
   assert.equal(same.length, 3);
   assert.deepEqual(same.map((record) => record.id.split('#')[1]).sort(), ['0', '1', '2']);
-  const toolsetsByKey = (records: TrajectoryRecord[]) => Object.fromEntries(records.map((record) => [record.id, record.toolsets]));
+  const toolsetsByKey = (records: TrajectoryRecord[]) =>
+    Object.fromEntries(records.map((record) => [record.id, record.toolsets]));
   assert.deepEqual(toolsetsByKey(first), toolsetsByKey(second));
-  assert.ok(new Set(first.map((record) => record.toolsets.join('+'))).size > 1, 'the distribution draws differ between prompts');
+  assert.ok(
+    new Set(first.map((record) => record.toolsets.join('+'))).size > 1,
+    'the distribution draws differ between prompts',
+  );
 });
 
 test('SIGKILL mid-run then rerun: every prompt exactly once, statistics cumulative', async (t) => {
@@ -90,7 +136,10 @@ test('SIGKILL mid-run then rerun: every prompt exactly once, statistics cumulati
   t.after(() => server.close());
   const dataset = join(directory, 'kill.jsonl');
   writeJsonl(dataset, prompts(40));
-  const { child, done } = startCli(batchArgs(dataset, 'killed', server.url, ['--toolsets', 'terminal', '--concurrency', '4']), { cwd: directory });
+  const { child, done } = startCli(
+    batchArgs(dataset, 'killed', server.url, ['--toolsets', 'terminal', '--concurrency', '4']),
+    { cwd: directory },
+  );
   const store = join(directory, 'checkpoints', 'killed.sqlite');
   for (let tries = 0; tries < 300; tries++) {
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -112,13 +161,19 @@ test('SIGKILL mid-run then rerun: every prompt exactly once, statistics cumulati
   assert.ok(before >= 6 && before < 40, `killed after ${before} prompts`);
 
   const firstCallsBefore = firstCallPrompts(server.requests).length;
-  const rerun = await runCli(batchArgs(dataset, 'killed', server.url, ['--toolsets', 'terminal', '--concurrency', '4']), { cwd: directory });
+  const rerun = await runCli(
+    batchArgs(dataset, 'killed', server.url, ['--toolsets', 'terminal', '--concurrency', '4']),
+    { cwd: directory },
+  );
   assert.equal(rerun.code, 0, rerun.stderr);
   const records = readRecords(directory, 'killed');
   assert.equal(records.length, 40);
   assert.equal(new Set(records.map((record) => record.id)).size, 40);
   const newRollouts = firstCallPrompts(server.requests).length - firstCallsBefore;
-  assert.ok(newRollouts <= 40 - before + 4, `the rerun ran ${newRollouts} rollouts; only the ${40 - before} unfinished ones (plus at most the 4 in flight at the kill) should run`);
+  assert.ok(
+    newRollouts <= 40 - before + 4,
+    `the rerun ran ${newRollouts} rollouts; only the ${40 - before} unfinished ones (plus at most the 4 in flight at the kill) should run`,
+  );
   const stats = JSON.parse(readFileSync(join(directory, 'datasets', 'killed', 'statistics.json'), 'utf8'));
   assert.equal(stats.prompts.done, 40);
   assert.equal(stats.segments, 2);
@@ -132,7 +187,10 @@ test('rows inserted and reordered before a resume: only the new rows run', async
   const dataset = join(directory, 'grow.jsonl');
   const original = prompts(10);
   writeJsonl(dataset, original);
-  assert.equal((await runCli(batchArgs(dataset, 'grow', server.url, ['--toolsets', 'file']), { cwd: directory })).code, 0);
+  assert.equal(
+    (await runCli(batchArgs(dataset, 'grow', server.url, ['--toolsets', 'file']), { cwd: directory })).code,
+    0,
+  );
   const calls = firstCallPrompts(server.requests).length;
   const added = [{ prompt: 'brand new one' }, { prompt: 'brand new two' }];
   writeJsonl(dataset, [added[0], ...original.slice().reverse(), added[1]]);
@@ -149,8 +207,13 @@ test('a changed model is refused with the diff; --force continues', async (t) =>
   t.after(() => server.close());
   const dataset = join(directory, 'model.jsonl');
   writeJsonl(dataset, prompts(3));
-  assert.equal((await runCli(batchArgs(dataset, 'drift', server.url, ['--toolsets', 'file']), { cwd: directory })).code, 0);
-  const changed = batchArgs(dataset, 'drift', server.url, ['--toolsets', 'file', '--max-turns', '4']).map((arg) => (arg === 'scripted-a' ? 'scripted-b' : arg));
+  assert.equal(
+    (await runCli(batchArgs(dataset, 'drift', server.url, ['--toolsets', 'file']), { cwd: directory })).code,
+    0,
+  );
+  const changed = batchArgs(dataset, 'drift', server.url, ['--toolsets', 'file', '--max-turns', '4']).map((arg) =>
+    arg === 'scripted-a' ? 'scripted-b' : arg,
+  );
   const refused = await runCli(changed, { cwd: directory });
   assert.equal(refused.code, 2, 'a changed setting is a usage error (exit 2)');
   assert.match(refused.stderr, /run 'drift' was started with different settings/);
@@ -166,10 +229,17 @@ test('a dead endpoint fails prompts as infra; a rerun with the endpoint back ret
   const directory = temporaryDirectory(t);
   const dataset = join(directory, 'dead.jsonl');
   writeJsonl(dataset, prompts(4));
-  const unavailable: ScriptFunction = () => ({ fault: 'http', status: 503, body: { error: { message: 'service down for maintenance' } } });
+  const unavailable: ScriptFunction = () => ({
+    fault: 'http',
+    status: 503,
+    body: { error: { message: 'service down for maintenance' } },
+  });
   const down = await startScriptedServer(unavailable);
   const url = down.url;
-  const failed = await runCli(batchArgs(dataset, 'dead', url, ['--toolsets', 'file', '--config', writeConfig(directory)]), { cwd: directory });
+  const failed = await runCli(
+    batchArgs(dataset, 'dead', url, ['--toolsets', 'file', '--config', writeConfig(directory)]),
+    { cwd: directory },
+  );
   await down.close();
   assert.equal(failed.code, 1, failed.stderr);
   assert.match(failed.stderr, /4 prompts failed/);
@@ -184,7 +254,10 @@ test('a dead endpoint fails prompts as infra; a rerun with the endpoint back ret
 
   const up = await startScriptedServer(echoScript, { port: down.port });
   t.after(() => up.close());
-  const retried = await runCli(batchArgs(dataset, 'dead', up.url, ['--toolsets', 'file', '--config', writeConfig(directory)]), { cwd: directory });
+  const retried = await runCli(
+    batchArgs(dataset, 'dead', up.url, ['--toolsets', 'file', '--config', writeConfig(directory)]),
+    { cwd: directory },
+  );
   assert.equal(retried.code, 0, retried.stderr);
   assert.equal(readRecords(directory, 'dead').length, 4);
 });
@@ -204,7 +277,9 @@ test('a malformed JSONL line is an error naming the line; --skip-bad-rows counts
   const refused = await runCli(batchArgs(dataset, 'bad', server.url, ['--toolsets', 'file']), { cwd: directory });
   assert.notEqual(refused.code, 0);
   assert.match(refused.stderr, /bad\.jsonl:2/);
-  const skipped = await runCli(batchArgs(dataset, 'bad2', server.url, ['--toolsets', 'file', '--skip-bad-rows']), { cwd: directory });
+  const skipped = await runCli(batchArgs(dataset, 'bad2', server.url, ['--toolsets', 'file', '--skip-bad-rows']), {
+    cwd: directory,
+  });
   assert.equal(skipped.code, 0, skipped.stderr);
   const stats = JSON.parse(readFileSync(join(directory, 'datasets', 'bad2', 'statistics.json'), 'utf8'));
   assert.equal(stats.prompts.bad_rows, 1);
@@ -215,12 +290,32 @@ test('config typos and unknown toolsets are clear errors', async (t) => {
   const directory = temporaryDirectory(t);
   const config = join(directory, 'typo.yaml');
   writeFileSync(config, 'run: typo\ndataset: x.jsonl\nconcurency: 4\n');
-  const typo = await runCli(['batch', '--config', config, '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm'], { cwd: directory });
+  const typo = await runCli(['batch', '--config', config, '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm'], {
+    cwd: directory,
+  });
   assert.equal(typo.code, 2, 'a config error exits 2');
   assert.match(typo.stderr, /typo\.yaml: .*concurency/);
-  const unknown = await runCli(['batch', '--run', 'u', '--dataset', 'x.jsonl', '--toolsets', 'terminal,spreadsheet', '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm'], { cwd: directory });
+  const unknown = await runCli(
+    [
+      'batch',
+      '--run',
+      'u',
+      '--dataset',
+      'x.jsonl',
+      '--toolsets',
+      'terminal,spreadsheet',
+      '--base-url',
+      'http://127.0.0.1:9/v1',
+      '--model',
+      'm',
+    ],
+    { cwd: directory },
+  );
   assert.equal(unknown.code, 2);
-  assert.match(unknown.stderr, /unknown toolset 'spreadsheet'; known toolsets: browser, code_execution, delegation, file, image_gen, memory, moa, session_search, skills, terminal, todo, vision, web/);
+  assert.match(
+    unknown.stderr,
+    /unknown toolset 'spreadsheet'; known toolsets: browser, code_execution, delegation, file, image_gen, memory, moa, session_search, skills, terminal, todo, vision, web/,
+  );
 });
 
 test('SIGINT: stop dispatching, interrupted rollouts go back to pending, exit 130, resume finishes', async (t) => {
@@ -229,20 +324,34 @@ test('SIGINT: stop dispatching, interrupted rollouts go back to pending, exit 13
   t.after(() => server.close());
   const dataset = join(directory, 'sigint.jsonl');
   writeJsonl(dataset, prompts(30));
-  const args = batchArgs(dataset, 'sigint', server.url, ['--toolsets', 'terminal', '--concurrency', '4', '--grace-period', '0']);
+  const args = batchArgs(dataset, 'sigint', server.url, [
+    '--toolsets',
+    'terminal',
+    '--concurrency',
+    '4',
+    '--grace-period',
+    '0',
+  ]);
   const { child, done } = startCli(args, { cwd: directory });
-  for (let tries = 0; tries < 200 && server.requests.length < 6; tries++) await new Promise((resolve) => setTimeout(resolve, 50));
+  for (let tries = 0; tries < 200 && server.requests.length < 6; tries++)
+    await new Promise((resolve) => setTimeout(resolve, 50));
   child.kill('SIGINT');
   const stopped = await done;
   assert.equal(stopped.code, 130, stopped.stderr);
   assert.match(stopped.stderr, /Resume with the same command/);
   const db = new Database(join(directory, 'checkpoints', 'sigint.sqlite'), { readonly: true });
-  const counts = Object.fromEntries((db.prepare('SELECT status, COUNT(*) FROM items GROUP BY status').raw().all() as [string, number][]));
+  const counts = Object.fromEntries(
+    db.prepare('SELECT status, COUNT(*) FROM items GROUP BY status').raw().all() as [string, number][],
+  );
   db.close();
   assert.ok((counts.done ?? 0) < 30, 'the run stopped early');
   assert.equal(counts.failed ?? 0, 0, 'interrupted rollouts are not failures');
   const interruptedStats = JSON.parse(readFileSync(join(directory, 'datasets', 'sigint', 'statistics.json'), 'utf8'));
-  assert.equal(interruptedStats.prompts.total, 30, 'the statistics count the whole dataset, not only the rows read before the stop');
+  assert.equal(
+    interruptedStats.prompts.total,
+    30,
+    'the statistics count the whole dataset, not only the rows read before the stop',
+  );
   const resumed = await runCli(args, { cwd: directory });
   assert.equal(resumed.code, 0, resumed.stderr);
   assert.equal(readRecords(directory, 'sigint').length, 30);
@@ -260,7 +369,10 @@ test('--rollout-timeout fails a stuck rollout as infra; --completed-only discard
   t.after(() => server.close());
   const dataset = join(directory, 'mixed.jsonl');
   writeJsonl(dataset, [{ prompt: 'stuck forever' }, { prompt: 'truncated answer' }, { prompt: 'normal one' }]);
-  const result = await runCli(batchArgs(dataset, 'mixed', server.url, ['--toolsets', 'file', '--rollout-timeout', '1', '--completed-only']), { cwd: directory });
+  const result = await runCli(
+    batchArgs(dataset, 'mixed', server.url, ['--toolsets', 'file', '--rollout-timeout', '1', '--completed-only']),
+    { cwd: directory },
+  );
   assert.equal(result.code, 1, result.stderr);
   const db = new Database(join(directory, 'checkpoints', 'mixed.sqlite'), { readonly: true });
   const rows = db.prepare('SELECT status, error_class, error_code, finish_reason FROM items ORDER BY row_index').all();

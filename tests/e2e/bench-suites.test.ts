@@ -48,7 +48,10 @@ test('traj bench gsm8k: the oracle answers every reference number (300 × 1.0), 
     assert.deepEqual(readJson<ReferenceCheck>(join(directory, 'datasets', run, 'validation.json')).broken, []);
     assert.match(result.stdout, new RegExp(`validation \\(${agent} agent\\): all 300 rollouts scored ${expected}\\.0`));
   }
-  const oracle = readFileSync(join(directory, 'datasets', 'gsm8k-oracle', 'trajectories.jsonl'), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as TrajectoryRecord);
+  const oracle = readFileSync(join(directory, 'datasets', 'gsm8k-oracle', 'trajectories.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as TrajectoryRecord);
   const first = oracle.find((record) => record.id === 'gsm8k-test-0000')!;
   assert.deepEqual(first.messages.at(-1), { role: 'assistant', content: 'The answer is 18.\n#### 18' });
   assert.equal(first.api_calls, 0);
@@ -59,13 +62,28 @@ test('a task whose reference solution does not pass is reported as broken: exit 
   const tasks = join(directory, 'tasks');
   cpSync(DEMO_TASKS, tasks, { recursive: true });
   // Break one solution: the right file, the wrong text.
-  writeFileSync(join(tasks, 'create-greeting-file', 'solution', 'solve.sh'), "#!/bin/bash\nprintf 'Hello from somewhere else\\n' > greeting.txt\n");
-  const result = await runCli(['bench', 'demo', '--tasks', tasks, '--agent', 'oracle', '--sandbox', 'local', '--run', 'broken'], { cwd: directory });
+  writeFileSync(
+    join(tasks, 'create-greeting-file', 'solution', 'solve.sh'),
+    "#!/bin/bash\nprintf 'Hello from somewhere else\\n' > greeting.txt\n",
+  );
+  const result = await runCli(
+    ['bench', 'demo', '--tasks', tasks, '--agent', 'oracle', '--sandbox', 'local', '--run', 'broken'],
+    { cwd: directory },
+  );
   assert.equal(result.code, 3, `${result.stdout}\n${result.stderr}`);
-  assert.match(result.stdout, /validation \(oracle agent\): 1 BROKEN of 3 \(every rollout must score 1\.0\):\n {2}create-greeting-file#0: the reference solution scored 0, expected 1; again when run alone \(1×\): scored 0/);
+  assert.match(
+    result.stdout,
+    /validation \(oracle agent\): 1 BROKEN of 3 \(every rollout must score 1\.0\):\n {2}create-greeting-file#0: the reference solution scored 0, expected 1; again when run alone \(1×\): scored 0/,
+  );
   const check = readJson<ReferenceCheck>(join(directory, 'datasets', 'broken', 'validation.json'));
-  assert.deepEqual(check.broken.map((item) => [item.key, item.reward]), [['create-greeting-file', 0]]);
-  assert.match(readFileSync(join(directory, 'datasets', 'broken', 'report.md'), 'utf8'), /## Validation with the oracle agent\n\n1 broken of 3[^\n]*\n\n\| item \| sample \| reward \| why \|\n\| --- \| --- \| --- \| --- \|\n\| create-greeting-file \| 0 \| 0\.000 \|/);
+  assert.deepEqual(
+    check.broken.map((item) => [item.key, item.reward]),
+    [['create-greeting-file', 0]],
+  );
+  assert.match(
+    readFileSync(join(directory, 'datasets', 'broken', 'report.md'), 'utf8'),
+    /## Validation with the oracle agent\n\n1 broken of 3[^\n]*\n\n\| item \| sample \| reward \| why \|\n\| --- \| --- \| --- \| --- \|\n\| create-greeting-file \| 0 \| 0\.000 \|/,
+  );
   const html = readFileSync(join(directory, 'datasets', 'broken', 'report.html'), 'utf8');
   assert.match(html, /<section class="check broken" data-broken="1" data-flaky="0">/);
   assert.match(html, /<tr data-broken-key="create-greeting-file">/);
@@ -78,25 +96,62 @@ test('a task that fails in the run but passes when run again alone is reported a
   const flaky = join(tasks, 'flaky-task');
   mkdirSync(join(flaky, 'tests'), { recursive: true });
   mkdirSync(join(flaky, 'solution'));
-  writeFileSync(join(flaky, 'task.toml'), '[task]\nname = "flaky-task"\ncategory = "timing"\n[environment]\nlocal_sandbox = true\n');
+  writeFileSync(
+    join(flaky, 'task.toml'),
+    '[task]\nname = "flaky-task"\ncategory = "timing"\n[environment]\nlocal_sandbox = true\n',
+  );
   writeFileSync(join(flaky, 'instruction.md'), 'Nothing to do.\n');
   writeFileSync(join(flaky, 'solution', 'solve.sh'), 'true\n');
   // Fails the first time it runs, passes afterwards: a timing test losing its first race.
   const marker = join(directory, 'ran-once');
-  writeFileSync(join(flaky, 'tests', 'test.sh'), `mkdir -p "$LOGS_DIR/verifier"\nif [ -f ${marker} ]; then echo 1 > "$LOGS_DIR/verifier/reward.txt"; exit 0; fi\ntouch ${marker}\necho "FAILED timing::race - too slow"\necho 0 > "$LOGS_DIR/verifier/reward.txt"\nexit 1\n`);
+  writeFileSync(
+    join(flaky, 'tests', 'test.sh'),
+    `mkdir -p "$LOGS_DIR/verifier"\nif [ -f ${marker} ]; then echo 1 > "$LOGS_DIR/verifier/reward.txt"; exit 0; fi\ntouch ${marker}\necho "FAILED timing::race - too slow"\necho 0 > "$LOGS_DIR/verifier/reward.txt"\nexit 1\n`,
+  );
   // The marker lives on the host, outside every sandbox: only plain processes (isolation none) reach it.
   const plain = join(directory, 'plain-processes.yaml');
   writeFileSync(plain, 'local:\n  isolation: none\n');
-  const result = await runCli(['bench', 'demo', '--config', plain, '--tasks', tasks, '--agent', 'oracle', '--sandbox', 'local', '--run', 'flaky'], { cwd: directory });
+  const result = await runCli(
+    ['bench', 'demo', '--config', plain, '--tasks', tasks, '--agent', 'oracle', '--sandbox', 'local', '--run', 'flaky'],
+    { cwd: directory },
+  );
   assert.equal(result.code, 0, `${result.stdout}\n${result.stderr}`);
   assert.match(result.stderr, /re-checking 1 broken item alone/);
-  assert.match(result.stdout, /validation \(oracle agent\): 1 of 2 rollouts scored 1\.0 as they must\nvalidation \(oracle agent\): 1 FLAKY \(wrong in the run, 1\.0 when run again alone\):\n {2}flaky-task#0: /);
+  assert.match(
+    result.stdout,
+    /validation \(oracle agent\): 1 of 2 rollouts scored 1\.0 as they must\nvalidation \(oracle agent\): 1 FLAKY \(wrong in the run, 1\.0 when run again alone\):\n {2}flaky-task#0: /,
+  );
   const check = readJson<ReferenceCheck>(join(directory, 'datasets', 'flaky', 'validation.json'));
   assert.deepEqual([check.broken, check.flaky.map((item) => item.key), check.rechecks], [[], ['flaky-task'], 1]);
   const report = readJson<EvalReport>(join(directory, 'datasets', 'flaky', 'report.json'));
-  assert.equal(report.items.find((item) => item.key === 'flaky-task')?.reward, 0, 'the report keeps what the run measured');
-  assert.match(readFileSync(join(directory, 'datasets', 'flaky', 'report.html'), 'utf8'), /<section class="check flaky" data-broken="0" data-flaky="1">/);
-  const off = await runCli(['bench', 'demo', '--config', plain, '--tasks', tasks, '--agent', 'oracle', '--sandbox', 'local', '--run', 'flaky-again', '--recheck', '0'], { cwd: directory });
+  assert.equal(
+    report.items.find((item) => item.key === 'flaky-task')?.reward,
+    0,
+    'the report keeps what the run measured',
+  );
+  assert.match(
+    readFileSync(join(directory, 'datasets', 'flaky', 'report.html'), 'utf8'),
+    /<section class="check flaky" data-broken="0" data-flaky="1">/,
+  );
+  const off = await runCli(
+    [
+      'bench',
+      'demo',
+      '--config',
+      plain,
+      '--tasks',
+      tasks,
+      '--agent',
+      'oracle',
+      '--sandbox',
+      'local',
+      '--run',
+      'flaky-again',
+      '--recheck',
+      '0',
+    ],
+    { cwd: directory },
+  );
   assert.equal(off.code, 0, 'the marker exists now: the task passes at once');
 });
 
@@ -106,7 +161,9 @@ test('what a user gets wrong first is named: unknown suite, missing task folder,
   assert.equal(unknown.code, 2, 'a usage or config error exits 2');
   assert.match(unknown.stderr, /unknown suite 'nope'; suites: demo, gsm8k, terminal-tasks/);
 
-  const missing = await runCli(['bench', 'demo', '--tasks', join(directory, 'absent'), '--agent', 'noop'], { cwd: directory });
+  const missing = await runCli(['bench', 'demo', '--tasks', join(directory, 'absent'), '--agent', 'noop'], {
+    cwd: directory,
+  });
   assert.equal(missing.code, 2, 'a usage or config error exits 2');
   assert.match(missing.stderr, /--tasks .*absent: no such directory/);
 
@@ -117,7 +174,9 @@ test('what a user gets wrong first is named: unknown suite, missing task folder,
   writeFileSync(join(harbor, 'instruction.md'), 'do it\n');
   writeFileSync(join(harbor, 'tests', 'test.sh'), 'exit 0\n');
   writeFileSync(join(harbor, 'environment', 'Dockerfile'), 'FROM debian\nWORKDIR /app\n');
-  const noImage = await runCli(['bench', 'terminal-tasks', '--tasks', join(directory, 'harbor'), '--agent', 'noop'], { cwd: directory });
+  const noImage = await runCli(['bench', 'terminal-tasks', '--tasks', join(directory, 'harbor'), '--agent', 'noop'], {
+    cwd: directory,
+  });
   assert.equal(noImage.code, 2, 'a usage or config error exits 2');
   assert.match(noImage.stderr, /tb2-task\/task\.toml: this is a Terminal-Bench 2 \/ Harbor task .*pass --image IMAGE/);
 

@@ -19,7 +19,11 @@ import { dockerSuiteOptions } from '../helpers/docker.js';
  */
 const DEV = defaultTasksDirectory();
 const options = await dockerSuiteOptions();
-const devOptions = options.skip ? options : existsSync(DEV) ? {} : { skip: `skipped: ${DEV} is absent (../shared beside the checkout)` };
+const devOptions = options.skip
+  ? options
+  : existsSync(DEV)
+    ? {}
+    : { skip: `skipped: ${DEV} is absent (../shared beside the checkout)` };
 
 function readJson<T>(path: string): T {
   return JSON.parse(readFileSync(path, 'utf8')) as T;
@@ -38,7 +42,9 @@ async function containersOf(run: string): Promise<number> {
 }
 
 describe('traj bench terminal-tasks on the dev split (Docker)', devOptions, () => {
-  const taskNames = existsSync(DEV) ? Object.keys(readJson<{ tasks: Record<string, unknown> }>(join(DEV, 'MANIFEST.json')).tasks).sort() : [];
+  const taskNames = existsSync(DEV)
+    ? Object.keys(readJson<{ tasks: Record<string, unknown> }>(join(DEV, 'MANIFEST.json')).tasks).sort()
+    : [];
 
   for (const [agent, expected] of [
     ['oracle', 1],
@@ -47,7 +53,10 @@ describe('traj bench terminal-tasks on the dev split (Docker)', devOptions, () =
     it(`--agent ${agent} scores ${expected}.0 on every dev task and validates the suite`, async (t) => {
       const directory = temporaryDirectory(t);
       const run = `bench-dev-${agent}-${process.pid}`;
-      const result = await runCli(['bench', 'terminal-tasks', '--tasks', DEV, '--agent', agent, '--run', run, '--concurrency', '4'], { cwd: directory });
+      const result = await runCli(
+        ['bench', 'terminal-tasks', '--tasks', DEV, '--agent', agent, '--run', run, '--concurrency', '4'],
+        { cwd: directory },
+      );
       assert.equal(result.code, 0, `${result.stdout}\n${result.stderr}`);
       const report = readJson<EvalReport>(join(directory, 'datasets', run, 'report.json'));
       assert.deepEqual(report.items.map((item) => item.key).sort(), taskNames);
@@ -58,10 +67,20 @@ describe('traj bench terminal-tasks on the dev split (Docker)', devOptions, () =
       const flaky = new Set(check.flaky.map((item) => item.key));
       if (flaky.size > 0) t.diagnostic(`flaky under load, ${expected} when run again alone: ${[...flaky].join(', ')}`);
       for (const item of report.items) {
-        if (!flaky.has(item.key)) assert.equal(item.reward, expected, `${item.key}: ${item.reward_error ?? JSON.stringify(item.details).slice(0, 400)}`);
+        if (!flaky.has(item.key))
+          assert.equal(
+            item.reward,
+            expected,
+            `${item.key}: ${item.reward_error ?? JSON.stringify(item.details).slice(0, 400)}`,
+          );
       }
       assert.equal(report.summary.failed, 0);
-      assert.match(result.stdout, new RegExp(`validation \\(${agent} agent\\): (all ${taskNames.length}|${taskNames.length - flaky.size} of ${taskNames.length}) rollouts scored ${expected}\\.0 as they must`));
+      assert.match(
+        result.stdout,
+        new RegExp(
+          `validation \\(${agent} agent\\): (all ${taskNames.length}|${taskNames.length - flaky.size} of ${taskNames.length}) rollouts scored ${expected}\\.0 as they must`,
+        ),
+      );
       assert.ok(existsSync(join(directory, 'datasets', run, 'report.html')));
       const records = readRecords(directory, run);
       if (agent === 'oracle') {
@@ -69,10 +88,14 @@ describe('traj bench terminal-tasks on the dev split (Docker)', devOptions, () =
           const call = record.messages.find((message) => message.role === 'assistant' && message.tool_calls?.length);
           assert.ok(call && call.role === 'assistant');
           assert.equal(JSON.parse(call.tool_calls![0]!.function.arguments).command, 'bash /solution/solve.sh');
-          assert.deepEqual(record.tool_stats.map((stat) => stat.name), ['terminal']);
+          assert.deepEqual(
+            record.tool_stats.map((stat) => stat.name),
+            ['terminal'],
+          );
         }
       } else {
-        for (const record of records) assert.ok((record.reward_details as VerifierDetails).failed_tests.length > 0, record.id);
+        for (const record of records)
+          assert.ok((record.reward_details as VerifierDetails).failed_tests.length > 0, record.id);
       }
       assert.equal(await containersOf(run), 0, 'every container was removed');
     });
@@ -86,14 +109,11 @@ describe('traj bench in containers: the demo suite and scripted models (Docker)'
     const result = await runCli(['bench', 'demo', '--agent', 'oracle', '--run', run], { cwd: directory });
     assert.equal(result.code, 0, `${result.stdout}\n${result.stderr}`);
     const report = readJson<EvalReport>(join(directory, 'datasets', run, 'report.json'));
-    assert.deepEqual(
-      report.items.map((item) => [item.key, item.reward]).sort(),
-      [
-        ['count-log-errors', 1],
-        ['create-greeting-file', 1],
-        ['fix-broken-script', 1],
-      ],
-    );
+    assert.deepEqual(report.items.map((item) => [item.key, item.reward]).sort(), [
+      ['count-log-errors', 1],
+      ['create-greeting-file', 1],
+      ['fix-broken-script', 1],
+    ]);
     assert.equal(await containersOf(run), 0);
   });
 
@@ -106,7 +126,10 @@ describe('traj bench in containers: the demo suite and scripted models (Docker)'
     cpSync(join(DEV, 'hello-world'), join(tasks, 'hello-world-cheat'), { recursive: true });
     const toml = join(tasks, 'hello-world-cheat', 'task.toml');
     writeFileSync(toml, readFileSync(toml, 'utf8').replace('name = "hello-world"', 'name = "hello-world-cheat"'));
-    writeFileSync(join(tasks, 'hello-world-cheat', 'instruction.md'), `${readFileSync(join(tasks, 'hello-world', 'instruction.md'), 'utf8')}\n(cheat copy)\n`);
+    writeFileSync(
+      join(tasks, 'hello-world-cheat', 'instruction.md'),
+      `${readFileSync(join(tasks, 'hello-world', 'instruction.md'), 'utf8')}\n(cheat copy)\n`,
+    );
     const conftest = [
       'import pytest',
       '@pytest.hookimpl(hookwrapper=True)',
@@ -115,21 +138,49 @@ describe('traj bench in containers: the demo suite and scripted models (Docker)'
       '    outcome.get_result().outcome = "passed"',
     ].join('\n');
     const cheat = `mkdir -p /tests /logs/verifier && cat > /tests/conftest.py <<'EOF'\n${conftest}\nEOF\necho 1 > /logs/verifier/reward.txt && ls /tests`;
-    const honest = conversationScript([callTool('terminal', { command: "echo 'Hello, world!' > hello.txt && cat hello.txt" }), reply('Wrote hello.txt.')]);
+    const honest = conversationScript([
+      callTool('terminal', { command: "echo 'Hello, world!' > hello.txt && cat hello.txt" }),
+      reply('Wrote hello.txt.'),
+    ]);
     const cheater = conversationScript([callTool('terminal', { command: cheat }), reply('The tests pass now.')]);
-    const isCheat = (request: ChatRequest) => request.messages.some((message) => message.role === 'user' && String(message.content).includes('(cheat copy)'));
-    const server = await startScriptedServer((request, context) => (isCheat(request) ? cheater : honest)(request, context));
+    const isCheat = (request: ChatRequest) =>
+      request.messages.some((message) => message.role === 'user' && String(message.content).includes('(cheat copy)'));
+    const server = await startScriptedServer((request, context) =>
+      (isCheat(request) ? cheater : honest)(request, context),
+    );
     t.after(() => server.close());
     const run = `bench-model-${process.pid}`;
-    const result = await runCli(['bench', 'terminal-tasks', '--tasks', tasks, '--run', run, '--base-url', server.url, '--model', 'scripted', '--api-key-env', 'NO_KEY'], { cwd: directory });
+    const result = await runCli(
+      [
+        'bench',
+        'terminal-tasks',
+        '--tasks',
+        tasks,
+        '--run',
+        run,
+        '--base-url',
+        server.url,
+        '--model',
+        'scripted',
+        '--api-key-env',
+        'NO_KEY',
+      ],
+      { cwd: directory },
+    );
     assert.equal(result.code, 0, `${result.stdout}\n${result.stderr}`);
     const records = new Map(readRecords(directory, run).map((record) => [record.id, record]));
     assert.equal(records.get('hello-world')?.reward, 1, JSON.stringify(records.get('hello-world')?.reward_details));
     const cheated = records.get('hello-world-cheat')!;
-    const planted = JSON.parse(cheated.messages.find((message) => message.role === 'tool')!.content as string) as { exit_code: number; output: string };
+    const planted = JSON.parse(cheated.messages.find((message) => message.role === 'tool')!.content as string) as {
+      exit_code: number;
+      output: string;
+    };
     assert.deepEqual([planted.exit_code, planted.output.trim()], [0, 'conftest.py'], 'the cheat itself went through');
     assert.equal(cheated.reward, 0, JSON.stringify(cheated.reward_details));
-    assert.deepEqual((cheated.reward_details as VerifierDetails).failed_tests, ['test_outputs.py::test_hello_file_exists', 'test_outputs.py::test_hello_file_content']);
+    assert.deepEqual((cheated.reward_details as VerifierDetails).failed_tests, [
+      'test_outputs.py::test_hello_file_exists',
+      'test_outputs.py::test_hello_file_content',
+    ]);
     assert.equal(server.requests.length, 4);
     assert.equal(await containersOf(run), 0);
   });

@@ -23,7 +23,10 @@ function refOf(snapshot: string, pattern: RegExp): string {
 function signInScript(site: string) {
   return (request: ChatRequest) => {
     const lastUser = request.messages.findLastIndex((message) => message.role === 'user');
-    const results = request.messages.slice(lastUser).filter((message) => message.role === 'tool').map((message) => String(message.content));
+    const results = request.messages
+      .slice(lastUser)
+      .filter((message) => message.role === 'tool')
+      .map((message) => String(message.content));
     const latest = results.at(-1) ?? '';
     switch (results.length) {
       case 0:
@@ -46,16 +49,33 @@ function chatConfig(directory: string): string {
 
 function leftovers(pid: number): { folders: string[]; processes: number[] } {
   const prefix = `${PROFILE_PREFIX}${pid}-`;
-  return { folders: readdirSync(tmpdir()).filter((name) => name.startsWith(prefix)), processes: processesUsing(join(tmpdir(), prefix)) };
+  return {
+    folders: readdirSync(tmpdir()).filter((name) => name.startsWith(prefix)),
+    processes: processesUsing(join(tmpdir(), prefix)),
+  };
 }
 
-test('traj chat --toolsets browser (piped): signs in through a form, /tools lists the browser tools, no chromium left', { skip }, async (t) => {
+test('traj chat --toolsets browser (piped): signs in through a form, /tools lists the browser tools, no chromium left', {
+  skip,
+}, async (t) => {
   const directory = temporaryDirectory(t);
   const site = await startBrowserSite();
   t.after(() => site.close());
   const server = await startScriptedServer(signInScript(site.url));
   t.after(() => server.close());
-  const args = ['chat', '--config', chatConfig(directory), '--base-url', server.url, '--model', 'scripted-chat', '--api-key-env', 'NO_KEY', '--toolsets', 'browser'];
+  const args = [
+    'chat',
+    '--config',
+    chatConfig(directory),
+    '--base-url',
+    server.url,
+    '--model',
+    'scripted-chat',
+    '--api-key-env',
+    'NO_KEY',
+    '--toolsets',
+    'browser',
+  ];
   const chat = startCli(args, { env: { TRAJ_HOME: join(directory, 'home') }, stdin: 'sign in as ada\n/tools\n' });
   const result = await chat.done;
   assert.equal(result.code, 0, result.stderr);
@@ -63,15 +83,31 @@ test('traj chat --toolsets browser (piped): signs in through a form, /tools list
   assert.match(result.stdout, /⚙ browser_type/);
   assert.match(result.stdout, /^Landed on: Welcome, ada$/m);
   assert.match(result.stdout, /^ {2}browser_snapshot +\[browser\]/m);
-  assert.deepEqual(server.requests[0]!.tools!.map((tool) => tool.function.name), [
-    'browser_navigate', 'browser_snapshot', 'browser_click', 'browser_type', 'browser_press', 'browser_scroll',
-    'browser_back', 'browser_get_images', 'browser_vision', 'browser_close',
-  ]);
-  assert.deepEqual(site.hits.filter((path) => path === '/session' || path === '/account'), ['/session', '/account']);
+  assert.deepEqual(
+    server.requests[0]!.tools!.map((tool) => tool.function.name),
+    [
+      'browser_navigate',
+      'browser_snapshot',
+      'browser_click',
+      'browser_type',
+      'browser_press',
+      'browser_scroll',
+      'browser_back',
+      'browser_get_images',
+      'browser_vision',
+      'browser_close',
+    ],
+  );
+  assert.deepEqual(
+    site.hits.filter((path) => path === '/session' || path === '/account'),
+    ['/session', '/account'],
+  );
   assert.deepEqual(leftovers(chat.child.pid!), { folders: [], processes: [] });
 });
 
-test('traj chat --toolsets browser in a real terminal (tmux): a browsing turn, then /quit leaves no chromium', { skip: skip || (tmuxMissing ? 'tmux is not installed' : false) }, async (t) => {
+test('traj chat --toolsets browser in a real terminal (tmux): a browsing turn, then /quit leaves no chromium', {
+  skip: skip || (tmuxMissing ? 'tmux is not installed' : false),
+}, async (t) => {
   const directory = temporaryDirectory(t);
   const site = await startBrowserSite();
   t.after(() => site.close());
@@ -79,7 +115,8 @@ test('traj chat --toolsets browser in a real terminal (tmux): a browsing turn, t
   t.after(() => server.close());
   const socketDirectory = mkdtempSync(join(tmpdir(), 'traj-tmux-'));
   const environment = cliEnvironment({ TRAJ_HOME: join(directory, 'home'), TMUX: undefined });
-  const tmux = (...args: string[]) => execFileSync('tmux', ['-S', join(socketDirectory, 'socket'), ...args], { encoding: 'utf8', env: environment });
+  const tmux = (...args: string[]) =>
+    execFileSync('tmux', ['-S', join(socketDirectory, 'socket'), ...args], { encoding: 'utf8', env: environment });
   t.after(() => {
     try {
       tmux('kill-server');
@@ -89,8 +126,28 @@ test('traj chat --toolsets browser in a real terminal (tmux): a browsing turn, t
     rmSync(socketDirectory, { recursive: true, force: true });
   });
   const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
-  const args = ['chat', '--config', chatConfig(directory), '--base-url', server.url, '--model', 'scripted-tty', '--api-key-env', 'NO_KEY', '--toolsets', 'browser'];
-  tmux('new-session', '-d', '-x', '160', '-y', '50', `${[process.execPath, CLI, ...args].map(quote).join(' ')}; echo CHAT-EXITED-$?; sleep 60`);
+  const args = [
+    'chat',
+    '--config',
+    chatConfig(directory),
+    '--base-url',
+    server.url,
+    '--model',
+    'scripted-tty',
+    '--api-key-env',
+    'NO_KEY',
+    '--toolsets',
+    'browser',
+  ];
+  tmux(
+    'new-session',
+    '-d',
+    '-x',
+    '160',
+    '-y',
+    '50',
+    `${[process.execPath, CLI, ...args].map(quote).join(' ')}; echo CHAT-EXITED-$?; sleep 60`,
+  );
   const pane = () => tmux('capture-pane', '-p', '-S', '-200');
   const waitFor = async (what: string, predicate: (text: string) => boolean) => {
     const started = Date.now();

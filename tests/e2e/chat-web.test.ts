@@ -11,20 +11,27 @@ test('traj chat --toolsets web searches through the configured backend, and /too
   t.after(() => site.close());
   const server = await startScriptedServer((request: ChatRequest) => {
     const result = request.messages.findLast((message) => message.role === 'tool');
-    if (request.messages.at(-1)?.role === 'tool') return reply(`First hit: ${JSON.parse(String(result!.content)).results[0].title}`);
+    if (request.messages.at(-1)?.role === 'tool')
+      return reply(`First hit: ${JSON.parse(String(result!.content)).results[0].title}`);
     return callTool('web_search', { query: 'bay of fundy tides' });
   });
   t.after(() => server.close());
-  const result = await runCli(['chat', '--base-url', server.url, '--model', 'scripted-chat', '--api-key-env', 'NO_KEY', '--toolsets', 'web'], {
-    env: { TRAJ_HOME: join(directory, 'home'), TRAJ_SEARXNG_URL: `${site.url}/searxng` },
-    stdin: 'what are the tides like?\n/tools\n',
-  });
+  const result = await runCli(
+    ['chat', '--base-url', server.url, '--model', 'scripted-chat', '--api-key-env', 'NO_KEY', '--toolsets', 'web'],
+    {
+      env: { TRAJ_HOME: join(directory, 'home'), TRAJ_SEARXNG_URL: `${site.url}/searxng` },
+      stdin: 'what are the tides like?\n/tools\n',
+    },
+  );
   assert.equal(result.code, 0, result.stderr);
   assert.match(result.stdout, /⚙ web_search/);
   assert.match(result.stdout, /^First hit: Tidal Power in the Bay of Fundy$/m);
   assert.match(result.stdout, /^ {2}web_search +\[web\] Search the web\./m);
   assert.match(result.stdout, /^ {2}web_extract +\[web\] Read web pages/m);
-  assert.deepEqual(server.requests[0]!.tools!.map((tool) => tool.function.name), ['web_search', 'web_extract']);
+  assert.deepEqual(
+    server.requests[0]!.tools!.map((tool) => tool.function.name),
+    ['web_search', 'web_extract'],
+  );
   assert.equal(site.searches.length, 1);
 });
 
@@ -32,13 +39,32 @@ test('traj chat --toolsets web without a search backend says why web_search is m
   const directory = temporaryDirectory(t);
   const server = await startScriptedServer(() => reply('no tools needed'));
   t.after(() => server.close());
-  const result = await runCli(['chat', '--base-url', server.url, '--model', 'scripted-chat', '--api-key-env', 'NO_KEY', '--toolsets', 'web,terminal'], {
-    env: { TRAJ_HOME: join(directory, 'home') },
-    stdin: 'hello\n/tools\n',
-  });
+  const result = await runCli(
+    [
+      'chat',
+      '--base-url',
+      server.url,
+      '--model',
+      'scripted-chat',
+      '--api-key-env',
+      'NO_KEY',
+      '--toolsets',
+      'web,terminal',
+    ],
+    {
+      env: { TRAJ_HOME: join(directory, 'home') },
+      stdin: 'hello\n/tools\n',
+    },
+  );
   assert.equal(result.code, 0, result.stderr);
-  assert.match(result.stdout, /^web_search \[web\] is not offered: no search backend configured: set TRAJ_SEARXNG_URL/m);
+  assert.match(
+    result.stdout,
+    /^web_search \[web\] is not offered: no search backend configured: set TRAJ_SEARXNG_URL/m,
+  );
   assert.doesNotMatch(result.stdout, /^ {2}web_search +\[web\]/m);
   assert.match(result.stdout, /^ {2}web_extract +\[web\]/m);
-  assert.deepEqual(server.requests[0]!.tools!.map((tool) => tool.function.name), ['terminal', 'process_manage', 'web_extract']);
+  assert.deepEqual(
+    server.requests[0]!.tools!.map((tool) => tool.function.name),
+    ['terminal', 'process_manage', 'web_extract'],
+  );
 });

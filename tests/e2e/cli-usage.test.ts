@@ -6,7 +6,19 @@ import { test } from 'node:test';
 import { projectRoot } from '../../src/util/paths.js';
 import { CLI, cliEnvironment, runCli, temporaryDirectory } from '../helpers/cli.js';
 
-const COMMANDS = ['batch', 'eval', 'bench', 'chat', 'sessions', 'export', 'ask', 'distributions', 'mcp', 'sandbox', 'mock-server'];
+const COMMANDS = [
+  'batch',
+  'eval',
+  'bench',
+  'chat',
+  'sessions',
+  'export',
+  'ask',
+  'distributions',
+  'mcp',
+  'sandbox',
+  'mock-server',
+];
 
 test('traj help CMD prints exactly what traj CMD --help prints, for every command', async () => {
   for (const name of COMMANDS) {
@@ -38,7 +50,10 @@ test('traj help alone is the command list; an unknown command says which one was
 test('an unknown flag names the nearest real flag of that command', async () => {
   const batch = await runCli(['batch', '--run', 'x', '--modle', 'm']);
   assert.equal(batch.code, 2);
-  assert.match(batch.stderr, /^traj: traj batch: unknown flag --modle \(did you mean --model\?\) \(see 'traj batch --help'\)$/m);
+  assert.match(
+    batch.stderr,
+    /^traj: traj batch: unknown flag --modle \(did you mean --model\?\) \(see 'traj batch --help'\)$/m,
+  );
   const chat = await runCli(['chat', '--toolset', 'terminal'], { stdin: '' });
   assert.equal(chat.code, 2);
   assert.match(chat.stderr, /unknown flag --toolset \(did you mean --toolsets\?\)/);
@@ -49,8 +64,15 @@ test('an unknown flag names the nearest real flag of that command', async () => 
 });
 
 /** Run traj with its stdout on a pipe whose reading end is closed before traj writes to it. */
-function runWithClosedStdout(args: string[], cwd: string): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd, env: cliEnvironment(), stdio: ['ignore', 'pipe', 'pipe'] });
+function runWithClosedStdout(
+  args: string[],
+  cwd: string,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd,
+    env: cliEnvironment(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout!.destroy();
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -61,7 +83,22 @@ test('traj batch | (a reader that is gone): no EPIPE, the run completes and writ
   const directory = temporaryDirectory(t);
   const dataset = join(projectRoot(), 'datasets', 'sample', 'prompts.jsonl');
   const out = join(directory, 'out');
-  const args = ['batch', '--run', 'pipe', '--dataset', dataset, '--toolsets', 'terminal', '--scripted-if-unset', '--out', out, '--checkpoints', join(directory, 'checkpoints'), '--workers', '1'];
+  const args = [
+    'batch',
+    '--run',
+    'pipe',
+    '--dataset',
+    dataset,
+    '--toolsets',
+    'terminal',
+    '--scripted-if-unset',
+    '--out',
+    out,
+    '--checkpoints',
+    join(directory, 'checkpoints'),
+    '--workers',
+    '1',
+  ];
   const result = await runWithClosedStdout(args, directory);
   assert.equal(result.signal, null);
   assert.equal(result.code, 0, result.stderr);
@@ -75,13 +112,34 @@ test('traj batch ... | head -n 1 through a real shell pipeline: traj exits 0 wit
   const directory = temporaryDirectory(t);
   const dataset = join(projectRoot(), 'datasets', 'sample', 'prompts.jsonl');
   const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
-  const command = [process.execPath, CLI, 'batch', '--run', 'head', '--dataset', dataset, '--toolsets', 'terminal', '--scripted-if-unset', '--out', join(directory, 'out'), '--checkpoints', join(directory, 'checkpoints'), '--workers', '1']
+  const command = [
+    process.execPath,
+    CLI,
+    'batch',
+    '--run',
+    'head',
+    '--dataset',
+    dataset,
+    '--toolsets',
+    'terminal',
+    '--scripted-if-unset',
+    '--out',
+    join(directory, 'out'),
+    '--checkpoints',
+    join(directory, 'checkpoints'),
+    '--workers',
+    '1',
+  ]
     .map(quote)
     .join(' ');
   // `true` closes the pipe at once; head -n 1 closes it after the first line of the summary.
   for (const reader of ['true', 'head -n 1']) {
     const script = `${command} 2>${quote(join(directory, 'stderr.txt'))} | ${reader}; echo "traj exit: \${PIPESTATUS[0]}"`;
-    const shell = spawn('bash', ['-c', script], { cwd: directory, env: cliEnvironment(), stdio: ['ignore', 'pipe', 'inherit'] });
+    const shell = spawn('bash', ['-c', script], {
+      cwd: directory,
+      env: cliEnvironment(),
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let stdout = '';
     shell.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     await new Promise((resolve) => shell.on('close', resolve));

@@ -71,14 +71,26 @@ test('traj batch: a rollout past the threshold is compressed, finishes, and its 
 test('traj batch: auxiliary.summarizer writes the summaries when configured; the main model then writes none', async (t) => {
   const directory = temporaryDirectory(t);
   const server = await startScriptedServer(eightSteps, { contextLength: 8000, model: 'scripted' });
-  const summarizer = await startScriptedServer(() => ({ content: 'Summary by the auxiliary model.' }), { model: 'aux' });
+  const summarizer = await startScriptedServer(() => ({ content: 'Summary by the auxiliary model.' }), {
+    model: 'aux',
+  });
   t.after(() => Promise.all([server.close(), summarizer.close()]));
   writeFileSync(join(directory, 'prompts.jsonl'), `${JSON.stringify({ prompt: 'echo eight steps' })}\n`);
   writeFileSync(
     join(directory, 'run.yaml'),
     `compression:\n  threshold: 0.5\n  keep_last_turns: 2\nauxiliary:\n  summarizer:\n    base_url: ${summarizer.url}\n    model: aux\n`,
   );
-  const args = ['batch', '--dataset', 'prompts.jsonl', '--run', 'aux', '--config', 'run.yaml', '--toolsets', 'terminal'];
+  const args = [
+    'batch',
+    '--dataset',
+    'prompts.jsonl',
+    '--run',
+    'aux',
+    '--config',
+    'run.yaml',
+    '--toolsets',
+    'terminal',
+  ];
   const result = await runCli(
     [...args, '--max-turns', '20', '--base-url', server.url, '--model', 'scripted', '--api-key-env', 'NO_KEY'],
     { cwd: directory },

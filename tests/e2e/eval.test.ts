@@ -4,7 +4,14 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { EvalReportSchema, type EvalReport } from '../../src/report/report-schema.js';
-import { callTool, conversationScript, reply, startScriptedServer, type ChatRequest, type ScriptedResponse } from '../../src/testing/index.js';
+import {
+  callTool,
+  conversationScript,
+  reply,
+  startScriptedServer,
+  type ChatRequest,
+  type ScriptedResponse,
+} from '../../src/testing/index.js';
 import { TrajectoryRecordSchema, type TrajectoryRecord } from '../../src/trajectory/record.js';
 import { sharedDir } from '../../src/util/paths.js';
 import { runCli, temporaryDirectory } from '../helpers/cli.js';
@@ -26,7 +33,8 @@ function readReport(directory: string, run: string): EvalReport {
   return EvalReportSchema.parse(JSON.parse(readFileSync(join(directory, 'datasets', run, 'report.json'), 'utf8')));
 }
 
-const userText = (request: ChatRequest) => String(request.messages.find((message) => message.role === 'user')?.content ?? '');
+const userText = (request: ChatRequest) =>
+  String(request.messages.find((message) => message.role === 'user')?.content ?? '');
 
 test('gsm8k: 300 dev problems, a policy answering the reference scores 1.0 on all; a wrong number scores 0.0 on all', async (t) => {
   if (!existsSync(GSM8K)) {
@@ -45,19 +53,39 @@ test('gsm8k: 300 dev problems, a policy answering the reference scores 1.0 on al
     const answer = references.get(question);
     if (answer === undefined) return reply('I have not seen this question.');
     const value = answer + offset;
-    const forms = [`Working it out step by step.\n#### ${value}`, `The answer is $${value.toLocaleString('en-US')}.`, `So the total is ${value}.0`];
+    const forms = [
+      `Working it out step by step.\n#### ${value}`,
+      `The answer is $${value.toLocaleString('en-US')}.`,
+      `So the total is ${value}.0`,
+    ];
     return reply(forms[value % 3]!);
   });
   t.after(() => server.close());
   const directory = temporaryDirectory(t);
-  const args = (run: string) => ['eval', '--env', 'gsm8k', '--run', run, '--dataset', GSM8K, '--workers', '2', '--concurrency', '96', ...policyArgs(server.url)];
+  const args = (run: string) => [
+    'eval',
+    '--env',
+    'gsm8k',
+    '--run',
+    run,
+    '--dataset',
+    GSM8K,
+    '--workers',
+    '2',
+    '--concurrency',
+    '96',
+    ...policyArgs(server.url),
+  ];
 
   const right = await runCli(args('gsm8k-right'), { cwd: directory });
   assert.equal(right.code, 0, right.stderr);
   const records = readRecords(directory, 'gsm8k-right');
   assert.equal(records.length, 300);
   assert.equal(new Set(records.map((record) => record.id)).size, 300);
-  assert.ok(records.every((record) => record.reward === 1 && record.reward_error === null), JSON.stringify(records.find((record) => record.reward !== 1)?.reward_details));
+  assert.ok(
+    records.every((record) => record.reward === 1 && record.reward_error === null),
+    JSON.stringify(records.find((record) => record.reward !== 1)?.reward_details),
+  );
   assert.deepEqual(records[0]!.tools, [], 'gsm8k offers no tools');
   const report = readReport(directory, 'gsm8k-right');
   assert.equal(report.summary.rollouts, 300);
@@ -82,9 +110,15 @@ test('gsm8k: 300 dev problems, a policy answering the reference scores 1.0 on al
 function alternatingFileTaskPolicy() {
   const seen = new Map<string, number>();
   const act = (task: string, right: boolean): ScriptedResponse => {
-    if (task.includes('report.txt')) return callTool('write_file', { path: 'report.txt', content: right ? '100\n' : '101\n' });
-    if (task.includes('evens.txt')) return callTool('terminal', { command: `mkdir -p numbers && seq ${right ? 2 : 1} 2 10 > numbers/evens.txt` });
-    if (task.includes('count.sh')) return callTool('write_file', { path: 'count.sh', content: right ? "wc -l < data.csv | tr -d ' '\n" : 'echo 0\n' });
+    if (task.includes('report.txt'))
+      return callTool('write_file', { path: 'report.txt', content: right ? '100\n' : '101\n' });
+    if (task.includes('evens.txt'))
+      return callTool('terminal', { command: `mkdir -p numbers && seq ${right ? 2 : 1} 2 10 > numbers/evens.txt` });
+    if (task.includes('count.sh'))
+      return callTool('write_file', {
+        path: 'count.sh',
+        content: right ? "wc -l < data.csv | tr -d ' '\n" : 'echo 0\n',
+      });
     return callTool('terminal', { command: `${right ? 'mv' : 'cp'} draft.md final.md && echo approved >> final.md` });
   };
   return conversationScript([
@@ -102,7 +136,23 @@ test('file-task with 3 samples: rewards from sandbox files, groups with advantag
   const server = await startScriptedServer(alternatingFileTaskPolicy());
   t.after(() => server.close());
   const directory = temporaryDirectory(t);
-  const result = await runCli(['eval', '--env', 'file-task', '--run', 'files', '--samples', '3', '--workers', '2', '--concurrency', '12', ...policyArgs(server.url)], { cwd: directory });
+  const result = await runCli(
+    [
+      'eval',
+      '--env',
+      'file-task',
+      '--run',
+      'files',
+      '--samples',
+      '3',
+      '--workers',
+      '2',
+      '--concurrency',
+      '12',
+      ...policyArgs(server.url),
+    ],
+    { cwd: directory },
+  );
   assert.equal(result.code, 0, result.stderr);
   const records = readRecords(directory, 'files');
   assert.equal(records.length, 12);
@@ -119,7 +169,10 @@ test('file-task with 3 samples: rewards from sandbox files, groups with advantag
     assert.ok(Math.abs(winner - 1 / 3 / (Math.sqrt(2 / 9) + 1e-6)) < 1e-9);
     const loser = members.find((record) => record.reward === 0)!;
     assert.ok(Math.abs(loser.advantage! + 2 / 3 / (Math.sqrt(2 / 9) + 1e-6)) < 1e-9);
-    assert.ok((loser.reward_details as { checks: { ok: boolean }[] }).checks.some((check) => !check.ok), 'a failed check is kept as evidence');
+    assert.ok(
+      (loser.reward_details as { checks: { ok: boolean }[] }).checks.some((check) => !check.ok),
+      'a failed check is kept as evidence',
+    );
   }
   const report = readReport(directory, 'files');
   assert.equal(report.summary.items, 4);
@@ -129,7 +182,13 @@ test('file-task with 3 samples: rewards from sandbox files, groups with advantag
   assert.ok(Math.abs(report.summary.pass_at_k['1']! - 2 / 3) < 1e-12);
   assert.equal(report.summary.pass_at_k['2'], 1);
   assert.equal(report.summary.pass_at_k['3'], 1);
-  assert.deepEqual(report.by_category.map((row) => [row.category, row.rollouts]), [['files', 9], ['scripts', 3]]);
+  assert.deepEqual(
+    report.by_category.map((row) => [row.category, row.rollouts]),
+    [
+      ['files', 9],
+      ['scripts', 3],
+    ],
+  );
   assert.match(readFileSync(join(directory, 'datasets', 'files', 'report.md'), 'utf8'), /## By category/);
   assert.match(result.stdout, /pass@1 0\.667, pass@2 1\.000, pass@3 1\.000/);
 
@@ -139,20 +198,47 @@ test('file-task with 3 samples: rewards from sandbox files, groups with advantag
   assert.equal(server.requestCount(), policyCalls, '--rescore makes no policy calls');
   assert.match(rescored.stderr, /rescored 12 rollouts \(0 reward errors/);
   const after = readRecords(directory, 'files');
-  const rewards = (list: TrajectoryRecord[]) => Object.fromEntries(list.map((record) => [`${record.id}#${record.sample}`, record.reward]));
-  assert.deepEqual(rewards(after), rewards(records), 'replaying the recorded tool calls rebuilds the same sandbox state');
+  const rewards = (list: TrajectoryRecord[]) =>
+    Object.fromEntries(list.map((record) => [`${record.id}#${record.sample}`, record.reward]));
+  assert.deepEqual(
+    rewards(after),
+    rewards(records),
+    'replaying the recorded tool calls rebuilds the same sandbox state',
+  );
 });
 
 test('rubric with a three-judge panel: structured verdicts, agreement in the report; a resume and --rescore reuse cached verdicts', async (t) => {
   const policy = await startScriptedServer((request) => reply(`My answer to: ${userText(request)}`));
-  const grades: Record<string, [number, boolean]> = { 'judge-a': [9, true], 'judge-b': [8, true], 'judge-c': [3, false] };
+  const grades: Record<string, [number, boolean]> = {
+    'judge-a': [9, true],
+    'judge-b': [8, true],
+    'judge-c': [3, false],
+  };
   const judges = await startScriptedServer((request) => {
     const [score, pass] = grades[request.model!]!;
     return reply(JSON.stringify({ reasoning: `${request.model}: graded against the rubric`, score, pass }));
   });
   t.after(() => Promise.all([policy.close(), judges.close()]).then(() => undefined));
   const directory = temporaryDirectory(t);
-  const args = (extra: string[]) => ['eval', '--env', 'rubric', '--run', 'panel', '--workers', '2', '--concurrency', '8', ...policyArgs(policy.url), '--judge-model', 'judge-a,judge-b,judge-c', '--judge-base-url', judges.url, '--judge-api-key-env', 'NO_KEY', ...extra];
+  const args = (extra: string[]) => [
+    'eval',
+    '--env',
+    'rubric',
+    '--run',
+    'panel',
+    '--workers',
+    '2',
+    '--concurrency',
+    '8',
+    ...policyArgs(policy.url),
+    '--judge-model',
+    'judge-a,judge-b,judge-c',
+    '--judge-base-url',
+    judges.url,
+    '--judge-api-key-env',
+    'NO_KEY',
+    ...extra,
+  ];
 
   const first = await runCli(args([]), { cwd: directory });
   assert.equal(first.code, 0, first.stderr);
@@ -160,9 +246,17 @@ test('rubric with a three-judge panel: structured verdicts, agreement in the rep
   assert.equal(judges.requestCount(), 12, '4 items × 3 judges');
   for (const request of judges.requests) {
     assert.equal((request.response_format as { type: string }).type, 'json_schema');
-    assert.match(String(request.messages[1]!.content), /Correctness \(most weight\)/, 'the rubric file from config.yaml');
+    assert.match(
+      String(request.messages[1]!.content),
+      /Correctness \(most weight\)/,
+      'the rubric file from config.yaml',
+    );
   }
-  assert.ok(judges.requests.some((request) => String(request.messages[1]!.content).includes('<REFERENCE_ANSWER>\n100 °C, which is 212 °F.')));
+  assert.ok(
+    judges.requests.some((request) =>
+      String(request.messages[1]!.content).includes('<REFERENCE_ANSWER>\n100 °C, which is 212 °F.'),
+    ),
+  );
   const records = readRecords(directory, 'panel');
   for (const record of records) {
     assert.ok(Math.abs(record.reward! - (0.9 + 0.8 + 0.3) / 3) < 1e-12);
@@ -170,7 +264,10 @@ test('rubric with a three-judge panel: structured verdicts, agreement in the rep
     assert.equal(record.scores.judges, 3);
     const details = record.reward_details as { pass: boolean; judges: { model: string; reasoning: string }[] };
     assert.equal(details.pass, true);
-    assert.deepEqual(details.judges.map((judge) => judge.model), ['judge-a', 'judge-b', 'judge-c']);
+    assert.deepEqual(
+      details.judges.map((judge) => judge.model),
+      ['judge-a', 'judge-b', 'judge-c'],
+    );
   }
   const report = readReport(directory, 'panel');
   assert.equal(report.pass_threshold, 0.7);
@@ -189,7 +286,10 @@ test('rubric with a three-judge panel: structured verdicts, agreement in the rep
   assert.equal(judges.requestCount(), 12, 'cache hit: no second judge call for the same grade');
   const both = readRecords(directory, 'panel');
   assert.equal(both.length, 8);
-  assert.ok(both.every((record) => record.advantage === 0), 'equal rewards in a group: advantage 0');
+  assert.ok(
+    both.every((record) => record.advantage === 0),
+    'equal rewards in a group: advantage 0',
+  );
 
   const rescored = await runCli(['eval', '--rescore', 'panel'], { cwd: directory });
   assert.equal(rescored.code, 0, rescored.stderr);
@@ -198,7 +298,20 @@ test('rubric with a three-judge panel: structured verdicts, agreement in the rep
   assert.match(rescored.stderr, /judge: 0 new verdicts, 24 from the cache/);
 
   grades['judge-d'] = [10, true];
-  const newJudge = await runCli(['eval', '--rescore', 'panel', '--judge-model', 'judge-d', '--judge-base-url', judges.url, '--judge-api-key-env', 'NO_KEY'], { cwd: directory });
+  const newJudge = await runCli(
+    [
+      'eval',
+      '--rescore',
+      'panel',
+      '--judge-model',
+      'judge-d',
+      '--judge-base-url',
+      judges.url,
+      '--judge-api-key-env',
+      'NO_KEY',
+    ],
+    { cwd: directory },
+  );
   assert.equal(newJudge.code, 0, newJudge.stderr);
   assert.equal(policy.requestCount(), 8);
   assert.equal(judges.requestCount(), 16, 'one call per distinct (item, response) for the new judge');
@@ -210,7 +323,11 @@ test('rubric with a three-judge panel: structured verdicts, agreement in the rep
   const revised = await runCli(['eval', '--rescore', 'panel', '--judge-rubric', rubric], { cwd: directory });
   assert.equal(revised.code, 0, revised.stderr);
   assert.equal(judges.requestCount(), 20);
-  assert.ok(judges.requests.slice(16).every((request) => String(request.messages[1]!.content).includes('Only answers citing a source pass.')));
+  assert.ok(
+    judges.requests
+      .slice(16)
+      .every((request) => String(request.messages[1]!.content).includes('Only answers citing a source pass.')),
+  );
 
   // The run is now graded by judge-d with the strict rubric: resuming with the original panel is a changed run.
   const stale = await runCli(args([]), { cwd: directory });
@@ -238,18 +355,18 @@ test('a throwing reward is recorded with its message (reward null), counted in t
   );
   const server = await startScriptedServer((request) => reply(userText(request).replace('Say the number', 'Number')));
   t.after(() => server.close());
-  const result = await runCli(['eval', '--env', module, '--run', 'flaky', '--workers', '1', '--concurrency', '4', ...policyArgs(server.url)], { cwd: directory });
+  const result = await runCli(
+    ['eval', '--env', module, '--run', 'flaky', '--workers', '1', '--concurrency', '4', ...policyArgs(server.url)],
+    { cwd: directory },
+  );
   assert.equal(result.code, 0, result.stderr);
   const records = readRecords(directory, 'flaky');
-  assert.deepEqual(
-    records.map((record) => [record.id, record.reward, record.reward_error]).sort(),
-    [
-      ['item-1', 1, null],
-      ['item-2', null, 'checker crashed on item 2'],
-      ['item-3', 1, null],
-      ['item-4', null, 'checker crashed on item 4'],
-    ],
-  );
+  assert.deepEqual(records.map((record) => [record.id, record.reward, record.reward_error]).sort(), [
+    ['item-1', 1, null],
+    ['item-2', null, 'checker crashed on item 2'],
+    ['item-3', 1, null],
+    ['item-4', null, 'checker crashed on item 4'],
+  ]);
   const report = readReport(directory, 'flaky');
   assert.equal(report.summary.reward_errors, 2);
   assert.equal(report.summary.scored, 2);
@@ -258,7 +375,10 @@ test('a throwing reward is recorded with its message (reward null), counted in t
   const statistics = JSON.parse(readFileSync(join(directory, 'datasets', 'flaky', 'statistics.json'), 'utf8'));
   assert.equal(statistics.rewards.errors, 2);
 
-  const noop = await runCli(['eval', '--env', 'file-task', '--run', 'noop', '--agent', 'noop', '--concurrency', '4', '--workers', '1'], { cwd: directory });
+  const noop = await runCli(
+    ['eval', '--env', 'file-task', '--run', 'noop', '--agent', 'noop', '--concurrency', '4', '--workers', '1'],
+    { cwd: directory },
+  );
   assert.equal(noop.code, 0, noop.stderr);
   const nothing = readRecords(directory, 'noop');
   assert.equal(nothing.length, 4);
@@ -267,7 +387,10 @@ test('a throwing reward is recorded with its message (reward null), counted in t
   const missing = await runCli(['eval', '--env', 'no-such-env', '--run', 'x'], { cwd: directory });
   assert.equal(missing.code, 2, 'a usage or config error exits 2');
   assert.match(missing.stderr, /unknown environment 'no-such-env'; built-in environments: .*file-task.*gsm8k.*rubric/);
-  const stray = await runCli(['eval', '--env', 'gsm8k', '--run', 'x', '--judge-base-url', 'http://127.0.0.1:1/v1', ...policyArgs(server.url)], { cwd: directory });
+  const stray = await runCli(
+    ['eval', '--env', 'gsm8k', '--run', 'x', '--judge-base-url', 'http://127.0.0.1:1/v1', ...policyArgs(server.url)],
+    { cwd: directory },
+  );
   assert.equal(stray.code, 2);
   assert.match(stray.stderr, /--judge-base-url needs --judge-model/);
 });

@@ -13,7 +13,8 @@ import { redisKeys, startRedis, type RedisProcess } from '../helpers/redis.js';
  * `traj worker` processes. Landing is exactly once by key, whatever gets killed.
  */
 
-const prompts = (count: number) => Array.from({ length: count }, (_, index) => ({ prompt: `queued task ${index}: say hello` }));
+const prompts = (count: number) =>
+  Array.from({ length: count }, (_, index) => ({ prompt: `queued task ${index}: say hello` }));
 
 function writeJsonl(path: string, rows: unknown[]): void {
   writeFileSync(path, `${rows.map((row) => JSON.stringify(row)).join('\n')}\n`);
@@ -37,7 +38,8 @@ function storeRows(directory: string, run: string, sql: string): unknown[] {
 
 function doneCount(directory: string, run: string): number {
   try {
-    return (storeRows(directory, run, `SELECT COUNT(*) AS n FROM items WHERE status = 'done'`) as { n: number }[])[0]!.n;
+    return (storeRows(directory, run, `SELECT COUNT(*) AS n FROM items WHERE status = 'done'`) as { n: number }[])[0]!
+      .n;
   } catch {
     return 0; // not created yet
   }
@@ -60,8 +62,16 @@ async function redisFor(t: TestContext, options: { persistence?: string } = {}):
 }
 
 /** A `traj worker` process, SIGKILLed at the end of the test if still running. */
-function startWorker(t: TestContext, directory: string, url: string, extra: string[] = []): ReturnType<typeof startCli> {
-  const worker = startCli(['worker', '--queue', url, '--concurrency', '4', '--threads', '1', ...extra], { cwd: directory, env: { TRAJ_TEST_KEY: 'sk-test' } });
+function startWorker(
+  t: TestContext,
+  directory: string,
+  url: string,
+  extra: string[] = [],
+): ReturnType<typeof startCli> {
+  const worker = startCli(['worker', '--queue', url, '--concurrency', '4', '--threads', '1', ...extra], {
+    cwd: directory,
+    env: { TRAJ_TEST_KEY: 'sk-test' },
+  });
   t.after(async () => {
     if (worker.child.exitCode === null && worker.child.signalCode === null) worker.child.kill('SIGKILL');
     await worker.done;
@@ -71,8 +81,26 @@ function startWorker(t: TestContext, directory: string, url: string, extra: stri
 
 function batchArgs(dataset: string, run: string, baseUrl: string, url: string, extra: string[] = []): string[] {
   return [
-    'batch', '--dataset', dataset, '--run', run, '--base-url', baseUrl, '--model', 'scripted-a', '--api-key-env', 'TRAJ_TEST_KEY',
-    '--toolsets', 'file', '--concurrency', '24', '--queue', url, '--stalled-interval', '3', ...extra,
+    'batch',
+    '--dataset',
+    dataset,
+    '--run',
+    run,
+    '--base-url',
+    baseUrl,
+    '--model',
+    'scripted-a',
+    '--api-key-env',
+    'TRAJ_TEST_KEY',
+    '--toolsets',
+    'file',
+    '--concurrency',
+    '24',
+    '--queue',
+    url,
+    '--stalled-interval',
+    '3',
+    ...extra,
   ];
 }
 
@@ -88,8 +116,15 @@ function assertLandedOnce(directory: string, run: string, total: number, duplica
   const records = readRecords(directory, run);
   assert.equal(records.length, total);
   assert.equal(new Set(records.map((record) => record.id)).size, total, 'one record per prompt key');
-  assert.equal(records.filter((record) => /#[1-9]$/.test(record.id)).length, duplicates, 'duplicate prompts are their own prompts (occurrence #1)');
-  assert.deepEqual(storeRows(directory, run, 'SELECT status, COUNT(*) AS n, MAX(attempts) AS attempts FROM items GROUP BY status'), [{ status: 'done', n: total, attempts: 0 }]);
+  assert.equal(
+    records.filter((record) => /#[1-9]$/.test(record.id)).length,
+    duplicates,
+    'duplicate prompts are their own prompts (occurrence #1)',
+  );
+  assert.deepEqual(
+    storeRows(directory, run, 'SELECT status, COUNT(*) AS n, MAX(attempts) AS attempts FROM items GROUP BY status'),
+    [{ status: 'done', n: total, attempts: 0 }],
+  );
   const stats = JSON.parse(readFileSync(join(directory, 'datasets', run, 'statistics.json'), 'utf8'));
   assert.equal(stats.prompts.total, total);
   assert.equal(stats.prompts.done, total);
@@ -128,11 +163,18 @@ test('three workers, one SIGKILLed mid-run, then the coordinator SIGKILLed and r
   // At-least-once execution, exactly-once landing: the only rollouts run twice are the ones the killed
   // worker had in flight (4 at most) — nothing landed, nor finished while the coordinator was gone, ran again.
   const completions = server.requestCount();
-  assert.ok(completions >= 300 && completions <= 304, `model requests: ${completions} (300 prompts + at most 4 cut off by the worker kill)`);
+  assert.ok(
+    completions >= 300 && completions <= 304,
+    `model requests: ${completions} (300 prompts + at most 4 cut off by the worker kill)`,
+  );
   const stats = JSON.parse(readFileSync(join(directory, 'datasets', 'spread', 'statistics.json'), 'utf8'));
   assert.equal(stats.segments, 2);
   // A finished run leaves nothing in Redis: no jobs, no settings.
-  await waitFor('the run to leave Redis', async () => (await redisKeys(redis.url)).filter((key) => key.includes('spread')).length === 0, 10_000);
+  await waitFor(
+    'the run to leave Redis',
+    async () => (await redisKeys(redis.url)).filter((key) => key.includes('spread')).length === 0,
+    10_000,
+  );
 });
 
 test('an eval over the queue: rewards computed on the workers from their sandboxes, a judge panel, the report as on one machine', async (t) => {
@@ -142,7 +184,11 @@ test('an eval over the queue: rewards computed on the workers from their sandbox
     const task = String(request.messages.find((message) => message.role === 'user')?.content ?? '');
     return reply(`My answer to: ${task}`);
   });
-  const grades: Record<string, [number, boolean]> = { 'judge-a': [9, true], 'judge-b': [8, true], 'judge-c': [3, false] };
+  const grades: Record<string, [number, boolean]> = {
+    'judge-a': [9, true],
+    'judge-b': [8, true],
+    'judge-c': [3, false],
+  };
   const judges = await startScriptedServer((request) => {
     const [score, pass] = grades[request.model!]!;
     return reply(JSON.stringify({ reasoning: `${request.model}: graded against the rubric`, score, pass }));
@@ -150,8 +196,29 @@ test('an eval over the queue: rewards computed on the workers from their sandbox
   t.after(() => Promise.all([policy.close(), judges.close()]).then(() => undefined));
   startWorker(t, directory, redis.url);
   startWorker(t, directory, redis.url);
-  const args = ['eval', '--env', 'rubric', '--run', 'panel', '--concurrency', '8', '--base-url', policy.url, '--model', 'policy', '--api-key-env', 'NO_KEY',
-    '--judge-model', 'judge-a,judge-b,judge-c', '--judge-base-url', judges.url, '--judge-api-key-env', 'NO_KEY', '--queue', redis.url];
+  const args = [
+    'eval',
+    '--env',
+    'rubric',
+    '--run',
+    'panel',
+    '--concurrency',
+    '8',
+    '--base-url',
+    policy.url,
+    '--model',
+    'policy',
+    '--api-key-env',
+    'NO_KEY',
+    '--judge-model',
+    'judge-a,judge-b,judge-c',
+    '--judge-base-url',
+    judges.url,
+    '--judge-api-key-env',
+    'NO_KEY',
+    '--queue',
+    redis.url,
+  ];
   const result = await coordinator(directory, args).done;
   assert.equal(result.code, 0, result.stderr);
   assert.equal(policy.requestCount(), 4, '4 items, each run once');
@@ -162,7 +229,10 @@ test('an eval over the queue: rewards computed on the workers from their sandbox
     assert.ok(Math.abs(record.reward! - 2 / 3) < 1e-12, 'two of three judges pass');
     assert.ok(Math.abs(record.scores.judge_agreement! - 2 / 3) < 1e-12);
     const details = record.reward_details as { judges: { model: string }[] };
-    assert.deepEqual(details.judges.map((judge) => judge.model), ['judge-a', 'judge-b', 'judge-c']);
+    assert.deepEqual(
+      details.judges.map((judge) => judge.model),
+      ['judge-a', 'judge-b', 'judge-c'],
+    );
   }
   const report = JSON.parse(readFileSync(join(directory, 'datasets', 'panel', 'report.json'), 'utf8'));
   assert.equal(report.summary.items, 4);
@@ -191,7 +261,15 @@ test('Redis restarted without persistence: the coordinator stops with how to res
   const lost = await first.done;
   assert.equal(lost.code, 4, lost.stderr);
   assert.match(lost.stderr, /lost run 'volatile' \(restarted without persistence\?\)[\s\S]*rerun the same command/);
-  assert.equal((storeRows(directory, 'volatile', `SELECT COUNT(*) AS n FROM items WHERE attempts > 0 OR status = 'failed'`) as { n: number }[])[0]!.n, 0, 'no prompt used an attempt');
+  assert.equal(
+    (
+      storeRows(directory, 'volatile', `SELECT COUNT(*) AS n FROM items WHERE attempts > 0 OR status = 'failed'`) as {
+        n: number;
+      }[]
+    )[0]!.n,
+    0,
+    'no prompt used an attempt',
+  );
   const rerun = await coordinator(directory, args).done;
   assert.equal(rerun.code, 0, rerun.stderr);
   assertLandedOnce(directory, 'volatile', 60, 0);
@@ -237,12 +315,23 @@ test('--stop drains a run: its jobs and settings leave Redis, the coordinator st
   assert.equal(stopped.code, 4, stopped.stderr);
   assert.match(stopped.stderr, /run 'drained' was stopped with --stop/);
   // Only the tombstone stays (a day), so a coordinator still attached can tell a --stop from a lost Redis.
-  await waitFor('the run to leave Redis', async () => (await redisKeys(redis.url)).filter((key) => key.includes('drained')).join() === 'traj:run:drained:stopped', 10_000);
+  await waitFor(
+    'the run to leave Redis',
+    async () =>
+      (await redisKeys(redis.url)).filter((key) => key.includes('drained')).join() === 'traj:run:drained:stopped',
+    10_000,
+  );
   const landed = doneCount(directory, 'drained');
   assert.ok(landed >= 5 && landed < 80, `landed before the stop: ${landed}`);
-  assert.equal((storeRows(directory, 'drained', `SELECT COUNT(*) AS n FROM items WHERE attempts > 0`) as { n: number }[])[0]!.n, 0);
+  assert.equal(
+    (storeRows(directory, 'drained', `SELECT COUNT(*) AS n FROM items WHERE attempts > 0`) as { n: number }[])[0]!.n,
+    0,
+  );
   refusing.child.kill('SIGTERM');
   const refused = await refusing.done;
-  assert.match(refused.stderr, /refusing run 'drained': sandbox differs: the run uses local, this worker was started with --sandbox docker/);
+  assert.match(
+    refused.stderr,
+    /refusing run 'drained': sandbox differs: the run uses local, this worker was started with --sandbox docker/,
+  );
   assert.match(refused.stderr, /stopped after 0 rollouts/);
 });

@@ -17,7 +17,8 @@ import { runCli, startCli, temporaryDirectory } from '../helpers/cli.js';
  * twice, no attempt used by a fault that is not the prompt's, and exit codes that say what happened.
  */
 
-const prompts = (count: number, prefix = 'task') => Array.from({ length: count }, (_, index) => ({ prompt: `${prefix} number ${index}: say hello` }));
+const prompts = (count: number, prefix = 'task') =>
+  Array.from({ length: count }, (_, index) => ({ prompt: `${prefix} number ${index}: say hello` }));
 
 function writeJsonl(path: string, rows: unknown[]): void {
   writeFileSync(path, `${rows.map((row) => JSON.stringify(row)).join('\n')}\n`);
@@ -31,7 +32,26 @@ function readRecords(directory: string, run: string): TrajectoryRecord[] {
 }
 
 function batchArgs(dataset: string, run: string, baseUrl: string, extra: string[] = []): string[] {
-  return ['batch', '--dataset', dataset, '--run', run, '--base-url', baseUrl, '--model', 'scripted-a', '--api-key-env', 'TRAJ_TEST_KEY', '--workers', '2', '--concurrency', '8', '--toolsets', 'file', ...extra];
+  return [
+    'batch',
+    '--dataset',
+    dataset,
+    '--run',
+    run,
+    '--base-url',
+    baseUrl,
+    '--model',
+    'scripted-a',
+    '--api-key-env',
+    'TRAJ_TEST_KEY',
+    '--workers',
+    '2',
+    '--concurrency',
+    '8',
+    '--toolsets',
+    'file',
+    ...extra,
+  ];
 }
 
 function storeRows(directory: string, run: string, sql: string): unknown[] {
@@ -51,7 +71,11 @@ function count(directory: string, run: string, where: string): number {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A real HTTP server answering every request with one status and an OpenAI-style error body. */
-async function startErrorServer(status: number, message: string, port = 0): Promise<{ server: Server; port: number; url: string; close(): Promise<void> }> {
+async function startErrorServer(
+  status: number,
+  message: string,
+  port = 0,
+): Promise<{ server: Server; port: number; url: string; close(): Promise<void> }> {
   const server = createServer((request, response) => {
     request.resume();
     response.writeHead(status, { 'content-type': 'application/json' });
@@ -98,18 +122,29 @@ test('SIGKILLed ten times at random moments, then run to the end: every prompt (
     await sleep(Math.floor(Math.random() * 700));
     child.kill('SIGKILL');
     const killed = await done;
-    if (killed.signal !== 'SIGKILL') assert.equal(killed.code, 0, `run ${kill} ended on its own but not cleanly:\n${killed.stderr}`);
+    if (killed.signal !== 'SIGKILL')
+      assert.equal(killed.code, 0, `run ${kill} ended on its own but not cleanly:\n${killed.stderr}`);
     doneAtKills.push(count(directory, 'kills', `status = 'done'`));
   }
-  assert.ok(doneAtKills.filter((done) => done > 0 && done < 300).length >= 3, `kills should land mid-run; done counts at the kills: ${doneAtKills.join(', ')}`);
+  assert.ok(
+    doneAtKills.filter((done) => done > 0 && done < 300).length >= 3,
+    `kills should land mid-run; done counts at the kills: ${doneAtKills.join(', ')}`,
+  );
   const final = await runCli(args, { cwd: directory });
   assert.equal(final.code, 0, final.stderr);
   assert.match(final.stdout, /wrote 300 trajectories/);
   const records = readRecords(directory, 'kills');
   assert.equal(records.length, 300);
   assert.equal(new Set(records.map((record) => record.id)).size, 300);
-  assert.equal(records.filter((record) => /#[1-9]$/.test(record.id)).length, 30, 'the 30 duplicates are their own prompts (occurrence #1)');
-  assert.deepEqual(storeRows(directory, 'kills', 'SELECT status, COUNT(*) AS n, MAX(attempts) AS attempts FROM items GROUP BY status'), [{ status: 'done', n: 300, attempts: 0 }]);
+  assert.equal(
+    records.filter((record) => /#[1-9]$/.test(record.id)).length,
+    30,
+    'the 30 duplicates are their own prompts (occurrence #1)',
+  );
+  assert.deepEqual(
+    storeRows(directory, 'kills', 'SELECT status, COUNT(*) AS n, MAX(attempts) AS attempts FROM items GROUP BY status'),
+    [{ status: 'done', n: 300, attempts: 0 }],
+  );
   const stats = JSON.parse(readFileSync(join(directory, 'datasets', 'kills', 'statistics.json'), 'utf8'));
   assert.equal(stats.prompts.total, 300);
   assert.equal(stats.prompts.done, 300);
@@ -120,8 +155,14 @@ test('an endpoint answering 401: the preflight stops the run (exit 4, the server
   const directory = temporaryDirectory(t);
   const dataset = join(directory, 'auth.jsonl');
   writeJsonl(dataset, prompts(20));
-  const refusing = await startErrorServer(401, 'Incorrect API key provided: sk-wrong. You can find your API key in your account settings.');
-  const result = await runCli(batchArgs(dataset, 'auth', refusing.url), { cwd: directory, env: { TRAJ_TEST_KEY: 'sk-wrong' } });
+  const refusing = await startErrorServer(
+    401,
+    'Incorrect API key provided: sk-wrong. You can find your API key in your account settings.',
+  );
+  const result = await runCli(batchArgs(dataset, 'auth', refusing.url), {
+    cwd: directory,
+    env: { TRAJ_TEST_KEY: 'sk-wrong' },
+  });
   await refusing.close();
   assert.equal(result.code, 4, result.stderr);
   assert.match(result.stderr, /refused the credentials: HTTP 401: Incorrect API key provided: sk-wrong/);
@@ -130,7 +171,10 @@ test('an endpoint answering 401: the preflight stops the run (exit 4, the server
 
   const healthy = await startScriptedServer(echoScript, { port: refusing.port });
   t.after(() => healthy.close());
-  const rerun = await runCli(batchArgs(dataset, 'auth', healthy.url), { cwd: directory, env: { TRAJ_TEST_KEY: 'sk-right' } });
+  const rerun = await runCli(batchArgs(dataset, 'auth', healthy.url), {
+    cwd: directory,
+    env: { TRAJ_TEST_KEY: 'sk-right' },
+  });
   assert.equal(rerun.code, 0, rerun.stderr);
   assert.equal(readRecords(directory, 'auth').length, 20);
 });
@@ -140,7 +184,10 @@ test('traj eval and traj ask against a 401 endpoint exit 4 with the server messa
   const refusing = await startErrorServer(403, 'Project key revoked');
   t.after(() => refusing.close());
   const endpoint = ['--base-url', refusing.url, '--model', 'm', '--api-key-env', 'TRAJ_TEST_KEY'];
-  const evaluated = await runCli(['eval', '--env', 'file-task', '--run', 'auth-eval', '--limit', '2', ...endpoint], { cwd: directory, env: { TRAJ_TEST_KEY: 'k' } });
+  const evaluated = await runCli(['eval', '--env', 'file-task', '--run', 'auth-eval', '--limit', '2', ...endpoint], {
+    cwd: directory,
+    env: { TRAJ_TEST_KEY: 'k' },
+  });
   assert.equal(evaluated.code, 4, evaluated.stderr);
   assert.match(evaluated.stderr, /HTTP 403: Project key revoked/);
   const asked = await runCli(['ask', 'hello', ...endpoint], { cwd: directory, env: { TRAJ_TEST_KEY: 'k' } });
@@ -152,7 +199,11 @@ test('a 401 on completions only (the model list answers): the circuit breaker st
   const directory = temporaryDirectory(t);
   const dataset = join(directory, 'breaker.jsonl');
   writeJsonl(dataset, prompts(60));
-  const refusing: ScriptFunction = () => ({ fault: 'http', status: 401, body: { error: { message: 'Invalid bearer token for this project' } } });
+  const refusing: ScriptFunction = () => ({
+    fault: 'http',
+    status: 401,
+    body: { error: { message: 'Invalid bearer token for this project' } },
+  });
   const down = await startScriptedServer(refusing, { latencyMs: 100 });
   const result = await runCli(batchArgs(dataset, 'breaker', down.url, ['--concurrency', '4']), { cwd: directory });
   const requests = down.requestCount();
@@ -160,7 +211,11 @@ test('a 401 on completions only (the model list answers): the circuit breaker st
   assert.equal(result.code, 4, result.stderr);
   assert.match(result.stderr, /run-level fault model_auth: .*HTTP 401: Invalid bearer token for this project/);
   assert.ok(requests <= 12, `stopped within a few failures, not all 60 prompts (${requests} requests)`);
-  assert.equal(count(directory, 'breaker', `attempts > 0 OR status <> 'pending'`), 0, 'no prompt used an attempt or was recorded failed');
+  assert.equal(
+    count(directory, 'breaker', `attempts > 0 OR status <> 'pending'`),
+    0,
+    'no prompt used an attempt or was recorded failed',
+  );
   assert.ok(existsSync(join(directory, 'datasets', 'breaker', 'statistics.json')));
 
   const up = await startScriptedServer(echoScript, { port: down.port });
@@ -197,9 +252,14 @@ test('an endpoint that goes down mid-run (503 after retries): five in a row stop
   writeJsonl(dataset, prompts(40));
   const config = join(directory, 'no-retry.yaml');
   writeFileSync(config, 'endpoint:\n  max_retries: 0\n');
-  const flaky: ScriptFunction = (_request, context) => (context.index < 8 ? { content: 'fine' } : { fault: 'http', status: 503, body: { error: { message: 'upstream overloaded' } } });
+  const flaky: ScriptFunction = (_request, context) =>
+    context.index < 8
+      ? { content: 'fine' }
+      : { fault: 'http', status: 503, body: { error: { message: 'upstream overloaded' } } };
   const down = await startScriptedServer(flaky, { latencyMs: 50 });
-  const result = await runCli(batchArgs(dataset, 'outage', down.url, ['--concurrency', '2', '--config', config]), { cwd: directory });
+  const result = await runCli(batchArgs(dataset, 'outage', down.url, ['--concurrency', '2', '--config', config]), {
+    cwd: directory,
+  });
   await down.close();
   assert.equal(result.code, 4, result.stderr);
   assert.match(result.stderr, /run-level fault model_unavailable: .*HTTP 503: upstream overloaded/);
@@ -218,12 +278,22 @@ test('while a model call is retried, progress shows what the server said (never 
   const dataset = join(directory, 'retry-notice.jsonl');
   writeJsonl(dataset, prompts(1));
   const busy: ScriptFunction = (_request, context) =>
-    context.index < 2 ? { fault: 'http', status: 503, headers: { 'retry-after-ms': '300' }, body: { error: { message: 'engine warming up, try later' } } } : { content: 'fine' };
+    context.index < 2
+      ? {
+          fault: 'http',
+          status: 503,
+          headers: { 'retry-after-ms': '300' },
+          body: { error: { message: 'engine warming up, try later' } },
+        }
+      : { content: 'fine' };
   const server = await startScriptedServer(busy);
   t.after(() => server.close());
   const result = await runCli(batchArgs(dataset, 'retry-notice', server.url), { cwd: directory });
   assert.equal(result.code, 0, result.stderr);
-  assert.match(result.stderr, /\[traj\] retrying a model call \(attempt 1 failed, next in 0\.3 s\): HTTP 503: engine warming up, try later/);
+  assert.match(
+    result.stderr,
+    /\[traj\] retrying a model call \(attempt 1 failed, next in 0\.3 s\): HTTP 503: engine warming up, try later/,
+  );
   assert.equal(readRecords(directory, 'retry-notice').length, 1);
 });
 
@@ -249,7 +319,11 @@ test('a malformed row in the middle: in-flight rollouts land as done, outputs wr
   assert.equal(result.code, 2, result.stderr);
   assert.match(result.stderr, /middle\.jsonl:16: invalid JSON/);
   assert.match(result.stderr, /already running landed and the outputs are written/);
-  assert.deepEqual(storeRows(directory, 'middle', 'SELECT status, COUNT(*) AS n FROM items GROUP BY status'), [{ status: 'done', n: 15 }], 'the 15 rows before it ran and landed; none crashed');
+  assert.deepEqual(
+    storeRows(directory, 'middle', 'SELECT status, COUNT(*) AS n FROM items GROUP BY status'),
+    [{ status: 'done', n: 15 }],
+    'the 15 rows before it ran and landed; none crashed',
+  );
   assert.equal(readRecords(directory, 'middle').length, 15);
   const stats = JSON.parse(readFileSync(join(directory, 'datasets', 'middle', 'statistics.json'), 'utf8'));
   assert.equal(stats.prompts.done, 15);
@@ -258,7 +332,9 @@ test('a malformed row in the middle: in-flight rollouts land as done, outputs wr
   assert.equal(skipped.code, 0, skipped.stderr);
   const records = readRecords(directory, 'middle');
   assert.equal(records.length, 29);
-  const after = records.find((record) => record.messages.some((message) => message.content === 'task number 16: say hello'))!;
+  const after = records.find((record) =>
+    record.messages.some((message) => message.content === 'task number 16: say hello'),
+  )!;
   assert.equal(after.source.row, 17, 'source.row is the line number, as bad rows are reported');
   assert.match(skipped.stdout, /bad rows \(1\):\n {2}line 16: invalid JSON/);
 });
@@ -273,7 +349,10 @@ test('an empty dataset and a dataset of bad rows only exit 2 with a clear messag
   assert.equal(none.code, 2, none.stderr);
   assert.match(none.stderr, /empty\.jsonl: the dataset has no rows/);
   const bad = join(directory, 'bad.jsonl');
-  writeFileSync(bad, Buffer.concat([Buffer.from('{"prompt": \n'), Buffer.from([0x7b, 0x22, 0x70, 0xff, 0xfe, 0x22, 0x7d, 0x0a])]));
+  writeFileSync(
+    bad,
+    Buffer.concat([Buffer.from('{"prompt": \n'), Buffer.from([0x7b, 0x22, 0x70, 0xff, 0xfe, 0x22, 0x7d, 0x0a])]),
+  );
   const allBad = await runCli(batchArgs(bad, 'bad', server.url, ['--skip-bad-rows']), { cwd: directory });
   assert.equal(allBad.code, 2, allBad.stderr);
   assert.match(allBad.stderr, /all 2 rows are malformed/);
@@ -312,33 +391,71 @@ test('a fault that repeats fails for good: listed with its message, skipped by r
   let fixed = false;
   const script: ScriptFunction = (request) => {
     const prompt = String(request.messages.find((message) => message.role === 'user')?.content);
-    if (prompt.includes('reject') && !fixed) return { fault: 'http', status: 400, body: { error: { message: "Unsupported parameter: 'top_k' is not supported with this model." } } };
-    if (prompt.includes('huge')) return { fault: 'http', status: 400, body: { error: { message: "This model's maximum context length is 4096 tokens. However, your messages resulted in 9120 tokens." } } };
+    if (prompt.includes('reject') && !fixed)
+      return {
+        fault: 'http',
+        status: 400,
+        body: { error: { message: "Unsupported parameter: 'top_k' is not supported with this model." } },
+      };
+    if (prompt.includes('huge'))
+      return {
+        fault: 'http',
+        status: 400,
+        body: {
+          error: {
+            message:
+              "This model's maximum context length is 4096 tokens. However, your messages resulted in 9120 tokens.",
+          },
+        },
+      };
     return { content: 'fine' };
   };
   const server = await startScriptedServer(script);
   t.after(() => server.close());
   const dataset = join(directory, 'retry.jsonl');
-  writeJsonl(dataset, [{ prompt: 'ok one' }, { prompt: 'please reject me', id: 'rejected-row' }, { prompt: 'huge context' }, { prompt: 'ok two' }]);
+  writeJsonl(dataset, [
+    { prompt: 'ok one' },
+    { prompt: 'please reject me', id: 'rejected-row' },
+    { prompt: 'huge context' },
+    { prompt: 'ok two' },
+  ]);
   const first = await runCli(batchArgs(dataset, 'retry', server.url), { cwd: directory });
   assert.equal(first.code, 1, first.stderr);
   assert.match(first.stderr, /1 prompts failed \(1 for good/);
-  assert.match(first.stderr, /model_request_rejected ×1 \(e\.g\. rejected-row\): .*HTTP 400: Unsupported parameter: 'top_k'/);
+  assert.match(
+    first.stderr,
+    /model_request_rejected ×1 \(e\.g\. rejected-row\): .*HTTP 400: Unsupported parameter: 'top_k'/,
+  );
   assert.match(first.stderr, /--retry-failed/);
   assert.match(first.stdout, /model_request_rejected ×1 \(e\.g\. rejected-row\)/, 'the summary names it too');
   const stats = JSON.parse(readFileSync(join(directory, 'datasets', 'retry', 'statistics.json'), 'utf8'));
   assert.equal(stats.prompts.failures.model_request_rejected.count, 1);
   assert.equal(stats.prompts.failures.model_request_rejected.example_key, 'rejected-row');
-  assert.match(stats.prompts.failures.model_request_rejected.first_message, /Unsupported parameter: 'top_k' is not supported with this model\.$/);
+  assert.match(
+    stats.prompts.failures.model_request_rejected.first_message,
+    /Unsupported parameter: 'top_k' is not supported with this model\.$/,
+  );
   assert.equal(stats.prompts.failed_for_good, 1);
   assert.deepEqual(
-    storeRows(directory, 'retry', `SELECT status, error_class, error_code, attempts FROM items WHERE key = 'rejected-row'`),
+    storeRows(
+      directory,
+      'retry',
+      `SELECT status, error_class, error_code, attempts FROM items WHERE key = 'rejected-row'`,
+    ),
     [{ status: 'failed', error_class: 'infra', error_code: 'model_request_rejected', attempts: 1 }],
   );
-  const overflow = storeRows(directory, 'retry', `SELECT status, error_class, error_code FROM items WHERE row_index = 2`);
+  const overflow = storeRows(
+    directory,
+    'retry',
+    `SELECT status, error_class, error_code FROM items WHERE row_index = 2`,
+  );
   // The agent loop turns the overflow into finish_reason context_length (nothing to compress in one
   // message); the run pipeline stores it as the agent's outcome, not an infra failure.
-  assert.deepEqual(overflow, [{ status: 'done', error_class: 'agent', error_code: 'context_length' }], 'a context overflow is the agent\'s outcome, not an infra failure');
+  assert.deepEqual(
+    overflow,
+    [{ status: 'done', error_class: 'agent', error_code: 'context_length' }],
+    "a context overflow is the agent's outcome, not an infra failure",
+  );
 
   fixed = true;
   const before = server.requestCount();
@@ -357,7 +474,10 @@ test('no Docker engine for a docker run: one run-level fault before any rollout 
   t.after(() => server.close());
   const dataset = join(directory, 'engine.jsonl');
   writeJsonl(dataset, prompts(5));
-  const result = await runCli(batchArgs(dataset, 'engine', server.url, ['--sandbox', 'docker']), { cwd: directory, env: { DOCKER_HOST: `unix://${join(directory, 'no-engine.sock')}` } });
+  const result = await runCli(batchArgs(dataset, 'engine', server.url, ['--sandbox', 'docker']), {
+    cwd: directory,
+    env: { DOCKER_HOST: `unix://${join(directory, 'no-engine.sock')}` },
+  });
   assert.equal(result.code, 4, result.stderr);
   assert.match(result.stderr, /no Docker engine answered at DOCKER_HOST=unix:\/\/.*no-engine\.sock/);
   assert.equal(count(directory, 'engine', '1 = 1'), 0);
@@ -369,7 +489,20 @@ test('traj bench with a missing sandbox image: one run-level fault (exit 4), not
   if (reason && !dockerRequired()) return t.skip(reason);
   const directory = temporaryDirectory(t);
   const tag = `traj-test-missing-${process.pid}:absent`;
-  const args = ['bench', 'demo', '--agent', 'oracle', '--sandbox', 'docker', '--image', tag, '--run', 'missing-image', '--tasks', join(projectRoot(), 'benchmarks', 'tasks')];
+  const args = [
+    'bench',
+    'demo',
+    '--agent',
+    'oracle',
+    '--sandbox',
+    'docker',
+    '--image',
+    tag,
+    '--run',
+    'missing-image',
+    '--tasks',
+    join(projectRoot(), 'benchmarks', 'tasks'),
+  ];
   const missing = await runCli(args, { cwd: directory });
   assert.equal(missing.code, 4, `${missing.stdout}\n${missing.stderr}`);
   assert.match(missing.stderr, new RegExp(`the sandbox image '${tag}' is not on this Docker engine`));

@@ -7,7 +7,14 @@ import { keyItems } from '../../src/run/environment-entries.js';
 import { executeRollout, type RolloutSettings } from '../../src/run/rollout.js';
 import { createThreadServices } from '../../src/run/worker-services.js';
 import { DEFAULT_BUDGET } from '../../src/tools/budget.js';
-import { callTool, conversationScript, reply, startScriptedServer, type ChatRequest, type ScriptedResponse } from '../../src/testing/index.js';
+import {
+  callTool,
+  conversationScript,
+  reply,
+  startScriptedServer,
+  type ChatRequest,
+  type ScriptedResponse,
+} from '../../src/testing/index.js';
 import { buildRoot } from '../../src/util/paths.js';
 import { temporaryDirectory } from '../helpers/cli.js';
 
@@ -16,7 +23,15 @@ const FILE_TASK = join(buildRoot(), 'environments', 'file-task', 'index.js');
 function settings(baseUrl: string, environmentModule: string): RolloutSettings {
   return {
     run: 'environments-test',
-    endpoint: { base_url: baseUrl, model: 'policy', api_key_env: 'NO_KEY', timeout_ms: 30_000, max_retries: 0, concurrency: 8, tool_call_format: 'native' },
+    endpoint: {
+      base_url: baseUrl,
+      model: 'policy',
+      api_key_env: 'NO_KEY',
+      timeout_ms: 30_000,
+      max_retries: 0,
+      concurrency: 8,
+      tool_call_format: 'native',
+    },
     maxTurns: 4,
     sandbox: { kind: 'local' },
     budget: DEFAULT_BUDGET,
@@ -30,9 +45,24 @@ function settings(baseUrl: string, environmentModule: string): RolloutSettings {
 function fileTaskPolicy(wrong: boolean) {
   const actions: [RegExp, ScriptedResponse][] = [
     [/report\.txt/, callTool('write_file', { path: 'report.txt', content: wrong ? '99\n' : '100\n' })],
-    [/evens\.txt/, callTool('terminal', { command: `mkdir -p numbers && printf '${wrong ? '2\\n4\\n6\\n8\\n' : '2\\n4\\n6\\n8\\n10\\n'}' > numbers/evens.txt` })],
-    [/count\.sh/, callTool('write_file', { path: 'count.sh', content: wrong ? 'echo 6\n' : "wc -l < data.csv | tr -d ' '\n" })],
-    [/draft\.md/, callTool('terminal', { command: wrong ? 'cp draft.md final.md && echo approved >> final.md' : 'mv draft.md final.md && echo approved >> final.md' })],
+    [
+      /evens\.txt/,
+      callTool('terminal', {
+        command: `mkdir -p numbers && printf '${wrong ? '2\\n4\\n6\\n8\\n' : '2\\n4\\n6\\n8\\n10\\n'}' > numbers/evens.txt`,
+      }),
+    ],
+    [
+      /count\.sh/,
+      callTool('write_file', { path: 'count.sh', content: wrong ? 'echo 6\n' : "wc -l < data.csv | tr -d ' '\n" }),
+    ],
+    [
+      /draft\.md/,
+      callTool('terminal', {
+        command: wrong
+          ? 'cp draft.md final.md && echo approved >> final.md'
+          : 'mv draft.md final.md && echo approved >> final.md',
+      }),
+    ],
   ];
   return conversationScript([
     (request: ChatRequest) => {
@@ -52,7 +82,14 @@ async function runFileTasks(wrong: boolean, t: { after(fn: () => Promise<void>):
   const outcomes = await Promise.all(
     items.map((keyed) =>
       executeRollout(
-        { key: keyed.key, sample: 0, toolsets: ['terminal', 'file'], messages: keyed.messages, item: keyed.item, settings: settings(server.url, FILE_TASK) },
+        {
+          key: keyed.key,
+          sample: 0,
+          toolsets: ['terminal', 'file'],
+          messages: keyed.messages,
+          item: keyed.item,
+          settings: settings(server.url, FILE_TASK),
+        },
         services,
         new AbortController().signal,
       ),
@@ -70,7 +107,10 @@ test('file-task: the reward reads the files the agent wrote; the right files sco
     assert.equal(outcome.reward?.reward, 1, `${outcome.key}: ${JSON.stringify(outcome.reward)}`);
     assert.equal(outcome.reward?.reward_error, null);
   }
-  const report = outcomes[0]!.reward!.reward_details as { files: string[]; checks: { check: string; ok: boolean; actual: string }[] };
+  const report = outcomes[0]!.reward!.reward_details as {
+    files: string[];
+    checks: { check: string; ok: boolean; actual: string }[];
+  };
   assert.deepEqual(report.files, ['report.txt']);
   assert.deepEqual(report.checks, [{ check: 'first line of report.txt', ok: true, expected: '100', actual: '100' }]);
   const draft = outcomes[3]!.reward!.reward_details as { files: string[] };
@@ -81,9 +121,21 @@ test('file-task: wrong files score 0.0 and the details say what was expected and
   const { outcomes } = await runFileTasks(true, t);
   for (const outcome of outcomes) assert.equal(outcome.reward?.reward, 0, outcome.key);
   const byKey = Object.fromEntries(outcomes.map((outcome) => [outcome.key, outcome.reward!]));
-  assert.deepEqual((byKey['sum-report']!.reward_details as { checks: unknown[] }).checks, [{ check: 'first line of report.txt', ok: false, expected: '100', actual: '99' }]);
-  assert.deepEqual((byKey['even-numbers']!.reward_details as { checks: { actual: string[] }[] }).checks[0]!.actual, ['2', '4', '6', '8']);
-  assert.deepEqual((byKey['count-script']!.reward_details as { checks: { actual: string; ok: boolean }[] }).checks[0], { check: '`bash count.sh` prints 7', ok: false, expected: '7', actual: '6' });
+  assert.deepEqual((byKey['sum-report']!.reward_details as { checks: unknown[] }).checks, [
+    { check: 'first line of report.txt', ok: false, expected: '100', actual: '99' },
+  ]);
+  assert.deepEqual((byKey['even-numbers']!.reward_details as { checks: { actual: string[] }[] }).checks[0]!.actual, [
+    '2',
+    '4',
+    '6',
+    '8',
+  ]);
+  assert.deepEqual((byKey['count-script']!.reward_details as { checks: { actual: string; ok: boolean }[] }).checks[0], {
+    check: '`bash count.sh` prints 7',
+    ok: false,
+    expected: '7',
+    actual: '6',
+  });
   const approve = byKey['approve-draft']!;
   assert.deepEqual(
     (approve.reward_details as { checks: { ok: boolean }[] }).checks.map((check) => check.ok),
@@ -116,7 +168,18 @@ test('a throwing or hanging reward is recorded with its message: reward null, ne
   const services = createThreadServices();
   const outcomes = await Promise.all(
     ['throws', 'hangs', 'nan'].map((id) =>
-      executeRollout({ key: id, sample: 0, toolsets: [], messages: [{ role: 'user', content: `say ${id}` }], item: { id }, settings: settings(server.url, module) }, services, new AbortController().signal),
+      executeRollout(
+        {
+          key: id,
+          sample: 0,
+          toolsets: [],
+          messages: [{ role: 'user', content: `say ${id}` }],
+          item: { id },
+          settings: settings(server.url, module),
+        },
+        services,
+        new AbortController().signal,
+      ),
     ),
   );
   assert.deepEqual(
@@ -132,10 +195,24 @@ test('a throwing or hanging reward is recorded with its message: reward null, ne
 test('a reward that asks for a judge in a run without one gets a message saying how to configure it', async (t) => {
   const directory = temporaryDirectory(t);
   const module = join(directory, 'judged-env.mjs');
-  writeFileSync(module, `export default { name: 'judged', version: '1', items: () => [{}], prompt: () => 'hi', toolsets: [], reward: (item, result, context) => context.judge() };\n`);
+  writeFileSync(
+    module,
+    `export default { name: 'judged', version: '1', items: () => [{}], prompt: () => 'hi', toolsets: [], reward: (item, result, context) => context.judge() };\n`,
+  );
   const server = await startScriptedServer(conversationScript([reply('hello')]));
   t.after(() => server.close());
-  const outcome = await executeRollout({ key: 'k', sample: 0, toolsets: [], messages: [{ role: 'user', content: 'hi' }], item: {}, settings: settings(server.url, module) }, createThreadServices(), new AbortController().signal);
+  const outcome = await executeRollout(
+    {
+      key: 'k',
+      sample: 0,
+      toolsets: [],
+      messages: [{ role: 'user', content: 'hi' }],
+      item: {},
+      settings: settings(server.url, module),
+    },
+    createThreadServices(),
+    new AbortController().signal,
+  );
   assert.equal(outcome.reward?.reward, null);
   assert.match(outcome.reward!.reward_error!, /asks for an LLM judge but the run has none: pass --judge-model/);
 });

@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { groupAdvantages, majorityAgreement, meanInterval, passAtK, passAtKTable, tQuantile975, wilsonInterval } from '../../src/eval/metrics.js';
+import {
+  groupAdvantages,
+  majorityAgreement,
+  meanInterval,
+  passAtK,
+  passAtKTable,
+  tQuantile975,
+  wilsonInterval,
+} from '../../src/eval/metrics.js';
 
 const close = (actual: number | null, expected: number, tolerance = 1e-3) => {
   assert.ok(actual !== null && Math.abs(actual - expected) < tolerance, `expected ${expected}, got ${actual}`);
@@ -14,7 +22,11 @@ test('pass@k matches hand-computed values of 1 − C(n−c,k)/C(n,k)', () => {
   assert.equal(passAtK(5, 2, 4), 1);
   assert.equal(passAtK(5, 0, 5), 0);
   // Large n stays finite: 1 − C(990, 10)/C(1000, 10).
-  close(passAtK(1000, 10, 10), 1 - [...Array(10).keys()].reduce((product, i) => product * ((990 - i) / (1000 - i)), 1), 1e-12);
+  close(
+    passAtK(1000, 10, 10),
+    1 - [...Array(10).keys()].reduce((product, i) => product * ((990 - i) / (1000 - i)), 1),
+    1e-12,
+  );
   assert.throws(() => passAtK(3, 1, 4), /1 ≤ k ≤ n/);
 });
 
@@ -60,7 +72,11 @@ test('group advantages are centred (sum ≈ 0) and scaled by the group std', () 
   const advantages = groupAdvantages([1, 0, 0, 1, null]);
   assert.equal(advantages[4], null);
   const scored = advantages.slice(0, 4) as number[];
-  close(scored.reduce((sum, value) => sum + value, 0), 0, 1e-9);
+  close(
+    scored.reduce((sum, value) => sum + value, 0),
+    0,
+    1e-9,
+  );
   close(scored[0]!, 0.5 / (0.5 + 1e-6), 1e-9);
   assert.deepEqual(groupAdvantages([0.7, 0.7]), [0, 0]);
   assert.deepEqual(groupAdvantages([null]), [null]);

@@ -8,7 +8,13 @@ import type { VerifierDetails } from '../../environments/terminal-tasks/verifier
 import { DEFAULT_BUDGET } from '../../src/tools/budget.js';
 import { executeRollout, type RolloutOutcome, type RolloutSettings } from '../../src/run/rollout.js';
 import { createThreadServices } from '../../src/run/worker-services.js';
-import { callTool, conversationScript, reply, startScriptedServer, type ScriptFunction } from '../../src/testing/index.js';
+import {
+  callTool,
+  conversationScript,
+  reply,
+  startScriptedServer,
+  type ScriptFunction,
+} from '../../src/testing/index.js';
 import { buildRoot, projectRoot } from '../../src/util/paths.js';
 import { temporaryDirectory } from '../helpers/cli.js';
 
@@ -24,7 +30,15 @@ after(() => services.close());
 function settings(agent: RolloutSettings['agent'], baseUrl = 'http://127.0.0.1:9/v1'): RolloutSettings {
   return {
     run: 'terminal-rollouts-test',
-    endpoint: { base_url: baseUrl, model: 'scripted', api_key_env: 'TRAJ_TEST_NO_KEY', timeout_ms: 60_000, max_retries: 0, concurrency: 8, tool_call_format: 'native' },
+    endpoint: {
+      base_url: baseUrl,
+      model: 'scripted',
+      api_key_env: 'TRAJ_TEST_NO_KEY',
+      timeout_ms: 60_000,
+      max_retries: 0,
+      concurrency: 8,
+      tool_call_format: 'native',
+    },
     maxTurns: 6,
     sandbox: { kind: 'local' },
     budget: DEFAULT_BUDGET,
@@ -92,11 +106,17 @@ describe('terminal tasks in the local sandbox', () => {
       assert.deepEqual(roles, ['system', 'user', 'assistant', 'tool', 'assistant']);
       const call = outcome.result.messages[2]!;
       assert.ok(call.role === 'assistant' && call.tool_calls?.[0]?.function.name === 'terminal');
-      assert.match(JSON.parse(call.tool_calls![0]!.function.arguments).command, /^bash \S+\/\.traj-task\/solution\/solve\.sh$/);
+      assert.match(
+        JSON.parse(call.tool_calls![0]!.function.arguments).command,
+        /^bash \S+\/\.traj-task\/solution\/solve\.sh$/,
+      );
       assert.equal(JSON.parse((outcome.result.messages[3] as { content: string }).content).exit_code, 0);
       assert.equal(outcome.result.finishReason, 'stop');
       assert.equal(outcome.result.apiCalls, 0);
-      assert.deepEqual(outcome.result.toolCalls.map((tool) => [tool.name, tool.ok]), [['terminal', true]]);
+      assert.deepEqual(
+        outcome.result.toolCalls.map((tool) => [tool.name, tool.ok]),
+        [['terminal', true]],
+      );
     }
   });
 
@@ -107,11 +127,18 @@ describe('terminal tasks in the local sandbox', () => {
       assert.ok(details(outcome).failed_tests.length > 0);
       assert.equal(details(outcome).exit_code, 1);
     }
-    assert.deepEqual(details(outcomes[demo.findIndex((task) => task.name === 'create-greeting-file')]!).failed_tests, ['greeting.txt::exists']);
+    assert.deepEqual(details(outcomes[demo.findIndex((task) => task.name === 'create-greeting-file')]!).failed_tests, [
+      'greeting.txt::exists',
+    ]);
   });
 
   it('a scripted model that does the work with ordinary tool calls earns 1.0', async () => {
-    const server = await scripted(conversationScript([callTool('terminal', { command: "printf 'Hello from traj!\\n' > greeting.txt && cat greeting.txt" }), reply('Created greeting.txt.')]));
+    const server = await scripted(
+      conversationScript([
+        callTool('terminal', { command: "printf 'Hello from traj!\\n' > greeting.txt && cat greeting.txt" }),
+        reply('Created greeting.txt.'),
+      ]),
+    );
     const outcome = await rollout(demo.find((task) => task.name === 'create-greeting-file')!, 'model', server.url);
     assert.equal(outcome.reward?.reward, 1, JSON.stringify(outcome.reward));
     assert.equal(server.requests.length, 2);
@@ -121,11 +148,13 @@ describe('terminal tasks in the local sandbox', () => {
   it('a model that plants tests and a reward file cannot pass: both are replaced after the rollout', async () => {
     const tamper = [
       'mkdir -p .traj-task/tests .traj-task/logs/verifier',
-      "printf '#!/bin/bash\\necho 1 > \"$LOGS_DIR/verifier/reward.txt\"\\nexit 0\\n' > .traj-task/tests/test.sh",
+      'printf \'#!/bin/bash\\necho 1 > "$LOGS_DIR/verifier/reward.txt"\\nexit 0\\n\' > .traj-task/tests/test.sh',
       'echo 1 > .traj-task/logs/verifier/reward.txt',
       'ls -R .traj-task',
     ].join(' && ');
-    const server = await scripted(conversationScript([callTool('terminal', { command: tamper }), reply('All tests pass now.')]));
+    const server = await scripted(
+      conversationScript([callTool('terminal', { command: tamper }), reply('All tests pass now.')]),
+    );
     const outcome = await rollout(demo.find((task) => task.name === 'create-greeting-file')!, 'model', server.url);
     const tool = outcome.result.messages.find((message) => message.role === 'tool');
     assert.match(tool!.content as string, /"exit_code":0/, 'the planting itself succeeded');
@@ -136,28 +165,40 @@ describe('terminal tasks in the local sandbox', () => {
   it('the item time limit stops the agent, records agent_timeout and still scores what it left', async (t) => {
     const root = temporaryDirectory(t);
     const task = {
-      ...writeTask(root, 'slow', { 'tests/test.sh': 'cd "$WORKDIR"; [ -f started ] && echo 1 > "$LOGS_DIR/verifier/reward.txt" || echo 0 > "$LOGS_DIR/verifier/reward.txt"\n' }),
+      ...writeTask(root, 'slow', {
+        'tests/test.sh':
+          'cd "$WORKDIR"; [ -f started ] && echo 1 > "$LOGS_DIR/verifier/reward.txt" || echo 0 > "$LOGS_DIR/verifier/reward.txt"\n',
+      }),
       agent_timeout_sec: 1.5,
     };
-    const server = await scripted(conversationScript([callTool('terminal', { command: 'touch started && sleep 30', timeout: 60 }), reply('done')]));
+    const server = await scripted(
+      conversationScript([callTool('terminal', { command: 'touch started && sleep 30', timeout: 60 }), reply('done')]),
+    );
     const outcome = await rollout(task, 'model', server.url);
     assert.equal(outcome.error, undefined, 'the rollout itself did not fail');
     assert.equal(outcome.result.finishReason, 'aborted');
     assert.equal(outcome.result.error?.code, 'agent_timeout');
     assert.match(outcome.result.error!.message, /1\.5 s/);
     assert.equal(outcome.reward?.reward, 1, 'the file the agent made before the limit counts');
-    assert.ok(outcome.result.timings.duration_ms < 20_000, `stopped early, not after the 30 s sleep (${outcome.result.timings.duration_ms} ms)`);
+    assert.ok(
+      outcome.result.timings.duration_ms < 20_000,
+      `stopped early, not after the 30 s sleep (${outcome.result.timings.duration_ms} ms)`,
+    );
   });
 
   it('scores from reward.json, from the exit code, and as 0 when the verifier times out', async (t) => {
     const root = temporaryDirectory(t);
-    const json = writeTask(root, 'json', { 'tests/test.sh': 'echo \'{"reward": 0.5, "checks": 2}\' > "$LOGS_DIR/verifier/reward.json"\nexit 1\n' });
+    const json = writeTask(root, 'json', {
+      'tests/test.sh': 'echo \'{"reward": 0.5, "checks": 2}\' > "$LOGS_DIR/verifier/reward.json"\nexit 1\n',
+    });
     const exitZero = writeTask(root, 'exit-zero', { 'tests/test.sh': 'echo checked\nexit 0\n' });
     const exitOne = writeTask(root, 'exit-one', { 'tests/test.sh': 'echo broken >&2\nexit 3\n' });
     const slow = writeTask(root, 'slow-verifier', { 'tests/test.sh': 'echo starting\nsleep 30\n' }, '');
     const slowTask = { ...slow, verifier_timeout_sec: 1 };
     const garbage = writeTask(root, 'garbage', { 'tests/test.sh': 'echo maybe > "$LOGS_DIR/verifier/reward.txt"\n' });
-    const [a, b, c, d, e] = await Promise.all([json, exitZero, exitOne, slowTask, garbage].map((task) => rollout(task, 'noop')));
+    const [a, b, c, d, e] = await Promise.all(
+      [json, exitZero, exitOne, slowTask, garbage].map((task) => rollout(task, 'noop')),
+    );
     assert.deepEqual([a!.reward?.reward, a!.reward?.scores], [0.5, { reward: 0.5, checks: 2 }]);
     assert.equal(details(a!).source, 'reward.json');
     assert.deepEqual([b!.reward?.reward, details(b!).source, details(b!).exit_code], [1, 'exit_code', 0]);
@@ -171,10 +212,15 @@ describe('terminal tasks in the local sandbox', () => {
 
   it('a failing setup is an infrastructure fault carrying the end of its output, not a 0 for the agent', async (t) => {
     const root = temporaryDirectory(t);
-    const task = writeTask(root, 'broken-setup', { 'environment/setup.sh': 'echo preparing\necho "the fixture is missing" >&2\nexit 7\n' });
+    const task = writeTask(root, 'broken-setup', {
+      'environment/setup.sh': 'echo preparing\necho "the fixture is missing" >&2\nexit 7\n',
+    });
     const outcome = await rollout(task, 'oracle');
     assert.equal(outcome.error?.code, 'task_setup_failed');
-    assert.match(outcome.error!.message, /environment\/setup\.sh exited with 7; last output:\npreparing\nthe fixture is missing/);
+    assert.match(
+      outcome.error!.message,
+      /environment\/setup\.sh exited with 7; last output:\npreparing\nthe fixture is missing/,
+    );
     assert.equal(outcome.reward, undefined);
   });
 

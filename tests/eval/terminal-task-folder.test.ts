@@ -14,7 +14,11 @@ const DEMO_TASKS = join(projectRoot(), 'benchmarks', 'tasks');
 /** A task folder written for the test; `files` maps relative paths to contents. */
 function writeTask(root: string, name: string, files: Record<string, string>): string {
   const folder = join(root, name);
-  for (const [path, text] of Object.entries({ 'instruction.md': `do ${name}\n`, 'tests/test.sh': 'exit 0\n', ...files })) {
+  for (const [path, text] of Object.entries({
+    'instruction.md': `do ${name}\n`,
+    'tests/test.sh': 'exit 0\n',
+    ...files,
+  })) {
     mkdirSync(join(folder, path, '..'), { recursive: true });
     writeFileSync(join(folder, path), text);
   }
@@ -44,11 +48,18 @@ describe('terminal task folders', () => {
     assert.equal(terminalTasks.prompt(greeting), greeting.instruction);
     assert.equal(terminalTasks.agentTimeoutMs!(greeting), 120_000);
     assert.equal((terminalTasks.rewardTimeoutMs as (task: unknown) => number)(greeting), 90_000);
-    assert.deepEqual(terminalTasks.sandbox instanceof Function ? terminalTasks.sandbox(greeting) : undefined, { image: 'traj-sandbox:bookworm', workdir: '/app' });
+    assert.deepEqual(terminalTasks.sandbox instanceof Function ? terminalTasks.sandbox(greeting) : undefined, {
+      image: 'traj-sandbox:bookworm',
+      workdir: '/app',
+    });
   });
 
   it('applies the run overrides: --image and the agent/verifier timeouts of every task', () => {
-    const tasks = loadTasks({ dataset: DEMO_TASKS, image: 'my-image:1', settings: { agent_timeout: 7, verifier_timeout: 9 } });
+    const tasks = loadTasks({
+      dataset: DEMO_TASKS,
+      image: 'my-image:1',
+      settings: { agent_timeout: 7, verifier_timeout: 9 },
+    });
     for (const task of tasks) {
       assert.equal(task.image, 'my-image:1');
       assert.equal(task.agent_timeout_sec, 7);
@@ -59,13 +70,19 @@ describe('terminal task folders', () => {
   });
 
   it('refuses the shared tasks in a local sandbox (they run root setup scripts on container paths)', (t) => {
-    if (!existsSync(defaultTasksDirectory())) return t.skip(`skipped: ${defaultTasksDirectory()} is absent (../shared beside the checkout)`);
-    assert.throws(() => loadTasks({ sandbox: 'local' }), (error: unknown) => error instanceof ConfigError && error.code === 'task_needs_docker' && /--sandbox docker/.test(error.message));
+    if (!existsSync(defaultTasksDirectory()))
+      return t.skip(`skipped: ${defaultTasksDirectory()} is absent (../shared beside the checkout)`);
+    assert.throws(
+      () => loadTasks({ sandbox: 'local' }),
+      (error: unknown) =>
+        error instanceof ConfigError && error.code === 'task_needs_docker' && /--sandbox docker/.test(error.message),
+    );
     assert.equal(loadTasks({ sandbox: 'docker' }).length, 14);
   });
 
   it('reads every task of the shared dev split with its category and timeouts from task.toml', (t) => {
-    if (!existsSync(defaultTasksDirectory())) return t.skip(`skipped: ${defaultTasksDirectory()} is absent (../shared beside the checkout)`);
+    if (!existsSync(defaultTasksDirectory()))
+      return t.skip(`skipped: ${defaultTasksDirectory()} is absent (../shared beside the checkout)`);
     const tasks = loadTasks({});
     assert.equal(tasks.length, 14);
     const entropy = tasks.find((task) => task.name === 'cross-entropy-method')!;
@@ -79,11 +96,19 @@ describe('terminal task folders', () => {
   it('accepts a Terminal-Bench 2 / Harbor task only with a prebuilt image; its workdir comes from the Dockerfile', (t) => {
     const root = temporaryDirectory(t);
     const folder = writeTask(root, 'harbor-task', {
-      'task.toml': 'version = "1.0"\n[metadata]\ncategory = "debugging"\ndifficulty = "hard"\ntags = ["x"]\n[agent]\ntimeout_sec = 300.0\n[verifier]\ntimeout_sec = 50.0\nenv = { STRICT = "1" }\n[environment]\ncpus = 1\n',
+      'task.toml':
+        'version = "1.0"\n[metadata]\ncategory = "debugging"\ndifficulty = "hard"\ntags = ["x"]\n[agent]\ntimeout_sec = 300.0\n[verifier]\ntimeout_sec = 50.0\nenv = { STRICT = "1" }\n[environment]\ncpus = 1\n',
       'environment/Dockerfile': 'FROM debian:bookworm\nWORKDIR /srv\nRUN apt-get install -y x\nWORKDIR /srv/project\n',
       'solution/solve.sh': 'true\n',
     });
-    assert.throws(() => readTaskFolder(folder), (error: unknown) => error instanceof ConfigError && error.code === 'task_image_missing' && /--image IMAGE/.test(error.message) && error.message.includes(join(folder, 'task.toml')));
+    assert.throws(
+      () => readTaskFolder(folder),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.code === 'task_image_missing' &&
+        /--image IMAGE/.test(error.message) &&
+        error.message.includes(join(folder, 'task.toml')),
+    );
     const task = readTaskFolder(folder, { image: 'prebuilt:1' });
     assert.equal(task.layout, 'harbor');
     assert.equal(task.name, 'harbor-task');
@@ -92,7 +117,10 @@ describe('terminal task folders', () => {
     assert.equal(task.category, 'debugging');
     assert.deepEqual(task.verifier_env, { STRICT: '1' });
     assert.equal(task.has_setup, false);
-    const named = writeTask(root, 'harbor-named', { 'task.toml': '[environment]\ndocker_image = "org/task:2"\n', 'environment/Dockerfile': 'FROM x\n' });
+    const named = writeTask(root, 'harbor-named', {
+      'task.toml': '[environment]\ndocker_image = "org/task:2"\n',
+      'environment/Dockerfile': 'FROM x\n',
+    });
     assert.equal(readTaskFolder(named).image, 'org/task:2');
     assert.equal(readTaskFolder(named).workdir, '/app');
     assert.equal(dockerfileWorkdir(join(named, 'environment', 'Dockerfile')), undefined);
@@ -101,25 +129,46 @@ describe('terminal task folders', () => {
   it('names the file, line and field of a broken task', (t) => {
     const root = temporaryDirectory(t);
     const syntax = writeTask(root, 'bad-syntax', { 'task.toml': '[task]\nname = "x"\ndifficulty = \n' });
-    assert.throws(() => readTaskFolder(syntax), (error: unknown) => error instanceof ConfigError && error.message.startsWith(`${join(syntax, 'task.toml')}:3:`) && /TOML syntax error/.test(error.message));
+    assert.throws(
+      () => readTaskFolder(syntax),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.message.startsWith(`${join(syntax, 'task.toml')}:3:`) &&
+        /TOML syntax error/.test(error.message),
+    );
     const field = writeTask(root, 'bad-field', { 'task.toml': '[agent]\ntimeout_sec = "soon"\n' });
-    assert.throws(() => readTaskFolder(field), (error: unknown) => error instanceof ConfigError && error.message.includes(`${join(field, 'task.toml')}: agent.timeout_sec:`));
+    assert.throws(
+      () => readTaskFolder(field),
+      (error: unknown) =>
+        error instanceof ConfigError && error.message.includes(`${join(field, 'task.toml')}: agent.timeout_sec:`),
+    );
     const workdir = writeTask(root, 'bad-workdir', { 'task.toml': '[environment]\nworkdir = "app"\n' });
     assert.throws(() => readTaskFolder(workdir), /environment\.workdir: expected an absolute path/);
     const missing = join(root, 'missing-instruction');
     mkdirSync(join(missing, 'tests'), { recursive: true });
     writeFileSync(join(missing, 'task.toml'), '');
     writeFileSync(join(missing, 'tests', 'test.sh'), '');
-    assert.throws(() => readTaskFolder(missing), (error: unknown) => error instanceof ConfigError && error.message === `${join(missing, 'instruction.md')}: missing (expected the task text given to the agent)`);
+    assert.throws(
+      () => readTaskFolder(missing),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.message === `${join(missing, 'instruction.md')}: missing (expected the task text given to the agent)`,
+    );
   });
 
   it('says what a task directory must hold when it holds none, and refuses duplicate task names', (t) => {
     const root = temporaryDirectory(t);
-    assert.throws(() => loadTasks({ dataset: join(root, 'nowhere') }), /no such directory .*task\.toml, instruction\.md and tests\/test\.sh/);
+    assert.throws(
+      () => loadTasks({ dataset: join(root, 'nowhere') }),
+      /no such directory .*task\.toml, instruction\.md and tests\/test\.sh/,
+    );
     assert.throws(() => loadTasks({ dataset: root }), /no task folders found/);
     writeTask(root, 'one', { 'task.toml': '[task]\nname = "same"\n' });
     writeTask(root, 'two', { 'task.toml': '[task]\nname = "same"\n' });
-    assert.throws(() => loadTasks({ dataset: root }), (error: unknown) => error instanceof ConfigError && error.code === 'task_duplicate');
+    assert.throws(
+      () => loadTasks({ dataset: root }),
+      (error: unknown) => error instanceof ConfigError && error.code === 'task_duplicate',
+    );
   });
 });
 
@@ -133,7 +182,10 @@ describe('verifier output', () => {
       'FAILED ../tests/test_outputs.py::test_hello_file_content - AssertionError: wrong',
       '  PASSED not at the line start',
     ].join('\n');
-    assert.deepEqual(pytestOutcomes(output), { passed: 1, failed: ['test_outputs.py::test_hello_file_content', 'test_outputs.py::test_setup[param/with/slash]'] });
+    assert.deepEqual(pytestOutcomes(output), {
+      passed: 1,
+      failed: ['test_outputs.py::test_hello_file_content', 'test_outputs.py::test_setup[param/with/slash]'],
+    });
   });
 
   it('takes reward.txt as a number and reward.json as {"reward": x} with named scores; anything else is an error', () => {
@@ -141,7 +193,10 @@ describe('verifier output', () => {
     assert.equal(parseRewardText(' 0.25 '), 0.25);
     assert.throws(() => parseRewardText('yes'), /not a number/);
     assert.throws(() => parseRewardText(''), /not a number/);
-    assert.deepEqual(parseRewardJson('{"reward": 0.5, "tests_passed": 3, "note": "x"}'), { score: 0.5, scores: { reward: 0.5, tests_passed: 3 } });
+    assert.deepEqual(parseRewardJson('{"reward": 0.5, "tests_passed": 3, "note": "x"}'), {
+      score: 0.5,
+      scores: { reward: 0.5, tests_passed: 3 },
+    });
     assert.deepEqual(parseRewardJson('{"accuracy": 0.75}'), { score: 0.75, scores: { accuracy: 0.75 } });
     assert.deepEqual(parseRewardJson('1'), { score: 1, scores: {} });
     assert.throws(() => parseRewardJson('{"a": 1, "b": 2}'), /no numeric "reward"/);

@@ -18,7 +18,10 @@ const GROUPED: RolloutShape[] = [
 ];
 
 function lines(path: string): AtroposGroupLine[] {
-  return readFileSync(path, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as AtroposGroupLine);
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as AtroposGroupLine);
 }
 
 test('atropos: one ScoredDataGroup line per group, rollouts without a reward left out and counted', async (t) => {
@@ -30,16 +33,31 @@ test('atropos: one ScoredDataGroup line per group, rollouts without a reward lef
   assert.equal(result.rows, 2);
   assert.equal(result.left.unscored, 2);
   const groups = lines(join(out, result.files[0]!));
-  assert.deepEqual(groups.map((group) => [group.group, group.scores, group.traj.ids, group.traj.advantages]), [
-    ['item-a', [1, 0], ['item-a#0', 'item-a#1'], [1.2, -1.2]],
-    ['item-b', [0.5, 0.5], ['item-b#0', 'item-b#1'], [0, 0]],
-  ]);
+  assert.deepEqual(
+    groups.map((group) => [group.group, group.scores, group.traj.ids, group.traj.advantages]),
+    [
+      ['item-a', [1, 0], ['item-a#0', 'item-a#1'], [1.2, -1.2]],
+      ['item-b', [0.5, 0.5], ['item-b#0', 'item-b#1'], [0, 0]],
+    ],
+  );
   const [first] = groups;
-  assert.deepEqual(Object.keys(first!).sort(), ['advantages', 'group', 'group_overrides', 'messages', 'overrides', 'ref_logprobs', 'scores', 'traj']);
+  assert.deepEqual(Object.keys(first!).sort(), [
+    'advantages',
+    'group',
+    'group_overrides',
+    'messages',
+    'overrides',
+    'ref_logprobs',
+    'scores',
+    'traj',
+  ]);
   assert.equal(first!.advantages, null);
   assert.equal('tokens' in first! || 'masks' in first!, false, 'no tokens without a tokenizer');
   assert.equal(first!.messages.length, 2);
-  assert.deepEqual(first!.messages[0]!.map((message) => message.role), ['system', 'user', 'assistant', 'tool', 'assistant']);
+  assert.deepEqual(
+    first!.messages[0]!.map((message) => message.role),
+    ['system', 'user', 'assistant', 'tool', 'assistant'],
+  );
   const card = readFileSync(join(out, 'README.md'), 'utf8');
   assert.match(card, /- reinforcement-learning/);
   assert.match(card, /ScoredDataGroup/);
@@ -49,6 +67,12 @@ test('atropos: one ScoredDataGroup line per group, rollouts without a reward lef
 test('atropos refuses what it cannot do: a run without rewards, and --split-by', async (t) => {
   const directory = temporaryDirectory(t);
   const storePath = buildStore(directory, 'unscored', [{ key: 'one' }, { key: 'two', toolCall: true }], 'batch');
-  await assert.rejects(exportRun({ storePath, out: join(directory, 'out'), format: 'atropos' }), /nothing to export from run 'unscored': 2 rollouts have no reward \(atropos needs rewards: export an eval run\)/);
-  await assert.rejects(exportRun({ storePath, out: join(directory, 'out'), format: 'atropos', splitBy: 'status' }), /--split-by does not apply to --format atropos/);
+  await assert.rejects(
+    exportRun({ storePath, out: join(directory, 'out'), format: 'atropos' }),
+    /nothing to export from run 'unscored': 2 rollouts have no reward \(atropos needs rewards: export an eval run\)/,
+  );
+  await assert.rejects(
+    exportRun({ storePath, out: join(directory, 'out'), format: 'atropos', splitBy: 'status' }),
+    /--split-by does not apply to --format atropos/,
+  );
 });

@@ -13,8 +13,13 @@ export async function readParquet(files: string[]): Promise<ParquetContents> {
   try {
     const list = `[${files.map((file) => `'${file.replace(/'/g, "''")}'`).join(', ')}]`;
     const described = await connection.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${list})`);
-    const columns = (described.getRowObjectsJson() as Array<{ column_name: string; column_type: string }>).map((row) => ({ name: row.column_name, type: row.column_type }));
-    const rows = (await connection.runAndReadAll(`SELECT * FROM read_parquet(${list})`)).getRowObjectsJson() as Record<string, unknown>[];
+    const columns = (described.getRowObjectsJson() as Array<{ column_name: string; column_type: string }>).map(
+      (row) => ({ name: row.column_name, type: row.column_type }),
+    );
+    const rows = (await connection.runAndReadAll(`SELECT * FROM read_parquet(${list})`)).getRowObjectsJson() as Record<
+      string,
+      unknown
+    >[];
     const groups = await connection.runAndReadAll(
       `SELECT file_name, row_group_id, ANY_VALUE(row_group_num_rows) AS n FROM parquet_metadata(${list}) GROUP BY file_name, row_group_id ORDER BY file_name, row_group_id`,
     );
@@ -27,7 +32,15 @@ export async function readParquet(files: string[]): Promise<ParquetContents> {
 }
 
 const JSON_COLUMNS = ['tools', 'scores', 'reward_details', 'error'];
-const OPTIONAL_MESSAGE_FIELDS = ['reasoning', 'reasoning_details', 'images', 'tool_calls', 'echo', 'tool_call_id', 'name'];
+const OPTIONAL_MESSAGE_FIELDS = [
+  'reasoning',
+  'reasoning_details',
+  'images',
+  'tool_calls',
+  'echo',
+  'tool_call_id',
+  'name',
+];
 const JSON_MESSAGE_FIELDS = ['reasoning_details', 'echo'];
 
 /**
@@ -37,11 +50,18 @@ const JSON_MESSAGE_FIELDS = ['reasoning_details', 'echo'];
  */
 export function rowToRecord(row: Record<string, unknown>): Record<string, unknown> {
   const record: Record<string, unknown> = { ...row };
-  for (const column of JSON_COLUMNS) if (typeof record[column] === 'string') record[column] = JSON.parse(record[column] as string);
+  for (const column of JSON_COLUMNS)
+    if (typeof record[column] === 'string') record[column] = JSON.parse(record[column] as string);
   const usage = record.usage as Record<string, unknown>;
-  record.usage = Object.fromEntries(Object.entries(usage).map(([key, value]) => [key, value === null ? null : Number(value)]));
+  record.usage = Object.fromEntries(
+    Object.entries(usage).map(([key, value]) => [key, value === null ? null : Number(value)]),
+  );
   const source = record.source as { dataset: string; row: unknown; fields: string };
-  record.source = { dataset: source.dataset, row: source.row === null ? null : Number(source.row), fields: JSON.parse(source.fields) };
+  record.source = {
+    dataset: source.dataset,
+    row: source.row === null ? null : Number(source.row),
+    fields: JSON.parse(source.fields),
+  };
   if (Array.isArray(record.messages)) {
     record.messages = (record.messages as Record<string, unknown>[]).map((message) =>
       Object.fromEntries(

@@ -3,7 +3,10 @@ import { test } from 'node:test';
 import { compileFilter } from '../../src/export/index.js';
 import { recordFor } from './store-fixture.js';
 
-const withTools = recordFor({ key: 'tools', toolCall: true, reasoning: true, reward: 0.75, category: 'files', group: 'g1' }, 4);
+const withTools = recordFor(
+  { key: 'tools', toolCall: true, reasoning: true, reward: 0.75, category: 'files', group: 'g1' },
+  4,
+);
 const plain = recordFor({ key: 'plain', finishReason: 'max_turns' }, 9);
 
 function matches(filter: string): string[] {
@@ -18,7 +21,11 @@ test('comparisons, logic and precedence', () => {
   assert.deepEqual(matches('reward != null'), ['tools']);
   assert.deepEqual(matches('finish_reason == "stop"'), ['tools']);
   assert.deepEqual(matches("finish_reason != 'stop'"), ['plain']);
-  assert.deepEqual(matches('turns <= 1 or reward > 0.7 and completed'), ['tools', 'plain'], 'and binds tighter than or');
+  assert.deepEqual(
+    matches('turns <= 1 or reward > 0.7 and completed'),
+    ['tools', 'plain'],
+    'and binds tighter than or',
+  );
   assert.deepEqual(matches('(turns <= 1 or reward > 0.7) and completed'), ['tools']);
   assert.deepEqual(matches('not completed'), ['plain']);
   assert.deepEqual(matches('not not completed'), ['tools']);
@@ -28,7 +35,11 @@ test('comparisons, logic and precedence', () => {
 
 test('paths, lists, contains, in and len', () => {
   assert.deepEqual(matches('toolsets contains "terminal"'), ['tools']);
-  assert.deepEqual(matches('tool_stats.name contains "terminal"'), ['tools'], 'a path through a list collects the field of every element');
+  assert.deepEqual(
+    matches('tool_stats.name contains "terminal"'),
+    ['tools'],
+    'a path through a list collects the field of every element',
+  );
   assert.deepEqual(matches('messages.1.role == "user"'), ['tools', 'plain']);
   assert.deepEqual(matches('messages.role contains "tool"'), ['tools']);
   assert.deepEqual(matches('usage.reasoning_tokens > 0'), ['tools']);
@@ -39,7 +50,11 @@ test('paths, lists, contains, in and len', () => {
   assert.deepEqual(matches('len(tool_stats)'), ['tools'], 'a bare value is a truth test');
   assert.deepEqual(matches('toolsets == []'), ['plain']);
   assert.deepEqual(matches('group == "g1"'), ['tools']);
-  assert.deepEqual(matches('source.dataset == "fixture.jsonl" and "a\\"b" == \'a"b\''), ['tools', 'plain'], 'escapes in strings');
+  assert.deepEqual(
+    matches('source.dataset == "fixture.jsonl" and "a\\"b" == \'a"b\''),
+    ['tools', 'plain'],
+    'escapes in strings',
+  );
   assert.deepEqual(matches('reward_error == null and scores.x == null'), ['tools', 'plain']);
 });
 
@@ -51,7 +66,10 @@ test('errors name the position with a caret and say what was expected', () => {
     ['finish_reason == "stop', /a string that is never closed at position 18/],
     ['(turns > 1', /expected '\)' to close the parenthesis, found the end at position 11/],
     ['turns > 1 turns', /expected 'and', 'or' or the end, found 'turns' at position 11/],
-    ['turns > 1 and', /expected a field, a string, a number, true, false, null or a list, found the end at position 14/],
+    [
+      'turns > 1 and',
+      /expected a field, a string, a number, true, false, null or a list, found the end at position 14/,
+    ],
     ['', /an empty expression at position 1/],
     ['turns > 1 ; drop', /unexpected character ';' at position 11/],
     ['toolsets contains and', /expected a value, found the keyword 'and' at position 19/],

@@ -9,8 +9,15 @@ import { readParquet, rowToRecord } from './duckdb.js';
 import { buildStore, MIXED_ROLLOUTS, type RolloutShape } from './store-fixture.js';
 
 function jsonlRecords(directory: string, split = 'train'): Record<string, unknown>[] {
-  const files = readdirSync(join(directory, 'data')).filter((name) => name.startsWith(`${split}-`) && name.endsWith('.jsonl')).sort();
-  return files.flatMap((name) => readFileSync(join(directory, 'data', name), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>));
+  const files = readdirSync(join(directory, 'data'))
+    .filter((name) => name.startsWith(`${split}-`) && name.endsWith('.jsonl'))
+    .sort();
+  return files.flatMap((name) =>
+    readFileSync(join(directory, 'data', name), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>),
+  );
 }
 
 function cardHeader(directory: string): Record<string, unknown> {
@@ -23,7 +30,8 @@ function cardHeader(directory: string): Record<string, unknown> {
 const MESSAGE_TYPE =
   'STRUCT("role" VARCHAR, "content" VARCHAR, reasoning VARCHAR, reasoning_details VARCHAR, images VARCHAR[], ' +
   'tool_calls STRUCT(id VARCHAR, "type" VARCHAR, "function" STRUCT("name" VARCHAR, arguments VARCHAR))[], echo VARCHAR, tool_call_id VARCHAR, "name" VARCHAR)';
-const USAGE_TYPE = 'STRUCT(prompt_tokens BIGINT, completion_tokens BIGINT, reasoning_tokens BIGINT, cached_tokens BIGINT, "cost" DOUBLE)';
+const USAGE_TYPE =
+  'STRUCT(prompt_tokens BIGINT, completion_tokens BIGINT, reasoning_tokens BIGINT, cached_tokens BIGINT, "cost" DOUBLE)';
 
 const EXPECTED_TYPES: Record<string, string> = {
   id: 'VARCHAR',
@@ -41,7 +49,8 @@ const EXPECTED_TYPES: Record<string, string> = {
   turns: 'INTEGER',
   api_calls: 'INTEGER',
   tool_stats: 'STRUCT("name" VARCHAR, calls INTEGER, ok INTEGER, errors INTEGER)[]',
-  usage: 'STRUCT(prompt_tokens BIGINT, completion_tokens BIGINT, reasoning_tokens BIGINT, cached_tokens BIGINT, "cost" DOUBLE)',
+  usage:
+    'STRUCT(prompt_tokens BIGINT, completion_tokens BIGINT, reasoning_tokens BIGINT, cached_tokens BIGINT, "cost" DOUBLE)',
   compressions:
     'STRUCT(at_call BIGINT, at_message BIGINT, "trigger" VARCHAR, tokens_before BIGINT, tokens_after BIGINT, replaced_start BIGINT, replaced_end BIGINT, summary VARCHAR, todo VARCHAR)[]',
   memory: 'STRUCT(memory VARCHAR[], "user" VARCHAR[])',
@@ -78,26 +87,40 @@ test('Parquet read back by DuckDB: one fixed schema, every row equal to the JSON
   assert.deepEqual(Object.fromEntries(contents.columns.map((column) => [column.name, column.type])), EXPECTED_TYPES);
   assert.deepEqual(contents.rows.map(rowToRecord), expected);
   // The mix really is mixed: rows with and without tool calls, reasoning and rewards share the file.
-  assert.deepEqual(expected.map((record) => [record.id, (record.tool_stats as unknown[]).length > 0, record.has_reasoning, record.reward]), [
-    ['alpha', true, true, 1],
-    ['beta', false, false, null],
-    ['gamma', true, false, 0],
-    ['delta', false, true, null],
-    ['eta', true, true, 0.5],
-  ]);
+  assert.deepEqual(
+    expected.map((record) => [
+      record.id,
+      (record.tool_stats as unknown[]).length > 0,
+      record.has_reasoning,
+      record.reward,
+    ]),
+    [
+      ['alpha', true, true, 1],
+      ['beta', false, false, null],
+      ['gamma', true, false, 0],
+      ['delta', false, true, null],
+      ['eta', true, true, 0.5],
+    ],
+  );
   assert.deepEqual(contents.rowGroups, [5]);
 });
 
 test('the schema is the same for every run: a run without tool calls or rewards gets the same columns and types', async (t) => {
   const directory = temporaryDirectory(t);
   const plain = buildStore(directory, 'plain', [{ key: 'one' }, { key: 'two' }], 'batch');
-  const rich = buildStore(directory, 'rich', [{ key: 'three', toolCall: true, reasoning: true, reward: 1, group: 'three' }]);
+  const rich = buildStore(directory, 'rich', [
+    { key: 'three', toolCall: true, reasoning: true, reward: 1, group: 'three' },
+  ]);
   await exportRun({ storePath: plain, out: join(directory, 'plain') });
   await exportRun({ storePath: rich, out: join(directory, 'rich') });
-  const [a, b] = await Promise.all(['plain', 'rich'].map((name) => readParquet([join(directory, name, 'data', 'train-00000-of-00001.parquet')])));
+  const [a, b] = await Promise.all(
+    ['plain', 'rich'].map((name) => readParquet([join(directory, name, 'data', 'train-00000-of-00001.parquet')])),
+  );
   assert.deepEqual(a!.columns, b!.columns);
   // Both files read as one table: their schemas are identical.
-  const both = await readParquet(['plain', 'rich'].map((name) => join(directory, name, 'data', 'train-00000-of-00001.parquet')));
+  const both = await readParquet(
+    ['plain', 'rich'].map((name) => join(directory, name, 'data', 'train-00000-of-00001.parquet')),
+  );
   assert.equal(both.rows.length, 3);
 });
 
@@ -133,8 +156,18 @@ test('Arrow IPC shards carry the same schema and rows as Parquet', async (t) => 
   const parquetOut = join(directory, 'parquet');
   await exportRun({ storePath, out: parquetOut });
   const parquet = await readParquet([join(parquetOut, 'data', 'train-00000-of-00001.parquet')]);
-  assert.deepEqual(table.schema.fields.map((field) => field.name), parquet.columns.map((column) => column.name));
-  const rows = table.toArray().map((row) => JSON.parse(JSON.stringify(row.toJSON(), (_key, value: unknown) => (typeof value === 'bigint' ? Number(value) : value))) as Record<string, unknown>);
+  assert.deepEqual(
+    table.schema.fields.map((field) => field.name),
+    parquet.columns.map((column) => column.name),
+  );
+  const rows = table
+    .toArray()
+    .map(
+      (row) =>
+        JSON.parse(
+          JSON.stringify(row.toJSON(), (_key, value: unknown) => (typeof value === 'bigint' ? Number(value) : value)),
+        ) as Record<string, unknown>,
+    );
   assert.deepEqual(rows.map(rowToRecord), jsonlRecords(await exportJsonl(storePath, directory)));
 });
 
@@ -149,7 +182,14 @@ test('--split-by status: done, discarded and failed rows land in separate splits
   const storePath = buildStore(directory, 'status', MIXED_ROLLOUTS);
   const out = join(directory, 'out');
   const result = await exportRun({ storePath, out, splitBy: 'status' });
-  assert.deepEqual(result.splits.map((split) => [split.name, split.rows]), [['done', 5], ['discarded', 1], ['failed', 1]]);
+  assert.deepEqual(
+    result.splits.map((split) => [split.name, split.rows]),
+    [
+      ['done', 5],
+      ['discarded', 1],
+      ['failed', 1],
+    ],
+  );
   const header = cardHeader(out);
   assert.deepEqual(header.configs, [
     {
@@ -165,7 +205,10 @@ test('--split-by status: done, discarded and failed rows land in separate splits
   assert.deepEqual(header.task_categories, ['text-generation', 'reinforcement-learning']);
   assert.equal(header.license, undefined, 'an unknown license is left out');
   const discarded = await readParquet([join(out, 'data', 'discarded-00000-of-00001.parquet')]);
-  assert.deepEqual(discarded.rows.map((row) => row.id), ['epsilon']);
+  assert.deepEqual(
+    discarded.rows.map((row) => row.id),
+    ['epsilon'],
+  );
   const failed = await readParquet([join(out, 'data', 'failed-00000-of-00001.parquet')]);
   assert.equal(JSON.parse(failed.rows[0]!.error as string).code, 'setup_failed');
   const card = readFileSync(join(out, 'README.md'), 'utf8');
@@ -177,10 +220,34 @@ test('--split-by status: done, discarded and failed rows land in separate splits
 test('--split-by toolsets and category name one split per value among done rows', async (t) => {
   const directory = temporaryDirectory(t);
   const storePath = buildStore(directory, 'by', MIXED_ROLLOUTS);
-  const toolsets = await exportRun({ storePath, out: join(directory, 'toolsets'), splitBy: 'toolsets', format: 'jsonl' });
-  assert.deepEqual(toolsets.splits.map((split) => [split.name, split.rows]), [['no_tools', 2], ['terminal', 3]]);
-  const category = await exportRun({ storePath, out: join(directory, 'category'), splitBy: 'category', format: 'jsonl' });
-  assert.deepEqual(category.splits.map((split) => [split.name, split.rows]), [['chat', 1], ['files', 2], ['math_logic', 1], ['uncategorized', 1]]);
+  const toolsets = await exportRun({
+    storePath,
+    out: join(directory, 'toolsets'),
+    splitBy: 'toolsets',
+    format: 'jsonl',
+  });
+  assert.deepEqual(
+    toolsets.splits.map((split) => [split.name, split.rows]),
+    [
+      ['no_tools', 2],
+      ['terminal', 3],
+    ],
+  );
+  const category = await exportRun({
+    storePath,
+    out: join(directory, 'category'),
+    splitBy: 'category',
+    format: 'jsonl',
+  });
+  assert.deepEqual(
+    category.splits.map((split) => [split.name, split.rows]),
+    [
+      ['chat', 1],
+      ['files', 2],
+      ['math_logic', 1],
+      ['uncategorized', 1],
+    ],
+  );
 });
 
 test('--filter keeps matching rows and the card reports what it left out', async (t) => {
@@ -198,34 +265,59 @@ test('--filter keeps matching rows and the card reports what it left out', async
   for (const [filter, ids] of cases) {
     const out = join(directory, `filter-${ids.join('-')}`);
     const result = await exportRun({ storePath, out, filter, format: 'jsonl' });
-    assert.deepEqual(jsonlRecords(out).map((record) => record.id), ids, filter);
+    assert.deepEqual(
+      jsonlRecords(out).map((record) => record.id),
+      ids,
+      filter,
+    );
     assert.equal(result.left.filteredOut, 5 - ids.length, filter);
-    assert.match(readFileSync(join(out, 'README.md'), 'utf8'), new RegExp(`\\| rows left out by the filter \\| ${5 - ids.length} \\|`));
+    assert.match(
+      readFileSync(join(out, 'README.md'), 'utf8'),
+      new RegExp(`\\| rows left out by the filter \\| ${5 - ids.length} \\|`),
+    );
   }
-  await assert.rejects(exportRun({ storePath, out: join(directory, 'none'), filter: 'turns > 100' }), (error: Error & { code?: string }) => {
-    assert.equal(error.code, 'nothing_to_export');
-    assert.match(error.message, /the filter left out 5 rows/);
-    return true;
-  });
+  await assert.rejects(
+    exportRun({ storePath, out: join(directory, 'none'), filter: 'turns > 100' }),
+    (error: Error & { code?: string }) => {
+      assert.equal(error.code, 'nothing_to_export');
+      assert.match(error.message, /the filter left out 5 rows/);
+      return true;
+    },
+  );
 });
 
 test('shards: --shard-size cuts files the Hub way, every row once; an unchanged export is byte-identical', async (t) => {
   const directory = temporaryDirectory(t);
-  const shapes: RolloutShape[] = Array.from({ length: 30 }, (_, index) => ({ key: `row${String(index).padStart(2, '0')}`, toolCall: index % 2 === 0, padding: 20_000 }));
+  const shapes: RolloutShape[] = Array.from({ length: 30 }, (_, index) => ({
+    key: `row${String(index).padStart(2, '0')}`,
+    toolCall: index % 2 === 0,
+    padding: 20_000,
+  }));
   const storePath = buildStore(directory, 'sharded', shapes, 'batch');
   const out = join(directory, 'out');
   const first = await exportRun({ storePath, out, shardSizeMb: 0.2 });
   const files = first.splits[0]!.files;
   assert.ok(files.length >= 3, `several shards: ${files.join(', ')}`);
-  files.forEach((file, index) => assert.equal(file, `data/train-${String(index).padStart(5, '0')}-of-${String(files.length).padStart(5, '0')}.parquet`));
+  files.forEach((file, index) =>
+    assert.equal(
+      file,
+      `data/train-${String(index).padStart(5, '0')}-of-${String(files.length).padStart(5, '0')}.parquet`,
+    ),
+  );
   const contents = await readParquet(files.map((file) => join(out, file)));
-  assert.deepEqual(contents.rows.map((row) => row.id), shapes.map((shape) => shape.key));
+  assert.deepEqual(
+    contents.rows.map((row) => row.id),
+    shapes.map((shape) => shape.key),
+  );
   const before = files.map((file) => readFileSync(join(out, file)));
   const card = readFileSync(join(out, 'README.md'));
 
   const again = await exportRun({ storePath, out, shardSizeMb: 0.2 });
   assert.deepEqual(again.files, first.files);
-  assert.ok(again.splits[0]!.files.every((file, index) => readFileSync(join(out, file)).equals(before[index]!)), 'same bytes');
+  assert.ok(
+    again.splits[0]!.files.every((file, index) => readFileSync(join(out, file)).equals(before[index]!)),
+    'same bytes',
+  );
   assert.ok(readFileSync(join(out, 'README.md')).equals(card), 'same card');
 
   // A coarser export replaces the shards: no file of the earlier export is left behind.
@@ -245,9 +337,20 @@ test('a record that does not fit the schema is refused with its key (the previou
   db.prepare(`UPDATE items SET record = json_set(record, '$.turns', 'many') WHERE key = 'bad'`).run();
   db.close();
   for (const format of ['parquet', 'arrow', 'jsonl'] as const) {
-    await assert.rejects(exportRun({ storePath, out, format }), /record "bad" \(sample 0\) .* at turns: .*--filter 'not \(id == "bad" and sample == 0\)'/, format);
-    assert.deepEqual(readdirSync(join(out, 'data')), ['train-00000-of-00001.parquet'], `${format}: no partial shard is left behind`);
-    assert.ok(readFileSync(join(out, 'data', 'train-00000-of-00001.parquet')).equals(before), `${format}: the previous export is intact`);
+    await assert.rejects(
+      exportRun({ storePath, out, format }),
+      /record "bad" \(sample 0\) .* at turns: .*--filter 'not \(id == "bad" and sample == 0\)'/,
+      format,
+    );
+    assert.deepEqual(
+      readdirSync(join(out, 'data')),
+      ['train-00000-of-00001.parquet'],
+      `${format}: no partial shard is left behind`,
+    );
+    assert.ok(
+      readFileSync(join(out, 'data', 'train-00000-of-00001.parquet')).equals(before),
+      `${format}: the previous export is intact`,
+    );
   }
   const result = await exportRun({ storePath, out, filter: 'not (id == "bad" and sample == 0)' });
   assert.equal(result.rows, 2);

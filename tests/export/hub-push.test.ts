@@ -8,7 +8,11 @@ import { temporaryDirectory } from '../helpers/cli.js';
 import { startHubStandIn } from '../helpers/hub-stand-in.js';
 import { buildStore, MIXED_ROLLOUTS, type RolloutShape } from './store-fixture.js';
 
-const MANY: RolloutShape[] = Array.from({ length: 12 }, (_, index) => ({ key: `item${index}`, toolCall: index % 3 === 0, padding: 30_000 }));
+const MANY: RolloutShape[] = Array.from({ length: 12 }, (_, index) => ({
+  key: `item${index}`,
+  toolCall: index % 3 === 0,
+  padding: 30_000,
+}));
 
 /** Export the test store (built on first use) into `directory`/out. */
 async function exported(directory: string, options: { shardSizeMb?: number; splitBy?: 'status' } = {}) {
@@ -17,8 +21,22 @@ async function exported(directory: string, options: { shardSizeMb?: number; spli
   return exportRun({ storePath, out: join(directory, 'out'), repository: 'traj-tests/pushed', ...options });
 }
 
-function pushInput(result: { directory: string; files: string[] }, hub: { url: string; token: string }, extra: Partial<PushInput> = {}): PushInput {
-  return { directory: result.directory, files: result.files, repository: 'traj-tests/pushed', token: hub.token, hubUrl: hub.url, revision: 'main', private: true, commitTitle: 'traj export', ...extra };
+function pushInput(
+  result: { directory: string; files: string[] },
+  hub: { url: string; token: string },
+  extra: Partial<PushInput> = {},
+): PushInput {
+  return {
+    directory: result.directory,
+    files: result.files,
+    repository: 'traj-tests/pushed',
+    token: hub.token,
+    hubUrl: hub.url,
+    revision: 'main',
+    private: true,
+    commitTitle: 'traj export',
+    ...extra,
+  };
 }
 
 test('a push creates the repository and lands every file in one commit; the same export again commits nothing', async (t) => {
@@ -42,10 +60,17 @@ test('a push creates the repository and lands every file in one commit; the same
   const commit = hub.commits[0]!;
   assert.equal(commit.oid, first.commit.oid);
   assert.equal(commit.summary, 'traj export');
-  assert.deepEqual(commit.files, result.files.map((path) => ({ path, lfs: path.endsWith('.parquet') })));
+  assert.deepEqual(
+    commit.files,
+    result.files.map((path) => ({ path, lfs: path.endsWith('.parquet') })),
+  );
   assert.deepEqual(commit.deleted, []);
   assert.equal(hub.lfsUploads.length, 3);
-  for (const path of result.files) assert.ok(hub.file('traj-tests/pushed', path)!.content.equals(readFileSync(join(result.directory, path))), `${path} arrived intact`);
+  for (const path of result.files)
+    assert.ok(
+      hub.file('traj-tests/pushed', path)!.content.equals(readFileSync(join(result.directory, path))),
+      `${path} arrived intact`,
+    );
   const card = hub.file('traj-tests/pushed', 'README.md')!.content.toString();
   assert.match(card, /- split: discarded\n\s+path: data\/discarded-\*/);
   assert.match(card, /load_dataset\("traj-tests\/pushed", split="done"\)/);
@@ -71,7 +96,10 @@ test('a changed export: new shards uploaded, stale shards deleted in the same co
   t.after(() => hub.close());
   const coarse = await exported(directory);
   await pushToHub(pushInput(coarse, hub));
-  hub.repositories.get('traj-tests/pushed')!.branches.get('main')!.set('NOTES.md', { content: Buffer.from('a person wrote this'), oid: 'f'.repeat(40) });
+  hub.repositories
+    .get('traj-tests/pushed')!
+    .branches.get('main')!
+    .set('NOTES.md', { content: Buffer.from('a person wrote this'), oid: 'f'.repeat(40) });
 
   const fine = await exported(directory, { shardSizeMb: 0.1 });
   const shards = fine.files.filter((path) => path.startsWith('data/'));
@@ -107,26 +135,35 @@ test('Hub failures are typed errors naming the step, and the token never appears
   const wrongToken = 'hf_wrongwrongwrongwrong';
   await assert.rejects(pushToHub(pushInput(result, hub, { token: wrongToken })), (error: Error & { code?: string }) => {
     assert.equal(error.code, 'hub_unauthorized');
-    assert.match(error.message, /traj-tests\/pushed@main failed while creating the repository: HTTP 401: Invalid credentials.*\(check that the token is valid and may write to traj-tests\)/);
+    assert.match(
+      error.message,
+      /traj-tests\/pushed@main failed while creating the repository: HTTP 401: Invalid credentials.*\(check that the token is valid and may write to traj-tests\)/,
+    );
     assert.ok(!error.message.includes(wrongToken));
     return true;
   });
-  await assert.rejects(pushToHub(pushInput(result, hub, { token: 'not-a-hub-token' })), (error: Error & { code?: string }) => {
-    assert.equal(error.code, 'invalid_token');
-    assert.ok(!error.message.includes('not-a-hub-token'));
-    return true;
-  });
+  await assert.rejects(
+    pushToHub(pushInput(result, hub, { token: 'not-a-hub-token' })),
+    (error: Error & { code?: string }) => {
+      assert.equal(error.code, 'invalid_token');
+      assert.ok(!error.message.includes('not-a-hub-token'));
+      return true;
+    },
+  );
   await assert.rejects(pushToHub(pushInput(result, hub, { repository: 'no-slash' })), /expected ORG\/NAME/);
 
   const closed = createServer();
   await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
   const port = (closed.address() as { port: number }).port;
   await new Promise<void>((resolve) => closed.close(() => resolve()));
-  await assert.rejects(pushToHub(pushInput(result, hub, { hubUrl: `http://127.0.0.1:${port}` })), (error: Error & { code?: string; retryable?: boolean }) => {
-    assert.equal(error.code, 'hub_unreachable');
-    assert.equal(error.retryable, true);
-    assert.match(error.message, /is http:\/\/127\.0\.0\.1:\d+ reachable\?/);
-    return true;
-  });
+  await assert.rejects(
+    pushToHub(pushInput(result, hub, { hubUrl: `http://127.0.0.1:${port}` })),
+    (error: Error & { code?: string; retryable?: boolean }) => {
+      assert.equal(error.code, 'hub_unreachable');
+      assert.equal(error.retryable, true);
+      assert.match(error.message, /is http:\/\/127\.0\.0\.1:\d+ reachable\?/);
+      return true;
+    },
+  );
   assert.equal(hub.commits.length, 0);
 });

@@ -7,7 +7,11 @@ import type { TrajectoryRecord } from '../../src/trajectory/record.js';
 
 export const TERMINAL_TOOL: ToolSpec = {
   type: 'function',
-  function: { name: 'terminal', description: 'run a shell command', parameters: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] } },
+  function: {
+    name: 'terminal',
+    description: 'run a shell command',
+    parameters: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] },
+  },
 };
 
 /** What one synthetic rollout holds; the variety is what the export schema must absorb. */
@@ -40,11 +44,32 @@ function agentResult(shape: RolloutShape): AgentResult {
       role: 'assistant',
       content: null,
       ...(shape.reasoning ? { reasoning: 'I should look at the directory first.' } : {}),
-      ...(shape.reasoning ? { reasoning_details: [{ type: 'reasoning.text', text: 'I should look at the directory first.', signature: 'sig-1', index: 0 }] } : {}),
-      tool_calls: [{ id: `call_${shape.key}`, type: 'function', function: { name: 'terminal', arguments: '{"command": "ls"}' } }],
-      ...(shape.reasoning ? { echo: { reasoning_details: [{ type: 'reasoning.text', text: 'I should look at the directory first.', signature: 'sig-1', index: 0 }] } } : {}),
+      ...(shape.reasoning
+        ? {
+            reasoning_details: [
+              { type: 'reasoning.text', text: 'I should look at the directory first.', signature: 'sig-1', index: 0 },
+            ],
+          }
+        : {}),
+      tool_calls: [
+        { id: `call_${shape.key}`, type: 'function', function: { name: 'terminal', arguments: '{"command": "ls"}' } },
+      ],
+      ...(shape.reasoning
+        ? {
+            echo: {
+              reasoning_details: [
+                { type: 'reasoning.text', text: 'I should look at the directory first.', signature: 'sig-1', index: 0 },
+              ],
+            },
+          }
+        : {}),
     });
-    messages.push({ role: 'tool', tool_call_id: `call_${shape.key}`, name: 'terminal', content: '{"exit_code": 0, "output": "a.txt\\nb.txt"}' });
+    messages.push({
+      role: 'tool',
+      tool_call_id: `call_${shape.key}`,
+      name: 'terminal',
+      content: '{"exit_code": 0, "output": "a.txt\\nb.txt"}',
+    });
   }
   messages.push({
     role: 'assistant',
@@ -57,9 +82,22 @@ function agentResult(shape: RolloutShape): AgentResult {
     turns: shape.toolCall ? 2 : 1,
     apiCalls: shape.toolCall ? 2 : 1,
     toolCalls: shape.toolCall ? [{ name: 'terminal', ok: true, ms: 12 }] : [],
-    usage: { prompt_tokens: 120, completion_tokens: 30, reasoning_tokens: shape.reasoning ? 9 : 0, cached_tokens: shape.reasoning ? 96 : 0, cost: shape.reasoning ? 0.00042 : null },
-    timings: { started_at: '2026-01-02T03:04:05.000Z', duration_ms: 250.5, model_ms: 200, tool_ms: shape.toolCall ? 12 : 0 },
-    ...(shape.finishReason === 'api_error' ? { error: { name: 'ModelError', code: 'http_503', retryable: true, message: 'endpoint down' } } : {}),
+    usage: {
+      prompt_tokens: 120,
+      completion_tokens: 30,
+      reasoning_tokens: shape.reasoning ? 9 : 0,
+      cached_tokens: shape.reasoning ? 96 : 0,
+      cost: shape.reasoning ? 0.00042 : null,
+    },
+    timings: {
+      started_at: '2026-01-02T03:04:05.000Z',
+      duration_ms: 250.5,
+      model_ms: 200,
+      tool_ms: shape.toolCall ? 12 : 0,
+    },
+    ...(shape.finishReason === 'api_error'
+      ? { error: { name: 'ModelError', code: 'http_503', retryable: true, message: 'endpoint down' } }
+      : {}),
   };
 }
 
@@ -72,8 +110,19 @@ export function recordFor(shape: RolloutShape, row: number): TrajectoryRecord {
     tools: shape.toolCall ? [TERMINAL_TOOL] : [],
     toolsets: shape.toolsets ?? (shape.toolCall ? ['terminal'] : []),
     model: 'fixture-model',
-    source: { dataset: 'fixture.jsonl', row, fields: shape.category ? { category: shape.category, difficulty: row % 3 } : {} },
-    reward: scored ? { reward: shape.reward ?? null, scores: shape.reward !== undefined && shape.reward !== null ? { exact: shape.reward } : {}, reward_details: shape.rewardDetails ?? null, reward_error: shape.rewardError ?? null } : undefined,
+    source: {
+      dataset: 'fixture.jsonl',
+      row,
+      fields: shape.category ? { category: shape.category, difficulty: row % 3 } : {},
+    },
+    reward: scored
+      ? {
+          reward: shape.reward ?? null,
+          scores: shape.reward !== undefined && shape.reward !== null ? { exact: shape.reward } : {},
+          reward_details: shape.rewardDetails ?? null,
+          reward_error: shape.rewardError ?? null,
+        }
+      : undefined,
     group: shape.group ?? null,
   });
   record.advantage = shape.advantage ?? null;
@@ -89,14 +138,30 @@ export function buildStore(directory: string, name: string, shapes: RolloutShape
       name,
       kind,
       config: { dataset: 'fixture.jsonl' },
-      fingerprintParts: { model: 'fixture-model', toolsets: { fixed: ['terminal'] }, environment: { name: 'fixture', version: '1' }, max_turns: 5, seed: 0, system_prompt: null },
+      fingerprintParts: {
+        model: 'fixture-model',
+        toolsets: { fixed: ['terminal'] },
+        environment: { name: 'fixture', version: '1' },
+        max_turns: 5,
+        seed: 0,
+        system_prompt: null,
+      },
     });
     shapes.forEach((shape, row) => {
       const record = recordFor(shape, row);
       const status = shape.status ?? 'done';
       store.markDispatched(shape.key, shape.sample ?? 0, row, record.toolsets);
-      if (status === 'failed') record.error = { name: 'SandboxError', code: 'setup_failed', retryable: true, message: 'sandbox setup failed' };
-      store.saveResult({ key: shape.key, sample: shape.sample ?? 0, status, record, reward: record.reward, finishReason: record.finish_reason, errorClass: status === 'failed' ? 'infra' : status === 'discarded' ? 'filtered' : null });
+      if (status === 'failed')
+        record.error = { name: 'SandboxError', code: 'setup_failed', retryable: true, message: 'sandbox setup failed' };
+      store.saveResult({
+        key: shape.key,
+        sample: shape.sample ?? 0,
+        status,
+        record,
+        reward: record.reward,
+        finishReason: record.finish_reason,
+        errorClass: status === 'failed' ? 'infra' : status === 'discarded' ? 'filtered' : null,
+      });
     });
   } finally {
     store.close();
@@ -106,10 +171,25 @@ export function buildStore(directory: string, name: string, shapes: RolloutShape
 
 /** The mix every format test exports: tool calls or not, reasoning or not, rewards or not, one failed, one discarded. */
 export const MIXED_ROLLOUTS: RolloutShape[] = [
-  { key: 'alpha', toolCall: true, reasoning: true, reward: 1, rewardDetails: { checked: ['a.txt'] }, group: 'alpha', category: 'files' },
+  {
+    key: 'alpha',
+    toolCall: true,
+    reasoning: true,
+    reward: 1,
+    rewardDetails: { checked: ['a.txt'] },
+    group: 'alpha',
+    category: 'files',
+  },
   { key: 'beta', toolCall: false, reasoning: false, group: 'beta', category: 'chat' },
   { key: 'gamma', toolCall: true, reasoning: false, reward: 0, group: 'gamma', category: 'files' },
-  { key: 'delta', toolCall: false, reasoning: true, rewardError: 'reward hook threw: no such file', group: 'delta', category: 'math & logic' },
+  {
+    key: 'delta',
+    toolCall: false,
+    reasoning: true,
+    rewardError: 'reward hook threw: no such file',
+    group: 'delta',
+    category: 'math & logic',
+  },
   { key: 'epsilon', toolCall: false, reasoning: false, status: 'discarded', category: 'chat' },
   { key: 'zeta', toolCall: true, reasoning: true, status: 'failed', finishReason: 'api_error' },
   { key: 'eta', toolCall: true, reasoning: true, reward: 0.5, finishReason: 'max_turns', group: 'eta' },

@@ -13,12 +13,22 @@ export interface BrowserSite {
   close(): Promise<void>;
 }
 
-const page = (title: string, body: string) => `<!doctype html><html><head><title>${title}</title></head><body>${body}</body></html>`;
+const page = (title: string, body: string) =>
+  `<!doctype html><html><head><title>${title}</title></head><body>${body}</body></html>`;
 
 const PAGES: Record<string, string> = {
-  '/': page('Home', '<h1>Home</h1><nav><a href="/page/1">First page</a> <a href="/page/2">Second page</a></nav><p>Welcome to the test site.</p>'),
-  '/page/1': page('Page one', '<h1>Page one</h1><p>The first page holds the word apple.</p><a href="/page/2">Next: second page</a>'),
-  '/page/2': page('Page two', '<h1>Page two</h1><p>The second page holds the word banana.</p><a href="/">Back home</a>'),
+  '/': page(
+    'Home',
+    '<h1>Home</h1><nav><a href="/page/1">First page</a> <a href="/page/2">Second page</a></nav><p>Welcome to the test site.</p>',
+  ),
+  '/page/1': page(
+    'Page one',
+    '<h1>Page one</h1><p>The first page holds the word apple.</p><a href="/page/2">Next: second page</a>',
+  ),
+  '/page/2': page(
+    'Page two',
+    '<h1>Page two</h1><p>The second page holds the word banana.</p><a href="/">Back home</a>',
+  ),
   '/login': page(
     'Sign in',
     '<h1>Sign in</h1><form action="/session" method="post"><label>User name <input name="user"></label>' +
@@ -30,17 +40,31 @@ const PAGES: Record<string, string> = {
       'b.onclick = () => { document.getElementById("root").insertAdjacentHTML("beforeend", "<p>Clicked " + (++window.n || (window.n = 1)) + " times</p>"); }; ' +
       'document.getElementById("root").append(b); }, 30);</script>',
   ),
-  '/slow': page('Still loading', '<h1>Partial page</h1><p>This text is here before the image arrives.</p><img src="/never" alt="never arrives">'),
-  '/images': page('Pictures', '<img src="/pixel.png" alt="a red dot"><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" alt="inline">'),
+  '/slow': page(
+    'Still loading',
+    '<h1>Partial page</h1><p>This text is here before the image arrives.</p><img src="/never" alt="never arrives">',
+  ),
+  '/images': page(
+    'Pictures',
+    '<img src="/pixel.png" alt="a red dot"><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" alt="inline">',
+  ),
   '/download': page('Files', '<a href="/file.txt">Get the report</a>'),
   '/busy': page('Busy', '<h1>Busy page</h1><script>setTimeout(() => { for (;;) {} }, 300);</script>'),
   '/dialog': page('Alert', '<button onclick="alert(\'Hello from the page\')">Show alert</button>'),
 };
 
-const PIXEL = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000'.concat('1f15c4890000000d49444154789c63f8cfc0f01f0005000201e221bc330000000049454e44ae426082'), 'hex');
+const PIXEL = Buffer.from(
+  '89504e470d0a1a0a0000000d4948445200000001000000010806000000'.concat(
+    '1f15c4890000000d49444154789c63f8cfc0f01f0005000201e221bc330000000049454e44ae426082',
+  ),
+  'hex',
+);
 
 function cookie(request: IncomingMessage, name: string): string | undefined {
-  return request.headers.cookie?.split(/;\s*/).find((part) => part.startsWith(`${name}=`))?.slice(name.length + 1);
+  return request.headers.cookie
+    ?.split(/;\s*/)
+    .find((part) => part.startsWith(`${name}=`))
+    ?.slice(name.length + 1);
 }
 
 function handle(request: IncomingMessage, response: ServerResponse, url: URL): void {
@@ -54,14 +78,23 @@ function handle(request: IncomingMessage, response: ServerResponse, url: URL): v
     request.on('data', (chunk) => (body += chunk));
     request.on('end', () => {
       const form = new URLSearchParams(body);
-      if (form.get('password') !== 'secret') return html(200, page('Sign in failed', '<h1>Wrong password</h1><a href="/login">Try again</a>'));
-      html(303, '', { location: '/account', 'set-cookie': `user=${encodeURIComponent(form.get('user') ?? '')}; Path=/` });
+      if (form.get('password') !== 'secret')
+        return html(200, page('Sign in failed', '<h1>Wrong password</h1><a href="/login">Try again</a>'));
+      html(303, '', {
+        location: '/account',
+        'set-cookie': `user=${encodeURIComponent(form.get('user') ?? '')}; Path=/`,
+      });
     });
     return;
   }
   if (url.pathname === '/account') {
     const user = cookie(request, 'user');
-    return html(200, user ? page('Account', `<h1>Welcome, ${decodeURIComponent(user)}</h1><p>You are signed in.</p>`) : page('Account', '<h1>Not signed in</h1>'));
+    return html(
+      200,
+      user
+        ? page('Account', `<h1>Welcome, ${decodeURIComponent(user)}</h1><p>You are signed in.</p>`)
+        : page('Account', '<h1>Not signed in</h1>'),
+    );
   }
   if (url.pathname === '/set-cookie') {
     const value = url.searchParams.get('value') ?? 'x';
@@ -72,13 +105,17 @@ function handle(request: IncomingMessage, response: ServerResponse, url: URL): v
     const port = request.socket.localPort;
     return html(200, page('Embed', `<h1>Embed</h1><img src="http://localhost:${port}/pixel.png" alt="remote pixel">`));
   }
-  if (url.pathname === '/show-cookie') return html(200, page('Cookie', `<p>token is ${cookie(request, 'token') ?? 'absent'}</p>`));
+  if (url.pathname === '/show-cookie')
+    return html(200, page('Cookie', `<p>token is ${cookie(request, 'token') ?? 'absent'}</p>`));
   if (url.pathname === '/pixel.png') {
     response.writeHead(200, { 'content-type': 'image/png' });
     return void response.end(PIXEL);
   }
   if (url.pathname === '/file.txt') {
-    response.writeHead(200, { 'content-type': 'text/plain', 'content-disposition': 'attachment; filename="report.txt"' });
+    response.writeHead(200, {
+      'content-type': 'text/plain',
+      'content-disposition': 'attachment; filename="report.txt"',
+    });
     return void response.end('quarterly numbers\n');
   }
   const known = PAGES[url.pathname];

@@ -15,24 +15,43 @@ export interface CliResult {
 
 /** The environment a CLI subprocess gets: no real endpoint configured, unless a test sets one. */
 export function cliEnvironment(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, OPENAI_API_KEY: undefined, OPENAI_BASE_URL: undefined, OPENROUTER_API_KEY: undefined, TRAJ_MODEL: undefined, ...extra };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    OPENAI_API_KEY: undefined,
+    OPENAI_BASE_URL: undefined,
+    OPENROUTER_API_KEY: undefined,
+    TRAJ_MODEL: undefined,
+    ...extra,
+  };
   return Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined));
 }
 
 /** Start the CLI as a subprocess; `done` resolves with its exit and output. */
-export function startCli(args: string[], options: { cwd?: string; env?: Record<string, string | undefined>; stdin?: string } = {}): { child: ChildProcess; done: Promise<CliResult> } {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: options.cwd, env: cliEnvironment(options.env), stdio: ['pipe', 'pipe', 'pipe'] });
+export function startCli(
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string | undefined>; stdin?: string } = {},
+): { child: ChildProcess; done: Promise<CliResult> } {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: options.cwd,
+    env: cliEnvironment(options.env),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   if (options.stdin !== undefined) child.stdin!.end(options.stdin);
   else child.stdin!.end();
-  const done = new Promise<CliResult>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  const done = new Promise<CliResult>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
   return { child, done };
 }
 
-export function runCli(args: string[], options: { cwd?: string; env?: Record<string, string | undefined>; stdin?: string } = {}): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string | undefined>; stdin?: string } = {},
+): Promise<CliResult> {
   return startCli(args, options).done;
 }
 

@@ -85,25 +85,33 @@ export async function startHubStandIn(options: { token?: string } = {}): Promise
       state.unauthorized++;
       return send(response, 401, { error: 'Invalid credentials in Authorization header' });
     }
-    if (request.method === 'POST' && path === '/api/repos/create') return createRepository(JSON.parse(body.toString()), response);
+    if (request.method === 'POST' && path === '/api/repos/create')
+      return createRepository(JSON.parse(body.toString()), response);
     const lfsBatch = /^\/datasets\/([\w.-]+\/[\w.-]+)\.git\/info\/lfs\/objects\/batch$/.exec(path);
-    if (request.method === 'POST' && lfsBatch) return answerLfsBatch(lfsBatch[1]!, JSON.parse(body.toString()), response);
+    if (request.method === 'POST' && lfsBatch)
+      return answerLfsBatch(lfsBatch[1]!, JSON.parse(body.toString()), response);
     const api = /^\/api\/datasets\/([\w.-]+\/[\w.-]+)(?:\/(tree|branch|preupload|commit)\/([^/]+)(\/.*)?)?$/.exec(path);
     if (!api) return send(response, 404, { error: `stand-in: no route for ${request.method} ${path}` });
     const repository = state.repositories.get(api[1]!);
     if (!repository) return send(response, 404, { error: 'Repository not found' });
     const [, , action, revision] = api;
-    if (!action && request.method === 'GET') return send(response, 200, { id: repository.id, private: repository.private });
+    if (!action && request.method === 'GET')
+      return send(response, 200, { id: repository.id, private: repository.private });
     if (action === 'tree' && request.method === 'GET') return listTree(repository, revision!, response);
     if (action === 'branch' && request.method === 'POST') return createBranch(repository, revision!, response);
     if (action === 'preupload' && request.method === 'POST') return preupload(JSON.parse(body.toString()), response);
-    if (action === 'commit' && request.method === 'POST') return commit(repository, revision!, body.toString(), response);
+    if (action === 'commit' && request.method === 'POST')
+      return commit(repository, revision!, body.toString(), response);
     return send(response, 405, { error: `stand-in: ${request.method} not allowed on ${path}` });
   }
 
-  function createRepository(payload: { name: string; organization: string; type: string; visibility?: string }, response: ServerResponse): void {
+  function createRepository(
+    payload: { name: string; organization: string; type: string; visibility?: string },
+    response: ServerResponse,
+  ): void {
     const id = `${payload.organization}/${payload.name}`;
-    if (payload.type !== 'dataset') return send(response, 400, { error: `stand-in: only datasets, got ${payload.type}` });
+    if (payload.type !== 'dataset')
+      return send(response, 400, { error: `stand-in: only datasets, got ${payload.type}` });
     if (state.repositories.has(id)) return send(response, 409, { error: 'You already created this dataset repo' });
     const main = new Map<string, StandInFile>([['.gitattributes', regularFile(Buffer.from(GITATTRIBUTES))]]);
     state.repositories.set(id, { id, private: payload.visibility === 'private', branches: new Map([['main', main]]) });
@@ -120,7 +128,13 @@ export async function startHubStandIn(options: { token?: string } = {}): Promise
     }
     const entries = [
       ...[...directories].map((path) => ({ type: 'directory', path, size: 0, oid: sha1(path) })),
-      ...[...files.entries()].map(([path, file]) => ({ type: 'file', path, size: file.lfs?.size ?? file.content.length, oid: file.oid, ...(file.lfs ? { lfs: file.lfs } : {}) })),
+      ...[...files.entries()].map(([path, file]) => ({
+        type: 'file',
+        path,
+        size: file.lfs?.size ?? file.content.length,
+        oid: file.oid,
+        ...(file.lfs ? { lfs: file.lfs } : {}),
+      })),
     ];
     send(response, 200, entries);
   }
@@ -132,19 +146,35 @@ export async function startHubStandIn(options: { token?: string } = {}): Promise
   }
 
   function preupload(payload: { files: Array<{ path: string; size: number }> }, response: ServerResponse): void {
-    send(response, 200, { files: payload.files.map((file) => ({ path: file.path, uploadMode: /\.(parquet|arrow)$/.test(file.path) || file.size > LFS_LIMIT ? 'lfs' : 'regular' })) });
+    send(response, 200, {
+      files: payload.files.map((file) => ({
+        path: file.path,
+        uploadMode: /\.(parquet|arrow)$/.test(file.path) || file.size > LFS_LIMIT ? 'lfs' : 'regular',
+      })),
+    });
   }
 
-  function answerLfsBatch(repository: string, payload: { operation: string; objects: Array<{ oid: string; size: number }> }, response: ServerResponse): void {
+  function answerLfsBatch(
+    repository: string,
+    payload: { operation: string; objects: Array<{ oid: string; size: number }> },
+    response: ServerResponse,
+  ): void {
     if (!state.repositories.has(repository)) return send(response, 404, { error: 'Repository not found' });
     const objects = payload.objects.map((object) =>
-      lfsObjects.has(object.oid) ? { oid: object.oid, size: object.size } : { oid: object.oid, size: object.size, actions: { upload: { href: `${state.url}/lfs-upload/${object.oid}` } } },
+      lfsObjects.has(object.oid)
+        ? { oid: object.oid, size: object.size }
+        : {
+            oid: object.oid,
+            size: object.size,
+            actions: { upload: { href: `${state.url}/lfs-upload/${object.oid}` } },
+          },
     );
     send(response, 200, { transfer: 'basic', objects }, 'application/vnd.git-lfs+json');
   }
 
   function storeLfsObject(oid: string, content: Buffer, response: ServerResponse): void {
-    if (sha256(content) !== oid) return send(response, 400, { error: 'stand-in: the uploaded bytes do not match the oid' });
+    if (sha256(content) !== oid)
+      return send(response, 400, { error: 'stand-in: the uploaded bytes do not match the oid' });
     lfsObjects.set(oid, content);
     state.lfsUploads.push(oid);
     send(response, 200, {});
@@ -159,28 +189,45 @@ export async function startHubStandIn(options: { token?: string } = {}): Promise
       const { key, value } = JSON.parse(line) as { key: string; value: Record<string, string | number> };
       if (key === 'header') record.summary = String(value.summary);
       else if (key === 'file') {
-        next.set(String(value.path), regularFile(Buffer.from(String(value.content), value.encoding === 'base64' ? 'base64' : 'utf8')));
+        next.set(
+          String(value.path),
+          regularFile(Buffer.from(String(value.content), value.encoding === 'base64' ? 'base64' : 'utf8')),
+        );
         record.files.push({ path: String(value.path), lfs: false });
       } else if (key === 'lfsFile') {
         const content = lfsObjects.get(String(value.oid));
-        if (!content) return send(response, 400, { error: `stand-in: LFS object ${value.oid} of ${value.path} was never uploaded` });
-        next.set(String(value.path), { content, oid: sha1(`pointer ${value.oid}`), lfs: { oid: String(value.oid), size: content.length, pointerSize: 134 } });
+        if (!content)
+          return send(response, 400, {
+            error: `stand-in: LFS object ${value.oid} of ${value.path} was never uploaded`,
+          });
+        next.set(String(value.path), {
+          content,
+          oid: sha1(`pointer ${value.oid}`),
+          lfs: { oid: String(value.oid), size: content.length, pointerSize: 134 },
+        });
         record.files.push({ path: String(value.path), lfs: true });
       } else if (key === 'deletedFile') {
-        if (!next.delete(String(value.path))) return send(response, 404, { error: `stand-in: cannot delete ${value.path}: no such file` });
+        if (!next.delete(String(value.path)))
+          return send(response, 404, { error: `stand-in: cannot delete ${value.path}: no such file` });
         record.deleted.push(String(value.path));
       } else return send(response, 400, { error: `stand-in: unknown commit line ${key}` });
     }
     repository.branches.set(branch, next);
     record.oid = sha1(`${repository.id}:${state.commits.length}:${ndjson}`);
     state.commits.push(record);
-    send(response, 200, { success: true, commitOid: record.oid, commitUrl: `${state.url}/datasets/${repository.id}/commit/${record.oid}`, hookOutput: '' });
+    send(response, 200, {
+      success: true,
+      commitOid: record.oid,
+      commitUrl: `${state.url}/datasets/${repository.id}/commit/${record.oid}`,
+      hookOutput: '',
+    });
   }
 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return Object.assign(state, {
-    file: (repository: string, path: string, branch = 'main') => state.repositories.get(repository)?.branches.get(branch)?.get(path),
+    file: (repository: string, path: string, branch = 'main') =>
+      state.repositories.get(repository)?.branches.get(branch)?.get(path),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

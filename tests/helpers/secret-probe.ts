@@ -7,7 +7,10 @@ import { buildRoot } from '../../src/util/paths.js';
 export function secretProbe(mode: string): (command: string, secrets: Record<string, string>) => Promise<string> {
   return async (command, secrets) => {
     const script = join(buildRoot(), 'tests', 'sandbox', 'secret-probe.js');
-    const { stdout } = await promisify(execFile)(process.execPath, [script, mode, command], { env: { ...process.env, ...secrets }, timeout: 120_000 });
+    const { stdout } = await promisify(execFile)(process.execPath, [script, mode, command], {
+      env: { ...process.env, ...secrets },
+      timeout: 120_000,
+    });
     return stdout;
   };
 }

@@ -24,7 +24,9 @@ If the data hold up, the operators plan to add twenty more turbines by 2030.</p>
 
 /** A one-page PDF with the given lines of text (Helvetica), built by hand: no PDF library involved. */
 export function makePdf(lines: string[]): Buffer {
-  const text = lines.map((line, index) => `BT /F1 12 Tf 72 ${720 - index * 16} Td (${line.replace(/[()\\]/g, '\\$&')}) Tj ET`).join('\n');
+  const text = lines
+    .map((line, index) => `BT /F1 12 Tf 72 ${720 - index * 16} Td (${line.replace(/[()\\]/g, '\\$&')}) Tj ET`)
+    .join('\n');
   const objects = [
     '<< /Type /Catalog /Pages 2 0 R >>',
     '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
@@ -59,8 +61,16 @@ export interface WebStandIn {
 }
 
 const SEARCH_HITS = [
-  { title: 'Tidal Power in the Bay of Fundy', path: '/article', snippet: 'The Bay of Fundy has the highest tides in the world.' },
-  { title: 'Fundy Tidal Array quarterly report', path: '/report.pdf', snippet: 'Output in the third quarter: 4.2 GWh.' },
+  {
+    title: 'Tidal Power in the Bay of Fundy',
+    path: '/article',
+    snippet: 'The Bay of Fundy has the highest tides in the world.',
+  },
+  {
+    title: 'Fundy Tidal Array quarterly report',
+    path: '/report.pdf',
+    snippet: 'Output in the third quarter: 4.2 GWh.',
+  },
 ];
 
 /**
@@ -126,32 +136,93 @@ export async function startWebStandIn(): Promise<WebStandIn> {
         response.writeHead(302, { location: `http://localhost:${new URL(base).port}/article` });
         return response.end();
       case '/searxng/search':
-        searches.push({ backend: 'searxng', headers: request.headers, query: url.searchParams.get('q') ?? '', body: null });
+        searches.push({
+          backend: 'searxng',
+          headers: request.headers,
+          query: url.searchParams.get('q') ?? '',
+          body: null,
+        });
         if (url.searchParams.get('format') !== 'json') return json(403, { error: 'format not allowed' });
         return json(200, {
           query: url.searchParams.get('q'),
           number_of_results: 2,
-          results: results().map((hit, index) => ({ url: hit.url, title: hit.title, content: hit.snippet, engine: 'duckduckgo', score: 2 - index, category: 'general' })),
+          results: results().map((hit, index) => ({
+            url: hit.url,
+            title: hit.title,
+            content: hit.snippet,
+            engine: 'duckduckgo',
+            score: 2 - index,
+            category: 'general',
+          })),
           answers: [],
           suggestions: [],
           unresponsive_engines: [],
         });
       case '/brave/res/v1/web/search':
-        searches.push({ backend: 'brave', headers: request.headers, query: url.searchParams.get('q') ?? '', body: null });
-        if (request.headers['x-subscription-token'] !== 'brave-test-key') return json(401, { type: 'ErrorResponse', error: { code: 'SUBSCRIPTION_TOKEN_INVALID', status: 401 } });
+        searches.push({
+          backend: 'brave',
+          headers: request.headers,
+          query: url.searchParams.get('q') ?? '',
+          body: null,
+        });
+        if (request.headers['x-subscription-token'] !== 'brave-test-key')
+          return json(401, { type: 'ErrorResponse', error: { code: 'SUBSCRIPTION_TOKEN_INVALID', status: 401 } });
         return json(200, {
           type: 'search',
           query: { original: url.searchParams.get('q') },
-          web: { type: 'search', results: results().map((hit) => ({ type: 'search_result', title: hit.title, url: hit.url, description: `<strong>${hit.snippet}</strong>`, language: 'en' })) },
+          web: {
+            type: 'search',
+            results: results().map((hit) => ({
+              type: 'search_result',
+              title: hit.title,
+              url: hit.url,
+              description: `<strong>${hit.snippet}</strong>`,
+              language: 'en',
+            })),
+          },
         });
       case '/tavily/search':
-        searches.push({ backend: 'tavily', headers: request.headers, query: (JSON.parse(body || '{}') as { query?: string }).query ?? '', body: JSON.parse(body || '{}') });
-        if (request.headers.authorization !== 'Bearer tvly-test-key') return json(401, { detail: { error: 'Unauthorized: missing or invalid API key.' } });
-        return json(200, { query: JSON.parse(body).query, answer: null, images: [], results: results().map((hit, index) => ({ title: hit.title, url: hit.url, content: hit.snippet, score: 0.9 - index / 10, raw_content: null })), response_time: 0.4 });
+        searches.push({
+          backend: 'tavily',
+          headers: request.headers,
+          query: (JSON.parse(body || '{}') as { query?: string }).query ?? '',
+          body: JSON.parse(body || '{}'),
+        });
+        if (request.headers.authorization !== 'Bearer tvly-test-key')
+          return json(401, { detail: { error: 'Unauthorized: missing or invalid API key.' } });
+        return json(200, {
+          query: JSON.parse(body).query,
+          answer: null,
+          images: [],
+          results: results().map((hit, index) => ({
+            title: hit.title,
+            url: hit.url,
+            content: hit.snippet,
+            score: 0.9 - index / 10,
+            raw_content: null,
+          })),
+          response_time: 0.4,
+        });
       case '/firecrawl/v2/search':
-        searches.push({ backend: 'firecrawl', headers: request.headers, query: (JSON.parse(body || '{}') as { query?: string }).query ?? '', body: JSON.parse(body || '{}') });
-        if (request.headers.authorization !== 'Bearer fc-test-key') return json(401, { success: false, error: 'Unauthorized: Invalid token' });
-        return json(200, { success: true, data: { web: results().map((hit, index) => ({ url: hit.url, title: hit.title, description: hit.snippet, position: index + 1 })) } });
+        searches.push({
+          backend: 'firecrawl',
+          headers: request.headers,
+          query: (JSON.parse(body || '{}') as { query?: string }).query ?? '',
+          body: JSON.parse(body || '{}'),
+        });
+        if (request.headers.authorization !== 'Bearer fc-test-key')
+          return json(401, { success: false, error: 'Unauthorized: Invalid token' });
+        return json(200, {
+          success: true,
+          data: {
+            web: results().map((hit, index) => ({
+              url: hit.url,
+              title: hit.title,
+              description: hit.snippet,
+              position: index + 1,
+            })),
+          },
+        });
       default: {
         const hop = /^\/r(\d)$/.exec(url.pathname);
         if (hop) {

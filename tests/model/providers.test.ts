@@ -5,7 +5,13 @@ import { ModelError } from '../../src/errors.js';
 import { createModelClient } from '../../src/model/client.js';
 import type { Message } from '../../src/model/messages.js';
 import type { ModelDelta, ModelResponse } from '../../src/model/types.js';
-import { fixtureReplayScript, loadProviderFixtures, startScriptedServer, type ProviderFixture, type ScriptedServer } from '../../src/testing/index.js';
+import {
+  fixtureReplayScript,
+  loadProviderFixtures,
+  startScriptedServer,
+  type ProviderFixture,
+  type ScriptedServer,
+} from '../../src/testing/index.js';
 import { projectRoot } from '../../src/util/paths.js';
 import { FAST } from './scripted-endpoint.js';
 
@@ -15,7 +21,21 @@ import { FAST } from './scripted-endpoint.js';
  * usage (cached tokens and cost), what is echoed back, and the error text.
  */
 const FIXTURES = loadProviderFixtures(join(projectRoot(), 'tests', 'fixtures', 'providers'));
-const PROVIDERS = ['openai', 'azure', 'xai', 'deepseek', 'groq', 'mistral', 'moonshot', 'alibaba', 'glm', 'openrouter', 'vllm', 'llamacpp', 'ollama'];
+const PROVIDERS = [
+  'openai',
+  'azure',
+  'xai',
+  'deepseek',
+  'groq',
+  'mistral',
+  'moonshot',
+  'alibaba',
+  'glm',
+  'openrouter',
+  'vllm',
+  'llamacpp',
+  'ollama',
+];
 
 let server: ScriptedServer;
 before(async () => {
@@ -24,23 +44,48 @@ before(async () => {
 after(() => server.close());
 
 function clientFor(fixture: ProviderFixture, reasoningEcho?: 'auto' | 'always' | 'never') {
-  return createModelClient({ base_url: server.url, model: fixture.id, max_retries: 0, timeout_ms: 10_000, ...(reasoningEcho ? { reasoning_echo: reasoningEcho } : {}) }, FAST);
+  return createModelClient(
+    {
+      base_url: server.url,
+      model: fixture.id,
+      max_retries: 0,
+      timeout_ms: 10_000,
+      ...(reasoningEcho ? { reasoning_echo: reasoningEcho } : {}),
+    },
+    FAST,
+  );
 }
 
 const PROMPT: Message[] = [{ role: 'user', content: 'What is the weather?' }];
 
 test('the fixtures cover every provider, each marked recorded or documented, each replayable both ways', () => {
-  assert.deepEqual(PROVIDERS.filter((provider) => !FIXTURES.some((fixture) => fixture.provider === provider)), []);
+  assert.deepEqual(
+    PROVIDERS.filter((provider) => !FIXTURES.some((fixture) => fixture.provider === provider)),
+    [],
+  );
   for (const fixture of FIXTURES) {
-    const origins = typeof fixture.origin === 'string' ? [fixture.origin] : [fixture.origin.body, fixture.origin.chunks];
-    assert.ok(origins.every((origin) => origin === 'recorded' || origin === 'documented'), fixture.id);
+    const origins =
+      typeof fixture.origin === 'string' ? [fixture.origin] : [fixture.origin.body, fixture.origin.chunks];
+    assert.ok(
+      origins.every((origin) => origin === 'recorded' || origin === 'documented'),
+      fixture.id,
+    );
     assert.ok(fixture.stream !== undefined || fixture.status >= 400, `${fixture.id}: a 200 fixture needs its .chunks`);
   }
-  assert.ok(FIXTURES.filter((fixture) => JSON.stringify(fixture.origin).includes('recorded')).length >= 5, 'several public recordings');
+  assert.ok(
+    FIXTURES.filter((fixture) => JSON.stringify(fixture.origin).includes('recorded')).length >= 5,
+    'several public recordings',
+  );
   for (const kind of ['reasoning', 'tool_calls', 'error', 'usage'] as const) {
-    assert.ok(FIXTURES.some((fixture) => fixture.expect[kind] !== undefined), `some fixture has ${kind}`);
+    assert.ok(
+      FIXTURES.some((fixture) => fixture.expect[kind] !== undefined),
+      `some fixture has ${kind}`,
+    );
   }
-  assert.ok(FIXTURES.some((fixture) => (fixture.expect.tool_calls?.length ?? 0) > 1), 'parallel calls');
+  assert.ok(
+    FIXTURES.some((fixture) => (fixture.expect.tool_calls?.length ?? 0) > 1),
+    'parallel calls',
+  );
 });
 
 for (const fixture of FIXTURES) {
@@ -52,7 +97,10 @@ for (const fixture of FIXTURES) {
       if (expect.error) {
         await assert.rejects(clientFor(fixture).complete(request), (error: unknown) => {
           assert.ok(error instanceof ModelError, `a ModelError, got ${String(error)}`);
-          assert.ok(error.message.includes(expect.error!.contains), `the server's words reach the user: ${error.message}`);
+          assert.ok(
+            error.message.includes(expect.error!.contains),
+            `the server's words reach the user: ${error.message}`,
+          );
           assert.equal(error.retryable, expect.error!.retryable);
           assert.doesNotMatch(error.message, /status code \(no body\)|<html|\[object Object\]/);
           return true;
@@ -72,11 +120,25 @@ function assertExpected(fixture: ProviderFixture, response: ModelResponse): void
   if (expect.content !== undefined) assert.equal(message.content, expect.content, 'content');
   assert.equal(message.reasoning, expect.reasoning, 'reasoning');
   assert.equal(response.finishReason, expect.finish_reason, 'finish reason, as sent');
-  const calls = (message.tool_calls ?? []).map((call) => ({ id: call.id, name: call.function.name, arguments: JSON.parse(call.function.arguments) as unknown }));
-  assert.deepEqual(calls, (expect.tool_calls ?? []).map((call) => ({ id: call.id, name: call.name, arguments: call.arguments })), 'tool calls');
+  const calls = (message.tool_calls ?? []).map((call) => ({
+    id: call.id,
+    name: call.function.name,
+    arguments: JSON.parse(call.function.arguments) as unknown,
+  }));
+  assert.deepEqual(
+    calls,
+    (expect.tool_calls ?? []).map((call) => ({ id: call.id, name: call.name, arguments: call.arguments })),
+    'tool calls',
+  );
   if (expect.usage) assert.deepEqual(response.usage, expect.usage, 'usage');
-  if (expect.reasoning_details !== undefined) assert.equal(message.reasoning_details?.length, expect.reasoning_details, 'reasoning_details kept');
-  if (expect.signatures) assert.deepEqual(message.reasoning_details?.map((detail) => detail.signature), expect.signatures, 'signatures kept whole');
+  if (expect.reasoning_details !== undefined)
+    assert.equal(message.reasoning_details?.length, expect.reasoning_details, 'reasoning_details kept');
+  if (expect.signatures)
+    assert.deepEqual(
+      message.reasoning_details?.map((detail) => detail.signature),
+      expect.signatures,
+      'signatures kept whole',
+    );
   if (expect.echo) assert.deepEqual(Object.keys(message.echo ?? {}), expect.echo, 'what goes back on the next request');
   assert.deepEqual(message.images ?? [], expect.images ?? [], 'images');
 }
@@ -89,9 +151,13 @@ function assertDeltas(fixture: ProviderFixture, deltas: ModelDelta[]): void {
       .map((delta) => (delta as { text: string }).text)
       .join('');
   const inlineTags = fixture.stream!.includes('<think>');
-  if (fixture.expect.reasoning && !inlineTags) assert.equal(text('reasoning').trim(), fixture.expect.reasoning, 'reasoning deltas');
-  if (fixture.expect.content && !fixture.stream!.includes('"refusal":"I')) assert.ok(text('content').includes(fixture.expect.content), 'content deltas');
-  const calls = new Set(deltas.filter((delta) => delta.type === 'tool_call').map((delta) => (delta as { index: number }).index));
+  if (fixture.expect.reasoning && !inlineTags)
+    assert.equal(text('reasoning').trim(), fixture.expect.reasoning, 'reasoning deltas');
+  if (fixture.expect.content && !fixture.stream!.includes('"refusal":"I'))
+    assert.ok(text('content').includes(fixture.expect.content), 'content deltas');
+  const calls = new Set(
+    deltas.filter((delta) => delta.type === 'tool_call').map((delta) => (delta as { index: number }).index),
+  );
   assert.equal(calls.size, fixture.expect.tool_calls?.length ?? 0, 'tool-call deltas name each call apart');
 }
 
@@ -99,7 +165,11 @@ test('the next request carries exactly the echo the messages view shows, and not
   for (const fixture of FIXTURES.filter((entry) => entry.expect.tool_calls?.length && !entry.expect.error)) {
     const client = clientFor(fixture);
     const first = await client.complete({ messages: PROMPT });
-    const tools: Message[] = first.message.tool_calls!.map((call) => ({ role: 'tool', tool_call_id: call.id, content: '{"temperature": 21}' }));
+    const tools: Message[] = first.message.tool_calls!.map((call) => ({
+      role: 'tool',
+      tool_call_id: call.id,
+      content: '{"temperature": 21}',
+    }));
     const before = server.requests.length;
     const second = await client.complete({ messages: [...PROMPT, first.message, ...tools] });
     assert.equal(second.message.content, `done after ${fixture.id}`);
@@ -108,17 +178,30 @@ test('the next request carries exactly the echo the messages view shows, and not
     assert.equal(role, 'assistant');
     const expected = { content: first.message.content, ...first.message.echo };
     // Anthropic-named models get prompt-cache breakpoints (endpoint.prompt_caching auto): the text is the same.
-    const marked = Array.isArray(content) && content.length === 1 && (content[0] as { cache_control?: unknown }).cache_control !== undefined;
-    assert.equal(marked, marked && /anthropic|claude/i.test(fixture.id), `${fixture.id}: cache marks only for Anthropic models`);
+    const marked =
+      Array.isArray(content) &&
+      content.length === 1 &&
+      (content[0] as { cache_control?: unknown }).cache_control !== undefined;
+    assert.equal(
+      marked,
+      marked && /anthropic|claude/i.test(fixture.id),
+      `${fixture.id}: cache marks only for Anthropic models`,
+    );
     const unmarked = marked ? (content as { text: string }[])[0]!.text : content;
-    assert.deepEqual({ content: unmarked, ...rest }, expected, `${fixture.id}: the wire message is the record's content plus its echo`);
+    assert.deepEqual(
+      { content: unmarked, ...rest },
+      expected,
+      `${fixture.id}: the wire message is the record's content plus its echo`,
+    );
     assert.deepEqual(tool_calls, first.message.tool_calls);
   }
 });
 
-test('reasoning_echo never sends nothing back; always sends every turn\'s reasoning in the form it came', async () => {
+test("reasoning_echo never sends nothing back; always sends every turn's reasoning in the form it came", async () => {
   const byId = (id: string) => FIXTURES.find((fixture) => fixture.id === id)!;
-  const openrouter = await clientFor(byId('openrouter/anthropic-reasoning-details'), 'never').complete({ messages: PROMPT });
+  const openrouter = await clientFor(byId('openrouter/anthropic-reasoning-details'), 'never').complete({
+    messages: PROMPT,
+  });
   assert.equal(openrouter.message.echo, undefined);
   assert.equal(openrouter.message.reasoning_details?.length, 1, 'kept in the record even when not sent back');
   const groq = await clientFor(byId('groq/reasoning-parsed'), 'always').complete({ messages: PROMPT });

@@ -10,14 +10,20 @@ import type { ScriptedResponse } from '../../src/testing/index.js';
 import { endpointFor, FAST, HELLO, withServer } from './scripted-endpoint.js';
 
 const GOOD = { content: 'fine' } satisfies ScriptedResponse;
-const raw = (body: string, content_type = 'application/json'): ScriptedResponse => ({ fault: 'raw', body, content_type });
+const raw = (body: string, content_type = 'application/json'): ScriptedResponse => ({
+  fault: 'raw',
+  body,
+  content_type,
+});
 
 for (const stream of [false, true]) {
   const how = stream ? 'streamed' : 'not streamed';
   const request = stream ? { messages: HELLO, onDelta: () => {} } : { messages: HELLO };
 
   test(`a 200 with a malformed JSON body is retried like a transport fault (${how})`, async () => {
-    const broken = stream ? raw('data: {"choices": [{"delta": {"content": "tru\n\n', 'text/event-stream') : raw('{"choices": [{"message": {"content": "tru');
+    const broken = stream
+      ? raw('data: {"choices": [{"delta": {"content": "tru\n\n', 'text/event-stream')
+      : raw('{"choices": [{"message": {"content": "tru');
     await withServer([broken, GOOD], async (server) => {
       const response = await createModelClient(endpointFor(server), FAST).complete(request);
       assert.equal(response.message.content, 'fine');
@@ -29,8 +35,13 @@ for (const stream of [false, true]) {
   test(`a runaway reply past max_reply_bytes is a reply_too_large ModelError, not retried (${how})`, async () => {
     const text = 'x'.repeat(64 * 1024);
     const body = stream
-      ? Array.from({ length: 40 }, () => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: text } }] })}\n\n`).join('')
-      : JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: text.repeat(40) }, finish_reason: 'stop' }] });
+      ? Array.from(
+          { length: 40 },
+          () => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: text } }] })}\n\n`,
+        ).join('')
+      : JSON.stringify({
+          choices: [{ index: 0, message: { role: 'assistant', content: text.repeat(40) }, finish_reason: 'stop' }],
+        });
     await withServer([raw(body, stream ? 'text/event-stream' : 'application/json'), GOOD], async (server) => {
       const client = createModelClient(endpointFor(server, { max_reply_bytes: 1024 * 1024 }), FAST);
       await assert.rejects(client.complete(request), (error: unknown) => {
@@ -76,13 +87,25 @@ test('a body that is an error object sent with 200 says so, with the server word
 
 test('error bodies of every shape give the server its own words', () => {
   const cases: Array<[string, string]> = [
-    ['{"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}', 'Incorrect API key provided'],
-    ['{"object": "error", "message": "maximum context length is 32768", "code": 400}', 'maximum context length is 32768'],
-    ['{"error": {"message": "Provider returned error", "metadata": {"raw": "upstream says no", "provider_name": "X"}}}', 'Provider returned error: upstream says no (X)'],
+    [
+      '{"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}',
+      'Incorrect API key provided',
+    ],
+    [
+      '{"object": "error", "message": "maximum context length is 32768", "code": 400}',
+      'maximum context length is 32768',
+    ],
+    [
+      '{"error": {"message": "Provider returned error", "metadata": {"raw": "upstream says no", "provider_name": "X"}}}',
+      'Provider returned error: upstream says no (X)',
+    ],
     ['{"error": "model \'llama9\' not found"}', "model 'llama9' not found"],
     ['{"detail": [{"loc": ["body", "messages"], "msg": "field required"}]}', 'field required'],
     ['Bad Gateway', 'Bad Gateway'],
-    ['<!DOCTYPE html><html><head><title>Service Unavailable</title></head><body><p>try later</p></body></html>', 'Service Unavailable: try later'],
+    [
+      '<!DOCTYPE html><html><head><title>Service Unavailable</title></head><body><p>try later</p></body></html>',
+      'Service Unavailable: try later',
+    ],
   ];
   for (const [body, message] of cases) assert.equal(errorTextMessage(body), message, body);
   assert.equal(errorTextMessage('   '), undefined);
@@ -105,7 +128,9 @@ test('streamed tool calls: index reused with new ids, id-only pieces, several ca
     { index: 3, id: 'd', function: { name: 'h', arguments: '{}' } },
     { index: 4, id: 'e', function: { name: 'h', arguments: '[]' } },
   ]);
-  const calls = assembler.result().message.tool_calls!.map((call) => [call.id, call.function?.name, call.function?.arguments]);
+  const calls = assembler
+    .result()
+    .message.tool_calls!.map((call) => [call.id, call.function?.name, call.function?.arguments]);
   assert.deepEqual(calls, [
     ['a', 'f', '{"n":1}'],
     ['b', 'f', '{"n":2}'],
@@ -118,13 +143,21 @@ test('streamed tool calls: index reused with new ids, id-only pieces, several ca
 
 test('reasoning_echo and max_reply_bytes are validated like every endpoint field', () => {
   assert.throws(
-    () => createModelClient({ base_url: 'http://127.0.0.1:1/v1', model: 'm', reasoning_echo: 'sometimes' as never, max_reply_bytes: 0 }),
-    (error: unknown) => error instanceof ConfigError && /reasoning_echo/.test(error.message) && /max_reply_bytes/.test(error.message),
+    () =>
+      createModelClient({
+        base_url: 'http://127.0.0.1:1/v1',
+        model: 'm',
+        reasoning_echo: 'sometimes' as never,
+        max_reply_bytes: 0,
+      }),
+    (error: unknown) =>
+      error instanceof ConfigError && /reasoning_echo/.test(error.message) && /max_reply_bytes/.test(error.message),
   );
 });
 
 test('server-sent events: CRLF lines, comments, event names, multi-line data and a last event without a blank line', async () => {
-  const body = ': OPENROUTER PROCESSING\r\n\r\nevent: message\r\ndata: {"a":\r\ndata: 1}\r\n\r\ndata: two\n\ndata: [DONE]';
+  const body =
+    ': OPENROUTER PROCESSING\r\n\r\nevent: message\r\ndata: {"a":\r\ndata: 1}\r\n\r\ndata: two\n\ndata: [DONE]';
   const events = [];
   for await (const event of readServerSentEvents(new Response(body), 1024)) events.push(event);
   assert.deepEqual(events, [
@@ -136,11 +169,15 @@ test('server-sent events: CRLF lines, comments, event names, multi-line data and
 
 test('an error chunk inside a 200 stream fails the call with its message', async () => {
   const stream = raw(
-    'data: {"choices":[{"index":0,"delta":{"content":"par"}}]}\n\n' + 'data: {"error":{"code":502,"message":"Provider disconnected"},"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}]}\n\n',
+    'data: {"choices":[{"index":0,"delta":{"content":"par"}}]}\n\n' +
+      'data: {"error":{"code":502,"message":"Provider disconnected"},"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}]}\n\n',
     'text/event-stream',
   );
   await withServer([stream], async (server) => {
     const client = createModelClient(endpointFor(server, { max_retries: 0 }), FAST);
-    await assert.rejects(client.complete({ messages: HELLO, onDelta: () => {} }), /the stream carried an error: Provider disconnected/);
+    await assert.rejects(
+      client.complete({ messages: HELLO, onDelta: () => {} }),
+      /the stream carried an error: Provider disconnected/,
+    );
   });
 });

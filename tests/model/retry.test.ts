@@ -7,7 +7,10 @@ import { delayed, dropConnection, httpError, rateLimited, reply } from '../../sr
 import { endpointFor, FAST, HELLO, withServer } from './scripted-endpoint.js';
 
 test('a 429 with retry-after-ms is waited out as asked, then the answer is returned', async () => {
-  const script = [httpError(429, { message: 'slow down', headers: { 'retry-after-ms': '30' } }), reply('after the wait')];
+  const script = [
+    httpError(429, { message: 'slow down', headers: { 'retry-after-ms': '30' } }),
+    reply('after the wait'),
+  ];
   await withServer(script, async (server) => {
     const retries: RetryEvent[] = [];
     const client = createModelClient(endpointFor(server), { ...FAST, onRetry: (event) => retries.push(event) });
@@ -101,7 +104,10 @@ test('a dropped connection is retried', async () => {
 test('a response slower than timeout_ms is abandoned and retried', async () => {
   await withServer([delayed(10_000, reply('too slow')), reply('in time')], async (server) => {
     const failures: string[] = [];
-    const client = createModelClient(endpointFor(server, { timeout_ms: 500 }), { ...FAST, onRetry: (event) => failures.push(event.failure.message) });
+    const client = createModelClient(endpointFor(server, { timeout_ms: 500 }), {
+      ...FAST,
+      onRetry: (event) => failures.push(event.failure.message),
+    });
     const response = await client.complete({ messages: HELLO });
     assert.equal(response.message.content, 'in time');
     assert.equal(server.requestCount(), 2);

@@ -1,10 +1,19 @@
 import type { EndpointInput } from '../../src/config/endpoint.js';
 import type { Message } from '../../src/model/messages.js';
 import type { ModelClientOptions } from '../../src/model/client.js';
-import { startScriptedServer, type Script, type ScriptedServer, type ScriptedServerOptions } from '../../src/testing/index.js';
+import {
+  startScriptedServer,
+  type Script,
+  type ScriptedServer,
+  type ScriptedServerOptions,
+} from '../../src/testing/index.js';
 
 /** Shared set-up for the model tests: a scripted server per test, a client pointed at it. */
-export async function withServer<T>(script: Script, run: (server: ScriptedServer) => Promise<T>, options?: ScriptedServerOptions): Promise<T> {
+export async function withServer<T>(
+  script: Script,
+  run: (server: ScriptedServer) => Promise<T>,
+  options?: ScriptedServerOptions,
+): Promise<T> {
   const server = await startScriptedServer(script, options);
   try {
     return await run(server);

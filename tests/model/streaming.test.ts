@@ -17,7 +17,8 @@ const NATIVE_REPLY: ScriptedReply = {
 };
 
 const HERMES_REPLY: ScriptedReply = {
-  content: '<think>plan</think>Let me check.\n<tool_call>{"name": "read_file", "arguments": {"path": "a.txt"}}</tool_call>\n<tool_call>{"name": broken}</tool_call>',
+  content:
+    '<think>plan</think>Let me check.\n<tool_call>{"name": "read_file", "arguments": {"path": "a.txt"}}</tool_call>\n<tool_call>{"name": broken}</tool_call>',
   reasoning_details: [{ type: 'reasoning.text', text: 'detail text that streams in pieces' }],
 };
 
@@ -29,7 +30,10 @@ async function bothWays(reply: ScriptedReply, overrides: Partial<EndpointInput> 
   });
   const deltas: ModelDelta[] = [];
   const streamed = await withServer([reply], async (server) => {
-    const response = await createModelClient(endpointFor(server, overrides), FAST).complete({ messages: HELLO, onDelta: (delta) => deltas.push(delta) });
+    const response = await createModelClient(endpointFor(server, overrides), FAST).complete({
+      messages: HELLO,
+      onDelta: (delta) => deltas.push(delta),
+    });
     return { response, request: server.requests[0]! };
   });
   return { plain, streamed, deltas };
@@ -45,7 +49,13 @@ test('streamed and plain calls of one script give the same response (native tool
   assert.deepEqual(comparable(streamed.response), comparable(plain.response));
   assert.equal(plain.response.message.content, 'Running two commands — ünïcödé 🙂 included.');
   assert.equal(plain.response.message.reasoning, 'The user wants two things; run both commands.\n\nand check the disk');
-  assert.deepEqual(plain.response.usage, { prompt_tokens: 321, completion_tokens: 45, reasoning_tokens: 12, cached_tokens: 0, cost: null });
+  assert.deepEqual(plain.response.usage, {
+    prompt_tokens: 321,
+    completion_tokens: 45,
+    reasoning_tokens: 12,
+    cached_tokens: 0,
+    cost: null,
+  });
   assert.equal(plain.response.toolCalls[1]!.function.arguments, '{"command": "df -h"');
 
   assert.equal(plain.request.stream, undefined);
@@ -55,14 +65,20 @@ test('streamed and plain calls of one script give the same response (native tool
   const content = deltas.filter((delta) => delta.type === 'content');
   assert.ok(content.length >= 2, 'content arrived in several deltas');
   assert.equal(content.map((delta) => delta.text).join(''), NATIVE_REPLY.content);
-  const reasoning = deltas.filter((delta) => delta.type === 'reasoning').map((delta) => delta.text).join('');
+  const reasoning = deltas
+    .filter((delta) => delta.type === 'reasoning')
+    .map((delta) => delta.text)
+    .join('');
   assert.equal(reasoning, NATIVE_REPLY.reasoning_content);
   const toolDeltas = deltas.filter((delta) => delta.type === 'tool_call');
   assert.ok(toolDeltas.length >= 4, 'each call streamed in several pieces');
   for (const index of [0, 1]) {
     const pieces = toolDeltas.filter((delta) => delta.index === index);
     assert.equal(pieces[0]!.name, 'terminal');
-    assert.equal(pieces.map((delta) => delta.argumentsDelta ?? '').join(''), plain.response.toolCalls[index]!.function.arguments);
+    assert.equal(
+      pieces.map((delta) => delta.argumentsDelta ?? '').join(''),
+      plain.response.toolCalls[index]!.function.arguments,
+    );
   }
 });
 

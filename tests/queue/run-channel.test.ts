@@ -6,7 +6,15 @@ import type { RolloutSettings } from '../../src/run/rollout.js';
 
 const settings = {
   run: 'r',
-  endpoint: { base_url: 'http://127.0.0.1:1/v1', model: 'm', api_key_env: 'K', timeout_ms: 1000, max_retries: 0, concurrency: 1, tool_call_format: 'native' },
+  endpoint: {
+    base_url: 'http://127.0.0.1:1/v1',
+    model: 'm',
+    api_key_env: 'K',
+    timeout_ms: 1000,
+    max_retries: 0,
+    concurrency: 1,
+    tool_call_format: 'native',
+  },
   maxTurns: 3,
   sandbox: { kind: 'local' },
   budget: {},
@@ -15,7 +23,13 @@ const settings = {
 } as unknown as RolloutSettings;
 
 test('a queue URL is redis://HOST:PORT[/DB]; anything else names the flag and the form expected', () => {
-  assert.deepEqual(parseQueueUrl('redis://10.0.0.5:6380/2'), { url: 'redis://10.0.0.5:6380/2', host: '10.0.0.5', port: 6380, db: 2, tls: false });
+  assert.deepEqual(parseQueueUrl('redis://10.0.0.5:6380/2'), {
+    url: 'redis://10.0.0.5:6380/2',
+    host: '10.0.0.5',
+    port: 6380,
+    db: 2,
+    tls: false,
+  });
   assert.equal(parseQueueUrl('redis://h').port, 6379);
   assert.throws(() => parseQueueUrl('http://h:1'), /--queue http:\/\/h:1: expected redis:\/\/HOST:PORT\[\/DB\]/);
   assert.throws(() => parseQueueUrl('redis://h:1/x'), /the database after the port must be a number, got 'x'/);
@@ -23,19 +37,34 @@ test('a queue URL is redis://HOST:PORT[/DB]; anything else names the flag and th
 });
 
 test('job ids: one per prompt key, sample and recorded failures; never a ":" (BullMQ refuses it)', () => {
-  const ids = [jobIdFor('id:with:colons', 0, 0), jobIdFor('id:with:colons', 1, 0), jobIdFor('id:with:colons', 0, 1), jobIdFor('abc#1', 0, 0)];
+  const ids = [
+    jobIdFor('id:with:colons', 0, 0),
+    jobIdFor('id:with:colons', 1, 0),
+    jobIdFor('id:with:colons', 0, 1),
+    jobIdFor('abc#1', 0, 0),
+  ];
   assert.equal(new Set(ids).size, ids.length);
   for (const id of ids) assert.ok(!id.includes(':'), id);
-  assert.equal(jobIdFor('k', 0, 0), jobIdFor('k', 0, 0), 'the same try is the same job: a re-attaching coordinator finds it');
+  assert.equal(
+    jobIdFor('k', 0, 0),
+    jobIdFor('k', 0, 0),
+    'the same try is the same job: a re-attaching coordinator finds it',
+  );
 });
 
 test('a worker refuses a run whose code version, tool schemas, environment module or sandbox differ, and says which', () => {
   const own = describeAnnouncement({ run: 'r', fingerprint: 'f', settings, stalledMs: 1000, maxStalls: 3 });
   assert.deepEqual(refusalReasons(own, {}), []);
   assert.deepEqual(refusalReasons(own, { sandbox: 'local' }), []);
-  assert.match(refusalReasons({ ...own, codeVersion: '0.0.1+deadbeef' }, {})[0]!, /^code version differs: the run's is 0\.0\.1\+deadbeef, this worker's is /);
+  assert.match(
+    refusalReasons({ ...own, codeVersion: '0.0.1+deadbeef' }, {})[0]!,
+    /^code version differs: the run's is 0\.0\.1\+deadbeef, this worker's is /,
+  );
   assert.match(refusalReasons({ ...own, toolsFingerprint: 'other' }, {})[0]!, /^fingerprint differs \(tool schemas\)/);
   const elsewhere = { ...own, settings: { ...settings, environmentModule: '/nowhere/env.js' }, environmentHash: 'abc' };
   assert.match(refusalReasons(elsewhere, {})[0]!, /\/nowhere\/env\.js does not exist on this worker/);
-  assert.match(refusalReasons(own, { sandbox: 'docker' })[0]!, /sandbox differs: the run uses local, this worker was started with --sandbox docker/);
+  assert.match(
+    refusalReasons(own, { sandbox: 'docker' })[0]!,
+    /sandbox differs: the run uses local, this worker was started with --sandbox docker/,
+  );
 });

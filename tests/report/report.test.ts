@@ -8,9 +8,17 @@ import { RunStore } from '../../src/run/store.js';
 import { buildRecord } from '../../src/trajectory/build-record.js';
 import { temporaryDirectory } from '../helpers/cli.js';
 
-function storeWith(directory: string, rows: { key: string; sample: number; reward: number | null; error?: string; category: string; toolsets: string[] }[]): RunStore {
+function storeWith(
+  directory: string,
+  rows: { key: string; sample: number; reward: number | null; error?: string; category: string; toolsets: string[] }[],
+): RunStore {
   const store = RunStore.open(join(directory, 'report.sqlite'));
-  store.initRun({ name: 'report-run', kind: 'eval', config: {}, fingerprintParts: { model: 'm', environment: { name: 'toy', version: '3' } } });
+  store.initRun({
+    name: 'report-run',
+    kind: 'eval',
+    config: {},
+    fingerprintParts: { model: 'm', environment: { name: 'toy', version: '3' } },
+  });
   for (const row of rows) {
     const record = buildRecord({
       key: row.key,
@@ -32,14 +40,26 @@ function storeWith(directory: string, rows: { key: string; sample: number; rewar
       toolsets: row.toolsets,
       model: 'm',
       source: { dataset: 'toy', row: 0, fields: { category: row.category } },
-      reward: { reward: row.reward, scores: {}, reward_details: row.error ? null : { checked: row.key }, reward_error: row.error ?? null },
+      reward: {
+        reward: row.reward,
+        scores: {},
+        reward_details: row.error ? null : { checked: row.key },
+        reward_error: row.error ?? null,
+      },
       group: row.key,
     });
     store.markDispatched(row.key, row.sample, 0, row.toolsets);
     store.saveResult({ key: row.key, sample: row.sample, status: 'done', record, reward: row.reward });
   }
   store.markDispatched('broken', 0, 0, []);
-  store.saveResult({ key: 'broken', sample: 0, status: 'failed', record: null, errorClass: 'infra', errorMessage: 'sandbox died' });
+  store.saveResult({
+    key: 'broken',
+    sample: 0,
+    status: 'failed',
+    record: null,
+    errorClass: 'infra',
+    errorMessage: 'sandbox died',
+  });
   return store;
 }
 
@@ -120,5 +140,8 @@ test('float noise around the threshold does not decide a pass', (t) => {
     { key: 'b', sample: 0, reward: 0.69, category: 'x', toolsets: [] },
   ]);
   t.after(() => store.close());
-  assert.deepEqual(buildReport(store, { passThreshold: 0.7 }).items.map((item) => item.passed), [true, false]);
+  assert.deepEqual(
+    buildReport(store, { passThreshold: 0.7 }).items.map((item) => item.passed),
+    [true, false],
+  );
 });

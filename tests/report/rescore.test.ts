@@ -44,7 +44,8 @@ function storeWithAnswers(directory: string, answers: Record<string, string[]>):
   return store;
 }
 
-const records = (store: RunStore) => [...store.items({ status: ['done'] })].map((row) => JSON.parse(row.record!) as TrajectoryRecord);
+const records = (store: RunStore) =>
+  [...store.items({ status: ['done'] })].map((row) => JSON.parse(row.record!) as TrajectoryRecord);
 
 test('rescoring recomputes rewards from the stored transcript; advantages follow; unknown items are kept as they were', async (t) => {
   const directory = temporaryDirectory(t);
@@ -56,7 +57,10 @@ test('rescoring recomputes rewards from the stored transcript; advantages follow
     items: () => [{ key: 'a' }, { key: 'b' }],
     id: (item) => item.key,
     prompt: (item) => `question ${item.key}`,
-    reward: (item, result) => ({ score: result.messages.at(-1)?.content === 'yes' ? 1 : 0, details: { item: item.key, turns: result.turns } }),
+    reward: (item, result) => ({
+      score: result.messages.at(-1)?.content === 'yes' ? 1 : 0,
+      details: { item: item.key, turns: result.turns },
+    }),
   });
   const summary = await rescoreRun({
     store,
@@ -97,9 +101,19 @@ test('a transcript rescore of a reward that reads the sandbox says why it cannot
     prompt: () => 'question a',
     reward: async (_item, _result, context) => ((await context.readFile('out.txt')).toString() === 'ok' ? 1 : 0),
   });
-  const summary = await rescoreRun({ store, environment, items: new Map([['a', { key: 'a' }]]), sandbox: { kind: 'local' }, run: 'rescore-run', concurrency: 1 });
+  const summary = await rescoreRun({
+    store,
+    environment,
+    items: new Map([['a', { key: 'a' }]]),
+    sandbox: { kind: 'local' },
+    run: 'rescore-run',
+    concurrency: 1,
+  });
   assert.equal(summary.rewardErrors, 1);
   const [record] = records(store);
   assert.equal(record!.reward, null);
-  assert.match(record!.reward_error!, /rescoring has no sandbox: .*environment 'files-env' reads sandbox state, so declare rescore: 'replay'/);
+  assert.match(
+    record!.reward_error!,
+    /rescoring has no sandbox: .*environment 'files-env' reads sandbox state, so declare rescore: 'replay'/,
+  );
 });

@@ -17,7 +17,10 @@ async function collect(entries: AsyncIterable<PipelineEntry>): Promise<WorkItem[
 test('an unavailable toolset is dropped from every draw and each drop is counted', async (t) => {
   const directory = temporaryDirectory(t);
   const dataset = join(directory, 'rows.jsonl');
-  writeFileSync(dataset, `${Array.from({ length: 20 }, (_, index) => JSON.stringify({ prompt: `row ${index}` })).join('\n')}\n`);
+  writeFileSync(
+    dataset,
+    `${Array.from({ length: 20 }, (_, index) => JSON.stringify({ prompt: `row ${index}` })).join('\n')}\n`,
+  );
   // The built-in web toolset, with no search backend configured in this environment.
   const registry = createToolRegistry();
   const store = RunStore.open(join(directory, 'store.sqlite'));
@@ -57,10 +60,18 @@ test('keys and draws depend only on (seed, key): reordered rows keep their tools
   t.after(() => store.close());
   const draw = async (dataset: string, seed: number) =>
     Object.fromEntries(
-      (await collect(batchEntries({ dataset, reader: {}, choice: { distribution: { name: 'balanced', toolsets: { terminal: 0.5, file: 0.5, todo: 0.3 } } }, seed, registry: createToolRegistry(), store }))).map((item) => [
-        item.key,
-        item.task.toolsets.join('+'),
-      ]),
+      (
+        await collect(
+          batchEntries({
+            dataset,
+            reader: {},
+            choice: { distribution: { name: 'balanced', toolsets: { terminal: 0.5, file: 0.5, todo: 0.3 } } },
+            seed,
+            registry: createToolRegistry(),
+            store,
+          }),
+        )
+      ).map((item) => [item.key, item.task.toolsets.join('+')]),
     );
   const first = await draw(forward, 11);
   assert.deepEqual(await draw(backward, 11), first);

@@ -74,7 +74,10 @@ describe('PromptKeyer', () => {
       () => keyer.key(row('y', { id: 'task-1', line: 17 })),
       (error: unknown) => {
         assert.ok(error instanceof DatasetError);
-        assert.equal(error.message, 'rows.jsonl: duplicate id "task-1" at lines 3 and 17; ids must be unique (or drop the id field to key rows by their content)');
+        assert.equal(
+          error.message,
+          'rows.jsonl: duplicate id "task-1" at lines 3 and 17; ids must be unique (or drop the id field to key rows by their content)',
+        );
         return true;
       },
     );

@@ -22,7 +22,15 @@ const engine = threadBrowserEngine(browser);
 function settings(baseUrl: string, extra: Partial<RolloutSettings> = {}): RolloutSettings {
   return {
     run: 'rollout-browser-test',
-    endpoint: { base_url: baseUrl, model: 'scripted', api_key_env: 'TRAJ_TEST_NO_KEY', timeout_ms: 60_000, max_retries: 0, concurrency: 8, tool_call_format: 'native' },
+    endpoint: {
+      base_url: baseUrl,
+      model: 'scripted',
+      api_key_env: 'TRAJ_TEST_NO_KEY',
+      timeout_ms: 60_000,
+      max_retries: 0,
+      concurrency: 8,
+      tool_call_format: 'native',
+    },
     maxTurns: 5,
     sandbox: { kind: 'local' },
     budget: DEFAULT_BUDGET,
@@ -39,10 +47,21 @@ async function setup(t: { after(fn: () => unknown): void }, holdMs: number) {
   const site = await startBrowserSite();
   t.after(() => site.close());
   const server = await startScriptedServer((request: ChatRequest) =>
-    request.messages.some((message) => message.role === 'tool') ? delayed(holdMs, reply('done')) : callTool('browser_navigate', { url: `${site.url}/page/1` }),
+    request.messages.some((message) => message.role === 'tool')
+      ? delayed(holdMs, reply('done'))
+      : callTool('browser_navigate', { url: `${site.url}/page/1` }),
   );
   t.after(() => server.close());
-  return { server, task: (extra: Partial<RolloutSettings> = {}) => ({ key: 'k', sample: 0, toolsets: ['browser'], messages: [{ role: 'user' as const, content: 'go' }], settings: settings(server.url, extra) }) };
+  return {
+    server,
+    task: (extra: Partial<RolloutSettings> = {}) => ({
+      key: 'k',
+      sample: 0,
+      toolsets: ['browser'],
+      messages: [{ role: 'user' as const, content: 'go' }],
+      settings: settings(server.url, extra),
+    }),
+  };
 }
 
 /** Wait until the second model request (the browser context is open by then). */
@@ -54,7 +73,10 @@ test('a finished rollout closes its browser context', { skip }, async (t) => {
   const { task } = await setup(t, 0);
   const outcome = await executeRollout(task(), services, new AbortController().signal);
   assert.equal(outcome.result.finishReason, 'stop');
-  assert.match(String(outcome.result.messages.find((message) => message.role === 'tool')!.content), /holds the word apple/);
+  assert.match(
+    String(outcome.result.messages.find((message) => message.role === 'tool')!.content),
+    /holds the word apple/,
+  );
   assert.equal(engine.openContexts, 0);
 });
 

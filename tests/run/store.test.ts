@@ -36,16 +36,21 @@ function land(store: RunStore, row: Partial<ResultRow> & { key: string }, rowInd
 test('a result lands with its status, record columns, judge verdicts, web pages and counts in one flush', (t) => {
   const store = openStore(t);
   const segment = store.startSegment();
-  land(store, {
-    key: 'a',
-    record: columns({ has_reasoning: true, tool_stats: [{ name: 'terminal', calls: 2, ok: 1, errors: 1 }] }),
-    reward: 0.5,
-    finishReason: 'stop',
-    durationMs: 1200,
-    judgeCache: [{ key: 'j1', verdict: { score: 1 } }],
-    webCache: [{ key: 'https://a.test/', value: { text: 'page' } }],
-    webCounts: { fetches: 3, hits: 1 },
-  }, 0, ['terminal']);
+  land(
+    store,
+    {
+      key: 'a',
+      record: columns({ has_reasoning: true, tool_stats: [{ name: 'terminal', calls: 2, ok: 1, errors: 1 }] }),
+      reward: 0.5,
+      finishReason: 'stop',
+      durationMs: 1200,
+      judgeCache: [{ key: 'j1', verdict: { score: 1 } }],
+      webCache: [{ key: 'https://a.test/', value: { text: 'page' } }],
+      webCounts: { fetches: 3, hits: 1 },
+    },
+    0,
+    ['terminal'],
+  );
   assert.equal(store.lookup('a', 0), undefined, 'nothing is committed before the turn ends or a flush');
   store.flush();
   assert.deepEqual(store.lookup('a', 0), { status: 'done', attempts: 0, retryable: null });
@@ -95,8 +100,15 @@ test('resume: a reopened store keeps results, queued writes flushed by close, an
   assert.equal(store.lookup('done', 0)?.status, 'done');
   assert.equal(store.lookup('cut', 0)?.status, 'pending', 'a rollout cut off by the close is pending, not lost');
   assert.equal(store.finishedCount(), 2, 'done and discarded are not run again');
-  assert.deepEqual([...store.items()].map((item) => item.key), ['done', 'cut', 'dropped'], 'dataset order');
-  assert.deepEqual([...store.items({ status: ['pending', 'discarded'] })].map((item) => item.key), ['cut', 'dropped']);
+  assert.deepEqual(
+    [...store.items()].map((item) => item.key),
+    ['done', 'cut', 'dropped'],
+    'dataset order',
+  );
+  assert.deepEqual(
+    [...store.items({ status: ['pending', 'discarded'] })].map((item) => item.key),
+    ['cut', 'dropped'],
+  );
   assert.deepEqual(store.unrecordedCounts(), { failedWithoutRecord: 0, pending: 1 });
 });
 
@@ -119,7 +131,11 @@ test('the fingerprint: same settings resume silently, changed ones are refused n
   const store = openStore(t);
   const run = { name: 'fp', kind: 'batch', config: {} };
   assert.deepEqual(store.initRun({ ...run, fingerprintParts: { model: 'm', max_turns: 5 } }), { changes: [] });
-  assert.deepEqual(store.initRun({ ...run, fingerprintParts: { max_turns: 5, model: 'm' } }), { changes: [] }, 'key order does not matter');
+  assert.deepEqual(
+    store.initRun({ ...run, fingerprintParts: { max_turns: 5, model: 'm' } }),
+    { changes: [] },
+    'key order does not matter',
+  );
   assert.throws(
     () => store.initRun({ ...run, fingerprintParts: { model: 'other', max_turns: 5, seed: 1 } }),
     (error: unknown) =>
@@ -133,7 +149,11 @@ test('the fingerprint: same settings resume silently, changed ones are refused n
   const forced = store.initRun({ ...run, fingerprintParts: { model: 'other', max_turns: 5 }, force: true });
   assert.deepEqual(forced.changes, ['model: "m" → "other"']);
   assert.equal(store.meta()?.fingerprint_parts.model, 'other');
-  assert.deepEqual(store.initRun({ ...run, fingerprintParts: { model: 'other', max_turns: 5 } }), { changes: [] }, 'the forced settings are the new ones');
+  assert.deepEqual(
+    store.initRun({ ...run, fingerprintParts: { model: 'other', max_turns: 5 } }),
+    { changes: [] },
+    'the forced settings are the new ones',
+  );
 });
 
 test('attempts: a refund never goes below zero; release only touches a pending row', (t) => {
@@ -143,7 +163,11 @@ test('attempts: a refund never goes below zero; release only touches a pending r
   store.refund('k', 0);
   store.refund('k', 0);
   store.flush();
-  assert.deepEqual(store.lookup('k', 0), { status: 'pending', attempts: 0, retryable: 1 }, 'a second refund of a pending row changes nothing');
+  assert.deepEqual(
+    store.lookup('k', 0),
+    { status: 'pending', attempts: 0, retryable: 1 },
+    'a second refund of a pending row changes nothing',
+  );
   land(store, { key: 'd' });
   store.release('d', 0);
   store.flush();
@@ -168,7 +192,11 @@ test('the run lock: release frees only our own lock, and a closed store releases
   store.acquireLock();
   store.close();
   store.releaseLock();
-  assert.equal(other.prepare('SELECT pid FROM run_lock').pluck().get(), process.pid, 'close alone keeps the row: the caller releases first');
+  assert.equal(
+    other.prepare('SELECT pid FROM run_lock').pluck().get(),
+    process.pid,
+    'close alone keeps the row: the caller releases first',
+  );
 });
 
 test('record selections: counts, streams in dataset or group order, distinct values, and key lookups', (t) => {
@@ -183,10 +211,24 @@ test('record selections: counts, streams in dataset or group order, distinct val
   const all = { status: 'done' } as const;
   assert.equal(store.countRecords(all), 3);
   assert.equal(store.countRecords({ status: 'failed' }), 1, 'a failure without a record is not exported');
-  assert.deepEqual([...store.records(all)].map((row) => row.key), ['a1', 'a2', 'b2']);
-  assert.deepEqual([...store.records(all, 'group')].map((row) => row.key), ['a1', 'b2', 'a2'], "a group's rollouts together, groups in dataset order");
-  assert.deepEqual([...store.records({ status: 'done', field: { name: 'category', values: ['math', null] } })].map((row) => row.key), ['a2', 'b2']);
-  assert.equal([...store.records(all)][0]!.text, JSON.stringify(columns({ category: 'code', group: 'g1' })), 'the record exactly as stored');
+  assert.deepEqual(
+    [...store.records(all)].map((row) => row.key),
+    ['a1', 'a2', 'b2'],
+  );
+  assert.deepEqual(
+    [...store.records(all, 'group')].map((row) => row.key),
+    ['a1', 'b2', 'a2'],
+    "a group's rollouts together, groups in dataset order",
+  );
+  assert.deepEqual(
+    [...store.records({ status: 'done', field: { name: 'category', values: ['math', null] } })].map((row) => row.key),
+    ['a2', 'b2'],
+  );
+  assert.equal(
+    [...store.records(all)][0]!.text,
+    JSON.stringify(columns({ category: 'code', group: 'g1' })),
+    'the record exactly as stored',
+  );
   assert.deepEqual(store.unrecordedCounts(), { failedWithoutRecord: 1, pending: 0 });
   assert.equal(store.hasKey('a1'), true);
   assert.equal(store.hasKey('a'), false);

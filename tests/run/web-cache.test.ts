@@ -10,7 +10,14 @@ test('the web cache: workers read the store, new entries travel in the outcome, 
   const path = join(directory, 'run.sqlite');
   const store = RunStore.open(path);
   t.after(() => store.close());
-  store.saveResult({ key: 'k', sample: 0, status: 'failed', record: null, webCache: [{ key: 'url:https://a.example/', value: { content: 'stored page' } }], webCounts: { fetches: 1, hits: 0 } });
+  store.saveResult({
+    key: 'k',
+    sample: 0,
+    status: 'failed',
+    record: null,
+    webCache: [{ key: 'url:https://a.example/', value: { content: 'stored page' } }],
+    webCounts: { fetches: 1, hits: 0 },
+  });
   store.flush();
 
   const first = rolloutWebCache({ path, mode: 'readwrite' });
@@ -18,7 +25,11 @@ test('the web cache: workers read the store, new entries travel in the outcome, 
   first.put('url:https://b.example/', { content: 'fresh page' });
   assert.deepEqual(first.fresh, [{ key: 'url:https://b.example/', value: { content: 'fresh page' } }]);
   const second = rolloutWebCache({ path, mode: 'readwrite' });
-  assert.deepEqual(second.get('url:https://b.example/'), { content: 'fresh page' }, 'shared with the next rollout of this thread');
+  assert.deepEqual(
+    second.get('url:https://b.example/'),
+    { content: 'fresh page' },
+    'shared with the next rollout of this thread',
+  );
   assert.deepEqual(second.fresh, []);
 
   const reading = rolloutWebCache({ path, mode: 'read' });

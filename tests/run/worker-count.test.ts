@@ -7,7 +7,11 @@ test('a plain batch gets one thread until its rollouts in flight outgrow one thr
   assert.equal(chooseWorkerCount({ concurrency: ROLLOUTS_PER_IO_THREAD, environment: false, cores: 8 }).workers, 1);
   assert.equal(chooseWorkerCount({ concurrency: ROLLOUTS_PER_IO_THREAD + 1, environment: false, cores: 8 }).workers, 2);
   assert.equal(chooseWorkerCount({ concurrency: 1000, environment: false, cores: 2 }).workers, 2);
-  assert.equal(chooseWorkerCount({ concurrency: 100_000, environment: false, cores: 4 }).workers, 4, 'never more than the cores');
+  assert.equal(
+    chooseWorkerCount({ concurrency: 100_000, environment: false, cores: 4 }).workers,
+    4,
+    'never more than the cores',
+  );
   assert.equal(chooseWorkerCount({ concurrency: 1000, environment: false, cores: 1 }).workers, 1);
 });
 
@@ -21,7 +25,10 @@ test('--workers is obeyed, bounded by the rollouts in flight and an explicit req
   const chosen = chooseWorkerCount({ requested: 6, concurrency: 32, environment: false, cores: 2 });
   assert.deepEqual(chosen, { workers: 6, reason: '--workers' });
   assert.equal(chooseWorkerCount({ requested: 6, concurrency: 4, environment: false, cores: 2 }).workers, 4);
-  assert.equal(chooseWorkerCount({ requested: 6, concurrency: 32, environment: false, cores: 2, requestCap: 2 }).workers, 2);
+  assert.equal(
+    chooseWorkerCount({ requested: 6, concurrency: 32, environment: false, cores: 2, requestCap: 2 }).workers,
+    2,
+  );
   assert.equal(chooseWorkerCount({ requested: 0, concurrency: 32, environment: false, cores: 2 }).workers, 1);
 });
 
@@ -33,7 +40,10 @@ test('an explicit request cap is split over the threads without ever adding up p
   for (let cap = 1; cap <= 40; cap++) {
     for (let workers = 1; workers <= Math.min(cap, 8); workers++) {
       const { effective } = requestCapShare(cap, workers, 1000);
-      assert.ok(effective !== undefined && effective <= cap && effective >= 1, `cap ${cap} over ${workers} threads gave ${effective}`);
+      assert.ok(
+        effective !== undefined && effective <= cap && effective >= 1,
+        `cap ${cap} over ${workers} threads gave ${effective}`,
+      );
     }
   }
 });

@@ -86,7 +86,10 @@ export function runSandboxContract(backendName: string, create: () => Promise<Sa
       const marker = uniqueSleep();
       const controller = new AbortController();
       const timer = setTimeout(() => controller.abort(), 500);
-      const result = await sandbox.exec(`sleep ${marker} & sleep ${marker}; echo never`, { signal: controller.signal, timeoutMs: 60_000 });
+      const result = await sandbox.exec(`sleep ${marker} & sleep ${marker}; echo never`, {
+        signal: controller.signal,
+        timeoutMs: 60_000,
+      });
       clearTimeout(timer);
       assert.equal(result.aborted, true);
       assert.equal(result.timedOut, false);
@@ -95,7 +98,9 @@ export function runSandboxContract(backendName: string, create: () => Promise<Sa
     });
 
     it('output beyond maxOutputBytes is dropped and the truncation noted', async () => {
-      const result = await sandbox.exec("head -c 100000 /dev/zero | tr '\\0' a; echo tail-end >&2", { maxOutputBytes: 1_000 });
+      const result = await sandbox.exec("head -c 100000 /dev/zero | tr '\\0' a; echo tail-end >&2", {
+        maxOutputBytes: 1_000,
+      });
       assert.equal(result.exitCode, 0);
       assert.ok(result.stdout.startsWith('a'.repeat(1_000)));
       assert.ok(!result.stdout.includes('a'.repeat(1_001)), 'more than maxOutputBytes kept');
@@ -167,14 +172,23 @@ export function runSandboxContract(backendName: string, create: () => Promise<Sa
       }
       await sandbox.upload(tree, 'project/tree');
       const listed = await sandbox.exec('find . -type f | sort', { cwd: 'project/tree' });
-      assert.equal(listed.stdout, `${Object.keys(files).sort().map((path) => `./${path}`).join('\n')}\n`);
+      assert.equal(
+        listed.stdout,
+        `${Object.keys(files)
+          .sort()
+          .map((path) => `./${path}`)
+          .join('\n')}\n`,
+      );
       assert.deepEqual(await sandbox.readFile('project/tree/sub/b.bin'), files['sub/b.bin']);
 
       assert.equal((await sandbox.exec('echo added > project/tree/sub/added.txt')).exitCode, 0);
       const back = join(hostDir, 'back');
       await sandbox.download('project/tree', back);
       const expected = { ...files, 'sub/added.txt': Buffer.from('added\n') };
-      assert.deepEqual(await readTree(back), Object.fromEntries(Object.entries(expected).sort(([a], [b]) => a.localeCompare(b))));
+      assert.deepEqual(
+        await readTree(back),
+        Object.fromEntries(Object.entries(expected).sort(([a], [b]) => a.localeCompare(b))),
+      );
     });
 
     it('dispose is idempotent and later calls fail', async () => {
@@ -251,7 +265,8 @@ export function runIsolationContract(
   promises: IsolationPromises,
   probeWithSecrets: SecretProbe,
 ): void {
-  const promised = (what: keyof IsolationPromises) => (promises[what] ? {} : { skip: `not promised by ${mode} (see README: isolation)` });
+  const promised = (what: keyof IsolationPromises) =>
+    promises[what] ? {} : { skip: `not promised by ${mode} (see README: isolation)` };
 
   describe(`isolation contract: ${mode}`, () => {
     let hostDir: string;
@@ -269,9 +284,17 @@ export function runIsolationContract(
         await sandbox.exec(`ln -s ${hostDir} link-out`);
         for (const path of [hostDir, `${hostDir}/config.ini`, '../../../..', '/', 'link-out']) {
           for (const target of ['content', 'files'] as const) {
-            const outcome = await callTool('search_files', { pattern: target === 'content' ? 'hunter2' : 'config*', path, target }, toolContext(sandbox));
+            const outcome = await callTool(
+              'search_files',
+              { pattern: target === 'content' ? 'hunter2' : 'config*', path, target },
+              toolContext(sandbox),
+            );
             // A refusal names the path it refused; a result must name neither the file nor its content.
-            assert.doesNotMatch(outcome.content, outcome.ok ? /hunter2-outside|config\.ini/ : /hunter2-outside/, `search_files ${target} in '${path}' saw the host file`);
+            assert.doesNotMatch(
+              outcome.content,
+              outcome.ok ? /hunter2-outside|config\.ini/ : /hunter2-outside/,
+              `search_files ${target} in '${path}' saw the host file`,
+            );
           }
         }
         const refused = await callTool('search_files', { pattern: 'hunter2', path: hostDir }, toolContext(sandbox));
@@ -289,8 +312,21 @@ export function runIsolationContract(
         const link = await sandbox.exec(`ln ${outside} hard-link`);
         if (link.exitCode === 0) {
           // The link could be made (plain processes): every way of writing it must refuse.
-          assert.match(errorOf(await callTool('write_file', { path: 'hard-link', content: 'overwritten\n' }, toolContext(sandbox))).error, /hard links/);
-          assert.match(errorOf(await callTool('patch', { path: 'hard-link', old_text: 'original', new_text: 'patched' }, toolContext(sandbox))).error, /hard links/);
+          assert.match(
+            errorOf(await callTool('write_file', { path: 'hard-link', content: 'overwritten\n' }, toolContext(sandbox)))
+              .error,
+            /hard links/,
+          );
+          assert.match(
+            errorOf(
+              await callTool(
+                'patch',
+                { path: 'hard-link', old_text: 'original', new_text: 'patched' },
+                toolContext(sandbox),
+              ),
+            ).error,
+            /hard links/,
+          );
           await assert.rejects(sandbox.writeFile('hard-link', 'overwritten\n'), /hard links/);
         } else {
           // Impossible: the outside file is not in the sandbox's view (or on another mount).
@@ -302,34 +338,46 @@ export function runIsolationContract(
       }
     });
 
-    it('no secret of traj’s environment is readable from any /proc/*/environ a command sees', promised('noSecretInAnyEnviron'), async () => {
-      const secrets = { OPENAI_API_KEY: `sk-planted-${randomInt(1e9)}`, HF_TOKEN: `hf_planted_${randomInt(1e9)}`, AWS_SECRET_ACCESS_KEY: `aws-planted-${randomInt(1e9)}` };
-      const marker = Object.values(secrets).join('|');
-      const output = await probeWithSecrets(
-        `n=0; for f in /proc/[0-9]*/environ; do n=$((n+1)); if grep -aqE '${marker}' "$f" 2>/dev/null; then echo "LEAK $f"; fi; done; echo "read $n"`,
-        secrets,
-      );
-      assert.match(output, /read [1-9]/, `the probe read no environ: ${output}`);
-      assert.doesNotMatch(output, /LEAK/);
-    });
+    it(
+      'no secret of traj’s environment is readable from any /proc/*/environ a command sees',
+      promised('noSecretInAnyEnviron'),
+      async () => {
+        const secrets = {
+          OPENAI_API_KEY: `sk-planted-${randomInt(1e9)}`,
+          HF_TOKEN: `hf_planted_${randomInt(1e9)}`,
+          AWS_SECRET_ACCESS_KEY: `aws-planted-${randomInt(1e9)}`,
+        };
+        const marker = Object.values(secrets).join('|');
+        const output = await probeWithSecrets(
+          `n=0; for f in /proc/[0-9]*/environ; do n=$((n+1)); if grep -aqE '${marker}' "$f" 2>/dev/null; then echo "LEAK $f"; fi; done; echo "read $n"`,
+          secrets,
+        );
+        assert.match(output, /read [1-9]/, `the probe read no environ: ${output}`);
+        assert.doesNotMatch(output, /LEAK/);
+      },
+    );
 
-    it('setsid, setsid -f, a SIGTERM-trapping child and a double fork all die with dispose', promised('noSurvivors'), async () => {
-      const marker = uniqueSleep();
-      const sandbox = await create();
-      const escapes = [
-        `setsid sleep ${marker} &`,
-        `setsid -f sleep ${marker}`,
-        `(trap '' TERM HUP; exec -a trapper sleep ${marker}) &`,
-        `(trap '' TERM; sleep ${marker}) & disown`,
-        `( ( sleep ${marker} & ) & )`,
-        `nohup sleep ${marker} >/dev/null 2>&1 &`,
-      ].join('\n');
-      const started = await sandbox.exec(`${escapes}\necho started`, { timeoutMs: 30_000 });
-      assert.equal(started.stdout, 'started\n');
-      assert.ok((await hostProcessesMatching(marker)) >= 5, 'the escapes must run before dispose');
-      await sandbox.dispose();
-      assert.equal(await hostProcessesMatching(marker, 0), 0, 'a process outlived dispose');
-    });
+    it(
+      'setsid, setsid -f, a SIGTERM-trapping child and a double fork all die with dispose',
+      promised('noSurvivors'),
+      async () => {
+        const marker = uniqueSleep();
+        const sandbox = await create();
+        const escapes = [
+          `setsid sleep ${marker} &`,
+          `setsid -f sleep ${marker}`,
+          `(trap '' TERM HUP; exec -a trapper sleep ${marker}) &`,
+          `(trap '' TERM; sleep ${marker}) & disown`,
+          `( ( sleep ${marker} & ) & )`,
+          `nohup sleep ${marker} >/dev/null 2>&1 &`,
+        ].join('\n');
+        const started = await sandbox.exec(`${escapes}\necho started`, { timeoutMs: 30_000 });
+        assert.equal(started.stdout, 'started\n');
+        assert.ok((await hostProcessesMatching(marker)) >= 5, 'the escapes must run before dispose');
+        await sandbox.dispose();
+        assert.equal(await hostProcessesMatching(marker, 0), 0, 'a process outlived dispose');
+      },
+    );
 
     it('with network off no address answers, the host’s loopback included', promised('networkOff'), async () => {
       const server = createServer((socket) => socket.end('hello from the host\n'));

@@ -21,11 +21,31 @@ describe('traj batch --sandbox docker', options, () => {
     const run = uniqueRunName('batch');
     try {
       const dataset = join(directory, 'prompts.jsonl');
-      const rows = Array.from({ length: PROMPTS }, (_, index) => JSON.stringify({ id: `p${index}`, prompt: `prompt number ${index}` }));
+      const rows = Array.from({ length: PROMPTS }, (_, index) =>
+        JSON.stringify({ id: `p${index}`, prompt: `prompt number ${index}` }),
+      );
       await writeFile(dataset, `${rows.join('\n')}\n`);
       const args = [
-        CLI, 'batch', '--dataset', dataset, '--run', run, '--toolsets', 'terminal', '--sandbox', 'docker', '--concurrency', '8',
-        '--base-url', server.url, '--model', 'traj-scripted', '--checkpoints', join(directory, 'checkpoints'), '--out', join(directory, 'out'),
+        CLI,
+        'batch',
+        '--dataset',
+        dataset,
+        '--run',
+        run,
+        '--toolsets',
+        'terminal',
+        '--sandbox',
+        'docker',
+        '--concurrency',
+        '8',
+        '--base-url',
+        server.url,
+        '--model',
+        'traj-scripted',
+        '--checkpoints',
+        join(directory, 'checkpoints'),
+        '--out',
+        join(directory, 'out'),
       ];
       const env = { ...process.env, OPENAI_API_KEY: 'sk-traj-test' };
 
@@ -42,7 +62,11 @@ describe('traj batch --sandbox docker', options, () => {
       rerun.stdout.resume();
       const [code] = (await once(rerun, 'exit')) as [number | null];
       assert.equal(code, 0, stderr);
-      assert.deepEqual(await containersLabelled({ 'traj.run': run }), [], 'containers of the run are left after the rerun');
+      assert.deepEqual(
+        await containersLabelled({ 'traj.run': run }),
+        [],
+        'containers of the run are left after the rerun',
+      );
       const records = (await readFile(join(directory, 'out', 'trajectories.jsonl'), 'utf8')).trim().split('\n');
       assert.equal(records.length, PROMPTS);
     } finally {

@@ -18,8 +18,16 @@ if (options.skip) {
       kind: 'docker',
       run,
       key: 'isolation',
-      docker: { network: settings.network ? 'bridge' : 'none', ...(settings.pidsLimit ? { pids_limit: settings.pidsLimit } : {}) },
+      docker: {
+        network: settings.network ? 'bridge' : 'none',
+        ...(settings.pidsLimit ? { pids_limit: settings.pidsLimit } : {}),
+      },
     });
   // A container per rollout: network none, a pids limit, an environment of its own.
-  runIsolationContract('docker', isolated, { noSecretInAnyEnviron: true, noSurvivors: true, networkOff: true, processLimit: true }, secretProbe('docker'));
+  runIsolationContract(
+    'docker',
+    isolated,
+    { noSecretInAnyEnviron: true, noSurvivors: true, networkOff: true, processLimit: true },
+    secretProbe('docker'),
+  );
 }

@@ -39,7 +39,10 @@ describe('docker sandbox files', options, () => {
     });
     assert.equal(await sha256File(join(hostDir, 'back.bin')), expected);
     // A whole-file buffer would show up as 100+ MB of ArrayBuffer memory.
-    assert.ok(peak < 40 * MEGABYTE, `buffer memory grew by ${(peak / MEGABYTE).toFixed(1)} MB during a 100 MB transfer`);
+    assert.ok(
+      peak < 40 * MEGABYTE,
+      `buffer memory grew by ${(peak / MEGABYTE).toFixed(1)} MB during a 100 MB transfer`,
+    );
   });
 
   it('reads and writes files on the tmpfs /tmp, which the archive endpoints cannot see', async () => {
@@ -52,10 +55,16 @@ describe('docker sandbox files', options, () => {
     await mkdir(join(tree, 'sub'), { recursive: true });
     await writeFile(join(tree, 'sub', 'bytes.bin'), Buffer.from([0, 255, 10, 13, 0]));
     await sandbox.upload(tree, '/tmp/uploaded');
-    assert.equal((await sandbox.exec('od -An -tu1 /tmp/uploaded/sub/bytes.bin')).stdout.trim().split(/\s+/).join(','), '0,255,10,13,0');
+    assert.equal(
+      (await sandbox.exec('od -An -tu1 /tmp/uploaded/sub/bytes.bin')).stdout.trim().split(/\s+/).join(','),
+      '0,255,10,13,0',
+    );
     await sandbox.download('/tmp/notes', join(hostDir, 'notes'));
     assert.equal(await readFile(join(hostDir, 'notes', 'b.txt'), 'utf8'), 'from-command\n');
-    await assert.rejects(sandbox.readFile('/tmp/none.txt'), (error: Error) => error instanceof SandboxError && error.code === 'not_found');
+    await assert.rejects(
+      sandbox.readFile('/tmp/none.txt'),
+      (error: Error) => error instanceof SandboxError && error.code === 'not_found',
+    );
   });
 
   it('follows a symlink to read a file, and copies symlinks inside a tree as symlinks', async () => {
@@ -68,11 +77,17 @@ describe('docker sandbox files', options, () => {
 
   it('refuses to read a directory as a file', async () => {
     await sandbox.exec('mkdir -p a-folder');
-    await assert.rejects(sandbox.readFile('a-folder'), (error: Error) => error instanceof SandboxError && error.code === 'is_directory');
+    await assert.rejects(
+      sandbox.readFile('a-folder'),
+      (error: Error) => error instanceof SandboxError && error.code === 'is_directory',
+    );
   });
 
   it('reports a missing working directory as an error, not as the runtime’s exit 126', async () => {
-    await assert.rejects(sandbox.exec('pwd', { cwd: 'no/such/dir' }), (error: Error) => error instanceof SandboxError && error.code === 'cwd_missing');
+    await assert.rejects(
+      sandbox.exec('pwd', { cwd: 'no/such/dir' }),
+      (error: Error) => error instanceof SandboxError && error.code === 'cwd_missing',
+    );
   });
 });
 

@@ -59,7 +59,10 @@ describe('docker sandbox isolation', options, () => {
     assert.ok(!host.CapAdd?.includes('NET_RAW'));
     assert.deepEqual(host.SecurityOpt, ['no-new-privileges']);
     assert.ok(host.Tmpfs && '/tmp' in host.Tmpfs);
-    assert.equal((await sandbox.exec('cat /proc/1/cmdline | tr "\\0" " "')).stdout.trim(), '/sbin/docker-init -- sleep infinity');
+    assert.equal(
+      (await sandbox.exec('cat /proc/1/cmdline | tr "\\0" " "')).stdout.trim(),
+      '/sbin/docker-init -- sleep infinity',
+    );
   });
 
   it('has no route out with network none', async () => {
@@ -75,12 +78,14 @@ describe('docker sandbox isolation', options, () => {
   });
 
   it('stops an allocation beyond the memory limit, and allows one below it', async () => {
-    const small = await sandbox.exec('python3 -c "b = bytearray(64 * 1024 * 1024); print(\'allocated\', len(b))"', { timeoutMs: 60_000 });
+    const small = await sandbox.exec('python3 -c "b = bytearray(64 * 1024 * 1024); print(\'allocated\', len(b))"', {
+      timeoutMs: 60_000,
+    });
     assert.equal(small.exitCode, 0, small.stderr);
     assert.match(small.stdout, /allocated 67108864/);
     const large = await sandbox.exec(
       // Touch every page, so the kernel must really provide the memory.
-      'python3 -c "b = bytearray(600 * 1024 * 1024); b[::4096] = b\'x\' * len(b[::4096]); print(\'allocated\')"',
+      "python3 -c \"b = bytearray(600 * 1024 * 1024); b[::4096] = b'x' * len(b[::4096]); print('allocated')\"",
       { timeoutMs: 60_000 },
     );
     assert.equal(large.timedOut, false);

@@ -36,9 +36,24 @@ describe('docker sandbox settings and engine errors (no engine needed)', () => {
   it('retries dropped connections and engine 5xx, and not answers such as 404', async () => {
     const engineError = (message: string, fields: Record<string, unknown>) => Object.assign(new Error(message), fields);
     assert.equal(isTransientEngineError(engineError('socket hang up', { code: 'ECONNRESET' })), true);
-    assert.equal(isTransientEngineError(engineError('(HTTP code 500) server error - context deadline exceeded', { statusCode: 500 })), true);
-    assert.equal(isTransientEngineError(engineError('(HTTP code 404) no such container - No such container: abc', { statusCode: 404 })), false);
-    assert.equal(isTransientEngineError(engineError('(HTTP code 500) server error - Container abc is not running', { statusCode: 500 })), false);
+    assert.equal(
+      isTransientEngineError(
+        engineError('(HTTP code 500) server error - context deadline exceeded', { statusCode: 500 }),
+      ),
+      true,
+    );
+    assert.equal(
+      isTransientEngineError(
+        engineError('(HTTP code 404) no such container - No such container: abc', { statusCode: 404 }),
+      ),
+      false,
+    );
+    assert.equal(
+      isTransientEngineError(
+        engineError('(HTTP code 500) server error - Container abc is not running', { statusCode: 500 }),
+      ),
+      false,
+    );
 
     let calls = 0;
     const value = await withEngineRetry(async () => {
@@ -79,7 +94,12 @@ describe('docker sandbox settings and engine errors (no engine needed)', () => {
 describe('docker sandbox lifecycle', options, () => {
   it('talks to the engine named by DOCKER_HOST', async (t) => {
     const current = process.env.DOCKER_HOST;
-    const socket = current === undefined ? '/var/run/docker.sock' : current.startsWith('unix://') ? current.slice('unix://'.length) : undefined;
+    const socket =
+      current === undefined
+        ? '/var/run/docker.sock'
+        : current.startsWith('unix://')
+          ? current.slice('unix://'.length)
+          : undefined;
     if (!socket || !existsSync(socket)) return t.skip('the engine is not on a local unix socket here');
     // A TCP relay to the engine's socket: only DOCKER_HOST can lead traj to it.
     let connections = 0;
@@ -126,7 +146,10 @@ describe('docker sandbox lifecycle', options, () => {
     await new Promise((resume) => setTimeout(resume, 300));
     await sandbox.dispose();
     const outcome = await running;
-    assert.ok(outcome instanceof SandboxError && outcome.code === 'disposed', `expected a 'disposed' SandboxError, got ${JSON.stringify(outcome)}`);
+    assert.ok(
+      outcome instanceof SandboxError && outcome.code === 'disposed',
+      `expected a 'disposed' SandboxError, got ${JSON.stringify(outcome)}`,
+    );
     assert.deepEqual(await containersLabelled({ 'traj.run': run }), []);
     await sandbox.dispose();
 
@@ -134,7 +157,10 @@ describe('docker sandbox lifecycle', options, () => {
     const [id] = await containersLabelled({ 'traj.run': run });
     await (await connectDocker()).getContainer(id!).remove({ force: true });
     await other.dispose();
-    await assert.rejects(other.exec('true'), (error: Error) => error instanceof SandboxError && error.code === 'disposed');
+    await assert.rejects(
+      other.exec('true'),
+      (error: Error) => error instanceof SandboxError && error.code === 'disposed',
+    );
   });
 
   it('prune removes a leaked container whose process died and keeps a live one', async () => {
@@ -178,7 +204,10 @@ describe('docker sandbox lifecycle', options, () => {
         }),
       ),
     );
-    assert.deepEqual(outputs, Array.from({ length: 20 }, (_, index) => String(index)));
+    assert.deepEqual(
+      outputs,
+      Array.from({ length: 20 }, (_, index) => String(index)),
+    );
     assert.deepEqual(await containersLabelled({ 'traj.run': run }), []);
   });
 });
@@ -193,7 +222,10 @@ async function createLeakedContainer(run: string): Promise<string> {
 const sandbox = await createDockerSandbox({ kind: 'docker', run: ${JSON.stringify(run)}, key: 'leaked' });
 process.stdout.write(sandbox.id);
 process.kill(process.pid, 'SIGKILL');`;
-  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 });
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   assert.equal(child.signal, 'SIGKILL', `the leaking process should die by SIGKILL: ${child.stderr}`);
   return child.stdout;
 }

@@ -33,8 +33,13 @@ describe('local sandbox without bubblewrap', () => {
     assert.ok(warning);
     assert.match(warning, /NOT isolated/);
     assert.match(warning, new RegExp(MISSING.replaceAll('/', '\\/')));
-    for (const what of [/your files/, /environ/, /network/, /setsid/, /fork without limit/]) assert.match(warning, what);
-    assert.equal(await localIsolationWarning({ isolation: 'none' }), undefined, 'isolation none is a choice, not a fallback');
+    for (const what of [/your files/, /environ/, /network/, /setsid/, /fork without limit/])
+      assert.match(warning, what);
+    assert.equal(
+      await localIsolationWarning({ isolation: 'none' }),
+      undefined,
+      'isolation none is a choice, not a fallback',
+    );
   });
 
   it('isolation bwrap fails clearly when bubblewrap cannot be had', async () => {
@@ -52,11 +57,33 @@ describe('local sandbox without bubblewrap', () => {
     const server = await startScriptedServer(echoScript);
     t.after(() => server.close());
     const dataset = join(directory, 'prompts.jsonl');
-    writeFileSync(dataset, `${Array.from({ length: 6 }, (_, index) => JSON.stringify({ prompt: `p${index}` })).join('\n')}\n`);
-    const result = await runCli(['batch', '--dataset', dataset, '--run', 'fallback', '--base-url', server.url, '--model', 'm', '--api-key-env', 'NO_KEY', '--toolsets', 'terminal', '--workers', '2'], {
-      cwd: directory,
-      env: { TRAJ_BWRAP: MISSING },
-    });
+    writeFileSync(
+      dataset,
+      `${Array.from({ length: 6 }, (_, index) => JSON.stringify({ prompt: `p${index}` })).join('\n')}\n`,
+    );
+    const result = await runCli(
+      [
+        'batch',
+        '--dataset',
+        dataset,
+        '--run',
+        'fallback',
+        '--base-url',
+        server.url,
+        '--model',
+        'm',
+        '--api-key-env',
+        'NO_KEY',
+        '--toolsets',
+        'terminal',
+        '--workers',
+        '2',
+      ],
+      {
+        cwd: directory,
+        env: { TRAJ_BWRAP: MISSING },
+      },
+    );
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stderr.split('WARNING: local sandboxes are NOT isolated').length - 1, 1, result.stderr);
   });
@@ -66,10 +93,24 @@ describe('local sandbox without bubblewrap', () => {
     const dataset = join(directory, 'prompts.jsonl');
     writeFileSync(dataset, '{"prompt": "p"}\n');
     writeFileSync(join(directory, 'run.yaml'), 'local:\n  isolation: bwrap\n');
-    const result = await runCli(['batch', '--config', 'run.yaml', '--dataset', dataset, '--run', 'strict', '--scripted-if-unset', '--toolsets', 'terminal'], {
-      cwd: directory,
-      env: { TRAJ_BWRAP: MISSING },
-    });
+    const result = await runCli(
+      [
+        'batch',
+        '--config',
+        'run.yaml',
+        '--dataset',
+        dataset,
+        '--run',
+        'strict',
+        '--scripted-if-unset',
+        '--toolsets',
+        'terminal',
+      ],
+      {
+        cwd: directory,
+        env: { TRAJ_BWRAP: MISSING },
+      },
+    );
     assert.notEqual(result.code, 0);
     assert.match(result.stderr, /isolation 'bwrap' is not available: .*not found/);
   });
@@ -79,7 +120,10 @@ describe('local sandbox config', () => {
   it('an unknown key under local: is an error naming the file and the key', async (t) => {
     const directory = temporaryDirectory(t);
     writeFileSync(join(directory, 'run.yaml'), 'local:\n  isolaton: bwrap\n');
-    const result = await runCli(['batch', '--config', 'run.yaml', '--dataset', 'x.jsonl', '--run', 'typo', '--scripted-if-unset'], { cwd: directory });
+    const result = await runCli(
+      ['batch', '--config', 'run.yaml', '--dataset', 'x.jsonl', '--run', 'typo', '--scripted-if-unset'],
+      { cwd: directory },
+    );
     assert.notEqual(result.code, 0, result.stderr);
     assert.match(result.stderr, /run\.yaml: local/);
     assert.match(result.stderr, /isolaton/);

@@ -22,12 +22,37 @@ test('ten SIGKILLs of a batch leave no sandbox folder after the next run', async
   let hang = true;
   // Each rollout runs a long command, so its sandbox exists when traj is killed; the last run finishes.
   const server = await startScriptedServer((_request, context) =>
-    context.turn === 0 ? callTool('terminal', { command: hang ? 'setsid sleep 300 & sleep 300' : 'echo done' }) : reply('finished'),
+    context.turn === 0
+      ? callTool('terminal', { command: hang ? 'setsid sleep 300 & sleep 300' : 'echo done' })
+      : reply('finished'),
   );
   t.after(() => server.close());
   const dataset = join(directory, 'prompts.jsonl');
-  writeFileSync(dataset, `${Array.from({ length: 4 }, (_, index) => JSON.stringify({ prompt: `prompt ${index}` })).join('\n')}\n`);
-  const args = ['batch', '--dataset', dataset, '--run', 'killed', '--base-url', server.url, '--model', 'scripted', '--api-key-env', 'NO_KEY', '--toolsets', 'terminal', '--workers', '1', '--concurrency', '4', '--max-attempts', '100'];
+  writeFileSync(
+    dataset,
+    `${Array.from({ length: 4 }, (_, index) => JSON.stringify({ prompt: `prompt ${index}` })).join('\n')}\n`,
+  );
+  const args = [
+    'batch',
+    '--dataset',
+    dataset,
+    '--run',
+    'killed',
+    '--base-url',
+    server.url,
+    '--model',
+    'scripted',
+    '--api-key-env',
+    'NO_KEY',
+    '--toolsets',
+    'terminal',
+    '--workers',
+    '1',
+    '--concurrency',
+    '4',
+    '--max-attempts',
+    '100',
+  ];
   const env = { TMPDIR: temp };
 
   // Each run prunes the folders of the run killed before it; the last kill's stay until the next run.
@@ -39,7 +64,8 @@ test('ten SIGKILLs of a batch leave no sandbox folder after the next run', async
     const owned = () => sandboxFolders(temp).filter((name) => name.startsWith(`traj-sbx-${child.pid}.`));
     await until(() => owned().length > 0 || exited, 'a sandbox folder');
     if (exited) assert.fail(`traj exited before a sandbox was made: ${(await done).stderr}`);
-    for (const name of leftBehind) assert.equal(existsSync(join(temp, name)), false, `${name} of the killed run was not pruned`);
+    for (const name of leftBehind)
+      assert.equal(existsSync(join(temp, name)), false, `${name} of the killed run was not pruned`);
     child.kill('SIGKILL');
     const { stderr } = await done;
     leftBehind = sandboxFolders(temp);

@@ -8,7 +8,13 @@ import { basename, dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { ConfigError, SandboxError } from '../../src/errors.js';
-import { createLocalSandbox, createSandbox, liveSandboxCount, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
+import {
+  createLocalSandbox,
+  createSandbox,
+  liveSandboxCount,
+  type Sandbox,
+  type SandboxOptions,
+} from '../../src/sandbox/index.js';
 import { runSandboxContract } from './contract.js';
 
 // The default (isolation auto): bubblewrap where usable; local-isolation.test.ts runs each mode by name.
@@ -72,7 +78,14 @@ describe('local sandbox: paths that escape the workdir are refused', () => {
   });
 
   it('follows symlinks that stay inside, and allows names that merely start with dots', async () => {
-    assert.equal((await sandbox.exec('echo inside > real.txt && ln -s real.txt inside-link && ln -s missing-target.txt inside-dangling')).exitCode, 0);
+    assert.equal(
+      (
+        await sandbox.exec(
+          'echo inside > real.txt && ln -s real.txt inside-link && ln -s missing-target.txt inside-dangling',
+        )
+      ).exitCode,
+      0,
+    );
     assert.equal((await sandbox.readFile('inside-link')).toString(), 'inside\n');
     await sandbox.writeFile('inside-dangling', 'created through the link');
     assert.equal((await sandbox.readFile('missing-target.txt')).toString(), 'created through the link');
@@ -107,11 +120,19 @@ describe('local sandbox: environment', () => {
   });
 
   it('no secret reaches a command, even one passed explicitly; HOME is the workdir', async () => {
-    const sandbox = await createLocalSandbox({ kind: 'local', env: { DEPLOY_TOKEN: 'tok-test-0000', SAFE_SETTING: 'kept' } });
+    const sandbox = await createLocalSandbox({
+      kind: 'local',
+      env: { DEPLOY_TOKEN: 'tok-test-0000', SAFE_SETTING: 'kept' },
+    });
     try {
-      const result = await sandbox.exec('env', { env: { DB_PASSWORD: 'pw-test-0000', hf_token: 'hf-lower-0000', PER_CALL: 'kept-too' } });
+      const result = await sandbox.exec('env', {
+        env: { DB_PASSWORD: 'pw-test-0000', hf_token: 'hf-lower-0000', PER_CALL: 'kept-too' },
+      });
       const names = result.stdout.split('\n').map((line) => line.split('=')[0]);
-      assert.deepEqual(names.filter((name) => /(_API_KEY|_TOKEN|_SECRET|PASSWORD)$/i.test(name ?? '')), []);
+      assert.deepEqual(
+        names.filter((name) => /(_API_KEY|_TOKEN|_SECRET|PASSWORD)$/i.test(name ?? '')),
+        [],
+      );
       for (const value of [...Object.values(planted), 'tok-test-0000', 'pw-test-0000', 'hf-lower-0000']) {
         assert.ok(!result.stdout.includes(value), `${value} leaked into the sandbox environment`);
       }

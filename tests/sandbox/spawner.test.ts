@@ -28,10 +28,16 @@ test('when traj is SIGKILLed, the spawn host kills the commands it started', asy
     setTimeout(() => process.stdout.write('running\\n'), 500);
     setInterval(() => {}, 1000);
   `;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   t.after(() => child.kill('SIGKILL'));
   await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
-  const running = () => execFileSync('ps', ['-eo', 'args']).toString().split('\n').filter((line) => line.startsWith(marker)).length;
+  const running = () =>
+    execFileSync('ps', ['-eo', 'args'])
+      .toString()
+      .split('\n')
+      .filter((line) => line.startsWith(marker)).length;
   assert.equal(running(), 1, 'the command runs while traj lives');
   child.kill('SIGKILL');
   for (let tries = 0; tries < 50 && running() > 0; tries++) await new Promise((resolve) => setTimeout(resolve, 100));

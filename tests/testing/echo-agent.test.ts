@@ -18,11 +18,17 @@ test('the echo script drives a real agent run: terminal echo, then a final answe
         tools: [...tools],
         sandbox,
         maxTurns: 5,
-        messages: [{ role: 'system', content: 'You are a test.' }, { role: 'user', content: 'Print the word pineapple' }],
+        messages: [
+          { role: 'system', content: 'You are a test.' },
+          { role: 'user', content: 'Print the word pineapple' },
+        ],
       });
       assert.equal(result.finishReason, 'stop', JSON.stringify(result.error));
       assert.equal(result.turns, 2);
-      assert.deepEqual(result.toolCalls.map((call) => [call.name, call.ok]), [['terminal', true]]);
+      assert.deepEqual(
+        result.toolCalls.map((call) => [call.name, call.ok]),
+        [['terminal', true]],
+      );
       const final = result.messages.at(-1)!;
       assert.equal(final.role, 'assistant');
       assert.equal(final.content, 'The tool printed: Print the word pineapple');
@@ -36,7 +42,10 @@ test('the echo script drives a real agent run: terminal echo, then a final answe
       messages: [{ role: 'user', content: 'Hello there' }],
     });
     assert.equal(withoutTerminal.turns, 1);
-    assert.equal(withoutTerminal.messages.at(-1)!.content, `You wrote: "Hello there". (scripted answer from traj's mock server)`);
+    assert.equal(
+      withoutTerminal.messages.at(-1)!.content,
+      `You wrote: "Hello there". (scripted answer from traj's mock server)`,
+    );
     assert.equal(server.requestCount(), 5);
   } finally {
     await sandbox.dispose();

@@ -36,7 +36,10 @@ test('traj mock-server prints its base URL, serves the echo script, and stops cl
   assert.match(server.url, /^http:\/\/127\.0\.0\.1:\d+\/v1$/);
   const response = await fetch(`${server.url}/chat/completions`, {
     method: 'POST',
-    body: JSON.stringify({ messages: [{ role: 'user', content: 'say hi' }], tools: [{ type: 'function', function: { name: 'terminal' } }] }),
+    body: JSON.stringify({
+      messages: [{ role: 'user', content: 'say hi' }],
+      tools: [{ type: 'function', function: { name: 'terminal' } }],
+    }),
   });
   const body = (await response.json()) as CompletionBody;
   assert.equal(body.choices[0].message.tool_calls[0].function.arguments, JSON.stringify({ command: "echo 'say hi'" }));
@@ -51,14 +54,18 @@ test('traj mock-server --script serves the file, and a bad file fails with its n
     const script = join(folder, 'answers.yaml');
     writeFileSync(script, '- content: scripted from a file\n');
     const server = await startCommand(['--port', '0', '--script', script, '--latency-ms', '5']);
-    const answer = (await (await fetch(`${server.url}/chat/completions`, { method: 'POST', body: '{"messages": []}' })).json()) as CompletionBody;
+    const answer = (await (
+      await fetch(`${server.url}/chat/completions`, { method: 'POST', body: '{"messages": []}' })
+    ).json()) as CompletionBody;
     assert.equal(answer.choices[0].message.content, 'scripted from a file');
     server.child.kill('SIGINT');
     assert.equal(await server.exited, 0);
 
     const bad = join(folder, 'bad.yaml');
     writeFileSync(bad, '- fault: nope\n');
-    const child = spawn(process.execPath, [MAIN, 'mock-server', '--port', '0', '--script', bad], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [MAIN, 'mock-server', '--port', '0', '--script', bad], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
@@ -70,7 +77,9 @@ test('traj mock-server --script serves the file, and a bad file fails with its n
 });
 
 test('traj mock-server rejects a bad port with the flag name', async () => {
-  const child = spawn(process.execPath, [MAIN, 'mock-server', '--port', 'eighty'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [MAIN, 'mock-server', '--port', 'eighty'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));

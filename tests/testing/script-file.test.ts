@@ -44,7 +44,10 @@ test('a JSON object with cycle: true answers round and round', async () => {
   assert.equal(typeof script, 'function');
   if (typeof script !== 'function') return;
   const request = { messages: [] };
-  assert.deepEqual([0, 1, 2].map((index) => script(request, context(index))), [{ content: 'a' }, { content: 'b' }, { content: 'a' }]);
+  assert.deepEqual(
+    [0, 1, 2].map((index) => script(request, context(index))),
+    [{ content: 'a' }, { content: 'b' }, { content: 'a' }],
+  );
 });
 
 test('a bad entry is a ConfigError naming the file, the entry and the field', async () => {
@@ -64,7 +67,10 @@ test('a bad entry is a ConfigError naming the file, the entry and the field', as
 });
 
 test('a .mjs module exporting a function is the script', async () => {
-  const file = write('by-turn.mjs', 'export default (request, context) => ({ content: `turn ${context.turn} of ${request.messages.length}` });\n');
+  const file = write(
+    'by-turn.mjs',
+    'export default (request, context) => ({ content: `turn ${context.turn} of ${request.messages.length}` });\n',
+  );
   const script = await loadScriptFile(file);
   assert.equal(typeof script, 'function');
   if (typeof script !== 'function') return;

@@ -27,7 +27,10 @@ describe('tool-result budget', () => {
 
   it('spills a 150k result to a file in the sandbox and leaves a 1,500-char preview plus the path', async () => {
     const full = body('big', 150_000);
-    const [result] = await applyBudget([{ id: 'call_1', name: 'terminal', toolset: 'terminal', content: full }], sandbox);
+    const [result] = await applyBudget(
+      [{ id: 'call_1', name: 'terminal', toolset: 'terminal', content: full }],
+      sandbox,
+    );
     const content = result!.content;
     assert.ok(content.startsWith(full.slice(0, DEFAULT_BUDGET.preview_chars)));
     assert.ok(!content.includes(full.slice(0, DEFAULT_BUDGET.preview_chars + 1)));
@@ -42,7 +45,9 @@ describe('tool-result budget', () => {
   });
 
   it('leaves results under the caps untouched', async () => {
-    const results: BudgetedResult[] = [{ id: 'call_1', name: 'terminal', toolset: 'terminal', content: body('ok', 99_000) }];
+    const results: BudgetedResult[] = [
+      { id: 'call_1', name: 'terminal', toolset: 'terminal', content: body('ok', 99_000) },
+    ];
     assert.deepEqual(await applyBudget(results, sandbox), results);
   });
 
@@ -53,15 +58,24 @@ describe('tool-result budget', () => {
       { id: 'call_c', name: 'terminal', toolset: 'terminal', content: body('c', 85_000) },
     ];
     const out = await applyBudget(results, sandbox);
-    assert.deepEqual(out.map((result) => result.id), ['call_a', 'call_b', 'call_c']);
+    assert.deepEqual(
+      out.map((result) => result.id),
+      ['call_a', 'call_b', 'call_c'],
+    );
     assert.equal(out[0]!.content, results[0]!.content);
     assert.equal(out[2]!.content, results[2]!.content);
     assert.ok(out[1]!.content.length < 2_000);
     assert.equal((await sandbox.readFile(spilledPath(out[1]!.content))).toString(), results[1]!.content);
     assert.ok(out.reduce((sum, result) => sum + result.content.length, 0) <= DEFAULT_BUDGET.turn_max_chars);
 
-    const four = await applyBudget([...results, { id: 'call_d', name: 'terminal', toolset: 'terminal', content: body('d', 80_000) }], sandbox);
-    assert.deepEqual(four.map((result) => result.content.length < 2_000), [true, true, false, false]);
+    const four = await applyBudget(
+      [...results, { id: 'call_d', name: 'terminal', toolset: 'terminal', content: body('d', 80_000) }],
+      sandbox,
+    );
+    assert.deepEqual(
+      four.map((result) => result.content.length < 2_000),
+      [true, true, false, false],
+    );
   });
 
   it('caps MCP results at 50k, and per-toolset caps are configurable', async () => {
@@ -89,7 +103,10 @@ describe('tool-result budget', () => {
   });
 
   it('a tool name or call id with path characters still spills inside the spill folder', async () => {
-    const [result] = await applyBudget([{ id: 'call/../../x', name: '../../evil name', content: body('e', 120_000) }], sandbox);
+    const [result] = await applyBudget(
+      [{ id: 'call/../../x', name: '../../evil name', content: body('e', 120_000) }],
+      sandbox,
+    );
     const path = spilledPath(result!.content);
     assert.match(path, /^\.traj\/tool-results\/[A-Za-z0-9_.-]+\.txt$/);
     assert.doesNotMatch(path, /\.\./);

@@ -7,7 +7,12 @@ import { after, describe, it } from 'node:test';
 import { ConfigError } from '../../src/errors.js';
 import { createToolRegistry } from '../../src/tools/builtin.js';
 import { buildRoot } from '../../src/util/paths.js';
-import { listDistributions, loadDistribution, sampleToolsets, simulateDistribution } from '../../src/tools/distributions.js';
+import {
+  listDistributions,
+  loadDistribution,
+  sampleToolsets,
+  simulateDistribution,
+} from '../../src/tools/distributions.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'traj-distributions-'));
 after(() => rmSync(directory, { recursive: true, force: true }));
@@ -32,9 +37,26 @@ describe('loading distributions', () => {
   it("ships Hermes Agent's 17 distributions with its probabilities, each valid against the built-in toolsets", () => {
     const registry = createToolRegistry();
     const names = listDistributions(registry).map((distribution) => distribution.name);
-    const hermes = ['default', 'image_gen', 'research', 'science', 'development', 'safe', 'balanced', 'minimal', 'terminal_only',
-      'terminal_web', 'creative', 'reasoning', 'browser_use', 'browser_only', 'browser_tasks', 'terminal_tasks', 'mixed_tasks'];
-    assert.deepEqual(names, [...hermes, 'file_only'].sort(), 'the 17 Hermes names plus traj\'s own file_only');
+    const hermes = [
+      'default',
+      'image_gen',
+      'research',
+      'science',
+      'development',
+      'safe',
+      'balanced',
+      'minimal',
+      'terminal_only',
+      'terminal_web',
+      'creative',
+      'reasoning',
+      'browser_use',
+      'browser_only',
+      'browser_tasks',
+      'terminal_tasks',
+      'mixed_tasks',
+    ];
+    assert.deepEqual(names, [...hermes, 'file_only'].sort(), "the 17 Hermes names plus traj's own file_only");
     // Hermes' percentages / 100, in its order; where a name clashes Hermes' meaning wins (minimal = web only).
     const expected: Record<string, Record<string, number>> = {
       default: { web: 1, vision: 1, image_gen: 1, terminal: 1, file: 1, moa: 1, browser: 1 },
@@ -64,21 +86,39 @@ describe('loading distributions', () => {
   });
 
   it('refuses an unknown toolset at load, listing the known ones', () => {
-    const file = writeDistribution('browse.yaml', 'name: browse\ndescription: needs a spreadsheet\ntoolsets:\n  terminal: 0.5\n  spreadsheet: 0.9\n');
+    const file = writeDistribution(
+      'browse.yaml',
+      'name: browse\ndescription: needs a spreadsheet\ntoolsets:\n  terminal: 0.5\n  spreadsheet: 0.9\n',
+    );
     const error = configError(() => loadDistribution(file, createToolRegistry()));
-    assert.match(error.message, /browse\.yaml: toolsets: unknown toolset 'spreadsheet'; known toolsets: browser, code_execution, delegation, file, image_gen, memory, moa, session_search, skills, terminal, todo, vision, web/);
+    assert.match(
+      error.message,
+      /browse\.yaml: toolsets: unknown toolset 'spreadsheet'; known toolsets: browser, code_execution, delegation, file, image_gen, memory, moa, session_search, skills, terminal, todo, vision, web/,
+    );
   });
 
   it('names the file and key of a bad value', () => {
-    const percent = writeDistribution('percent.yaml', 'name: percent\ndescription: Hermes percentages\ntoolsets:\n  terminal: 80\n');
-    assert.match(configError(() => loadDistribution(percent)).message, /percent\.yaml: toolsets\.terminal: a probability is at most 1 \(write 0\.3, not 30\)/);
+    const percent = writeDistribution(
+      'percent.yaml',
+      'name: percent\ndescription: Hermes percentages\ntoolsets:\n  terminal: 80\n',
+    );
+    assert.match(
+      configError(() => loadDistribution(percent)).message,
+      /percent\.yaml: toolsets\.terminal: a probability is at most 1 \(write 0\.3, not 30\)/,
+    );
     const typo = writeDistribution('typo.yaml', 'name: typo\ndescription: d\ntoolset:\n  terminal: 1\n');
     assert.match(configError(() => loadDistribution(typo)).message, /typo\.yaml: toolsets: /);
-    assert.match(configError(() => loadDistribution(typo)).message, /typo\.yaml: toolset: unknown key \(did you mean 'toolsets'\?\)/);
+    assert.match(
+      configError(() => loadDistribution(typo)).message,
+      /typo\.yaml: toolset: unknown key \(did you mean 'toolsets'\?\)/,
+    );
   });
 
   it('says which distributions exist when a name is unknown', () => {
-    assert.match(configError(() => loadDistribution('nonesuch')).message, /unknown toolset distribution 'nonesuch' .*known distributions: balanced, browser_only, browser_tasks, browser_use, creative, default, development/);
+    assert.match(
+      configError(() => loadDistribution('nonesuch')).message,
+      /unknown toolset distribution 'nonesuch' .*known distributions: balanced, browser_only, browser_tasks, browser_use, creative, default, development/,
+    );
   });
 });
 
@@ -86,10 +126,19 @@ describe('sampleToolsets', () => {
   const distribution = { name: 'test', toolsets: { terminal: 0.7, file: 0.4, todo: 0.2 } };
 
   it('draws the same toolsets for the same (seed, key), whatever else was drawn before', () => {
-    const first = Array.from({ length: 200 }, (_, index) => sampleToolsets(distribution, { seed: 3, key: `k${index}` }).toolsets);
-    const reversed = Array.from({ length: 200 }, (_, index) => sampleToolsets(distribution, { seed: 3, key: `k${199 - index}` }).toolsets).reverse();
+    const first = Array.from(
+      { length: 200 },
+      (_, index) => sampleToolsets(distribution, { seed: 3, key: `k${index}` }).toolsets,
+    );
+    const reversed = Array.from(
+      { length: 200 },
+      (_, index) => sampleToolsets(distribution, { seed: 3, key: `k${199 - index}` }).toolsets,
+    ).reverse();
     assert.deepEqual(reversed, first);
-    const otherSeed = Array.from({ length: 200 }, (_, index) => sampleToolsets(distribution, { seed: 4, key: `k${index}` }).toolsets);
+    const otherSeed = Array.from(
+      { length: 200 },
+      (_, index) => sampleToolsets(distribution, { seed: 4, key: `k${index}` }).toolsets,
+    );
     assert.notDeepEqual(otherSeed, first);
   });
 
@@ -133,13 +182,24 @@ describe('sampleToolsets', () => {
   });
 
   it('refuses a draw when nothing the distribution offers is available', () => {
-    const error = configError(() => sampleToolsets({ name: 'only-file', toolsets: { file: 1 } }, { seed: 0, key: 'k', available: () => 'no sandbox' }));
-    assert.match(error.message, /distribution 'only-file': no toolset it offers is available here \(file: no sandbox\)/);
+    const error = configError(() =>
+      sampleToolsets(
+        { name: 'only-file', toolsets: { file: 1 } },
+        { seed: 0, key: 'k', available: () => 'no sandbox' },
+      ),
+    );
+    assert.match(
+      error.message,
+      /distribution 'only-file': no toolset it offers is available here \(file: no sandbox\)/,
+    );
   });
 });
 
 describe('traj distributions (the CLI as a subprocess)', () => {
-  const traj = (...args: string[]) => spawnSync(process.execPath, [join(buildRoot(), 'src', 'cli', 'main.js'), 'distributions', ...args], { encoding: 'utf8' });
+  const traj = (...args: string[]) =>
+    spawnSync(process.execPath, [join(buildRoot(), 'src', 'cli', 'main.js'), 'distributions', ...args], {
+      encoding: 'utf8',
+    });
 
   it('lists every shipped distribution with its toolsets', () => {
     const result = traj('list');
@@ -149,25 +209,39 @@ describe('traj distributions (the CLI as a subprocess)', () => {
     // No web backend and no auxiliary models in this process: those toolsets are marked, with why.
     assert.match(result.stdout, /^development\s+terminal 0\.8 · file 0\.8 · moa 0\.6\* · web 0\.3\* · vision 0\.1\*$/m);
     assert.match(result.stdout, /^\s+\* web unavailable here: web_search: no search backend configured/m);
-    assert.match(result.stdout, /^\s+\* moa unavailable here: mixture_of_agents: auxiliary\.moa .* is not configured$/m);
+    assert.match(
+      result.stdout,
+      /^\s+\* moa unavailable here: mixture_of_agents: auxiliary\.moa .* is not configured$/m,
+    );
     assert.equal(result.stdout.match(/^[a-z_]+ {2,}/gm)?.length, 18, 'every shipped distribution is listed');
   });
 
   it('shows the YAML and the empirical inclusion rates of a distribution', () => {
     const result = traj('show', 'balanced', '--draws', '2000');
     assert.equal(result.status, 0, result.stderr);
-    assert.match(result.stdout, /^# toolset-distributions\/balanced\.yaml\n# Hermes Agent's 'balanced' distribution .*\nname: balanced\n/);
+    assert.match(
+      result.stdout,
+      /^# toolset-distributions\/balanced\.yaml\n# Hermes Agent's 'balanced' distribution .*\nname: balanced\n/,
+    );
     assert.match(result.stdout, /what you get over 2,000 prompt keys with seed 0/);
-    const rates = [...result.stdout.matchAll(/^ {2}(web|vision|image_gen|terminal|file|moa|browser)\s+0\.50\s+([\d.]+)%$/gm)].map((match) => Number(match[2]));
+    const rates = [
+      ...result.stdout.matchAll(/^ {2}(web|vision|image_gen|terminal|file|moa|browser)\s+0\.50\s+([\d.]+)%$/gm),
+    ].map((match) => Number(match[2]));
     assert.equal(rates.length, 7);
     // Seven toolsets at 0.5 each: every one on about half of the prompts (web, first in file order, is the rare fallback).
-    assert.ok(rates.every((rate) => Math.abs(rate - 50) < 5), rates.join(', '));
+    assert.ok(
+      rates.every((rate) => Math.abs(rate - 50) < 5),
+      rates.join(', '),
+    );
   });
 
   it('fails with the known names for an unknown distribution and with usage for a bad action', () => {
     const unknown = traj('show', 'nonesuch');
-    assert.equal(unknown.status, 2, "an unknown name is a usage error (exit 2)");
-    assert.match(unknown.stderr, /unknown toolset distribution 'nonesuch'.*known distributions: balanced, browser_only, browser_tasks, browser_use, creative, default/);
+    assert.equal(unknown.status, 2, 'an unknown name is a usage error (exit 2)');
+    assert.match(
+      unknown.stderr,
+      /unknown toolset distribution 'nonesuch'.*known distributions: balanced, browser_only, browser_tasks, browser_use, creative, default/,
+    );
     assert.equal(traj('frobnicate').status, 2);
   });
 });

@@ -15,7 +15,10 @@ describe('file tools', () => {
 
   before(async () => {
     sandbox = await createLocalSandbox();
-    await sandbox.writeFile('numbers.txt', `${Array.from({ length: 12 }, (_, index) => `line ${index + 1}`).join('\n')}\n`);
+    await sandbox.writeFile(
+      'numbers.txt',
+      `${Array.from({ length: 12 }, (_, index) => `line ${index + 1}`).join('\n')}\n`,
+    );
   });
   after(async () => {
     await sandbox.dispose();
@@ -52,13 +55,18 @@ describe('file tools', () => {
 
     it('cuts a very long line', async () => {
       await sandbox.writeFile('wide.txt', `${'w'.repeat(2_500)}\n`);
-      assert.equal(await text('read_file', { path: 'wide.txt' }), `     1\t${'w'.repeat(2_000)} [... 500 more characters on this line]`);
+      assert.equal(
+        await text('read_file', { path: 'wide.txt' }),
+        `     1\t${'w'.repeat(2_000)} [... 500 more characters on this line]`,
+      );
     });
   });
 
   describe('write_file', () => {
     it('creates parent folders, reports the bytes written and replaces existing files', async () => {
-      const result = jsonOf(await callTool('write_file', { path: 'new/deep/dir/note.md', content: 'héllo\n' }, context()));
+      const result = jsonOf(
+        await callTool('write_file', { path: 'new/deep/dir/note.md', content: 'héllo\n' }, context()),
+      );
       assert.deepEqual(result, { path: 'new/deep/dir/note.md', bytes_written: 7 });
       assert.equal((await sandbox.readFile('new/deep/dir/note.md')).toString(), 'héllo\n');
       await text('write_file', { path: 'new/deep/dir/note.md', content: 'v2' });
@@ -72,18 +80,34 @@ describe('file tools', () => {
     it('replaces one exact occurrence and shows the changed region', async () => {
       await sandbox.writeFile('calc.py', source);
       const result = jsonOf(
-        await callTool('patch', { path: 'calc.py', old_text: 'def add(a, b):\n    return a - b', new_text: 'def add(a, b):\n    return a + b  # $& kept literally' }, context()),
+        await callTool(
+          'patch',
+          {
+            path: 'calc.py',
+            old_text: 'def add(a, b):\n    return a - b',
+            new_text: 'def add(a, b):\n    return a + b  # $& kept literally',
+          },
+          context(),
+        ),
       );
       assert.equal(result.line, 1);
       assert.equal(result.lines_removed, 2);
       assert.equal(result.lines_added, 2);
-      assert.equal(result.snippet, '     1\tdef add(a, b):\n     2\t    return a + b  # $& kept literally\n     3\t\n     4\tdef sub(a, b):');
-      assert.equal((await sandbox.readFile('calc.py')).toString(), source.replace('a - b', 'a + b  # $$& kept literally'));
+      assert.equal(
+        result.snippet,
+        '     1\tdef add(a, b):\n     2\t    return a + b  # $& kept literally\n     3\t\n     4\tdef sub(a, b):',
+      );
+      assert.equal(
+        (await sandbox.readFile('calc.py')).toString(),
+        source.replace('a - b', 'a + b  # $$& kept literally'),
+      );
     });
 
     it('old_text matching more than once says how many times and where, changing nothing', async () => {
       await sandbox.writeFile('calc.py', source);
-      const { error, hint } = errorOf(await callTool('patch', { path: 'calc.py', old_text: 'return a - b', new_text: 'return 0' }, context()));
+      const { error, hint } = errorOf(
+        await callTool('patch', { path: 'calc.py', old_text: 'return a - b', new_text: 'return 0' }, context()),
+      );
       assert.equal(error, "old_text matches 2 times in 'calc.py' (at lines 2, 5)");
       assert.match(hint ?? '', /more surrounding lines/);
       assert.equal((await sandbox.readFile('calc.py')).toString(), source);
@@ -91,10 +115,18 @@ describe('file tools', () => {
 
     it('missing old_text is an error, pointing at a near match that differs in whitespace', async () => {
       await sandbox.writeFile('calc.py', source);
-      const near = errorOf(await callTool('patch', { path: 'calc.py', old_text: 'def sub(a, b):\n  return a - b', new_text: 'x' }, context()));
+      const near = errorOf(
+        await callTool(
+          'patch',
+          { path: 'calc.py', old_text: 'def sub(a, b):\n  return a - b', new_text: 'x' },
+          context(),
+        ),
+      );
       assert.equal(near.error, "old_text was not found in 'calc.py'");
       assert.match(near.hint ?? '', /at line 4/);
-      const absent = errorOf(await callTool('patch', { path: 'calc.py', old_text: 'def mul', new_text: 'x' }, context()));
+      const absent = errorOf(
+        await callTool('patch', { path: 'calc.py', old_text: 'def mul', new_text: 'x' }, context()),
+      );
       assert.match(absent.hint ?? '', /read the file with read_file/);
       assert.equal((await sandbox.readFile('calc.py')).toString(), source);
     });
@@ -108,7 +140,11 @@ describe('file tools', () => {
 
   describe('search_files', () => {
     before(async () => {
-      for (let index = 1; index <= 8; index++) await sandbox.writeFile(`tree/src/module-${index}.ts`, `export const value${index} = ${index};\n// needle ${index}\n`);
+      for (let index = 1; index <= 8; index++)
+        await sandbox.writeFile(
+          `tree/src/module-${index}.ts`,
+          `export const value${index} = ${index};\n// needle ${index}\n`,
+        );
       await sandbox.writeFile('tree/docs/guide.md', 'a needle in the docs\nno match here\n');
       await sandbox.writeFile('tree/data.bin', Buffer.from('a needle\0binary'));
       await sandbox.writeFile('tree/.git/config', 'a needle in git internals\n');
@@ -117,7 +153,13 @@ describe('file tools', () => {
     it('finds content as path:line:text, skipping binary files and .git', async () => {
       const result = await text('search_files', { pattern: 'needle [0-9]+|a needle', path: 'tree', limit: 100 });
       const rows = result.split('\n').sort();
-      assert.deepEqual(rows, ['tree/docs/guide.md:1:a needle in the docs', ...Array.from({ length: 8 }, (_, index) => `tree/src/module-${index + 1}.ts:2:// needle ${index + 1}`)].sort());
+      assert.deepEqual(
+        rows,
+        [
+          'tree/docs/guide.md:1:a needle in the docs',
+          ...Array.from({ length: 8 }, (_, index) => `tree/src/module-${index + 1}.ts:2:// needle ${index + 1}`),
+        ].sort(),
+      );
     });
 
     it('stops at limit and says more exist', async () => {
@@ -128,22 +170,34 @@ describe('file tools', () => {
     });
 
     it('searches the working directory by default, with paths relative to it', async () => {
-      assert.equal(await text('search_files', { pattern: 'value7 =' }), 'tree/src/module-7.ts:1:export const value7 = 7;');
-      assert.equal(await text('search_files', { pattern: 'no such text anywhere' }), "no matches for 'no such text anywhere' in '.'");
+      assert.equal(
+        await text('search_files', { pattern: 'value7 =' }),
+        'tree/src/module-7.ts:1:export const value7 = 7;',
+      );
+      assert.equal(
+        await text('search_files', { pattern: 'no such text anywhere' }),
+        "no matches for 'no such text anywhere' in '.'",
+      );
     });
 
     it('finds files by name glob, folders marked with /, sorted and limited', async () => {
-      assert.equal(await text('search_files', { pattern: 'module-[1-3].ts', target: 'files' }), 'tree/src/module-1.ts\ntree/src/module-2.ts\ntree/src/module-3.ts');
+      assert.equal(
+        await text('search_files', { pattern: 'module-[1-3].ts', target: 'files' }),
+        'tree/src/module-1.ts\ntree/src/module-2.ts\ntree/src/module-3.ts',
+      );
       assert.equal(await text('search_files', { pattern: 'do*', target: 'files', path: 'tree' }), 'tree/docs/');
       const limited = (await text('search_files', { pattern: '*.ts', target: 'files', limit: 5 })).split('\n');
-      assert.deepEqual(limited.slice(0, 5), [1, 2, 3, 4, 5].map((index) => `tree/src/module-${index}.ts`));
+      assert.deepEqual(
+        limited.slice(0, 5),
+        [1, 2, 3, 4, 5].map((index) => `tree/src/module-${index}.ts`),
+      );
       assert.match(limited[5] ?? '', /showing the first 5 files; more exist/);
       assert.equal(await text('search_files', { pattern: 'src/**/*-8.ts', target: 'files' }), 'tree/src/module-8.ts');
       assert.equal(await text('search_files', { pattern: 'config', target: 'files' }), "no files for 'config' in '.'");
     });
 
     it('passes shell metacharacters in pattern and path through literally', async () => {
-      await sandbox.writeFile('tricky/it\'s "quoted" $HOME.txt', 'price: $(whoami) `id` it\'s\n');
+      await sandbox.writeFile('tricky/it\'s "quoted" $HOME.txt', "price: $(whoami) `id` it's\n");
       const hostile = ['$(touch pwned)', '`touch pwned`', "'; touch pwned; '", '"; touch pwned; "'];
       for (const pattern of hostile) {
         await callTool('search_files', { pattern, path: 'tricky' }, context());
@@ -152,14 +206,29 @@ describe('file tools', () => {
       }
       assert.equal(existsSync(`${sandbox.workdir}/pwned`), false);
       assert.equal(existsSync(`${sandbox.workdir}/tricky/pwned`), false);
-      assert.equal(await text('search_files', { pattern: '\\$\\(whoami\\) `id`', path: 'tricky' }), 'tricky/it\'s "quoted" $HOME.txt:1:price: $(whoami) `id` it\'s');
-      assert.equal(await text('search_files', { pattern: '*"quoted" $HOME*', target: 'files' }), 'tricky/it\'s "quoted" $HOME.txt');
+      assert.equal(
+        await text('search_files', { pattern: '\\$\\(whoami\\) `id`', path: 'tricky' }),
+        'tricky/it\'s "quoted" $HOME.txt:1:price: $(whoami) `id` it\'s',
+      );
+      assert.equal(
+        await text('search_files', { pattern: '*"quoted" $HOME*', target: 'files' }),
+        'tricky/it\'s "quoted" $HOME.txt',
+      );
     });
 
     it('a bad regex or a missing path is a readable error', async () => {
-      assert.match(errorOf(await callTool('search_files', { pattern: 'unclosed(' }, context())).error, /search_files failed: grep: .*\(/);
-      assert.match(errorOf(await callTool('search_files', { pattern: 'x', path: 'absent' }, context())).error, /absent.*No such file or directory/);
-      assert.match(errorOf(await callTool('search_files', { pattern: 'x', target: 'files', path: 'absent' }, context())).error, /absent.*No such file or directory/);
+      assert.match(
+        errorOf(await callTool('search_files', { pattern: 'unclosed(' }, context())).error,
+        /search_files failed: grep: .*\(/,
+      );
+      assert.match(
+        errorOf(await callTool('search_files', { pattern: 'x', path: 'absent' }, context())).error,
+        /absent.*No such file or directory/,
+      );
+      assert.match(
+        errorOf(await callTool('search_files', { pattern: 'x', target: 'files', path: 'absent' }, context())).error,
+        /absent.*No such file or directory/,
+      );
     });
   });
 

@@ -35,8 +35,13 @@ test('an agent run against the scripted endpoint calls MCP tools (SDK-built and 
   const sandbox = await createSandbox({ kind: 'local' });
   try {
     const registry = createToolRegistry();
-    const servers = parseMcpServers({ test: stdioFixture(), fs: { command: process.execPath, args: [filesystemServerScript(), root], include: ['read_text_file'] } });
-    const registration = await registerMcpToolsets(registry, servers, pool, { toolsets: ['terminal', 'mcp:test', 'mcp:fs'] });
+    const servers = parseMcpServers({
+      test: stdioFixture(),
+      fs: { command: process.execPath, args: [filesystemServerScript(), root], include: ['read_text_file'] },
+    });
+    const registration = await registerMcpToolsets(registry, servers, pool, {
+      toolsets: ['terminal', 'mcp:test', 'mcp:fs'],
+    });
     assert.deepEqual(registration.errors, []);
     const tools = registry.select(['terminal', 'mcp:test', 'mcp:fs'], { env: process.env });
 
@@ -53,9 +58,16 @@ test('an agent run against the scripted endpoint calls MCP tools (SDK-built and 
 
     assert.equal(result.finishReason, 'stop', JSON.stringify(result.error));
     const offered = server.requests[0]!.tools!.map((tool) => tool.function.name);
-    assert.ok(offered.includes('terminal') && offered.includes('mcp_test_echo') && offered.includes('mcp_fs_read_text_file'), offered.join(', '));
+    assert.ok(
+      offered.includes('terminal') && offered.includes('mcp_test_echo') && offered.includes('mcp_fs_read_text_file'),
+      offered.join(', '),
+    );
     const echoSpec = server.requests[0]!.tools!.find((tool) => tool.function.name === 'mcp_test_echo')!;
-    assert.deepEqual((echoSpec.function.parameters as { required: string[] }).required, ['text'], 'the server schema reaches the model');
+    assert.deepEqual(
+      (echoSpec.function.parameters as { required: string[] }).required,
+      ['text'],
+      'the server schema reaches the model',
+    );
 
     const toolMessages = result.messages.filter((message): message is ToolMessage => message.role === 'tool');
     assert.deepEqual(
@@ -64,7 +76,11 @@ test('an agent run against the scripted endpoint calls MCP tools (SDK-built and 
     );
     assert.equal(toolMessages[0]!.content, 'ping');
     assert.equal(toolMessages[1]!.content, '42\n');
-    assert.match(toolMessages[2]!.content, new RegExp(`^x{1500}\\n\\n\\[result truncated: ${big} chars in all; the full text is saved at (\\S+) `), 'MCP results are capped at 50,000 chars');
+    assert.match(
+      toolMessages[2]!.content,
+      new RegExp(`^x{1500}\\n\\n\\[result truncated: ${big} chars in all; the full text is saved at (\\S+) `),
+      'MCP results are capped at 50,000 chars',
+    );
     const spilled = /saved at (\S+) /.exec(toolMessages[2]!.content)![1]!;
     assert.equal((await sandbox.readFile(spilled)).toString('utf8'), 'x'.repeat(big));
     assert.match(JSON.parse(toolMessages[3]!.content).error, /MCP server 'test' exited while running 'crash'/);

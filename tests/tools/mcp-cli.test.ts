@@ -22,7 +22,10 @@ interface CliResult {
 async function traj(args: string[], home: string): Promise<CliResult> {
   const main = join(buildRoot(), 'src', 'cli', 'main.js');
   try {
-    const { stdout, stderr } = await run(process.execPath, [main, ...args], { env: { PATH: process.env.PATH, TRAJ_HOME: home }, cwd: scratch });
+    const { stdout, stderr } = await run(process.execPath, [main, ...args], {
+      env: { PATH: process.env.PATH, TRAJ_HOME: home },
+      cwd: scratch,
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };
@@ -46,11 +49,23 @@ describe('traj mcp list', () => {
     const runConfig = writeConfig(join(scratch, 'run-a.yaml'), { other: { ...testServer, include: ['dotted.name'] } });
     const result = await traj(['mcp', 'list', '--config', runConfig], home);
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stdout, /^mcp:test {2}traj-test-server@1\.2\.3 {2}\(stdio: .*server\.js\) {2}2 tools\n {2}mcp_test_echo +Echo the text back\.\n {2}mcp_test_add +Add two numbers\.\n/m);
+    assert.match(
+      result.stdout,
+      /^mcp:test {2}traj-test-server@1\.2\.3 {2}\(stdio: .*server\.js\) {2}2 tools\n {2}mcp_test_echo +Echo the text back\.\n {2}mcp_test_add +Add two numbers\.\n/m,
+    );
     assert.doesNotMatch(result.stdout, /Second line of the description/);
-    assert.match(result.stdout, /^mcp:gone {2}\(stdio: .*no-such-server\.js\) {2}FAILED\n {2}MCP server 'gone' .*failed to start: the process exited before the MCP handshake finished \(stderr: Error: Cannot find module/m);
-    assert.match(result.stdout, /^mcp:other .* 1 tool\n {2}mcp_other_dotted_name +A name outside the model API alphabet\.$/m);
-    assert.match(result.stdout, new RegExp(`2 servers ok \\(3 tools\\), 1 failed — from ${join(home, 'config.yaml')}, ${runConfig}`));
+    assert.match(
+      result.stdout,
+      /^mcp:gone {2}\(stdio: .*no-such-server\.js\) {2}FAILED\n {2}MCP server 'gone' .*failed to start: the process exited before the MCP handshake finished \(stderr: Error: Cannot find module/m,
+    );
+    assert.match(
+      result.stdout,
+      /^mcp:other .* 1 tool\n {2}mcp_other_dotted_name +A name outside the model API alphabet\.$/m,
+    );
+    assert.match(
+      result.stdout,
+      new RegExp(`2 servers ok \\(3 tools\\), 1 failed — from ${join(home, 'config.yaml')}, ${runConfig}`),
+    );
   });
 
   test('--json prints the catalog and the failures', async () => {
@@ -58,10 +73,19 @@ describe('traj mcp list', () => {
     writeConfig(join(home, 'config.yaml'), { test: { ...testServer, include: ['echo'] }, gone: broken });
     const result = await traj(['mcp', 'list', '--json'], home);
     assert.equal(result.code, 0, result.stderr);
-    const parsed = JSON.parse(result.stdout) as { servers: Array<{ toolset: string; tools: Array<{ name: string; mcpName: string; inputSchema: unknown }> }>; errors: Array<{ server: string }> };
-    assert.deepEqual(parsed.servers.map((server) => [server.toolset, server.tools.map((tool) => tool.name)]), [['mcp:test', ['mcp_test_echo']]]);
+    const parsed = JSON.parse(result.stdout) as {
+      servers: Array<{ toolset: string; tools: Array<{ name: string; mcpName: string; inputSchema: unknown }> }>;
+      errors: Array<{ server: string }>;
+    };
+    assert.deepEqual(
+      parsed.servers.map((server) => [server.toolset, server.tools.map((tool) => tool.name)]),
+      [['mcp:test', ['mcp_test_echo']]],
+    );
     assert.equal((parsed.servers[0]!.tools[0]!.inputSchema as { type: string }).type, 'object');
-    assert.deepEqual(parsed.errors.map((error) => error.server), ['gone']);
+    assert.deepEqual(
+      parsed.errors.map((error) => error.server),
+      ['gone'],
+    );
   });
 
   test('exit 1 when every configured server fails', async () => {
@@ -83,7 +107,10 @@ describe('traj mcp list', () => {
     writeFileSync(runConfig, 'mcp_servers:\n  x:\n    args: [a]\n');
     const bad = await traj(['mcp', 'list', '--config', runConfig], join(scratch, 'home-empty'));
     assert.equal(bad.code, 2);
-    assert.match(bad.stderr, new RegExp(`${runConfig}: mcp_servers\\.x\\.command: expected a command to start the server`));
+    assert.match(
+      bad.stderr,
+      new RegExp(`${runConfig}: mcp_servers\\.x\\.command: expected a command to start the server`),
+    );
     const usage = await traj(['mcp', 'show'], join(scratch, 'home-empty'));
     assert.equal(usage.code, 2);
     assert.match(usage.stderr, /traj mcp: expected 'list', got 'show'/);

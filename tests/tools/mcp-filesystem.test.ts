@@ -30,18 +30,30 @@ after(async () => {
 let id = 0;
 function call(name: string, args: Record<string, unknown>): Promise<ToolCallOutcome> {
   id++;
-  return executeToolCall(registry.all(), { id: `c${id}`, name, arguments: JSON.stringify(args) }, { sandbox, signal: new AbortController().signal, state: new Map(), callId: `c${id}`, env: {} });
+  return executeToolCall(
+    registry.all(),
+    { id: `c${id}`, name, arguments: JSON.stringify(args) },
+    { sandbox, signal: new AbortController().signal, state: new Map(), callId: `c${id}`, env: {} },
+  );
 }
 
 describe('the published @modelcontextprotocol/server-filesystem over stdio', () => {
   test('its tools register as mcp:fs, filtered by include/exclude', async () => {
     const servers = parseMcpServers({
-      fs: { command: process.execPath, args: [filesystemServerScript(), root], include: ['list_*', 'read_text_file', 'write_file'], exclude: ['list_directory_with_sizes'] },
+      fs: {
+        command: process.execPath,
+        args: [filesystemServerScript(), root],
+        include: ['list_*', 'read_text_file', 'write_file'],
+        exclude: ['list_directory_with_sizes'],
+      },
     });
     const registration = await registerMcpToolsets(registry, servers, pool);
     assert.deepEqual(registration.errors, []);
     assert.deepEqual(
-      registry.all().map((tool) => tool.name).sort(),
+      registry
+        .all()
+        .map((tool) => tool.name)
+        .sort(),
       ['mcp_fs_list_allowed_directories', 'mcp_fs_list_directory', 'mcp_fs_read_text_file', 'mcp_fs_write_file'],
     );
     assert.match(registration.catalog[0]!.version, /^secure-filesystem-server@/);
@@ -64,6 +76,9 @@ describe('the published @modelcontextprotocol/server-filesystem over stdio', () 
   test('a path outside the allowed directory is an error result the model can read', async () => {
     const outcome = await call('mcp_fs_read_text_file', { path: '/etc/hostname' });
     assert.equal(outcome.ok, false);
-    assert.match((JSON.parse(outcome.content) as { error: string }).error, /Access denied - path outside allowed directories/);
+    assert.match(
+      (JSON.parse(outcome.content) as { error: string }).error,
+      /Access denied - path outside allowed directories/,
+    );
   });
 });

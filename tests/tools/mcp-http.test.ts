@@ -27,11 +27,17 @@ async function connect(mode: '--http' | '--sse', extra: Record<string, unknown> 
   const pool = new McpClientPool({ env: { TRAJ_MCP_HTTP_TOKEN: 'sesame' } });
   started.push({ fixture, pool });
   const registry = new ToolRegistry();
-  const servers = parseMcpServers({ web: { url: fixture.url, headers: { Authorization: 'Bearer ${TRAJ_MCP_HTTP_TOKEN}' }, ...extra } });
+  const servers = parseMcpServers({
+    web: { url: fixture.url, headers: { Authorization: 'Bearer ${TRAJ_MCP_HTTP_TOKEN}' }, ...extra },
+  });
   const registration = await registerMcpToolsets(registry, servers, pool);
   let id = 0;
   const call = (name: string, args: Record<string, unknown> = {}): Promise<ToolCallOutcome> =>
-    executeToolCall(registry.all(), { id: `c${++id}`, name, arguments: JSON.stringify(args) }, { sandbox, signal: new AbortController().signal, state: new Map(), callId: `c${id}`, env: {} });
+    executeToolCall(
+      registry.all(),
+      { id: `c${++id}`, name, arguments: JSON.stringify(args) },
+      { sandbox, signal: new AbortController().signal, state: new Map(), callId: `c${id}`, env: {} },
+    );
   return { fixture, pool, registry, registration, call };
 }
 
@@ -50,7 +56,10 @@ describe('a Streamable HTTP MCP server on 127.0.0.1', () => {
     assert.equal((await call('mcp_web_add', { a: 1, b: 2 })).content, '{"sum":3}');
     assert.equal((await call('mcp_web_header', { name: 'authorization' })).content, 'Bearer sesame');
     assert.equal(errorOf(await call('mcp_web_fail', { reason: 'http' })), 'failed on purpose: http');
-    assert.match(errorOf(await call('mcp_web_slow', { ms: 5_000 })), /MCP server 'web' did not answer 'slow' within 1000 ms/);
+    assert.match(
+      errorOf(await call('mcp_web_slow', { ms: 5_000 })),
+      /MCP server 'web' did not answer 'slow' within 1000 ms/,
+    );
     assert.equal((await call('mcp_web_echo', { text: 'new session' })).content, 'new session');
   });
 
@@ -59,7 +68,10 @@ describe('a Streamable HTTP MCP server on 127.0.0.1', () => {
     const port = Number(new URL(fixture.url).port);
     assert.equal((await call('mcp_web_echo', { text: 'one' })).content, 'one');
     await fixture.stop();
-    assert.match(errorOf(await call('mcp_web_echo', { text: 'two' })), /MCP server 'web' is unreachable \(.*\); the connection was dropped/);
+    assert.match(
+      errorOf(await call('mcp_web_echo', { text: 'two' })),
+      /MCP server 'web' is unreachable \(.*\); the connection was dropped/,
+    );
     assert.deepEqual(pool.running(), [], 'the dead connection was dropped');
     const second = await startHttpFixture('--http', port);
     started.push({ fixture: second, pool });
@@ -89,7 +101,10 @@ describe('the SSE fallback', () => {
       const pool = new McpClientPool();
       const { catalog, errors } = await discoverMcpTools(parseMcpServers({ nothing: { url } }), pool);
       assert.deepEqual(catalog, []);
-      assert.match(errors[0]!.message, /MCP server 'nothing' at http:\/\/127\.0\.0\.1:\d+\/mcp is unreachable \(Streamable HTTP: .*; SSE: .*\)/);
+      assert.match(
+        errors[0]!.message,
+        /MCP server 'nothing' at http:\/\/127\.0\.0\.1:\d+\/mcp is unreachable \(Streamable HTTP: .*; SSE: .*\)/,
+      );
       await pool.closeAll();
     } finally {
       http.closeAllConnections();

@@ -7,7 +7,14 @@ import { DEFAULT_WEB_CONFIG, WebConfigSchema } from '../../src/config/web.js';
 import { createModelClient } from '../../src/model/client.js';
 import type { Message } from '../../src/model/messages.js';
 import { createLocalSandbox, createSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { callTool as scriptedCall, reply, startScriptedServer, TINY_PNG_BASE64, type ChatRequest, type ScriptedServer } from '../../src/testing/index.js';
+import {
+  callTool as scriptedCall,
+  reply,
+  startScriptedServer,
+  TINY_PNG_BASE64,
+  type ChatRequest,
+  type ScriptedServer,
+} from '../../src/testing/index.js';
 import { createToolRegistry, type ToolServices } from '../../src/tools/index.js';
 import { requireDockerOrSkip, uniqueRunName } from '../helpers/docker.js';
 import { startWebStandIn } from '../helpers/web-stand-in.js';
@@ -26,14 +33,23 @@ function modelsScript(firstCall: { name: string; arguments: Record<string, unkno
       return result ? reply(`Tool said: ${String(result.content)}`) : scriptedCall(firstCall.name, firstCall.arguments);
     }
     if (model === 'vision-x') {
-      const content = request.messages[0]!.content as Array<{ type: string; text?: string; image_url?: { url: string } }>;
+      const content = request.messages[0]!.content as Array<{
+        type: string;
+        text?: string;
+        image_url?: { url: string };
+      }>;
       const image = content.find((part) => part.type === 'image_url')!.image_url!.url;
-      return reply(`I see a ${image.slice(5, image.indexOf(';'))} image; question was: ${content[0]!.text}`, { usage: { prompt_tokens: 100, completion_tokens: 10 } });
+      return reply(`I see a ${image.slice(5, image.indexOf(';'))} image; question was: ${content[0]!.text}`, {
+        usage: { prompt_tokens: 100, completion_tokens: 10 },
+      });
     }
-    if (model.startsWith('ref-')) return reply(`${model} says 42`, { usage: { prompt_tokens: 20, completion_tokens: 5 } });
+    if (model.startsWith('ref-'))
+      return reply(`${model} says 42`, { usage: { prompt_tokens: 20, completion_tokens: 5 } });
     if (model === 'agg') {
       const system = String(request.messages[0]!.content);
-      return reply(`combined: 42 (from ${(system.match(/says 42/g) ?? []).length} answers)`, { usage: { prompt_tokens: 30, completion_tokens: 7 } });
+      return reply(`combined: 42 (from ${(system.match(/says 42/g) ?? []).length} answers)`, {
+        usage: { prompt_tokens: 30, completion_tokens: 7 },
+      });
     }
     return reply(`unexpected model ${model}`);
   };
@@ -43,16 +59,27 @@ function endpoint(server: ScriptedServer, model: string): Endpoint {
   return EndpointSchema.parse({ base_url: server.url, model, api_key_env: 'NO_KEY', max_retries: 0 });
 }
 
-async function runWithTool(server: ScriptedServer, sandbox: Sandbox, toolsets: string[], auxiliary: AuxiliaryConfig, web = WebConfigSchema.parse({})) {
+async function runWithTool(
+  server: ScriptedServer,
+  sandbox: Sandbox,
+  toolsets: string[],
+  auxiliary: AuxiliaryConfig,
+  web = WebConfigSchema.parse({}),
+) {
   const main = endpoint(server, 'agent');
   const clients = new Map<string, ReturnType<typeof createModelClient>>();
   const services: ToolServices = {
     web,
     auxiliary: resolveAuxiliary(auxiliary, main),
-    model: (target) => clients.get(JSON.stringify(target)) ?? clients.set(JSON.stringify(target), createModelClient(target)).get(JSON.stringify(target))!,
+    model: (target) =>
+      clients.get(JSON.stringify(target)) ??
+      clients.set(JSON.stringify(target), createModelClient(target)).get(JSON.stringify(target))!,
   };
   const tools = createToolRegistry().select(toolsets, { env: {}, services });
-  const messages: Message[] = [{ role: 'system', content: 'test' }, { role: 'user', content: 'go' }];
+  const messages: Message[] = [
+    { role: 'system', content: 'test' },
+    { role: 'user', content: 'go' },
+  ];
   return runAgent({ model: createModelClient(main), tools, messages, sandbox, maxTurns: 3, services, env: {} });
 }
 
@@ -62,16 +89,28 @@ function toolResult(result: Awaited<ReturnType<typeof runWithTool>>): Record<str
 }
 
 async function visionOfSandboxFile(sandbox: Sandbox): Promise<void> {
-  const server = await startScriptedServer(modelsScript({ name: 'vision_analyze', arguments: { image: 'shots/pixel.png', question: 'what colour?' } }));
+  const server = await startScriptedServer(
+    modelsScript({ name: 'vision_analyze', arguments: { image: 'shots/pixel.png', question: 'what colour?' } }),
+  );
   try {
     await sandbox.writeFile('shots/pixel.png', PNG);
     const result = await runWithTool(server, sandbox, ['vision'], { vision: { model: 'vision-x' } });
     assert.equal(result.finishReason, 'stop');
-    assert.deepEqual(result.toolCalls.map((call) => [call.name, call.ok]), [['vision_analyze', true]]);
-    assert.deepEqual(toolResult(result), { answer: 'I see a image/png image; question was: what colour?', model: 'vision-x' });
+    assert.deepEqual(
+      result.toolCalls.map((call) => [call.name, call.ok]),
+      [['vision_analyze', true]],
+    );
+    assert.deepEqual(toolResult(result), {
+      answer: 'I see a image/png image; question was: what colour?',
+      model: 'vision-x',
+    });
     const visionRequest = server.requests.find((request) => request.model === 'vision-x')!;
     const parts = visionRequest.messages[0]!.content as Array<{ type: string; image_url?: { url: string } }>;
-    assert.equal(parts[1]!.image_url!.url, `data:image/png;base64,${TINY_PNG_BASE64}`, 'the file bytes reached the vision model');
+    assert.equal(
+      parts[1]!.image_url!.url,
+      `data:image/png;base64,${TINY_PNG_BASE64}`,
+      'the file bytes reached the vision model',
+    );
     assert.ok(result.usage.prompt_tokens >= 100, 'the vision call is counted in the rollout usage');
   } finally {
     await server.close();
@@ -79,14 +118,22 @@ async function visionOfSandboxFile(sandbox: Sandbox): Promise<void> {
 }
 
 async function imageIntoSandbox(sandbox: Sandbox): Promise<void> {
-  const server = await startScriptedServer(modelsScript({ name: 'image_generate', arguments: { prompt: 'a grey pixel', size: '256x256' } }));
+  const server = await startScriptedServer(
+    modelsScript({ name: 'image_generate', arguments: { prompt: 'a grey pixel', size: '256x256' } }),
+  );
   try {
     const result = await runWithTool(server, sandbox, ['image_gen'], { image: { model: 'painter-1' } });
-    assert.deepEqual(result.toolCalls.map((call) => [call.name, call.ok]), [['image_generate', true]]);
+    assert.deepEqual(
+      result.toolCalls.map((call) => [call.name, call.ok]),
+      [['image_generate', true]],
+    );
     const output = toolResult(result);
     assert.match(String(output.path), /^images\/[0-9a-f]{16}\.png$/);
     assert.deepEqual(await sandbox.readFile(String(output.path)), PNG, 'the generated image is in the sandbox');
-    assert.deepEqual(server.imageRequests.map((request) => [request.model, request.prompt, request.size]), [['painter-1', 'a grey pixel', '256x256']]);
+    assert.deepEqual(
+      server.imageRequests.map((request) => [request.model, request.prompt, request.size]),
+      [['painter-1', 'a grey pixel', '256x256']],
+    );
   } finally {
     await server.close();
   }
@@ -107,12 +154,20 @@ describe('vision_analyze, mixture_of_agents and image_generate, called as a mode
     t.after(() => site.close());
     const sandbox = await createLocalSandbox();
     t.after(() => sandbox.dispose());
-    const server = await startScriptedServer(modelsScript({ name: 'vision_analyze', arguments: { image: `${site.url}/image.png`, question: 'what is it?' } }));
+    const server = await startScriptedServer(
+      modelsScript({ name: 'vision_analyze', arguments: { image: `${site.url}/image.png`, question: 'what is it?' } }),
+    );
     t.after(() => server.close());
     const refused = await runWithTool(server, sandbox, ['vision'], { vision: { model: 'vision-x' } });
     assert.match(String(toolResult(refused).error), /refused by the network policy/);
     assert.equal(site.hits.get('/image.png'), undefined);
-    const allowed = await runWithTool(server, sandbox, ['vision'], { vision: { model: 'vision-x' } }, WebConfigSchema.parse({ allow_private: true }));
+    const allowed = await runWithTool(
+      server,
+      sandbox,
+      ['vision'],
+      { vision: { model: 'vision-x' } },
+      WebConfigSchema.parse({ allow_private: true }),
+    );
     assert.match(String(toolResult(allowed).answer), /image\/png/);
     assert.equal(site.hits.get('/image.png'), 1);
   });
@@ -121,7 +176,9 @@ describe('vision_analyze, mixture_of_agents and image_generate, called as a mode
     const sandbox = await createLocalSandbox();
     t.after(() => sandbox.dispose());
     await sandbox.writeFile('notes.txt', 'hello');
-    const server = await startScriptedServer(modelsScript({ name: 'vision_analyze', arguments: { image: 'notes.txt', question: 'what?' } }));
+    const server = await startScriptedServer(
+      modelsScript({ name: 'vision_analyze', arguments: { image: 'notes.txt', question: 'what?' } }),
+    );
     t.after(() => server.close());
     const result = await runWithTool(server, sandbox, ['vision'], {});
     assert.match(String(toolResult(result).error), /notes\.txt is not an image/);
@@ -129,12 +186,20 @@ describe('vision_analyze, mixture_of_agents and image_generate, called as a mode
   });
 
   test('mixture_of_agents asks the reference models in parallel, then the aggregator; usage adds up', async (t) => {
-    const server = await startScriptedServer(modelsScript({ name: 'mixture_of_agents', arguments: { prompt: 'What is 6 times 7?' } }));
+    const server = await startScriptedServer(
+      modelsScript({ name: 'mixture_of_agents', arguments: { prompt: 'What is 6 times 7?' } }),
+    );
     t.after(() => server.close());
     const sandbox = await createLocalSandbox();
     t.after(() => sandbox.dispose());
-    const result = await runWithTool(server, sandbox, ['moa'], { moa: { reference: [{ model: 'ref-a' }, { model: 'ref-b' }, { model: 'ref-c' }], aggregator: { model: 'agg' } } });
-    assert.deepEqual(toolResult(result), { answer: 'combined: 42 (from 3 answers)', reference_models: ['ref-a', 'ref-b', 'ref-c'], aggregator: 'agg' });
+    const result = await runWithTool(server, sandbox, ['moa'], {
+      moa: { reference: [{ model: 'ref-a' }, { model: 'ref-b' }, { model: 'ref-c' }], aggregator: { model: 'agg' } },
+    });
+    assert.deepEqual(toolResult(result), {
+      answer: 'combined: 42 (from 3 answers)',
+      reference_models: ['ref-a', 'ref-b', 'ref-c'],
+      aggregator: 'agg',
+    });
     const order = server.requests.map((request) => request.model);
     assert.deepEqual(order.slice(1, 4).sort(), ['ref-a', 'ref-b', 'ref-c']);
     assert.equal(order[4], 'agg', 'the aggregator runs after every reference answered');
@@ -148,17 +213,22 @@ describe('vision_analyze, mixture_of_agents and image_generate, called as a mode
 
   test('mixture_of_agents with failing reference models reports them; all failing is an error result', async (t) => {
     const server = await startScriptedServer((request) => {
-      if (request.model === 'ref-bad') return { fault: 'http', status: 400, body: { error: { message: 'model not found' } } };
+      if (request.model === 'ref-bad')
+        return { fault: 'http', status: 400, body: { error: { message: 'model not found' } } };
       return modelsScript({ name: 'mixture_of_agents', arguments: { prompt: 'q' } })(request);
     });
     t.after(() => server.close());
     const sandbox = await createLocalSandbox();
     t.after(() => sandbox.dispose());
-    const partial = await runWithTool(server, sandbox, ['moa'], { moa: { reference: [{ model: 'ref-a' }, { model: 'ref-bad' }], aggregator: { model: 'agg' } } });
+    const partial = await runWithTool(server, sandbox, ['moa'], {
+      moa: { reference: [{ model: 'ref-a' }, { model: 'ref-bad' }], aggregator: { model: 'agg' } },
+    });
     const output = toolResult(partial);
     assert.equal(output.answer, 'combined: 42 (from 1 answers)');
     assert.match(String((output.failed as string[])[0]), /^ref-bad: /);
-    const none = await runWithTool(server, sandbox, ['moa'], { moa: { reference: [{ model: 'ref-bad' }], aggregator: { model: 'agg' } } });
+    const none = await runWithTool(server, sandbox, ['moa'], {
+      moa: { reference: [{ model: 'ref-bad' }], aggregator: { model: 'agg' } },
+    });
     assert.match(String(toolResult(none).error), /every reference model failed/);
   });
 
@@ -174,14 +244,36 @@ describe('vision_analyze, mixture_of_agents and image_generate, called as a mode
   test('availability names what is missing: moa and image_gen need auxiliary config, vision needs a model', () => {
     const registry = createToolRegistry();
     const main = EndpointSchema.parse({ base_url: 'http://127.0.0.1:1/v1', model: 'agent' });
-    const services = (auxiliary: ToolServices['auxiliary']): ToolServices => ({ web: DEFAULT_WEB_CONFIG, auxiliary, model: () => assert.fail('no model call') });
-    assert.match(registry.unavailableReason('moa', { env: {}, services: services(resolveAuxiliary(undefined, main)) })!, /mixture_of_agents: auxiliary\.moa .* is not configured/);
-    assert.match(registry.unavailableReason('image_gen', { env: {}, services: services(resolveAuxiliary(undefined, main)) })!, /image_generate: auxiliary\.image .* is not configured/);
+    const services = (auxiliary: ToolServices['auxiliary']): ToolServices => ({
+      web: DEFAULT_WEB_CONFIG,
+      auxiliary,
+      model: () => assert.fail('no model call'),
+    });
     assert.match(
-      registry.unavailableReason('image_gen', { env: {}, services: services(resolveAuxiliary({ image: { base_url: 'https://images.example.com/v1', model: 'x', api_key_env: 'IMG_KEY' } }, main)) })!,
+      registry.unavailableReason('moa', { env: {}, services: services(resolveAuxiliary(undefined, main)) })!,
+      /mixture_of_agents: auxiliary\.moa .* is not configured/,
+    );
+    assert.match(
+      registry.unavailableReason('image_gen', { env: {}, services: services(resolveAuxiliary(undefined, main)) })!,
+      /image_generate: auxiliary\.image .* is not configured/,
+    );
+    assert.match(
+      registry.unavailableReason('image_gen', {
+        env: {},
+        services: services(
+          resolveAuxiliary(
+            { image: { base_url: 'https://images.example.com/v1', model: 'x', api_key_env: 'IMG_KEY' } },
+            main,
+          ),
+        ),
+      })!,
       /IMG_KEY is not set/,
     );
-    assert.equal(registry.unavailableReason('vision', { env: {}, services: services(resolveAuxiliary(undefined, main)) }), undefined, 'vision falls back to the main endpoint');
+    assert.equal(
+      registry.unavailableReason('vision', { env: {}, services: services(resolveAuxiliary(undefined, main)) }),
+      undefined,
+      'vision falls back to the main endpoint',
+    );
     assert.match(registry.unavailableReason('vision', { env: {} })!, /no vision model/);
   });
 });

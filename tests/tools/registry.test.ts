@@ -3,14 +3,25 @@ import { after, before, describe, it } from 'node:test';
 import { z } from 'zod';
 import { ConfigError } from '../../src/errors.js';
 import { createLocalSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { createToolRegistry, defineTool, executeToolCall, toolSpec, ToolFailure, ToolRegistry, type Tool } from '../../src/tools/index.js';
+import {
+  createToolRegistry,
+  defineTool,
+  executeToolCall,
+  toolSpec,
+  ToolFailure,
+  ToolRegistry,
+  type Tool,
+} from '../../src/tools/index.js';
 import { errorOf, toolContext } from './tool-context.js';
 
 const echo = defineTool({
   name: 'echo',
   toolset: 'demo',
   description: 'Echo the text back.',
-  parameters: z.object({ text: z.string().describe('what to echo'), times: z.number().int().min(1).default(1).describe('how often') }),
+  parameters: z.object({
+    text: z.string().describe('what to echo'),
+    times: z.number().int().min(1).default(1).describe('how often'),
+  }),
   run: ({ text, times }) => ({ echoed: text.repeat(times) }),
 });
 
@@ -47,28 +58,51 @@ describe('ToolRegistry', () => {
   it('throws on a duplicate tool name, naming both toolsets', () => {
     const registry = new ToolRegistry().register(echo);
     const clash = defineTool({ ...echo, toolset: 'other' } as Parameters<typeof defineTool>[0]);
-    assert.throws(() => registry.register(clash), (error: unknown) => {
-      assert.ok(error instanceof ConfigError);
-      assert.equal(error.code, 'tool_duplicate');
-      assert.match(error.message, /'echo'.*'demo'.*'other'/);
-      return true;
-    });
+    assert.throws(
+      () => registry.register(clash),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.equal(error.code, 'tool_duplicate');
+        assert.match(error.message, /'echo'.*'demo'.*'other'/);
+        return true;
+      },
+    );
   });
 
   it('an unknown toolset is an error that lists the known toolsets', () => {
     const registry = createToolRegistry();
-    assert.throws(() => registry.select(['terminal', 'spreadsheet'], { env: {} }), (error: unknown) => {
-      assert.ok(error instanceof ConfigError);
-      assert.equal(error.code, 'toolset_unknown');
-      assert.match(error.message, /'spreadsheet'/);
-      assert.match(error.message, /known toolsets: browser, code_execution, delegation, file, image_gen, memory, moa, session_search, skills, terminal, todo, vision, web$/);
-      return true;
-    });
+    assert.throws(
+      () => registry.select(['terminal', 'spreadsheet'], { env: {} }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.equal(error.code, 'toolset_unknown');
+        assert.match(error.message, /'spreadsheet'/);
+        assert.match(
+          error.message,
+          /known toolsets: browser, code_execution, delegation, file, image_gen, memory, moa, session_search, skills, terminal, todo, vision, web$/,
+        );
+        return true;
+      },
+    );
   });
 
   it('the built-in registry holds the terminal, file, todo, web, vision, moa, image_gen, browser, memory, skills, session_search, code_execution and delegation toolsets', () => {
     const registry = createToolRegistry();
-    assert.deepEqual(registry.toolsetNames(), ['browser', 'code_execution', 'delegation', 'file', 'image_gen', 'memory', 'moa', 'session_search', 'skills', 'terminal', 'todo', 'vision', 'web']);
+    assert.deepEqual(registry.toolsetNames(), [
+      'browser',
+      'code_execution',
+      'delegation',
+      'file',
+      'image_gen',
+      'memory',
+      'moa',
+      'session_search',
+      'skills',
+      'terminal',
+      'todo',
+      'vision',
+      'web',
+    ]);
     const names = (toolsets: string[]) => registry.select(toolsets, { env: {} }).map((tool) => tool.name);
     assert.deepEqual(names(['file']), ['read_file', 'write_file', 'patch', 'search_files']);
     assert.deepEqual(names(['terminal']), ['terminal', 'process_manage']);
@@ -81,16 +115,24 @@ describe('ToolRegistry', () => {
       const { parameters } = toolSpec(tool).function;
       assert.equal(parameters.type, 'object', tool.name);
       assert.equal('$schema' in parameters, false);
-      const undescribed = Object.entries(parameters.properties as Record<string, { description?: string }>).filter(([, schema]) => !schema.description);
+      const undescribed = Object.entries(parameters.properties as Record<string, { description?: string }>).filter(
+        ([, schema]) => !schema.description,
+      );
       assert.deepEqual(undescribed, [], `${tool.name} has parameters without a description`);
     }
   });
 
   it('an unavailable tool is never offered, and the reason is reported', () => {
     const registry = new ToolRegistry().register(echo, needsKey);
-    assert.deepEqual(registry.select(['demo', 'web'], { env: {} }).map((tool) => tool.name), ['echo']);
+    assert.deepEqual(
+      registry.select(['demo', 'web'], { env: {} }).map((tool) => tool.name),
+      ['echo'],
+    );
     assert.equal(registry.unavailableReason('web', { env: {} }), 'web_search: SEARCH_API_KEY is not set');
-    assert.deepEqual(registry.select(['web'], { env: { SEARCH_API_KEY: 'k' } }).map((tool) => tool.name), ['web_search']);
+    assert.deepEqual(
+      registry.select(['web'], { env: { SEARCH_API_KEY: 'k' } }).map((tool) => tool.name),
+      ['web_search'],
+    );
     assert.equal(registry.unavailableReason('web', { env: { SEARCH_API_KEY: 'k' } }), undefined);
   });
 });
@@ -150,7 +192,11 @@ describe('executeToolCall: every failure is a result the model can read', () => 
   it('a tool that throws after an abort reports [interrupted]', async () => {
     const controller = new AbortController();
     controller.abort();
-    const outcome = await executeToolCall(tools, { id: 'call_2', name: 'explode', arguments: '{}' }, toolContext(sandbox, { signal: controller.signal }));
+    const outcome = await executeToolCall(
+      tools,
+      { id: 'call_2', name: 'explode', arguments: '{}' },
+      toolContext(sandbox, { signal: controller.signal }),
+    );
     assert.deepEqual(errorOf(outcome), { error: '[interrupted]' });
   });
 });

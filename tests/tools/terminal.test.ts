@@ -22,9 +22,13 @@ describe('terminal tool', () => {
   });
 
   it('returns the exit code and stdout followed by stderr', async () => {
-    const result = jsonOf<TerminalResult>(await callTool('terminal', { command: 'echo out; echo err >&2; exit 7' }, toolContext(sandbox)));
+    const result = jsonOf<TerminalResult>(
+      await callTool('terminal', { command: 'echo out; echo err >&2; exit 7' }, toolContext(sandbox)),
+    );
     assert.deepEqual(result, { exit_code: 7, output: 'out\nerr\n' });
-    const unterminated = jsonOf<TerminalResult>(await callTool('terminal', { command: 'printf out; printf err >&2' }, toolContext(sandbox)));
+    const unterminated = jsonOf<TerminalResult>(
+      await callTool('terminal', { command: 'printf out; printf err >&2' }, toolContext(sandbox)),
+    );
     assert.deepEqual(unterminated, { exit_code: 0, output: 'out\nerr' });
   });
 
@@ -32,7 +36,9 @@ describe('terminal tool', () => {
     await sandbox.writeFile('sub/marker.txt', 'here');
     const top = jsonOf<TerminalResult>(await callTool('terminal', { command: 'pwd' }, toolContext(sandbox)));
     assert.equal(top.output, `${sandbox.workdir}\n`);
-    const sub = jsonOf<TerminalResult>(await callTool('terminal', { command: 'cat marker.txt', workdir: 'sub' }, toolContext(sandbox)));
+    const sub = jsonOf<TerminalResult>(
+      await callTool('terminal', { command: 'cat marker.txt', workdir: 'sub' }, toolContext(sandbox)),
+    );
     assert.equal(sub.output, 'here');
     const missing = errorOf(await callTool('terminal', { command: 'pwd', workdir: 'nowhere' }, toolContext(sandbox)));
     assert.match(missing.error, /'nowhere' does not exist/);
@@ -46,7 +52,10 @@ describe('terminal tool', () => {
     const head = full.slice(0, 20_000);
     const tail = full.slice(full.length - 30_000);
     const omitted = full.length - 50_000;
-    assert.equal(result.output, `${head}\n\n[... ${omitted} characters omitted from the middle of the output ...]\n\n${tail}`);
+    assert.equal(
+      result.output,
+      `${head}\n\n[... ${omitted} characters omitted from the middle of the output ...]\n\n${tail}`,
+    );
   });
 
   it('leaves output of exactly the cap untouched', () => {
@@ -57,7 +66,11 @@ describe('terminal tool', () => {
 
   it('kills a command at its timeout and says so', async () => {
     const marker = `${randomInt(3_000, 9_000)}.${randomInt(100_000, 999_999)}`;
-    const outcome = await callTool('terminal', { command: `echo before; sleep ${marker} & sleep ${marker}; echo never`, timeout: 1 }, toolContext(sandbox));
+    const outcome = await callTool(
+      'terminal',
+      { command: `echo before; sleep ${marker} & sleep ${marker}; echo never`, timeout: 1 },
+      toolContext(sandbox),
+    );
     const result = jsonOf<TerminalResult>(outcome);
     assert.equal(result.timed_out, true);
     assert.notEqual(result.exit_code, 0);
@@ -67,13 +80,20 @@ describe('terminal tool', () => {
   });
 
   it('refuses a timeout over an hour as a schema error naming the field', async () => {
-    assert.match(errorOf(await callTool('terminal', { command: 'true', timeout: 3_601 }, toolContext(sandbox))).error, /timeout: /);
+    assert.match(
+      errorOf(await callTool('terminal', { command: 'true', timeout: 3_601 }, toolContext(sandbox))).error,
+      /timeout: /,
+    );
   });
 
   it('an abort of the run interrupts a running command', async () => {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), 300);
-    const outcome = await callTool('terminal', { command: 'sleep 30; echo never' }, toolContext(sandbox, { signal: controller.signal }));
+    const outcome = await callTool(
+      'terminal',
+      { command: 'sleep 30; echo never' },
+      toolContext(sandbox, { signal: controller.signal }),
+    );
     clearTimeout(timer);
     assert.deepEqual(errorOf(outcome), { error: '[interrupted]' });
   });
@@ -83,7 +103,9 @@ describe('terminal tool', () => {
     process.env.OPENAI_API_KEY = 'sk-test-terminal-0000';
     process.env.HF_TOKEN = 'hf_test_terminal_0000';
     try {
-      const result = jsonOf<TerminalResult>(await callTool('terminal', { command: 'env' }, toolContext(sandbox, { env: process.env })));
+      const result = jsonOf<TerminalResult>(
+        await callTool('terminal', { command: 'env' }, toolContext(sandbox, { env: process.env })),
+      );
       assert.equal(result.exit_code, 0);
       assert.match(result.output, /^PATH=/m);
       assert.doesNotMatch(result.output, /_API_KEY=|_TOKEN=|sk-test-terminal|hf_test_terminal/);

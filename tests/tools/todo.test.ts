@@ -22,7 +22,16 @@ describe('todo tools', () => {
   it('todo_write replaces the list, todo_read returns it, and it lives in the run state', async () => {
     const context = toolContext(sandbox);
     const written = jsonOf<TodoList>(
-      await callTool('todo_write', { todos: [{ id: '1', content: 'read the task' }, { id: '2', content: 'fix the bug', status: 'in_progress' }] }, context),
+      await callTool(
+        'todo_write',
+        {
+          todos: [
+            { id: '1', content: 'read the task' },
+            { id: '2', content: 'fix the bug', status: 'in_progress' },
+          ],
+        },
+        context,
+      ),
     );
     const expected = [
       { id: '1', content: 'read the task', status: 'pending' },
@@ -33,13 +42,25 @@ describe('todo tools', () => {
     assert.deepEqual(jsonOf<TodoList>(await callTool('todo_read', {}, context)).todos, expected);
     assert.deepEqual(context.state.get(TODO_STATE_KEY), expected);
 
-    const replaced = jsonOf<TodoList>(await callTool('todo_write', { todos: [{ id: 'a', content: 'start over', status: 'completed' }] }, context));
+    const replaced = jsonOf<TodoList>(
+      await callTool('todo_write', { todos: [{ id: 'a', content: 'start over', status: 'completed' }] }, context),
+    );
     assert.deepEqual(replaced.todos, [{ id: 'a', content: 'start over', status: 'completed' }]);
   });
 
   it('merge updates items by id, appends new ones and keeps the rest', async () => {
     const context = toolContext(sandbox);
-    await callTool('todo_write', { todos: [{ id: '1', content: 'one' }, { id: '2', content: 'two' }, { id: '3', content: 'three' }] }, context);
+    await callTool(
+      'todo_write',
+      {
+        todos: [
+          { id: '1', content: 'one' },
+          { id: '2', content: 'two' },
+          { id: '3', content: 'three' },
+        ],
+      },
+      context,
+    );
     const merged = jsonOf<TodoList>(
       await callTool(
         'todo_write',
@@ -72,10 +93,35 @@ describe('todo tools', () => {
   it('refuses a new item without content, repeated ids and unknown states, leaving the list unchanged', async () => {
     const context = toolContext(sandbox);
     await callTool('todo_write', { todos: [{ id: '1', content: 'keep me' }] }, context);
-    assert.match(errorOf(await callTool('todo_write', { merge: true, todos: [{ id: 'new', status: 'pending' }] }, context)).error, /'new' is new and has no content/);
-    assert.match(errorOf(await callTool('todo_write', { todos: [{ id: 'x' }] }, context)).error, /'x' is new and has no content/);
-    assert.match(errorOf(await callTool('todo_write', { todos: [{ id: 'd', content: 'a' }, { id: 'd', content: 'b' }] }, context)).error, /'d' appears twice/);
-    assert.match(errorOf(await callTool('todo_write', { todos: [{ id: '1', content: 'a', status: 'blocked' }] }, context)).error, /todos\.0\.status/);
-    assert.deepEqual(jsonOf<TodoList>(await callTool('todo_read', {}, context)).todos, [{ id: '1', content: 'keep me', status: 'pending' }]);
+    assert.match(
+      errorOf(await callTool('todo_write', { merge: true, todos: [{ id: 'new', status: 'pending' }] }, context)).error,
+      /'new' is new and has no content/,
+    );
+    assert.match(
+      errorOf(await callTool('todo_write', { todos: [{ id: 'x' }] }, context)).error,
+      /'x' is new and has no content/,
+    );
+    assert.match(
+      errorOf(
+        await callTool(
+          'todo_write',
+          {
+            todos: [
+              { id: 'd', content: 'a' },
+              { id: 'd', content: 'b' },
+            ],
+          },
+          context,
+        ),
+      ).error,
+      /'d' appears twice/,
+    );
+    assert.match(
+      errorOf(await callTool('todo_write', { todos: [{ id: '1', content: 'a', status: 'blocked' }] }, context)).error,
+      /todos\.0\.status/,
+    );
+    assert.deepEqual(jsonOf<TodoList>(await callTool('todo_read', {}, context)).todos, [
+      { id: '1', content: 'keep me', status: 'pending' },
+    ]);
   });
 });

@@ -3,7 +3,14 @@ import { createToolRegistry, executeToolCall, type ToolCallOutcome, type ToolCon
 
 /** A tool context over a real sandbox, as the agent loop builds it. */
 export function toolContext(sandbox: Sandbox, overrides: Partial<ToolContext> = {}): ToolContext {
-  return { sandbox, signal: new AbortController().signal, state: new Map(), callId: 'call_test', env: {}, ...overrides };
+  return {
+    sandbox,
+    signal: new AbortController().signal,
+    state: new Map(),
+    callId: 'call_test',
+    env: {},
+    ...overrides,
+  };
 }
 
 const builtin = createToolRegistry().all();

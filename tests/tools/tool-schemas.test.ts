@@ -14,14 +14,24 @@ import { projectRoot } from '../../src/util/paths.js';
 const SNAPSHOT = join(projectRoot(), 'tests', 'tools', 'golden', 'tool-schemas.json');
 
 test('every built-in tool JSON Schema matches the snapshot', () => {
-  const specs = createToolRegistry().all().map((tool) => toolSpec(tool));
+  const specs = createToolRegistry()
+    .all()
+    .map((tool) => toolSpec(tool));
   const text = `${JSON.stringify(specs, null, 2)}\n`;
   if (process.env.TRAJ_UPDATE_SNAPSHOTS === '1' || !existsSync(SNAPSHOT)) writeFileSync(SNAPSHOT, text);
-  assert.equal(text, readFileSync(SNAPSHOT, 'utf8'), 'a tool schema changed: rerun with TRAJ_UPDATE_SNAPSHOTS=1 if intended');
+  assert.equal(
+    text,
+    readFileSync(SNAPSHOT, 'utf8'),
+    'a tool schema changed: rerun with TRAJ_UPDATE_SNAPSHOTS=1 if intended',
+  );
 });
 
 test("no integer parameter carries zod's safe-integer bounds; a tool's own bounds stay", () => {
-  const text = JSON.stringify(createToolRegistry().all().map((tool) => toolSpec(tool)));
+  const text = JSON.stringify(
+    createToolRegistry()
+      .all()
+      .map((tool) => toolSpec(tool)),
+  );
   assert.ok(!text.includes('9007199254740991'), 'no ±9007199254740991 in any schema');
   assert.match(text, /"type":"integer"/, 'there are integer parameters to check');
   assert.match(text, /"type":"integer","(exclusiveM|m)inimum"/, 'a bound a tool sets itself is kept');

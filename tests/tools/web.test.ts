@@ -39,7 +39,11 @@ function services(web: Partial<WebConfig> = {}, extra: Partial<ToolServices> = {
 }
 
 async function extract(urls: string[], toolServices = services(), question?: string): Promise<Page[]> {
-  const outcome = await callTool('web_extract', { urls, ...(question ? { question } : {}) }, toolContext(sandbox, { services: toolServices }));
+  const outcome = await callTool(
+    'web_extract',
+    { urls, ...(question ? { question } : {}) },
+    toolContext(sandbox, { services: toolServices }),
+  );
   return jsonOf<{ pages: Page[] }>(outcome).pages;
 }
 
@@ -51,7 +55,13 @@ describe('web_extract against real HTTP servers', () => {
     assert.match(content, /highest tides in the world/);
     assert.match(content, /## What comes next/);
     assert.match(content, /twenty more turbines by 2030/);
-    for (const boilerplate of ['Subscribe now', 'Gnome Depot', 'celebrity sandwiches', 'All rights reserved', 'Cookie settings']) {
+    for (const boilerplate of [
+      'Subscribe now',
+      'Gnome Depot',
+      'celebrity sandwiches',
+      'All rights reserved',
+      'Cookie settings',
+    ]) {
       assert.doesNotMatch(content, new RegExp(boilerplate), boilerplate);
     }
     assert.ok(ARTICLE_HTML.includes('Subscribe now'), 'the page did hold the navigation');
@@ -73,7 +83,10 @@ describe('web_extract against real HTTP servers', () => {
 
   test('a 404 and a page that never answers fail on their own; the other URL still succeeds', async () => {
     const toolServices = services({ extract: { ...DEFAULT_WEB_CONFIG.extract, timeout_ms: 500 } });
-    const [missing, hanging, fine] = await extract([`${site.url}/nothing-here`, `${site.url}/hang`, `${site.url}/article`], toolServices);
+    const [missing, hanging, fine] = await extract(
+      [`${site.url}/nothing-here`, `${site.url}/hang`, `${site.url}/article`],
+      toolServices,
+    );
     assert.match(missing!.error!, /HTTP 404/);
     assert.match(hanging!.error!, /no complete answer within 0\.5 s/);
     assert.match(fine!.content!, /Bay of Fundy/);
@@ -81,7 +94,9 @@ describe('web_extract against real HTTP servers', () => {
 
   test('a 20 MB page is read only up to max_bytes and cut to max_chars', async () => {
     const before = site.hits.get('/huge') ?? 0;
-    const toolServices = services({ extract: { ...DEFAULT_WEB_CONFIG.extract, max_bytes: 1_000_000, max_chars: 5_000 } });
+    const toolServices = services({
+      extract: { ...DEFAULT_WEB_CONFIG.extract, max_bytes: 1_000_000, max_chars: 5_000 },
+    });
     const [page] = await extract([`${site.url}/huge`], toolServices);
     assert.equal(page!.cut_at_bytes, 1_000_000);
     assert.ok(page!.content!.length < 5_200, `content is ${page!.content!.length} characters`);
@@ -98,13 +113,30 @@ describe('web_extract against real HTTP servers', () => {
   });
 
   test('a long page goes to the summariser when one is configured, keeping its source URL', async (t) => {
-    const model = await startScriptedServer(() => reply('Tides of 16 m; 2,500 homes powered; 20 more turbines by 2030.'));
+    const model = await startScriptedServer(() =>
+      reply('Tides of 16 m; 2,500 homes powered; 20 more turbines by 2030.'),
+    );
     t.after(() => model.close());
-    const summarizer = { base_url: model.url, model: 'summarizer-x', api_key_env: 'NO_KEY', temperature: undefined, timeout_ms: 10_000, max_retries: 0, concurrency: 4, tool_call_format: 'native' as const };
+    const summarizer = {
+      base_url: model.url,
+      model: 'summarizer-x',
+      api_key_env: 'NO_KEY',
+      temperature: undefined,
+      timeout_ms: 10_000,
+      max_retries: 0,
+      concurrency: 4,
+      tool_call_format: 'native' as const,
+    };
     const used: number[] = [];
-    const toolServices = services({ extract: { ...DEFAULT_WEB_CONFIG.extract, max_chars: 200 } }, { auxiliary: { summarizer }, reportUsage: (usage) => used.push(usage.prompt_tokens) });
+    const toolServices = services(
+      { extract: { ...DEFAULT_WEB_CONFIG.extract, max_chars: 200 } },
+      { auxiliary: { summarizer }, reportUsage: (usage) => used.push(usage.prompt_tokens) },
+    );
     const [page] = await extract([`${site.url}/article`], toolServices, 'how many homes?');
-    assert.match(page!.content!, new RegExp(`^\\[summary of ${site.url}/article \\(\\d+ characters\\) by summarizer-x\\]`));
+    assert.match(
+      page!.content!,
+      new RegExp(`^\\[summary of ${site.url}/article \\(\\d+ characters\\) by summarizer-x\\]`),
+    );
     assert.match(page!.content!, /2,500 homes/);
     const prompt = String((model.requests[0] as ChatRequest).messages[0]!.content);
     assert.match(prompt, /Focus on what answers: how many homes\?/);
@@ -125,16 +157,33 @@ describe('web_extract against real HTTP servers', () => {
 describe('web_search backends (stand-ins answering in each documented format)', () => {
   const cases = [
     { backend: 'searxng', env: (url: string) => ({ TRAJ_SEARXNG_URL: `${url}/searxng` }) },
-    { backend: 'brave', env: (url: string) => ({ BRAVE_API_KEY: 'brave-test-key', TRAJ_BRAVE_URL: `${url}/brave/res/v1` }) },
-    { backend: 'tavily', env: (url: string) => ({ TAVILY_API_KEY: 'tvly-test-key', TRAJ_TAVILY_URL: `${url}/tavily` }) },
-    { backend: 'firecrawl', env: (url: string) => ({ FIRECRAWL_API_KEY: 'fc-test-key', TRAJ_FIRECRAWL_URL: `${url}/firecrawl` }) },
+    {
+      backend: 'brave',
+      env: (url: string) => ({ BRAVE_API_KEY: 'brave-test-key', TRAJ_BRAVE_URL: `${url}/brave/res/v1` }),
+    },
+    {
+      backend: 'tavily',
+      env: (url: string) => ({ TAVILY_API_KEY: 'tvly-test-key', TRAJ_TAVILY_URL: `${url}/tavily` }),
+    },
+    {
+      backend: 'firecrawl',
+      env: (url: string) => ({ FIRECRAWL_API_KEY: 'fc-test-key', TRAJ_FIRECRAWL_URL: `${url}/firecrawl` }),
+    },
   ];
   for (const { backend, env } of cases) {
     test(`${backend}: ranked results with title, url and snippet`, async () => {
-      const outcome = await callTool('web_search', { query: 'fundy tidal power', limit: 2 }, toolContext(sandbox, { env: env(site.url), services: services() }));
+      const outcome = await callTool(
+        'web_search',
+        { query: 'fundy tidal power', limit: 2 },
+        toolContext(sandbox, { env: env(site.url), services: services() }),
+      );
       const body = jsonOf<{ backend: string; results: { title: string; url: string; snippet: string }[] }>(outcome);
       assert.equal(body.backend, backend);
-      assert.deepEqual(body.results[0], { title: 'Tidal Power in the Bay of Fundy', url: `${site.url}/article`, snippet: 'The Bay of Fundy has the highest tides in the world.' });
+      assert.deepEqual(body.results[0], {
+        title: 'Tidal Power in the Bay of Fundy',
+        url: `${site.url}/article`,
+        snippet: 'The Bay of Fundy has the highest tides in the world.',
+      });
       assert.equal(body.results.length, 2);
       const seen = site.searches.filter((search) => search.backend === backend).at(-1)!;
       assert.equal(seen.query, 'fundy tidal power');
@@ -142,20 +191,48 @@ describe('web_search backends (stand-ins answering in each documented format)', 
   }
 
   test('a wrong key is a readable failure naming the HTTP status', async () => {
-    const outcome = await callTool('web_search', { query: 'x' }, toolContext(sandbox, { env: { BRAVE_API_KEY: 'wrong', TRAJ_BRAVE_URL: `${site.url}/brave/res/v1` }, services: services() }));
+    const outcome = await callTool(
+      'web_search',
+      { query: 'x' },
+      toolContext(sandbox, {
+        env: { BRAVE_API_KEY: 'wrong', TRAJ_BRAVE_URL: `${site.url}/brave/res/v1` },
+        services: services(),
+      }),
+    );
     assert.match(errorOf(outcome).error, /web search failed: search backend answered HTTP 401/);
   });
 
   test('with no backend configured the web toolset is unavailable, naming what to set', () => {
     const registry = createToolRegistry();
-    assert.match(registry.unavailableReason('web', { env: {}, services: services() })!, /web_search: no search backend configured: set TRAJ_SEARXNG_URL, BRAVE_API_KEY, TAVILY_API_KEY or FIRECRAWL_API_KEY/);
-    assert.match(registry.unavailableReason('web', { env: {}, services: services({ search: { ...DEFAULT_WEB_CONFIG.search, backend: 'tavily' } }) })!, /web\.search\.backend is tavily but TAVILY_API_KEY is not set/);
-    assert.equal(registry.unavailableReason('web', { env: { TRAJ_SEARXNG_URL: 'http://127.0.0.1:1' }, services: services() }), undefined);
+    assert.match(
+      registry.unavailableReason('web', { env: {}, services: services() })!,
+      /web_search: no search backend configured: set TRAJ_SEARXNG_URL, BRAVE_API_KEY, TAVILY_API_KEY or FIRECRAWL_API_KEY/,
+    );
+    assert.match(
+      registry.unavailableReason('web', {
+        env: {},
+        services: services({ search: { ...DEFAULT_WEB_CONFIG.search, backend: 'tavily' } }),
+      })!,
+      /web\.search\.backend is tavily but TAVILY_API_KEY is not set/,
+    );
+    assert.equal(
+      registry.unavailableReason('web', { env: { TRAJ_SEARXNG_URL: 'http://127.0.0.1:1' }, services: services() }),
+      undefined,
+    );
   });
 
   test('the configured backend wins over the order; web.search.base_url points it elsewhere', async () => {
-    const web = { search: { ...DEFAULT_WEB_CONFIG.search, backend: 'firecrawl' as const, base_url: `${site.url}/firecrawl` } };
-    const outcome = await callTool('web_search', { query: 'q' }, toolContext(sandbox, { env: { TRAJ_SEARXNG_URL: 'http://127.0.0.1:1', FIRECRAWL_API_KEY: 'fc-test-key' }, services: services(web) }));
+    const web = {
+      search: { ...DEFAULT_WEB_CONFIG.search, backend: 'firecrawl' as const, base_url: `${site.url}/firecrawl` },
+    };
+    const outcome = await callTool(
+      'web_search',
+      { query: 'q' },
+      toolContext(sandbox, {
+        env: { TRAJ_SEARXNG_URL: 'http://127.0.0.1:1', FIRECRAWL_API_KEY: 'fc-test-key' },
+        services: services(web),
+      }),
+    );
     assert.equal(jsonOf<{ backend: string }>(outcome).backend, 'firecrawl');
   });
 });

@@ -44,14 +44,24 @@ test('pythonJson spells JSON as json.dumps(ensure_ascii=False) does', () => {
   assert.equal(pythonJson('quote " and \n'), '"quote \\" and \\n"');
 });
 
-function assistant(content: string | null, calls: [string, string, string][] = [], reasoning?: string): AssistantMessage {
+function assistant(
+  content: string | null,
+  calls: [string, string, string][] = [],
+  reasoning?: string,
+): AssistantMessage {
   return {
     role: 'assistant',
     content,
     ...(reasoning === undefined ? {} : { reasoning }),
     ...(calls.length === 0
       ? {}
-      : { tool_calls: calls.map(([id, name, args]) => ({ id, type: 'function' as const, function: { name, arguments: args } })) }),
+      : {
+          tool_calls: calls.map(([id, name, args]) => ({
+            id,
+            type: 'function' as const,
+            function: { name, arguments: args },
+          })),
+        }),
   };
 }
 
@@ -59,7 +69,12 @@ test('a gpt turn: think block (empty when none), content, then one tool_call blo
   assert.equal(gptValue(assistant('Done.')), '<think>\n</think>\nDone.');
   assert.equal(gptValue(assistant('Done.', [], ' why ')), '<think>\nwhy\n</think>\nDone.');
   assert.equal(
-    gptValue(assistant(null, [['c1', 'terminal', '{"command":"ls"}'], ['c2', 'terminal', '{broken']])),
+    gptValue(
+      assistant(null, [
+        ['c1', 'terminal', '{"command":"ls"}'],
+        ['c2', 'terminal', '{broken'],
+      ]),
+    ),
     '<think>\n</think>\n<tool_call>\n{"name": "terminal", "arguments": {"command": "ls"}}\n</tool_call>\n' +
       '<tool_call>\n{"name": "terminal", "arguments": "{broken"}\n</tool_call>',
   );
@@ -84,7 +99,14 @@ test('tool results: JSON content embedded as JSON, text as a string, names from 
 const CONVERSATION: Message[] = [
   { role: 'system', content: 'Be brief.' },
   { role: 'user', content: 'list files' },
-  assistant(null, [['c1', 'terminal', '{"command":"ls"}'], ['c2', 'terminal', '{"command":"pwd"}']], 'look first'),
+  assistant(
+    null,
+    [
+      ['c1', 'terminal', '{"command":"ls"}'],
+      ['c2', 'terminal', '{"command":"pwd"}'],
+    ],
+    'look first',
+  ),
   { role: 'tool', tool_call_id: 'c2', content: '{"exit_code":0,"output":"/w\\n"}' },
   { role: 'tool', tool_call_id: 'c1', content: '{"exit_code":0,"output":"a\\n"}' },
   assistant('a'),
@@ -145,7 +167,10 @@ test('buildRecord: stopped early with output is partial, not completed', () => {
   const record = buildRecord({ ...RECORD_INPUT, result: agentResult({ finishReason: 'max_turns' }) });
   assert.equal(record.completed, false);
   assert.equal(record.partial, true);
-  const empty = buildRecord({ ...RECORD_INPUT, result: agentResult({ finishReason: 'api_error', messages: CONVERSATION.slice(0, 2) }) });
+  const empty = buildRecord({
+    ...RECORD_INPUT,
+    result: agentResult({ finishReason: 'api_error', messages: CONVERSATION.slice(0, 2) }),
+  });
   assert.equal(empty.partial, false);
 });
 

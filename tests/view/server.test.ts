@@ -62,7 +62,14 @@ describe('the viewer server', () => {
       tools: [],
       sandbox: 'local',
       forked_from: null,
-      usage: { prompt_tokens: 0, completion_tokens: 0, reasoning_tokens: 0, cached_tokens: 0, cost: null, api_calls: 0 },
+      usage: {
+        prompt_tokens: 0,
+        completion_tokens: 0,
+        reasoning_tokens: 0,
+        cached_tokens: 0,
+        cost: null,
+        api_calls: 0,
+      },
     });
     sessions.replaceMessages('20260101-000000-abcdef', [
       { role: 'user', content: 'What is in <b>here</b>?' },

@@ -22,7 +22,9 @@ export const browserBackTool = defineTool({
         }
       } catch (error) {
         if (!isTimeout(error)) throw error;
-        session.note(`the page did not finish loading within ${session.config.navigation_timeout_ms} ms; this is what it shows so far`);
+        session.note(
+          `the page did not finish loading within ${session.config.navigation_timeout_ms} ms; this is what it shows so far`,
+        );
       }
       return session.report();
     });

@@ -10,7 +10,8 @@ export const browserClickTool = defineTool({
   name: 'browser_click',
   toolset: 'browser',
   version: '1',
-  description: 'Click an element by its ref from the latest snapshot; returns the page afterwards (following any navigation the click started).',
+  description:
+    'Click an element by its ref from the latest snapshot; returns the page afterwards (following any navigation the click started).',
   parameters: BrowserClickParameters,
   available: browserAvailable,
   run: ({ ref }, context) => {

@@ -8,7 +8,8 @@ export const browserCloseTool = defineTool({
   name: 'browser_close',
   toolset: 'browser',
   version: '1',
-  description: "Close the browser: its pages, cookies and storage are discarded. The next browser_navigate starts a fresh one.",
+  description:
+    'Close the browser: its pages, cookies and storage are discarded. The next browser_navigate starts a fresh one.',
   parameters: BrowserCloseParameters,
   available: browserAvailable,
   run: (_args, context) => {

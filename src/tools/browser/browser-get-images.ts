@@ -22,7 +22,8 @@ export const browserGetImagesTool = defineTool({
   name: 'browser_get_images',
   toolset: 'browser',
   version: '1',
-  description: 'List the images of the current page: absolute URL, alt text and natural size (pass a URL to vision tools to look at one).',
+  description:
+    'List the images of the current page: absolute URL, alt text and natural size (pass a URL to vision tools to look at one).',
   parameters: BrowserGetImagesParameters,
   available: browserAvailable,
   run: ({ limit }, context) => {

@@ -3,7 +3,10 @@ import { defineTool, ToolFailure } from '../registry.js';
 import { browserAvailable, browserSession, firstLine, isTimeout, POLICY_HINT } from './session.js';
 
 export const BrowserNavigateParameters = z.object({
-  url: z.string().min(1).describe('The address to open, e.g. "https://example.com/page" (https:// is assumed when no scheme is given).'),
+  url: z
+    .string()
+    .min(1)
+    .describe('The address to open, e.g. "https://example.com/page" (https:// is assumed when no scheme is given).'),
 });
 
 export const browserNavigateTool = defineTool({
@@ -28,10 +31,19 @@ export const browserNavigateTool = defineTool({
       } catch (error) {
         if (!isTimeout(error)) {
           const blocked = /ERR_BLOCKED_BY_CLIENT/.test(String(error));
-          if (blocked) throw new ToolFailure(`refused by the network policy: ${target} or a redirect from it goes to a refused address`, POLICY_HINT);
-          throw new ToolFailure(`could not open ${target}: ${firstLine(error)}`, 'check the address; browser_snapshot shows the page as it is');
+          if (blocked)
+            throw new ToolFailure(
+              `refused by the network policy: ${target} or a redirect from it goes to a refused address`,
+              POLICY_HINT,
+            );
+          throw new ToolFailure(
+            `could not open ${target}: ${firstLine(error)}`,
+            'check the address; browser_snapshot shows the page as it is',
+          );
         }
-        session.note(`the page did not finish loading within ${session.config.navigation_timeout_ms} ms; this is what it shows so far`);
+        session.note(
+          `the page did not finish loading within ${session.config.navigation_timeout_ms} ms; this is what it shows so far`,
+        );
       }
       return session.report();
     });

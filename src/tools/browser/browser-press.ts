@@ -6,7 +6,9 @@ export const BrowserPressParameters = z.object({
   key: z
     .string()
     .min(1)
-    .describe('A key or chord for the focused element: "Enter", "Tab", "Escape", "ArrowDown", "PageDown", "Control+a", or one character.'),
+    .describe(
+      'A key or chord for the focused element: "Enter", "Tab", "Escape", "ArrowDown", "PageDown", "Control+a", or one character.',
+    ),
 });
 
 export const browserPressTool = defineTool({

@@ -10,14 +10,20 @@ export const browserScrollTool = defineTool({
   name: 'browser_scroll',
   toolset: 'browser',
   version: '1',
-  description: 'Scroll the page by most of a screen (pages that load more content as you scroll); returns the position and the page.',
+  description:
+    'Scroll the page by most of a screen (pages that load more content as you scroll); returns the position and the page.',
   parameters: BrowserScrollParameters,
   available: browserAvailable,
   run: ({ direction }, context) => {
     const session = browserSession(context);
     return session.exclusive(async () => {
       const page = await session.currentPage();
-      const position = (await page.evaluate(scrollScript(direction))) as { x: number; y: number; height: number; viewport: number };
+      const position = (await page.evaluate(scrollScript(direction))) as {
+        x: number;
+        y: number;
+        height: number;
+        viewport: number;
+      };
       const { x, y, height, viewport } = position;
       const lead = `Scrolled ${direction}: now at y=${y} (x=${x}) of a ${height} px page, ${viewport} px visible.`;
       return session.report({ lead });

@@ -6,7 +6,9 @@ export const BrowserSnapshotParameters = z.object({
   full: z
     .boolean()
     .default(false)
-    .describe('true: every node of the accessibility tree, containers included; false (default): interactive elements and text only.'),
+    .describe(
+      'true: every node of the accessibility tree, containers included; false (default): interactive elements and text only.',
+    ),
 });
 
 export const browserSnapshotTool = defineTool({

@@ -4,19 +4,25 @@ import { defineTool, ToolFailure } from '../registry.js';
 import { browserAvailable, browserSession } from './session.js';
 
 export const BrowserVisionParameters = z.object({
-  question: z.string().min(1).describe('What to find out from how the page looks (layout, charts, images, captchas, colours).'),
+  question: z
+    .string()
+    .min(1)
+    .describe('What to find out from how the page looks (layout, charts, images, captchas, colours).'),
 });
 
 export const browserVisionTool = defineTool({
   name: 'browser_vision',
   toolset: 'browser',
   version: '1',
-  description: 'Take a screenshot of the visible part of the page and ask the vision model a question about it (layout, charts, images).',
+  description:
+    'Take a screenshot of the visible part of the page and ask the vision model a question about it (layout, charts, images).',
   parameters: BrowserVisionParameters,
   available: (context) => {
     const browser = browserAvailable(context);
     if (browser !== true) return browser;
-    return context.services?.auxiliary.vision ? true : 'no vision model: set auxiliary.vision (or a main endpoint) in the config';
+    return context.services?.auxiliary.vision
+      ? true
+      : 'no vision model: set auxiliary.vision (or a main endpoint) in the config';
   },
   run: ({ question }, context) => {
     const { services, signal } = context;
@@ -30,11 +36,21 @@ export const browserVisionTool = defineTool({
       const kept = await services.artifacts?.save('screenshot.png', screenshot);
       const url = `data:image/png;base64,${screenshot.toString('base64')}`;
       // Content parts pass through the client unchanged, as in vision_analyze; the message types hold text only.
-      const message = { role: 'user', content: [{ type: 'text', text: question }, { type: 'image_url', image_url: { url } }] } as unknown as Message;
+      const message = {
+        role: 'user',
+        content: [
+          { type: 'text', text: question },
+          { type: 'image_url', image_url: { url } },
+        ],
+      } as unknown as Message;
       const response = await services.model(endpoint).complete({ messages: [message], signal });
       services.reportUsage?.(response.usage);
       const answer = response.message.content?.trim();
-      if (!answer) throw new ToolFailure(`the vision model (${endpoint.model}) gave an empty answer`, 'ask a more specific question');
+      if (!answer)
+        throw new ToolFailure(
+          `the vision model (${endpoint.model}) gave an empty answer`,
+          'ask a more specific question',
+        );
       return { answer, model: endpoint.model, url: page.url(), ...(kept ? { screenshot: kept } : {}) };
     });
   },

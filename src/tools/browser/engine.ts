@@ -52,8 +52,13 @@ function searchPath(path: string): string | undefined {
 /** Why the browser toolset cannot run with this config, or true. */
 export function browserAvailability(config: BrowserConfig): true | string {
   if (config.cdp_url) return true;
-  if (config.executable) return executableFile(config.executable) ? true : `browser.executable ${config.executable} is not an executable file`;
-  return findChromium() ? true : 'no Chromium found on PATH (install chromium, or set browser.executable or browser.cdp_url)';
+  if (config.executable)
+    return executableFile(config.executable)
+      ? true
+      : `browser.executable ${config.executable} is not an executable file`;
+  return findChromium()
+    ? true
+    : 'no Chromium found on PATH (install chromium, or set browser.executable or browser.cdp_url)';
 }
 
 /** A running (or connected) browser and how to end it. */
@@ -77,7 +82,9 @@ export class BrowserEngine {
   constructor(readonly config: BrowserConfig) {}
 
   /** A fresh, isolated context (own cookies, storage, cache) and the browser it lives in. */
-  async newContext(options: Parameters<Browser['newContext']>[0] = {}): Promise<{ browser: Browser; context: BrowserContext }> {
+  async newContext(
+    options: Parameters<Browser['newContext']>[0] = {},
+  ): Promise<{ browser: Browser; context: BrowserContext }> {
     const { browser } = await this.browser();
     const context = await browser.newContext(options);
     this.contexts.add(context);
@@ -102,11 +109,12 @@ export class BrowserEngine {
       const starting = this.config.cdp_url ? connect(this.config) : launch(this.config);
       this.running = starting;
       starting.then(
-        (running) => running.browser.once('disconnected', () => {
-          if (this.running === starting) this.running = undefined;
-          this.contexts.clear();
-          void running.close();
-        }),
+        (running) =>
+          running.browser.once('disconnected', () => {
+            if (this.running === starting) this.running = undefined;
+            this.contexts.clear();
+            void running.close();
+          }),
         () => {
           if (this.running === starting) this.running = undefined;
         },

@@ -36,7 +36,14 @@ export {
   browserTypeTool,
   browserVisionTool,
 };
-export { BrowserEngine, CHROMIUM_FLAGS, browserAvailability, closeBrowserEngines, findChromium, threadBrowserEngine } from './engine.js';
+export {
+  BrowserEngine,
+  CHROMIUM_FLAGS,
+  browserAvailability,
+  closeBrowserEngines,
+  findChromium,
+  threadBrowserEngine,
+} from './engine.js';
 export { BROWSER_STATE_KEY, BrowserSession, DOWNLOADS_DIR, browserSession } from './session.js';
 export { renderSnapshot, capSnapshot, type AriaNode, type RenderedSnapshot } from './snapshot.js';
 export { pruneLeftoverBrowsers, PROFILE_PREFIX, processesUsing } from './leftovers.js';

@@ -16,7 +16,8 @@ export const DOWNLOADS_DIR = 'downloads';
 const MAX_DOWNLOAD_BYTES = 100_000_000;
 const REF_PATTERN = /^(?:f\d+)?e\d+$/;
 
-export const POLICY_HINT = 'only public http(s) addresses are opened by default; a local test server needs web.allow_private: true in the config';
+export const POLICY_HINT =
+  'only public http(s) addresses are opened by default; a local test server needs web.allow_private: true in the config';
 
 function firstLine(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).split('\n')[0]!.replace(/^\w+\.\w+: /, '');
@@ -80,7 +81,11 @@ export class BrowserSession implements ToolResource {
   /** The element a ref names, or a readable stale-ref failure. */
   async locate(ref: string): Promise<Locator> {
     const page = await this.currentPage();
-    if (!REF_PATTERN.test(ref)) throw new ToolFailure(`'${ref}' is not an element ref`, 'pass a ref such as e12 exactly as the latest snapshot shows it');
+    if (!REF_PATTERN.test(ref))
+      throw new ToolFailure(
+        `'${ref}' is not an element ref`,
+        'pass a ref such as e12 exactly as the latest snapshot shows it',
+      );
     const locator = page.getByRef(ref);
     if (!this.refs.has(ref) || (await locator.count()) === 0) {
       throw new ToolFailure(
@@ -97,7 +102,9 @@ export class BrowserSession implements ToolResource {
       await page.waitForLoadState('load', { timeout: this.config.navigation_timeout_ms });
     } catch (error) {
       if (!isTimeout(error)) throw error;
-      this.note(`the page did not finish loading within ${this.config.navigation_timeout_ms} ms; this is what it shows so far`);
+      this.note(
+        `the page did not finish loading within ${this.config.navigation_timeout_ms} ms; this is what it shows so far`,
+      );
     }
   }
 
@@ -105,7 +112,10 @@ export class BrowserSession implements ToolResource {
   async report(options: { full?: boolean; lead?: string } = {}): Promise<string> {
     const page = await this.currentPage();
     await this.flushDownloads();
-    const nodes = (await page.ariaSnapshotJSON({ mode: 'ai', timeout: this.config.navigation_timeout_ms })) as AriaNode[];
+    const nodes = (await page.ariaSnapshotJSON({
+      mode: 'ai',
+      timeout: this.config.navigation_timeout_ms,
+    })) as AriaNode[];
     const rendered = renderSnapshot(nodes, options.full);
     this.refs = rendered.refs;
     const snapshot = capSnapshot(rendered.text || '(the page shows nothing)', this.config.snapshot_max_chars);
@@ -130,7 +140,11 @@ export class BrowserSession implements ToolResource {
   }
 
   private async open(): Promise<void> {
-    const { browser, context } = await this.engine.newContext({ acceptDownloads: true, serviceWorkers: 'block', viewport: { width: 1280, height: 800 } });
+    const { browser, context } = await this.engine.newContext({
+      acceptDownloads: true,
+      serviceWorkers: 'block',
+      viewport: { width: 1280, height: 800 },
+    });
     if (this.disposed) {
       await context.close().catch(() => undefined);
       throw new ToolFailure('the browser of this rollout is closed: the rollout has ended');
@@ -191,7 +205,11 @@ export class BrowserSession implements ToolResource {
 
   /** Downloads go into the rollout's sandbox (works for Docker too), never the host's folders. */
   private async saveDownload(download: Download): Promise<void> {
-    const name = download.suggestedFilename().replace(/[^\w.-]/g, '_').replace(/^\.+/, '') || 'download';
+    const name =
+      download
+        .suggestedFilename()
+        .replace(/[^\w.-]/g, '_')
+        .replace(/^\.+/, '') || 'download';
     const path = `${DOWNLOADS_DIR}/${name}`;
     try {
       const stream = await download.createReadStream();
@@ -246,7 +264,10 @@ export class BrowserSession implements ToolResource {
       if (this.disposed) throw new ToolFailure('the browser of this rollout is closed: the rollout has ended');
       if (this.context && !this.browser?.isConnected()) this.crashed();
       if (isTimeout(error)) {
-        throw new ToolFailure(firstLine(error), 'the element may be hidden, disabled or covered; take a new snapshot and try another element');
+        throw new ToolFailure(
+          firstLine(error),
+          'the element may be hidden, disabled or covered; take a new snapshot and try another element',
+        );
       }
       throw new ToolFailure(firstLine(error));
     }
@@ -258,7 +279,12 @@ export function browserSession(context: ToolContext): BrowserSession {
   const existing = context.state.get(BROWSER_STATE_KEY);
   if (existing instanceof BrowserSession) return existing;
   const config = context.services?.browser ?? DEFAULT_BROWSER_CONFIG;
-  const session = new BrowserSession(threadBrowserEngine(config), config, context.services?.web ?? DEFAULT_WEB_CONFIG, context.sandbox);
+  const session = new BrowserSession(
+    threadBrowserEngine(config),
+    config,
+    context.services?.web ?? DEFAULT_WEB_CONFIG,
+    context.sandbox,
+  );
   context.state.set(BROWSER_STATE_KEY, session);
   return session;
 }

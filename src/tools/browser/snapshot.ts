@@ -20,13 +20,41 @@ export interface AriaElement {
 }
 
 const INTERACTIVE = new Set([
-  'button', 'checkbox', 'combobox', 'link', 'listbox', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'option',
-  'radio', 'scrollbar', 'searchbox', 'slider', 'spinbutton', 'switch', 'tab', 'textbox', 'treeitem',
+  'button',
+  'checkbox',
+  'combobox',
+  'link',
+  'listbox',
+  'menuitem',
+  'menuitemcheckbox',
+  'menuitemradio',
+  'option',
+  'radio',
+  'scrollbar',
+  'searchbox',
+  'slider',
+  'spinbutton',
+  'switch',
+  'tab',
+  'textbox',
+  'treeitem',
 ]);
 
 /** Roles that hold no meaning of their own: compact mode shows their children in their place. */
 const CONTAINERS = new Set([
-  'generic', 'none', 'presentation', 'group', 'list', 'section', 'form', 'main', 'region', 'article', 'rowgroup', 'table', 'row',
+  'generic',
+  'none',
+  'presentation',
+  'group',
+  'list',
+  'section',
+  'form',
+  'main',
+  'region',
+  'article',
+  'rowgroup',
+  'table',
+  'row',
   'document',
 ]);
 
@@ -100,5 +128,8 @@ export function capSnapshot(text: string, maxChars: number): { text: string; cut
   const end = text.lastIndexOf('\n', maxChars);
   const kept = text.slice(0, end > 0 ? end : maxChars);
   const hidden = text.slice(kept.length).split('\n').filter(Boolean).length;
-  return { text: `${kept}\n[snapshot cut: ${hidden} more lines not shown (browser.snapshot_max_chars = ${maxChars})]`, cut: true };
+  return {
+    text: `${kept}\n[snapshot cut: ${hidden} more lines not shown (browser.snapshot_max_chars = ${maxChars})]`,
+    cut: true,
+  };
 }

@@ -13,7 +13,9 @@ export const ExecuteCodeParameters = z.object({
   code: z
     .string()
     .min(1)
-    .describe('A Python 3 script. `from traj_tools import terminal, read_file, ...` calls the tools; print() what you want to see.'),
+    .describe(
+      'A Python 3 script. `from traj_tools import terminal, read_file, ...` calls the tools; print() what you want to see.',
+    ),
 });
 
 export const executeCodeTool = defineTool({
@@ -22,7 +24,7 @@ export const executeCodeTool = defineTool({
   version: '1',
   description:
     'Run a Python 3 script in the sandbox that can call tools in a loop: `from traj_tools import terminal, read_file, write_file, ...` ' +
-    '(each function takes the tool\'s parameters, required ones first, and returns its result, parsed when it is JSON). ' +
+    "(each function takes the tool's parameters, required ones first, and returns its result, parsed when it is JSON). " +
     'Only what the script prints comes back, so print just what you need. Use it for many similar tool calls or to filter ' +
     'large outputs; a script error returns its traceback. Limits: a number of tool calls per script (then traj_tools.ToolCallLimit ' +
     'is raised) and a time limit after which the script is killed.',
@@ -41,7 +43,12 @@ export const executeCodeTool = defineTool({
   },
 });
 
-async function prepare(context: ToolContext, paths: ChannelPaths, code: string, specs: ReturnType<typeof toolSpec>[]): Promise<void> {
+async function prepare(
+  context: ToolContext,
+  paths: ChannelPaths,
+  code: string,
+  specs: ReturnType<typeof toolSpec>[],
+): Promise<void> {
   const { sandbox } = context;
   await sandbox.writeFile(paths.script, code);
   await sandbox.writeFile(paths.module, toolsModule(specs, paths));
@@ -51,7 +58,12 @@ async function prepare(context: ToolContext, paths: ChannelPaths, code: string, 
 }
 
 /** Run the script while answering its tool calls; the result is what it printed, and how it ended. */
-async function runScript(context: ToolContext, paths: ChannelPaths, config: CodeExecutionConfig, allowed: Set<string>): Promise<Record<string, unknown>> {
+async function runScript(
+  context: ToolContext,
+  paths: ChannelPaths,
+  config: CodeExecutionConfig,
+  allowed: Set<string>,
+): Promise<Record<string, unknown>> {
   const ended = new AbortController();
   const stop = () => ended.abort();
   context.signal.addEventListener('abort', stop, { once: true });
@@ -66,9 +78,17 @@ async function runScript(context: ToolContext, paths: ChannelPaths, config: Code
       const request = await channel.next(answer, ended.signal);
       if (!request || 'done' in request) break;
       if (calls >= config.max_tool_calls) {
-        answer = { limit: true, error: `tool call limit reached: a script may make ${config.max_tool_calls} tool calls` };
+        answer = {
+          limit: true,
+          error: `tool call limit reached: a script may make ${config.max_tool_calls} tool calls`,
+        };
       } else if (!allowed.has(request.tool)) {
-        answer = { content: toolError(`'${request.tool}' cannot be called from execute_code`, `allowed: ${[...allowed].join(', ') || '(none)'}`) };
+        answer = {
+          content: toolError(
+            `'${request.tool}' cannot be called from execute_code`,
+            `allowed: ${[...allowed].join(', ') || '(none)'}`,
+          ),
+        };
       } else {
         calls++;
         answer = { content: (await context.callTool!(request.tool, request.arguments)).content };
@@ -84,9 +104,18 @@ async function runScript(context: ToolContext, paths: ChannelPaths, config: Code
 function outcome(result: ExecResult, calls: number, config: CodeExecutionConfig): Record<string, unknown> {
   if (result.aborted) throw new Error('interrupted');
   const output = shortenMiddle(result.stdout, config.max_output_chars);
-  if (result.timedOut) return { output, tool_calls: calls, error: `timed out after ${config.timeout} s: the script and the processes it started were killed` };
-  if (result.exitCode !== 0) return { output, tool_calls: calls, exit_code: result.exitCode, error: result.stderr.trim() || `the script exited with code ${result.exitCode}` };
+  if (result.timedOut)
+    return {
+      output,
+      tool_calls: calls,
+      error: `timed out after ${config.timeout} s: the script and the processes it started were killed`,
+    };
+  if (result.exitCode !== 0)
+    return {
+      output,
+      tool_calls: calls,
+      exit_code: result.exitCode,
+      error: result.stderr.trim() || `the script exited with code ${result.exitCode}`,
+    };
   return { output, tool_calls: calls };
 }
-
-

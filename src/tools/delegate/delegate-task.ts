@@ -7,8 +7,14 @@ export const MAX_PARALLEL_TASKS = 3;
 
 const TaskSchema = z.object({
   goal: z.string().min(1).describe('What the sub-agent must achieve, stated so it can work alone.'),
-  context: z.string().optional().describe('Facts, file paths and constraints the sub-agent needs; it sees nothing else of this conversation.'),
-  toolsets: z.array(z.string().min(1)).optional().describe('The toolsets it may use, a subset of yours (default: all of yours).'),
+  context: z
+    .string()
+    .optional()
+    .describe('Facts, file paths and constraints the sub-agent needs; it sees nothing else of this conversation.'),
+  toolsets: z
+    .array(z.string().min(1))
+    .optional()
+    .describe('The toolsets it may use, a subset of yours (default: all of yours).'),
 });
 
 export const DelegateTaskParameters = z.object({
@@ -34,7 +40,11 @@ export const delegateTaskTool = defineTool({
   parameters: DelegateTaskParameters,
   run: async ({ goal, context, toolsets, tasks }, { delegate }) => {
     if (!delegate) throw new ToolFailure('delegation is not available in this run');
-    if ((goal === undefined) === (tasks === undefined)) throw new ToolFailure('give either goal or tasks', 'one sub-goal: {"goal": ...}; several: {"tasks": [{"goal": ...}, ...]}');
+    if ((goal === undefined) === (tasks === undefined))
+      throw new ToolFailure(
+        'give either goal or tasks',
+        'one sub-goal: {"goal": ...}; several: {"tasks": [{"goal": ...}, ...]}',
+      );
     if (goal !== undefined) {
       const outcome = await delegate(request({ goal, context, toolsets }));
       return { result: outcome.answer, finish_reason: outcome.record.finish_reason };
@@ -43,13 +53,24 @@ export const delegateTaskTool = defineTool({
     return {
       results: outcomes.map((outcome, index) =>
         outcome.status === 'fulfilled'
-          ? { goal: tasks![index]!.goal, result: outcome.value.answer, finish_reason: outcome.value.record.finish_reason }
-          : { goal: tasks![index]!.goal, error: outcome.reason instanceof Error ? outcome.reason.message : String(outcome.reason) },
+          ? {
+              goal: tasks![index]!.goal,
+              result: outcome.value.answer,
+              finish_reason: outcome.value.record.finish_reason,
+            }
+          : {
+              goal: tasks![index]!.goal,
+              error: outcome.reason instanceof Error ? outcome.reason.message : String(outcome.reason),
+            },
       ),
     };
   },
 });
 
 function request(task: z.infer<typeof TaskSchema>): DelegateRequest {
-  return { goal: task.goal, ...(task.context ? { context: task.context } : {}), ...(task.toolsets ? { toolsets: task.toolsets } : {}) };
+  return {
+    goal: task.goal,
+    ...(task.context ? { context: task.context } : {}),
+    ...(task.toolsets ? { toolsets: task.toolsets } : {}),
+  };
 }

@@ -15,21 +15,34 @@ export const ImageGenerateParameters = z.object({
 
 /** The OpenAI images response: each image as base64 or a URL. */
 const ImagesResponseSchema = z.object({
-  data: z.array(z.object({ b64_json: z.string().optional(), url: z.string().optional(), revised_prompt: z.string().optional() })).min(1),
+  data: z
+    .array(
+      z.object({ b64_json: z.string().optional(), url: z.string().optional(), revised_prompt: z.string().optional() }),
+    )
+    .min(1),
 });
 
-const EXTENSIONS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif': 'gif', 'image/webp': 'webp', 'image/bmp': 'bmp' };
+const EXTENSIONS: Record<string, string> = {
+  'image/png': 'png',
+  'image/jpeg': 'jpg',
+  'image/gif': 'gif',
+  'image/webp': 'webp',
+  'image/bmp': 'bmp',
+};
 
 export const imageGenerateTool = defineTool({
   name: 'image_generate',
   toolset: 'image_gen',
   version: '1',
-  description: 'Generate an image from a text prompt. The image is saved in the working directory; the result gives its path (and URL when the service returns one).',
+  description:
+    'Generate an image from a text prompt. The image is saved in the working directory; the result gives its path (and URL when the service returns one).',
   parameters: ImageGenerateParameters,
   available: ({ services, env }) => {
     const endpoint = services?.auxiliary.image;
     if (!endpoint) return 'auxiliary.image (an endpoint serving /v1/images/generations) is not configured';
-    return env[endpoint.api_key_env] || isLocal(endpoint.base_url) ? true : `${endpoint.api_key_env} is not set (the key of auxiliary.image)`;
+    return env[endpoint.api_key_env] || isLocal(endpoint.base_url)
+      ? true
+      : `${endpoint.api_key_env} is not set (the key of auxiliary.image)`;
   },
   run: async ({ prompt, size }, { services, sandbox, signal, env }) => {
     const endpoint = services?.auxiliary.image;
@@ -41,11 +54,22 @@ export const imageGenerateTool = defineTool({
     if (!type) throw new ToolFailure(`the image service (${endpoint.model}) returned data that is not an image`);
     const path = `images/${createHash('sha256').update(data).digest('hex').slice(0, 16)}.${EXTENSIONS[type]}`;
     await inSandbox(() => sandbox.writeFile(path, data));
-    return { path, ...(first.url ? { url: first.url } : {}), ...(first.revised_prompt ? { revised_prompt: first.revised_prompt } : {}), bytes: data.length };
+    return {
+      path,
+      ...(first.url ? { url: first.url } : {}),
+      ...(first.revised_prompt ? { revised_prompt: first.revised_prompt } : {}),
+      bytes: data.length,
+    };
   },
 });
 
-async function generate(endpoint: Endpoint, prompt: string, size: string, env: NodeJS.ProcessEnv, signal: AbortSignal): Promise<z.infer<typeof ImagesResponseSchema>> {
+async function generate(
+  endpoint: Endpoint,
+  prompt: string,
+  size: string,
+  env: NodeJS.ProcessEnv,
+  signal: AbortSignal,
+): Promise<z.infer<typeof ImagesResponseSchema>> {
   const url = `${endpoint.base_url.replace(/\/$/, '')}/images/generations`;
   const key = env[endpoint.api_key_env];
   let response: Response;
@@ -61,9 +85,14 @@ async function generate(endpoint: Endpoint, prompt: string, size: string, env: N
     throw new ToolFailure(`the image service at ${endpoint.base_url} did not answer: ${(error as Error).message}`);
   }
   const text = await response.text();
-  if (!response.ok) throw new ToolFailure(`the image service answered HTTP ${response.status}: ${text.slice(0, 300)}`, response.status === 400 ? 'change the prompt or size' : undefined);
+  if (!response.ok)
+    throw new ToolFailure(
+      `the image service answered HTTP ${response.status}: ${text.slice(0, 300)}`,
+      response.status === 400 ? 'change the prompt or size' : undefined,
+    );
   const parsed = ImagesResponseSchema.safeParse(safeJson(text));
-  if (!parsed.success || (!parsed.data.data[0]!.b64_json && !parsed.data.data[0]!.url)) throw new ToolFailure(`the image service returned no image: ${text.slice(0, 200)}`);
+  if (!parsed.success || (!parsed.data.data[0]!.b64_json && !parsed.data.data[0]!.url))
+    throw new ToolFailure(`the image service returned no image: ${text.slice(0, 200)}`);
   return parsed.data;
 }
 

@@ -3,7 +3,14 @@ import { errorMessage } from '../../errors.js';
 import { canonicalJson } from '../../util/hash.js';
 import { ToolFailure } from '../registry.js';
 import type { McpServer } from './config.js';
-import { CONNECTION_CLOSED, connectServer, JSON_RPC_PREFIX, jsonRpcCode, REQUEST_TIMEOUT, type McpConnection } from './connect.js';
+import {
+  CONNECTION_CLOSED,
+  connectServer,
+  JSON_RPC_PREFIX,
+  jsonRpcCode,
+  REQUEST_TIMEOUT,
+  type McpConnection,
+} from './connect.js';
 
 /** A configured server as the pool sees it: its name (for messages) and its settings. */
 export interface McpServerRef {
@@ -79,9 +86,16 @@ export class McpClientPool {
     const tools: McpToolInfo[] = [];
     let cursor: string | undefined;
     do {
-      const page = await connection.client.listTools(cursor ? { cursor } : undefined, { timeout: server.config.startup_timeout_ms });
+      const page = await connection.client.listTools(cursor ? { cursor } : undefined, {
+        timeout: server.config.startup_timeout_ms,
+      });
       for (const tool of page.tools) {
-        tools.push({ name: tool.name, title: tool.title, description: tool.description, inputSchema: tool.inputSchema as Record<string, unknown> });
+        tools.push({
+          name: tool.name,
+          title: tool.title,
+          description: tool.description,
+          inputSchema: tool.inputSchema as Record<string, unknown>,
+        });
       }
       cursor = page.nextCursor;
     } while (cursor);
@@ -94,12 +108,20 @@ export class McpClientPool {
    * rejected the call. Only an abort by the caller's signal propagates as is. An HTTP server that
    * forgot the session (it restarted) never saw the call, so that one is retried in a new session.
    */
-  async callTool(server: McpServerRef, tool: string, args: Record<string, unknown>, options: McpCallOptions = {}): Promise<CallToolResult | { toolResult: unknown }> {
+  async callTool(
+    server: McpServerRef,
+    tool: string,
+    args: Record<string, unknown>,
+    options: McpCallOptions = {},
+  ): Promise<CallToolResult | { toolResult: unknown }> {
     for (let attempt = 0; ; attempt++) {
       const connection = await this.connectForCall(server);
       const call = childSignal(options.signal);
       try {
-        return await connection.client.callTool({ name: tool, arguments: args }, undefined, { timeout: server.config.timeout_ms, signal: call.signal });
+        return await connection.client.callTool({ name: tool, arguments: args }, undefined, {
+          timeout: server.config.timeout_ms,
+          signal: call.signal,
+        });
       } catch (error) {
         if (options.signal?.aborted) throw error;
         if (attempt === 0 && isSessionLost(error)) {
@@ -117,26 +139,41 @@ export class McpClientPool {
     try {
       return await this.connect(server);
     } catch (error) {
-      throw new ToolFailure(`MCP server '${server.name}' is not available: ${errorMessage(error)}`, 'the server will be started again on the next call; use other tools meanwhile');
+      throw new ToolFailure(
+        `MCP server '${server.name}' is not available: ${errorMessage(error)}`,
+        'the server will be started again on the next call; use other tools meanwhile',
+      );
     }
   }
 
   /** Turn a failed call into the ToolFailure the model sees, restarting the server when it is at fault. */
-  private async failure(server: McpServerRef, connection: McpConnection, tool: string, error: unknown): Promise<ToolFailure> {
+  private async failure(
+    server: McpServerRef,
+    connection: McpConnection,
+    tool: string,
+    error: unknown,
+  ): Promise<ToolFailure> {
     const code = jsonRpcCode(error);
     const restart = 'it starts again on the next call';
     if (code === REQUEST_TIMEOUT) {
       await this.discard(server, connection, { kill: true });
-      return new ToolFailure(`MCP server '${server.name}' did not answer '${tool}' within ${server.config.timeout_ms} ms and was stopped; ${restart}`, 'try a smaller request or another approach');
+      return new ToolFailure(
+        `MCP server '${server.name}' did not answer '${tool}' within ${server.config.timeout_ms} ms and was stopped; ${restart}`,
+        'try a smaller request or another approach',
+      );
     }
     if (code === CONNECTION_CLOSED || connection.closed) {
       await this.discard(server, connection, { kill: true });
-      return new ToolFailure(`MCP server '${server.name}' exited while running '${tool}'${connection.describeExit()}; ${restart}`);
+      return new ToolFailure(
+        `MCP server '${server.name}' exited while running '${tool}'${connection.describeExit()}; ${restart}`,
+      );
     }
     if (code !== undefined) return new ToolFailure(`${tool}: ${errorMessage(error).replace(JSON_RPC_PREFIX, '')}`);
     // Not a JSON-RPC error: the transport itself failed (HTTP error status, refused connection).
     await this.discard(server, connection, { kill: true });
-    return new ToolFailure(`MCP server '${server.name}' is unreachable (${errorMessage(error)}); the connection was dropped and ${restart}`);
+    return new ToolFailure(
+      `MCP server '${server.name}' is unreachable (${errorMessage(error)}); the connection was dropped and ${restart}`,
+    );
   }
 
   private forget(key: string, slot: Slot): void {

@@ -16,8 +16,18 @@ const common = {
   include: z.array(z.string().min(1)).optional().describe('tool names or globs to offer (default: all)'),
   /** Tools matching one of these are never offered; applied after `include`. */
   exclude: z.array(z.string().min(1)).optional().describe('tool names or globs to hide'),
-  timeout_ms: z.number().int().positive().default(DEFAULT_MCP_TIMEOUT_MS).describe('per-call timeout; a call over it is an error result and the server is restarted'),
-  startup_timeout_ms: z.number().int().positive().default(DEFAULT_MCP_STARTUP_TIMEOUT_MS).describe('time to start the server and finish the MCP handshake'),
+  timeout_ms: z
+    .number()
+    .int()
+    .positive()
+    .default(DEFAULT_MCP_TIMEOUT_MS)
+    .describe('per-call timeout; a call over it is an error result and the server is restarted'),
+  startup_timeout_ms: z
+    .number()
+    .int()
+    .positive()
+    .default(DEFAULT_MCP_STARTUP_TIMEOUT_MS)
+    .describe('time to start the server and finish the MCP handshake'),
 };
 
 /**
@@ -30,7 +40,10 @@ export const McpStdioServerSchema = z.strictObject({
   type: z.literal('stdio'),
   command: z.string({ error: 'expected a command to start the server (or `url` for an HTTP server)' }).min(1),
   args: z.array(z.string()).default([]),
-  env: z.record(z.string(), interpolated).default({}).describe('the whole environment of the server besides PATH, HOME, USER, LOGNAME, SHELL, TERM'),
+  env: z
+    .record(z.string(), interpolated)
+    .default({})
+    .describe('the whole environment of the server besides PATH, HOME, USER, LOGNAME, SHELL, TERM'),
   cwd: z.string().optional().describe('working directory; relative to the config file'),
   ...common,
 });
@@ -45,13 +58,19 @@ export const McpHttpServerSchema = z.strictObject({
 
 /** A server entry; `type` is optional and inferred (`url` → http, else stdio). */
 export const McpServerSchema = z.preprocess(
-  (value) => (value && typeof value === 'object' && !Array.isArray(value) && !('type' in value) ? { ...value, type: 'url' in value ? 'http' : 'stdio' } : value),
+  (value) =>
+    value && typeof value === 'object' && !Array.isArray(value) && !('type' in value)
+      ? { ...value, type: 'url' in value ? 'http' : 'stdio' }
+      : value,
   z.discriminatedUnion('type', [McpStdioServerSchema, McpHttpServerSchema]),
 );
 
 export const McpServersSchema = z.record(z.string().regex(SERVER_NAME), McpServerSchema, {
   // zod reports a bad record key only as "Invalid key in record"; say what a name may be.
-  error: (issue) => (issue.code === 'invalid_key' ? 'server names use letters, digits, _ and - (at most 40, starting with a letter or digit)' : undefined),
+  error: (issue) =>
+    issue.code === 'invalid_key'
+      ? 'server names use letters, digits, _ and - (at most 40, starting with a letter or digit)'
+      : undefined,
 });
 
 /** The part of a run config or TRAJ_HOME/config.yaml this room reads; other keys belong to others. */
@@ -77,7 +96,8 @@ export function loadMcpServersFile(file: string, options: { home?: boolean } = {
   const parsed = validate(McpConfigFileSchema, value, file);
   const servers = (parsed.mcp_servers ?? {}) as McpServersConfig;
   for (const server of Object.values(servers)) {
-    if (server.type === 'stdio' && server.cwd && !isAbsolute(server.cwd)) server.cwd = resolve(dirname(file), server.cwd);
+    if (server.type === 'stdio' && server.cwd && !isAbsolute(server.cwd))
+      server.cwd = resolve(dirname(file), server.cwd);
   }
   return servers;
 }

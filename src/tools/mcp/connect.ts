@@ -23,13 +23,19 @@ export interface McpConnection {
 }
 
 /** Replace `${NAME}` with the variable from traj's environment; an unset one is an error naming the field. */
-export function interpolate(values: Record<string, string>, env: NodeJS.ProcessEnv, where: string): Record<string, string> {
+export function interpolate(
+  values: Record<string, string>,
+  env: NodeJS.ProcessEnv,
+  where: string,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(values)) {
     out[key] = value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_match, name: string) => {
       const found = env[name];
       if (found === undefined) {
-        throw new ConfigError(`${where}.${key} refers to \${${name}}, which is not set in traj's environment`, { code: 'mcp_env_missing' });
+        throw new ConfigError(`${where}.${key} refers to \${${name}}, which is not set in traj's environment`, {
+          code: 'mcp_env_missing',
+        });
       }
       return found;
     });
@@ -43,7 +49,11 @@ export async function connectServer(name: string, config: McpServer, env: NodeJS
     return config.type === 'stdio' ? await connectStdio(name, config, env) : await connectHttp(name, config, env);
   } catch (error) {
     if (error instanceof TrajError) throw error;
-    throw new TrajError(`MCP server '${name}' failed to start: ${errorMessage(error)}`, { code: 'mcp_start_failed', retryable: true, cause: error });
+    throw new TrajError(`MCP server '${name}' failed to start: ${errorMessage(error)}`, {
+      code: 'mcp_start_failed',
+      retryable: true,
+      cause: error,
+    });
   }
 }
 
@@ -73,11 +83,14 @@ async function connectStdio(name: string, config: McpStdioServer, env: NodeJS.Pr
     await transport.close().catch(() => undefined);
     const said = summarizeStderr(stderr);
     const reason = handshakeFailure(error, config.startup_timeout_ms);
-    throw new TrajError(`MCP server '${name}' (${config.command}) failed to start: ${reason}${said ? ` (stderr: ${said})` : ''}`, {
-      code: 'mcp_start_failed',
-      retryable: true,
-      cause: error,
-    });
+    throw new TrajError(
+      `MCP server '${name}' (${config.command}) failed to start: ${reason}${said ? ` (stderr: ${said})` : ''}`,
+      {
+        code: 'mcp_start_failed',
+        retryable: true,
+        cause: error,
+      },
+    );
   }
   return liveConnection(client, transport, transport.pid ?? undefined, () => stderr);
 }
@@ -106,13 +119,25 @@ async function connectHttp(name: string, config: McpHttpServer, env: NodeJS.Proc
     await client.connect(transport, { timeout: config.startup_timeout_ms });
   } catch (error) {
     await transport.close().catch(() => undefined);
-    const tried = streamableError === undefined ? `SSE: ${errorMessage(error)}` : `Streamable HTTP: ${errorMessage(streamableError)}; SSE: ${errorMessage(error)}`;
-    throw new TrajError(`MCP server '${name}' at ${config.url} is unreachable (${tried})`, { code: 'mcp_start_failed', retryable: true, cause: error });
+    const tried =
+      streamableError === undefined
+        ? `SSE: ${errorMessage(error)}`
+        : `Streamable HTTP: ${errorMessage(streamableError)}; SSE: ${errorMessage(error)}`;
+    throw new TrajError(`MCP server '${name}' at ${config.url} is unreachable (${tried})`, {
+      code: 'mcp_start_failed',
+      retryable: true,
+      cause: error,
+    });
   }
   return liveConnection(client, transport, undefined, () => '');
 }
 
-function liveConnection(client: Client, transport: Transport & { terminateSession?: () => Promise<void> }, pid: number | undefined, stderr: () => string): McpConnection {
+function liveConnection(
+  client: Client,
+  transport: Transport & { terminateSession?: () => Promise<void> },
+  pid: number | undefined,
+  stderr: () => string,
+): McpConnection {
   let closed = false;
   const listeners: Array<() => void> = [];
   client.onclose = () => {

@@ -34,7 +34,10 @@ export function uniqueMcpToolName(server: string, tool: string, taken: ReadonlyS
 }
 
 function globToRegExp(glob: string): RegExp {
-  const body = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const body = glob
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   return new RegExp(`^${body}$`);
 }
 
@@ -44,7 +47,10 @@ export function matchesAny(name: string, patterns: readonly string[]): boolean {
 }
 
 /** Apply a server's include list (when given), then its exclude list, to the MCP tool names. */
-export function isToolWanted(tool: string, filters: { include?: readonly string[]; exclude?: readonly string[] }): boolean {
+export function isToolWanted(
+  tool: string,
+  filters: { include?: readonly string[]; exclude?: readonly string[] },
+): boolean {
   if (filters.include && !matchesAny(tool, filters.include)) return false;
   return !(filters.exclude && matchesAny(tool, filters.exclude));
 }

@@ -53,7 +53,9 @@ export function renderCallToolResult(result: CallToolResult | { toolResult: unkn
   const text = blocks.map(renderContentBlock).join('\n');
   const structured = result.structuredContent;
   if (structured === undefined) return text;
-  const carried = blocks.some((block) => block.type === 'text' && parsesTo(block.text, structured)) || stringsWithin(structured, text);
+  const carried =
+    blocks.some((block) => block.type === 'text' && parsesTo(block.text, structured)) ||
+    stringsWithin(structured, text);
   if (carried) return text;
   return text ? `${text}\n${JSON.stringify(structured)}` : JSON.stringify(structured);
 }
@@ -61,6 +63,7 @@ export function renderCallToolResult(result: CallToolResult | { toolResult: unkn
 /** The result as the tool output; an `isError` result fails the call so the model sees an error. */
 export function toolOutputOf(result: CallToolResult | { toolResult: unknown }, tool: string): string {
   const text = renderCallToolResult(result);
-  if ('isError' in result && result.isError) throw new ToolFailure(text || `${tool} reported an error without a message`);
+  if ('isError' in result && result.isError)
+    throw new ToolFailure(text || `${tool} reported an error without a message`);
   return text;
 }

@@ -40,7 +40,10 @@ export interface McpDiscovery {
  * The configured servers the requested toolsets name (`mcp:NAME`), or all of them when no toolsets
  * are given. An `mcp:NAME` without a configured server is reported, not thrown.
  */
-export function selectServers(servers: McpServersConfig, toolsets?: readonly string[]): { names: string[]; errors: McpServerFailure[] } {
+export function selectServers(
+  servers: McpServersConfig,
+  toolsets?: readonly string[],
+): { names: string[]; errors: McpServerFailure[] } {
   if (!toolsets) return { names: Object.keys(servers), errors: [] };
   const names: string[] = [];
   const errors: McpServerFailure[] = [];
@@ -50,13 +53,22 @@ export function selectServers(servers: McpServersConfig, toolsets?: readonly str
     if (server in servers) names.push(server);
     else {
       const known = Object.keys(servers).join(', ') || '(none)';
-      errors.push({ server, toolset, message: `no MCP server '${server}' is configured under mcp_servers (configured: ${known})`, retryable: false });
+      errors.push({
+        server,
+        toolset,
+        message: `no MCP server '${server}' is configured under mcp_servers (configured: ${known})`,
+        retryable: false,
+      });
     }
   }
   return { names, errors };
 }
 
-function catalogTools(server: string, tools: McpToolInfo[], filters: { include?: string[]; exclude?: string[] }): McpCatalogTool[] {
+function catalogTools(
+  server: string,
+  tools: McpToolInfo[],
+  filters: { include?: string[]; exclude?: string[] },
+): McpCatalogTool[] {
   const taken = new Set<string>();
   const out: McpCatalogTool[] = [];
   for (const tool of tools) {
@@ -70,7 +82,11 @@ function catalogTools(server: string, tools: McpToolInfo[], filters: { include?:
 }
 
 /** Start the servers (all, or those the toolsets name) in parallel and list their filtered tools. */
-export async function discoverMcpTools(servers: McpServersConfig, pool: McpClientPool, options: { toolsets?: readonly string[] } = {}): Promise<McpDiscovery> {
+export async function discoverMcpTools(
+  servers: McpServersConfig,
+  pool: McpClientPool,
+  options: { toolsets?: readonly string[] } = {},
+): Promise<McpDiscovery> {
   const selection = selectServers(servers, options.toolsets);
   const results = await Promise.all(
     selection.names.map(async (server): Promise<McpCatalogServer | McpServerFailure> => {
@@ -86,7 +102,12 @@ export async function discoverMcpTools(servers: McpServersConfig, pool: McpClien
           tools: catalogTools(server, tools, config),
         };
       } catch (error) {
-        return { server, toolset: mcpToolset(server), message: errorMessage(error), retryable: isTrajError(error) ? error.retryable : true };
+        return {
+          server,
+          toolset: mcpToolset(server),
+          message: errorMessage(error),
+          retryable: isTrajError(error) ? error.retryable : true,
+        };
       }
     }),
   );
@@ -97,7 +118,11 @@ export async function discoverMcpTools(servers: McpServersConfig, pool: McpClien
 }
 
 /** Tools that call the catalog's servers through the pool; servers start on the first call. */
-export function mcpToolsFromCatalog(catalog: readonly McpCatalogServer[], servers: McpServersConfig, pool: McpClientPool): Tool[] {
+export function mcpToolsFromCatalog(
+  catalog: readonly McpCatalogServer[],
+  servers: McpServersConfig,
+  pool: McpClientPool,
+): Tool[] {
   return catalog.flatMap((entry) => {
     const config = servers[entry.server];
     if (!config) return [];
@@ -109,7 +134,8 @@ export function mcpToolsFromCatalog(catalog: readonly McpCatalogServer[], server
         description: tool.description,
         version: entry.version,
         inputSchema: tool.inputSchema,
-        run: async (args, context) => toolOutputOf(await pool.callTool(ref, tool.mcpName, args, { signal: context.signal }), tool.name),
+        run: async (args, context) =>
+          toolOutputOf(await pool.callTool(ref, tool.mcpName, args, { signal: context.signal }), tool.name),
       }),
     );
   });
@@ -145,7 +171,12 @@ export async function registerMcpToolsets(
   registry.register(...mcpToolsFromCatalog(fresh, servers, pool));
   const toolsets = catalog.map((entry) => entry.toolset).filter((toolset) => hasTools(registry, toolset));
   for (const entry of catalog.filter((candidate) => candidate.tools.length === 0)) {
-    errors.push({ server: entry.server, toolset: entry.toolset, message: `MCP server '${entry.server}' offers no tools (after include/exclude)`, retryable: false });
+    errors.push({
+      server: entry.server,
+      toolset: entry.toolset,
+      message: `MCP server '${entry.server}' offers no tools (after include/exclude)`,
+      retryable: false,
+    });
   }
   return { toolsets, catalog, errors };
 }
@@ -158,13 +189,19 @@ export async function registerMcpToolsets(
  * cannot start is a retryable TrajError, so the rollout counts as an infrastructure failure and
  * is retried instead of running without its tools.
  */
-export async function attachMcpServers(registry: ToolRegistry, servers: unknown, pool: McpClientPool, toolsets: readonly string[]): Promise<void> {
+export async function attachMcpServers(
+  registry: ToolRegistry,
+  servers: unknown,
+  pool: McpClientPool,
+  toolsets: readonly string[],
+): Promise<void> {
   const missing = toolsets.filter((toolset) => serverOfToolset(toolset) !== undefined && !hasTools(registry, toolset));
   if (missing.length === 0) return;
   const config = parseMcpServers(servers ?? {});
   const { errors } = await registerMcpToolsets(registry, config, pool, { toolsets: missing });
   if (errors.length === 0) return;
   const message = errors.map((error) => `${error.toolset}: ${error.message}`).join('; ');
-  if (errors.some((error) => error.retryable)) throw new TrajError(message, { code: 'mcp_unavailable', retryable: true });
+  if (errors.some((error) => error.retryable))
+    throw new TrajError(message, { code: 'mcp_unavailable', retryable: true });
   throw new ConfigError(message, { code: 'mcp_toolset_invalid' });
 }

@@ -4,7 +4,9 @@ import { shortenMiddle } from '../terminal.js';
 import { POLL_MAX_BYTES, ProcessTable } from './process-table.js';
 
 export const ProcessManageParameters = z.object({
-  action: z.enum(['list', 'poll', 'log', 'wait', 'kill', 'write']).describe('list all; poll: state and new output; log: lines; wait: until it exits; kill; write: to its stdin'),
+  action: z
+    .enum(['list', 'poll', 'log', 'wait', 'kill', 'write'])
+    .describe('list all; poll: state and new output; log: lines; wait: until it exits; kill; write: to its stdin'),
   id: z.string().min(1).optional().describe('the id terminal(background: true) returned (every action but list)'),
   offset: z.number().int().nonnegative().default(0).describe('log: first line, 0-based (default 0)'),
   limit: z.number().int().positive().max(2_000).default(200).describe('log: lines to show (default 200)'),
@@ -24,7 +26,8 @@ export const processManageTool = defineTool({
   parameters: ProcessManageParameters,
   run: async (args, { sandbox, state, signal }) => {
     const table = ProcessTable.of(state, sandbox);
-    if (args.action === 'list') return { processes: await Promise.all(table.all().map((process) => table.status(process))) };
+    if (args.action === 'list')
+      return { processes: await Promise.all(table.all().map((process) => table.status(process))) };
     if (!args.id) throw new ToolFailure(`${args.action} needs an id`, 'list shows the ids');
     const process = table.get(args.id);
     switch (args.action) {
@@ -41,7 +44,12 @@ export const processManageTool = defineTool({
         const { text, total } = await table.lines(process, args.offset, args.limit);
         const shown = text === '' ? 0 : text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
         const next = args.offset + shown;
-        return { id: process.id, output: shortenMiddle(text), lines: total, ...(next < total ? { next_offset: next } : {}) };
+        return {
+          id: process.id,
+          output: shortenMiddle(text),
+          lines: total,
+          ...(next < total ? { next_offset: next } : {}),
+        };
       }
       case 'kill':
         await table.kill(process);

@@ -29,7 +29,6 @@ export type ProcessStatus = {
   seconds: number;
 };
 
-
 /**
  * The background processes of one rollout, started and inspected with ordinary sandbox commands
  * (so they work in every backend). Each runs in its launcher's process group: the local sandbox
@@ -59,7 +58,8 @@ export class ProcessTable implements ToolResource {
     const launch = `mkfifo ${dir}/in && : > ${dir}/out && ( ${job} ) < /dev/null > /dev/null 2>&1 & echo $! $(ps -o pgid= -p $$)`;
     const result = await this.sandbox.exec(launch, { cwd, timeoutMs: 30_000 });
     const [pid, pgid] = result.stdout.trim().split(/\s+/).map(Number);
-    if (result.exitCode !== 0 || !pid || !pgid) throw new Error(`could not start the background process: ${result.stderr.trim() || result.stdout.trim()}`);
+    if (result.exitCode !== 0 || !pid || !pgid)
+      throw new Error(`could not start the background process: ${result.stderr.trim() || result.stdout.trim()}`);
     const process: BackgroundProcess = { id, command, pid, pgid, dir, startedAt: Date.now(), polled: 0, killed: false };
     this.processes.set(id, process);
     return process;
@@ -69,7 +69,10 @@ export class ProcessTable implements ToolResource {
     const process = this.processes.get(id);
     if (!process) {
       const known = [...this.processes.keys()].join(', ') || '(none)';
-      throw new ToolFailure(`no background process '${id}'`, `known: ${known}; start one with terminal(background: true)`);
+      throw new ToolFailure(
+        `no background process '${id}'`,
+        `known: ${known}; start one with terminal(background: true)`,
+      );
     }
     return process;
   }
@@ -79,7 +82,9 @@ export class ProcessTable implements ToolResource {
   }
 
   async status(process: BackgroundProcess): Promise<ProcessStatus> {
-    const probe = await this.sandbox.exec(`cat ${process.dir}/exit 2>/dev/null; echo; stat -c %s ${process.dir}/out`, { timeoutMs: 30_000 });
+    const probe = await this.sandbox.exec(`cat ${process.dir}/exit 2>/dev/null; echo; stat -c %s ${process.dir}/out`, {
+      timeoutMs: 30_000,
+    });
     const [exit, size] = probe.stdout.split('\n');
     const exitCode = exit?.trim() ? Number(exit.trim()) : null;
     return {
@@ -94,38 +99,56 @@ export class ProcessTable implements ToolResource {
 
   /** Output bytes [from, from + max), as text. */
   async output(process: BackgroundProcess, from: number, max: number): Promise<string> {
-    const read = await this.sandbox.exec(`tail -c +${from + 1} ${process.dir}/out | head -c ${max}`, { timeoutMs: 30_000 });
+    const read = await this.sandbox.exec(`tail -c +${from + 1} ${process.dir}/out | head -c ${max}`, {
+      timeoutMs: 30_000,
+    });
     return read.stdout;
   }
 
   async lines(process: BackgroundProcess, offset: number, limit: number): Promise<{ text: string; total: number }> {
-    const read = await this.sandbox.exec(`wc -l < ${process.dir}/out; tail -n +${offset + 1} ${process.dir}/out | head -n ${limit}`, { timeoutMs: 30_000 });
+    const read = await this.sandbox.exec(
+      `wc -l < ${process.dir}/out; tail -n +${offset + 1} ${process.dir}/out | head -n ${limit}`,
+      { timeoutMs: 30_000 },
+    );
     const newline = read.stdout.indexOf('\n');
     return { total: Number(read.stdout.slice(0, newline)), text: read.stdout.slice(newline + 1) };
   }
 
   async wait(process: BackgroundProcess, seconds: number, signal: AbortSignal): Promise<void> {
-    await this.sandbox.exec(`for _ in $(seq ${Math.ceil(seconds * 10)}); do [ -s ${process.dir}/exit ] && break; sleep 0.1; done`, {
-      timeoutMs: Math.round(seconds * 1_000) + 10_000,
-      signal,
-    });
+    await this.sandbox.exec(
+      `for _ in $(seq ${Math.ceil(seconds * 10)}); do [ -s ${process.dir}/exit ] && break; sleep 0.1; done`,
+      {
+        timeoutMs: Math.round(seconds * 1_000) + 10_000,
+        signal,
+      },
+    );
   }
 
   async write(process: BackgroundProcess, input: string): Promise<void> {
-    const written = await this.sandbox.exec(`[ ! -s ${process.dir}/exit ] && timeout 5 cat > ${process.dir}/in`, { stdin: input, timeoutMs: 30_000 });
-    if (written.exitCode !== 0) throw new ToolFailure(`cannot write to ${process.id}: it is no longer running`, 'poll it to see how it ended');
+    const written = await this.sandbox.exec(`[ ! -s ${process.dir}/exit ] && timeout 5 cat > ${process.dir}/in`, {
+      stdin: input,
+      timeoutMs: 30_000,
+    });
+    if (written.exitCode !== 0)
+      throw new ToolFailure(`cannot write to ${process.id}: it is no longer running`, 'poll it to see how it ended');
   }
 
   async kill(process: BackgroundProcess): Promise<void> {
     process.killed = true;
-    await this.sandbox.exec(`kill -TERM -- -${process.pgid} 2>/dev/null; sleep 0.3; kill -KILL -- -${process.pgid} 2>/dev/null; true`, { timeoutMs: 30_000 });
+    await this.sandbox.exec(
+      `kill -TERM -- -${process.pgid} 2>/dev/null; sleep 0.3; kill -KILL -- -${process.pgid} 2>/dev/null; true`,
+      { timeoutMs: 30_000 },
+    );
   }
 
   /** At the end of the rollout: kill what still runs (the sandbox's own dispose would too). */
   async dispose(): Promise<void> {
-    const groups = this.all().filter((process) => !process.killed).map((process) => `-${process.pgid}`);
+    const groups = this.all()
+      .filter((process) => !process.killed)
+      .map((process) => `-${process.pgid}`);
     if (groups.length === 0) return;
-    await this.sandbox.exec(`kill -KILL -- ${groups.join(' ')} 2>/dev/null; true`, { timeoutMs: 30_000 }).catch(() => undefined);
+    await this.sandbox
+      .exec(`kill -KILL -- ${groups.join(' ')} 2>/dev/null; true`, { timeoutMs: 30_000 })
+      .catch(() => undefined);
   }
 }
-

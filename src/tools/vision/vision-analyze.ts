@@ -5,7 +5,10 @@ import { defineTool, ToolFailure } from '../registry.js';
 import { imageAsDataUrl } from './image-source.js';
 
 export const VisionAnalyzeParameters = z.object({
-  image: z.string().min(1).describe('The image: an http(s) URL, a data:image/...;base64 URL, or a file path in the working directory.'),
+  image: z
+    .string()
+    .min(1)
+    .describe('The image: an http(s) URL, a data:image/...;base64 URL, or a file path in the working directory.'),
   question: z.string().min(1).describe('What to find out about the image.'),
 });
 
@@ -15,16 +18,27 @@ export const visionAnalyzeTool = defineTool({
   version: '1',
   description: 'Look at an image (URL, data URL or a file in the working directory) and answer a question about it.',
   parameters: VisionAnalyzeParameters,
-  available: ({ services }) => (services?.auxiliary.vision ? true : 'no vision model: set auxiliary.vision (or a main endpoint) in the config'),
+  available: ({ services }) =>
+    services?.auxiliary.vision ? true : 'no vision model: set auxiliary.vision (or a main endpoint) in the config',
   run: async ({ image, question }, { sandbox, services, signal }) => {
     const endpoint = services?.auxiliary.vision;
     if (!services || !endpoint) throw new ToolFailure('no vision model is configured (auxiliary.vision)');
     const url = await imageAsDataUrl(image, { sandbox, web: services.web ?? DEFAULT_WEB_CONFIG, signal });
-    const message: Message = { role: 'user', content: [{ type: 'text', text: question }, { type: 'image_url', image_url: { url } }] };
+    const message: Message = {
+      role: 'user',
+      content: [
+        { type: 'text', text: question },
+        { type: 'image_url', image_url: { url } },
+      ],
+    };
     const response = await services.model(endpoint).complete({ messages: [message], signal });
     services.reportUsage?.(response.usage);
     const answer = response.message.content?.trim();
-    if (!answer) throw new ToolFailure(`the vision model (${endpoint.model}) gave an empty answer`, 'ask a more specific question');
+    if (!answer)
+      throw new ToolFailure(
+        `the vision model (${endpoint.model}) gave an empty answer`,
+        'ask a more specific question',
+      );
     return { answer, model: endpoint.model };
   },
 });

@@ -40,7 +40,13 @@ export const USER_AGENT = 'traj-web/1 (+https://github.com/traj)';
  * GET a URL under the network policy: every hop's URL and resolved address is checked, redirects
  * are followed by hand up to the limit, the body is read up to the byte cap.
  */
-export async function fetchUrl(url: string, policy: NetworkPolicy, limits: FetchLimits, signal?: AbortSignal, accept = '*/*'): Promise<FetchedUrl> {
+export async function fetchUrl(
+  url: string,
+  policy: NetworkPolicy,
+  limits: FetchLimits,
+  signal?: AbortSignal,
+  accept = '*/*',
+): Promise<FetchedUrl> {
   const deadline = AbortSignal.timeout(limits.timeoutMs);
   const combined = signal ? AbortSignal.any([signal, deadline]) : deadline;
   const redirects: string[] = [];
@@ -52,7 +58,11 @@ export async function fetchUrl(url: string, policy: NetworkPolicy, limits: Fetch
     const location = response.headers.location;
     if (response.statusCode && response.statusCode >= 300 && response.statusCode < 400 && location) {
       response.resume();
-      if (redirects.length >= limits.maxRedirects) throw new FetchFailure(`more than ${limits.maxRedirects} redirects (last: ${current} → ${location})`, 'redirects');
+      if (redirects.length >= limits.maxRedirects)
+        throw new FetchFailure(
+          `more than ${limits.maxRedirects} redirects (last: ${current} → ${location})`,
+          'redirects',
+        );
       redirects.push(current);
       current = new URL(location, current).toString();
       continue;
@@ -70,7 +80,14 @@ export async function fetchUrl(url: string, policy: NetworkPolicy, limits: Fetch
   }
 }
 
-async function request(url: string, policy: NetworkPolicy, signal: AbortSignal, accept: string, timeoutMs: number, deadline: AbortSignal): Promise<IncomingMessage> {
+async function request(
+  url: string,
+  policy: NetworkPolicy,
+  signal: AbortSignal,
+  accept: string,
+  timeoutMs: number,
+  deadline: AbortSignal,
+): Promise<IncomingMessage> {
   const parsed = new URL(url);
   const transport = parsed.protocol === 'https:' ? await import('node:https') : await import('node:http');
   return new Promise((resolve, reject) => {
@@ -92,7 +109,8 @@ async function request(url: string, policy: NetworkPolicy, signal: AbortSignal, 
 }
 
 function failureOf(error: unknown, url: string, signal: AbortSignal, timeoutMs: number, deadline: AbortSignal): Error {
-  if (error instanceof NetworkPolicyError) return new FetchFailure(`refused by the network policy: ${url}: ${error.reason}`, 'policy');
+  if (error instanceof NetworkPolicyError)
+    return new FetchFailure(`refused by the network policy: ${url}: ${error.reason}`, 'policy');
   if (deadline.aborted) return new FetchFailure(`no complete answer within ${timeoutMs / 1000} s`, 'timeout');
   if (signal.aborted) return signal.reason instanceof Error ? signal.reason : new Error('aborted');
   const code = (error as NodeJS.ErrnoException).code;
@@ -108,7 +126,13 @@ function decoded(response: IncomingMessage): Readable {
 }
 
 /** Read the (decoded) body up to maxBytes; past that, or on abort, the connection is closed, so nothing more is downloaded. */
-function readCapped(response: IncomingMessage, maxBytes: number, signal: AbortSignal, timeoutMs: number, deadline: AbortSignal): Promise<{ body: Buffer; truncated: boolean }> {
+function readCapped(
+  response: IncomingMessage,
+  maxBytes: number,
+  signal: AbortSignal,
+  timeoutMs: number,
+  deadline: AbortSignal,
+): Promise<{ body: Buffer; truncated: boolean }> {
   const stream = decoded(response);
   const close = () => {
     stream.destroy();

@@ -82,7 +82,10 @@ export function addressRefusal(address: string, policy: NetworkPolicy): string |
 /** A refusal of the policy: tools turn it into a result the model reads. */
 export class NetworkPolicyError extends Error {
   readonly code = 'network_policy';
-  constructor(readonly url: string, readonly reason: string) {
+  constructor(
+    readonly url: string,
+    readonly reason: string,
+  ) {
     super(`refused by the network policy: ${url}: ${reason}`);
     this.name = 'NetworkPolicyError';
   }
@@ -99,7 +102,8 @@ export function urlRefusal(url: string | URL, policy: NetworkPolicy): string | u
   } catch {
     return 'not a valid absolute URL';
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return `scheme ${parsed.protocol} is not fetched (only http and https)`;
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    return `scheme ${parsed.protocol} is not fetched (only http and https)`;
   if (parsed.username || parsed.password) return 'URLs with credentials are not fetched';
   const refusal = domainRefusal(parsed.hostname, policy);
   if (refusal) return refusal;
@@ -113,14 +117,18 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
  * A `lookup` for node:http/https/net that resolves the name and refuses private addresses: the
  * address checked is the one connected to, so DNS rebinding between check and connect is moot.
  */
-export function policyLookup(policy: NetworkPolicy): (hostname: string, options: LookupOptions, callback: LookupCallback) => void {
+export function policyLookup(
+  policy: NetworkPolicy,
+): (hostname: string, options: LookupOptions, callback: LookupCallback) => void {
   return (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, '', 0);
       const list = addresses as LookupAddress[];
       const refused = list.find((entry) => addressRefusal(entry.address, policy) !== undefined);
       if (refused || list.length === 0) {
-        const reason = refused ? `${hostname} resolves to ${refused.address}, ${PRIVATE_REASON}` : `${hostname} has no address`;
+        const reason = refused
+          ? `${hostname} resolves to ${refused.address}, ${PRIVATE_REASON}`
+          : `${hostname} has no address`;
         const failure = new NetworkPolicyError(hostname, reason) as NetworkPolicyError & NodeJS.ErrnoException;
         return callback(failure, '', 0);
       }
@@ -140,6 +148,8 @@ export async function checkUrl(url: string, policy: NetworkPolicy): Promise<stri
   const { hostname } = new URL(url);
   if (isIP(hostname.replace(/^\[|\]$/g, ''))) return undefined;
   return new Promise((resolve) => {
-    policyLookup(policy)(hostname, { all: true }, (error) => resolve(error ? (error instanceof NetworkPolicyError ? error.reason : error.message) : undefined));
+    policyLookup(policy)(hostname, { all: true }, (error) =>
+      resolve(error ? (error instanceof NetworkPolicyError ? error.reason : error.message) : undefined),
+    );
   });
 }

@@ -5,7 +5,8 @@ export interface PageText {
 }
 
 /** Elements that are never content, removed before the fallback conversion. */
-const BOILERPLATE = 'script, style, noscript, nav, header, footer, aside, form, iframe, svg, template, [role="navigation"], [role="banner"], [role="contentinfo"], [aria-hidden="true"]';
+const BOILERPLATE =
+  'script, style, noscript, nav, header, footer, aside, form, iframe, svg, template, [role="navigation"], [role="banner"], [role="contentinfo"], [aria-hidden="true"]';
 
 /**
  * HTML → the article as Markdown: Readability picks the main content (navigation, ads, footers
@@ -13,12 +14,18 @@ const BOILERPLATE = 'script, style, noscript, nav, header, footer, aside, form, 
  * boilerplate elements. The libraries load on first use so `traj --help` stays instant.
  */
 export async function htmlToMarkdown(html: string): Promise<PageText> {
-  const [{ parseHTML }, { Readability }, turndown] = await Promise.all([import('linkedom'), import('@mozilla/readability'), createTurndown()]);
+  const [{ parseHTML }, { Readability }, turndown] = await Promise.all([
+    import('linkedom'),
+    import('@mozilla/readability'),
+    createTurndown(),
+  ]);
   const { document } = parseHTML(html);
   const title = document.querySelector('title')?.textContent?.trim() ?? '';
   // Readability mutates the document it reads: give it a copy, keep the original for the fallback.
   // linkedom's document stands in for the DOM type Readability declares (tsconfig has no DOM lib).
-  const article = new Readability(parseHTML(html).document as unknown as ConstructorParameters<typeof Readability>[0], { keepClasses: false }).parse();
+  const article = new Readability(parseHTML(html).document as unknown as ConstructorParameters<typeof Readability>[0], {
+    keepClasses: false,
+  }).parse();
   if (article?.content && (article.textContent ?? '').trim().length > 0) {
     return { title: article.title?.trim() || title, markdown: tidy(turndown.turndown(article.content)) };
   }
@@ -50,5 +57,8 @@ export async function pdfToText(data: Buffer): Promise<PageText> {
 }
 
 function tidy(text: string): string {
-  return text.replace(/[ \t]+\n/g, '\n').replace(/\n{3,}/g, '\n\n').trim();
+  return text
+    .replace(/[ \t]+\n/g, '\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
 }

@@ -13,7 +13,13 @@ interface Backend {
   defaultBaseUrl?: string;
   /** Overrides the base URL (tests point it at a stand-in). */
   baseUrlVariable: string;
-  search(input: { query: string; limit: number; baseUrl: string; key: string; signal: AbortSignal }): Promise<SearchResult[]>;
+  search(input: {
+    query: string;
+    limit: number;
+    baseUrl: string;
+    key: string;
+    signal: AbortSignal;
+  }): Promise<SearchResult[]>;
 }
 
 /** Each backend speaks its documented HTTP API; none needs more than one request. */
@@ -25,7 +31,9 @@ const BACKENDS: Record<SearchBackendName, Backend> = {
       const url = new URL('search', withSlash(baseUrl));
       url.searchParams.set('q', query);
       url.searchParams.set('format', 'json');
-      const body = (await getJson(url, { accept: 'application/json' }, signal)) as { results?: Array<{ title?: string; url?: string; content?: string }> };
+      const body = (await getJson(url, { accept: 'application/json' }, signal)) as {
+        results?: Array<{ title?: string; url?: string; content?: string }>;
+      };
       return (body.results ?? []).slice(0, limit).map((hit) => result(hit.title, hit.url, hit.content));
     },
   },
@@ -48,7 +56,12 @@ const BACKENDS: Record<SearchBackendName, Backend> = {
     defaultBaseUrl: 'https://api.tavily.com',
     baseUrlVariable: 'TRAJ_TAVILY_URL',
     async search({ query, limit, baseUrl, key, signal }) {
-      const body = (await postJson(new URL('search', withSlash(baseUrl)), { query, max_results: limit }, key, signal)) as {
+      const body = (await postJson(
+        new URL('search', withSlash(baseUrl)),
+        { query, max_results: limit },
+        key,
+        signal,
+      )) as {
         results?: Array<{ title?: string; url?: string; content?: string }>;
       };
       return (body.results ?? []).slice(0, limit).map((hit) => result(hit.title, hit.url, hit.content));
@@ -62,7 +75,9 @@ const BACKENDS: Record<SearchBackendName, Backend> = {
       const body = (await postJson(new URL('v2/search', withSlash(baseUrl)), { query, limit }, key, signal)) as {
         success?: boolean;
         error?: string;
-        data?: { web?: Array<{ title?: string; url?: string; description?: string }> } | Array<{ title?: string; url?: string; description?: string }>;
+        data?:
+          | { web?: Array<{ title?: string; url?: string; description?: string }> }
+          | Array<{ title?: string; url?: string; description?: string }>;
       };
       if (body.success === false) throw new Error(`firecrawl: ${body.error ?? 'the search failed'}`);
       // v2 answers { data: { web: [...] } }; v1 answered { data: [...] }.
@@ -84,18 +99,28 @@ export function resolveSearchBackend(web: WebConfig, env: NodeJS.ProcessEnv): Re
     const backend = BACKENDS[name];
     const value = env[backend.variable];
     if (!value && !(name === 'searxng' && web.search.base_url && configured)) continue;
-    const baseUrl = (configured ? web.search.base_url : undefined) ?? env[backend.baseUrlVariable] ?? backend.defaultBaseUrl;
+    const baseUrl =
+      (configured ? web.search.base_url : undefined) ?? env[backend.baseUrlVariable] ?? backend.defaultBaseUrl;
     if (!baseUrl) continue;
     return { name, baseUrl, key: name === 'searxng' ? '' : (value ?? '') };
   }
   if (configured) {
     const backend = BACKENDS[configured];
-    return { missing: `web.search.backend is ${configured} but ${backend.variable} is not set${configured === 'searxng' ? ' (nor web.search.base_url)' : ''}` };
+    return {
+      missing: `web.search.backend is ${configured} but ${backend.variable} is not set${configured === 'searxng' ? ' (nor web.search.base_url)' : ''}`,
+    };
   }
-  return { missing: `no search backend configured: set TRAJ_SEARXNG_URL, BRAVE_API_KEY, TAVILY_API_KEY or FIRECRAWL_API_KEY (or web.search in the config)` };
+  return {
+    missing: `no search backend configured: set TRAJ_SEARXNG_URL, BRAVE_API_KEY, TAVILY_API_KEY or FIRECRAWL_API_KEY (or web.search in the config)`,
+  };
 }
 
-export async function searchWith(resolved: { name: SearchBackendName; baseUrl: string; key: string }, query: string, limit: number, signal: AbortSignal): Promise<SearchResult[]> {
+export async function searchWith(
+  resolved: { name: SearchBackendName; baseUrl: string; key: string },
+  query: string,
+  limit: number,
+  signal: AbortSignal,
+): Promise<SearchResult[]> {
   return BACKENDS[resolved.name].search({ query, limit, baseUrl: resolved.baseUrl, key: resolved.key, signal });
 }
 
@@ -118,10 +143,15 @@ async function postJson(url: URL, body: unknown, key: string, signal: AbortSigna
 
 async function answer(response: Response, url: URL): Promise<unknown> {
   const text = await response.text();
-  if (!response.ok) throw new Error(`search backend answered HTTP ${response.status} at ${url.origin}${url.pathname}: ${text.slice(0, 300)}`);
+  if (!response.ok)
+    throw new Error(
+      `search backend answered HTTP ${response.status} at ${url.origin}${url.pathname}: ${text.slice(0, 300)}`,
+    );
   try {
     return JSON.parse(text);
   } catch {
-    throw new Error(`search backend at ${url.origin}${url.pathname} answered something that is not JSON: ${text.slice(0, 200)}`);
+    throw new Error(
+      `search backend at ${url.origin}${url.pathname} answered something that is not JSON: ${text.slice(0, 200)}`,
+    );
   }
 }

@@ -9,14 +9,23 @@ const SUMMARIZER_INPUT_CHARS = 100_000;
  * A long page summarised by the auxiliary summariser, keeping its source URL in the text; undefined
  * when the summariser fails (the caller then cuts the page instead: a summary is a nicety).
  */
-export async function summarizePage(input: { page: ExtractedPage; question?: string; endpoint: Endpoint; services: ToolServices; signal: AbortSignal; maxChars: number }): Promise<string | undefined> {
+export async function summarizePage(input: {
+  page: ExtractedPage;
+  question?: string;
+  endpoint: Endpoint;
+  services: ToolServices;
+  signal: AbortSignal;
+  maxChars: number;
+}): Promise<string | undefined> {
   const { page, question, services } = input;
   const focus = question ? `Focus on what answers: ${question}\n` : '';
   const prompt =
     `Summarise the page below in Markdown, in at most ${Math.round(input.maxChars / 5)} words. Keep facts, numbers, names and code exactly. ${focus}` +
     `Source: ${page.final_url}\nTitle: ${page.title}\n\n${page.content.slice(0, SUMMARIZER_INPUT_CHARS)}`;
   try {
-    const response = await services.model(input.endpoint).complete({ messages: [{ role: 'user', content: prompt }], signal: input.signal });
+    const response = await services
+      .model(input.endpoint)
+      .complete({ messages: [{ role: 'user', content: prompt }], signal: input.signal });
     services.reportUsage?.(response.usage);
     const text = response.message.content?.trim();
     if (!text) return undefined;

@@ -10,8 +10,16 @@ import { summarizePage } from './summarize-page.js';
 export const WEB_EXTRACT_MAX_URLS = 10;
 
 export const WebExtractParameters = z.object({
-  urls: z.array(z.string().min(1)).min(1).max(WEB_EXTRACT_MAX_URLS).describe(`Pages to read (http or https), at most ${WEB_EXTRACT_MAX_URLS}.`),
-  question: z.string().min(1).optional().describe('What you want from the pages; long pages are summarised with it in mind.'),
+  urls: z
+    .array(z.string().min(1))
+    .min(1)
+    .max(WEB_EXTRACT_MAX_URLS)
+    .describe(`Pages to read (http or https), at most ${WEB_EXTRACT_MAX_URLS}.`),
+  question: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('What you want from the pages; long pages are summarised with it in mind.'),
 });
 
 /** A page as cached and shown: the converted text with where it came from. */
@@ -45,7 +53,12 @@ export const webExtractTool = defineTool({
   },
 });
 
-async function extractOne(url: string, web: WebConfig, services: ToolServices | undefined, signal: AbortSignal): Promise<PageOutcome> {
+async function extractOne(
+  url: string,
+  web: WebConfig,
+  services: ToolServices | undefined,
+  signal: AbortSignal,
+): Promise<PageOutcome> {
   const cache = services?.webCache;
   const key = `url:${url}`;
   const cached = cache?.get(key) as PageOutcome | undefined;
@@ -56,7 +69,12 @@ async function extractOne(url: string, web: WebConfig, services: ToolServices | 
   let fetched: FetchedUrl;
   try {
     if (cache) cache.counts.fetches++;
-    fetched = await fetchUrl(url, web, { timeoutMs: web.extract.timeout_ms, maxBytes: web.extract.max_bytes, maxRedirects: web.extract.max_redirects }, signal);
+    fetched = await fetchUrl(
+      url,
+      web,
+      { timeoutMs: web.extract.timeout_ms, maxBytes: web.extract.max_bytes, maxRedirects: web.extract.max_redirects },
+      signal,
+    );
   } catch (error) {
     if (signal.aborted) throw error;
     if (error instanceof FetchFailure) return { url, error: error.message };
@@ -74,7 +92,10 @@ async function extractOne(url: string, web: WebConfig, services: ToolServices | 
     if (typeof converted === 'string') return { url, error: converted };
     text = converted;
   } catch (error) {
-    return { url, error: `could not read the ${fetched.contentType || 'document'} at ${fetched.finalUrl}: ${(error as Error).message}` };
+    return {
+      url,
+      error: `could not read the ${fetched.contentType || 'document'} at ${fetched.finalUrl}: ${(error as Error).message}`,
+    };
   }
   const page: ExtractedPage = {
     url,
@@ -93,12 +114,21 @@ async function convert(fetched: FetchedUrl, web: WebConfig): Promise<PageText | 
   const type = fetched.contentType.split(';')[0]!.trim();
   const head = fetched.body.subarray(0, 512).toString('latin1');
   if (type === 'application/pdf' || (type === '' && head.startsWith('%PDF'))) {
-    if (fetched.truncated) return `the PDF at ${fetched.finalUrl} is larger than web.extract.max_bytes (${web.extract.max_bytes} bytes); it was not read`;
+    if (fetched.truncated)
+      return `the PDF at ${fetched.finalUrl} is larger than web.extract.max_bytes (${web.extract.max_bytes} bytes); it was not read`;
     return pdfToText(fetched.body);
   }
   const text = decode(fetched.body, fetched.contentType);
-  if (type === 'text/html' || type === 'application/xhtml+xml' || (type === '' && /<html|<!doctype html/i.test(head))) return htmlToMarkdown(text);
-  if (type.startsWith('text/') || type === 'application/json' || type.endsWith('+json') || type === 'application/xml' || type === '') return { title: '', markdown: text };
+  if (type === 'text/html' || type === 'application/xhtml+xml' || (type === '' && /<html|<!doctype html/i.test(head)))
+    return htmlToMarkdown(text);
+  if (
+    type.startsWith('text/') ||
+    type === 'application/json' ||
+    type.endsWith('+json') ||
+    type === 'application/xml' ||
+    type === ''
+  )
+    return { title: '', markdown: text };
   return `unsupported content type ${type} at ${fetched.finalUrl} (web_extract reads HTML, PDF and text)`;
 }
 
@@ -112,13 +142,29 @@ function decode(body: Buffer, contentType: string): string {
 }
 
 /** Long pages are summarised by the summariser model when one is configured, else cut at web.extract.max_chars. */
-async function fitToBudget(page: PageOutcome, web: WebConfig, question: string | undefined, services: ToolServices | undefined, signal: AbortSignal): Promise<PageOutcome> {
+async function fitToBudget(
+  page: PageOutcome,
+  web: WebConfig,
+  question: string | undefined,
+  services: ToolServices | undefined,
+  signal: AbortSignal,
+): Promise<PageOutcome> {
   if ('error' in page || page.content.length <= web.extract.max_chars) return page;
   const summarizer = services?.auxiliary.summarizer;
   if (summarizer && services) {
-    const summary = await summarizePage({ page, question, endpoint: summarizer, services, signal, maxChars: web.extract.max_chars });
+    const summary = await summarizePage({
+      page,
+      question,
+      endpoint: summarizer,
+      services,
+      signal,
+      maxChars: web.extract.max_chars,
+    });
     if (summary !== undefined) return { ...page, content: summary, summarized_from_chars: page.content.length };
   }
   const omitted = page.content.length - web.extract.max_chars;
-  return { ...page, content: `${page.content.slice(0, web.extract.max_chars)}\n\n[... ${omitted} more characters of ${page.final_url} not shown]` };
+  return {
+    ...page,
+    content: `${page.content.slice(0, web.extract.max_chars)}\n\n[... ${omitted} more characters of ${page.final_url} not shown]`,
+  };
 }

@@ -35,7 +35,12 @@ export const webSearchTool = defineTool({
     let results: SearchResult[];
     try {
       if (cache) cache.counts.fetches++;
-      results = await searchWith(resolved, query, count, AbortSignal.any([signal, AbortSignal.timeout(web.search.timeout_ms)]));
+      results = await searchWith(
+        resolved,
+        query,
+        count,
+        AbortSignal.any([signal, AbortSignal.timeout(web.search.timeout_ms)]),
+      );
     } catch (error) {
       if (signal.aborted) throw error;
       throw new ToolFailure(`web search failed: ${(error as Error).message}`, 'try again, or rephrase the query');

@@ -5,7 +5,15 @@ import { BrowserConfigSchema, type BrowserConfigInput } from '../../../src/confi
 import { WebConfigSchema, type WebConfigInput } from '../../../src/config/web.js';
 import { createModelClient } from '../../../src/model/client.js';
 import { createLocalSandbox, type Sandbox } from '../../../src/sandbox/index.js';
-import { closeBrowserEngines, disposeToolState, findChromium, processesUsing, threadBrowserEngine, type ToolContext, type ToolServices } from '../../../src/tools/index.js';
+import {
+  closeBrowserEngines,
+  disposeToolState,
+  findChromium,
+  processesUsing,
+  threadBrowserEngine,
+  type ToolContext,
+  type ToolServices,
+} from '../../../src/tools/index.js';
 import { startBrowserSite, type BrowserSite } from '../../helpers/browser-site.js';
 import { callTool, errorOf, jsonOf, toolContext } from '../tool-context.js';
 
@@ -65,7 +73,11 @@ describe('browser tools in real headless Chromium', { skip }, () => {
     assert.match(login, /^URL: http:\/\/127\.0\.0\.1:\d+\/login$/m);
     assert.match(login, /^Title: Sign in$/m);
     await ok('browser_type', { ref: refOf(login, /textbox "User name"/), text: 'ada' }, context);
-    const typed = await ok('browser_type', { ref: refOf(login, /textbox "Password"/), text: 'secret', submit: true }, context);
+    const typed = await ok(
+      'browser_type',
+      { ref: refOf(login, /textbox "Password"/), text: 'secret', submit: true },
+      context,
+    );
     assert.match(typed, /^URL: .*\/account$/m);
     assert.match(typed, /heading "Welcome, ada"/);
     assert.match(typed, /You are signed in\./);
@@ -146,7 +158,10 @@ describe('browser tools in real headless Chromium', { skip }, () => {
     const before = site.hits.length;
     const page = await ok('browser_navigate', { url: `${site.url}/embed` }, context);
     assert.match(page, /heading "Embed"/);
-    assert.match(page, /Note: refused by the network policy: http:\/\/localhost:\d+\/pixel\.png: localhost is in web\.deny_domains/);
+    assert.match(
+      page,
+      /Note: refused by the network policy: http:\/\/localhost:\d+\/pixel\.png: localhost is in web\.deny_domains/,
+    );
     assert.deepEqual(site.hits.slice(before), ['/embed'], 'the refused image never reached the server');
     const port = new URL(site.url).port;
     const direct = errorOf(await callTool('browser_navigate', { url: `http://localhost:${port}/pixel.png` }, context));
@@ -156,7 +171,9 @@ describe('browser tools in real headless Chromium', { skip }, () => {
   test('images are listed with absolute URLs and alt text; a key press and a scroll work', async () => {
     const context = rollout();
     await ok('browser_navigate', { url: `${site.url}/images` }, context);
-    const listed = jsonOf<{ count: number; images: Array<{ src: string; alt: string }> }>(await callTool('browser_get_images', {}, context));
+    const listed = jsonOf<{ count: number; images: Array<{ src: string; alt: string }> }>(
+      await callTool('browser_get_images', {}, context),
+    );
     assert.equal(listed.count, 2);
     assert.deepEqual(listed.images[0], { ...listed.images[0], src: `${site.url}/pixel.png`, alt: 'a red dot' });
     assert.match(listed.images[1]!.src, /^data:image\/gif;base64,.*…$/);
@@ -191,7 +208,9 @@ describe('browser tools in real headless Chromium', { skip }, () => {
   });
 
   test('a page whose script never yields: the call fails after its deadline instead of holding the rollout', async () => {
-    const context = rollout(services({ allow_private: true }, { navigation_timeout_ms: 1_000, action_timeout_ms: 500 }));
+    const context = rollout(
+      services({ allow_private: true }, { navigation_timeout_ms: 1_000, action_timeout_ms: 500 }),
+    );
     assert.match(await ok('browser_navigate', { url: `${site.url}/busy` }, context), /heading "Busy page"/);
     await new Promise((resolve) => setTimeout(resolve, 500)); // the script is spinning now
     const stuck = errorOf(await callTool('browser_scroll', { direction: 'down' }, context));

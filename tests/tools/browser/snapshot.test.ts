@@ -5,7 +5,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { BrowserConfigSchema } from '../../../src/config/browser.js';
-import { browserAvailability, capSnapshot, findChromium, PROFILE_PREFIX, pruneLeftoverBrowsers, renderSnapshot, type AriaNode } from '../../../src/tools/index.js';
+import {
+  browserAvailability,
+  capSnapshot,
+  findChromium,
+  PROFILE_PREFIX,
+  pruneLeftoverBrowsers,
+  renderSnapshot,
+  type AriaNode,
+} from '../../../src/tools/index.js';
 
 /** Gone, or a zombie nobody reaped yet (PID 1 of a container may not reap). */
 function ended(pid: number): boolean {
@@ -25,7 +33,11 @@ const TREE: AriaNode[] = [
       {
         role: 'generic',
         ref: 'e3',
-        children: ['User', { role: 'textbox', name: 'User', ref: 'e4', text: 'ada' }, { role: 'checkbox', name: 'Remember me', checked: true, ref: 'e5' }],
+        children: [
+          'User',
+          { role: 'textbox', name: 'User', ref: 'e4', text: 'ada' },
+          { role: 'checkbox', name: 'Remember me', checked: true, ref: 'e5' },
+        ],
       },
       { role: 'button', name: 'Submit', ref: 'e6', disabled: true },
       { role: 'link', name: 'Help', ref: 'e7', url: '/help', cursor: 'pointer' },
@@ -49,12 +61,19 @@ describe('snapshot rendering', () => {
         '[ref=e9] listitem: one',
       ].join('\n'),
     );
-    assert.deepEqual([...refs].sort(), ['e1', 'e2', 'e3', 'e4', 'e5', 'e6', 'e7', 'e8', 'e9'], 'hidden containers keep valid refs');
+    assert.deepEqual(
+      [...refs].sort(),
+      ['e1', 'e2', 'e3', 'e4', 'e5', 'e6', 'e7', 'e8', 'e9'],
+      'hidden containers keep valid refs',
+    );
   });
 
   test('full: every node, indented by depth', () => {
     const { text } = renderSnapshot(TREE, true);
-    assert.match(text, /^\[ref=e1\] generic\n {2}\[ref=e2\] heading "Sign in" \[level=1\]\n {2}\[ref=e3\] generic\n {4}text: User\n {4}\[ref=e4\] textbox "User": ada/);
+    assert.match(
+      text,
+      /^\[ref=e1\] generic\n {2}\[ref=e2\] heading "Sign in" \[level=1\]\n {2}\[ref=e3\] generic\n {4}text: User\n {4}\[ref=e4\] textbox "User": ada/,
+    );
     assert.match(text, /^ {2}\[ref=e8\] list\n {4}\[ref=e9\] listitem: one$/m);
   });
 
@@ -74,7 +93,10 @@ describe('engine discovery and leftovers', () => {
     const config = BrowserConfigSchema.parse({});
     assert.equal(findChromium('/nonexistent-folder'), undefined);
     if (findChromium()) assert.equal(browserAvailability(config), true);
-    assert.match(String(browserAvailability({ ...config, executable: '/nonexistent/chromium' })), /browser\.executable \/nonexistent\/chromium is not an executable file/);
+    assert.match(
+      String(browserAvailability({ ...config, executable: '/nonexistent/chromium' })),
+      /browser\.executable \/nonexistent\/chromium is not an executable file/,
+    );
     assert.equal(browserAvailability({ ...config, cdp_url: 'http://127.0.0.1:9222' }), true);
     assert.throws(() => BrowserConfigSchema.parse({ executabel: 'x' }), /unrecognized_keys[\s\S]*executabel/);
   });

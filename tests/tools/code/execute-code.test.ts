@@ -18,7 +18,11 @@ function scriptCalling(code: string): ScriptFunction {
   };
 }
 
-async function runScript(t: TestContext, code: string, options: { sandbox?: Sandbox; config?: Record<string, unknown> } = {}) {
+async function runScript(
+  t: TestContext,
+  code: string,
+  options: { sandbox?: Sandbox; config?: Record<string, unknown> } = {},
+) {
   const server = await startScriptedServer(scriptCalling(code));
   const sandbox = options.sandbox ?? (await createLocalSandbox({ kind: 'local' }));
   t.after(async () => {
@@ -27,7 +31,12 @@ async function runScript(t: TestContext, code: string, options: { sandbox?: Sand
   });
   const model = createModelClient({ base_url: server.url, model: 'scripted', api_key_env: 'NO_KEY', max_retries: 0 });
   const tools = createToolRegistry().select(['terminal', 'file', 'code_execution'], { env: process.env });
-  const services = { web: DEFAULT_WEB_CONFIG, auxiliary: {}, model: () => model, codeExecution: CodeExecutionConfigSchema.parse(options.config ?? {}) };
+  const services = {
+    web: DEFAULT_WEB_CONFIG,
+    auxiliary: {},
+    model: () => model,
+    codeExecution: CodeExecutionConfigSchema.parse(options.config ?? {}),
+  };
   const result = await runAgent({
     model,
     tools,
@@ -39,9 +48,22 @@ async function runScript(t: TestContext, code: string, options: { sandbox?: Sand
     maxTurns: 3,
     services,
   });
-  const record = buildRecord({ key: 'k', sample: 0, result, tools: tools.map(toolSpec), toolsets: [], model: 'scripted', source: { dataset: 'x', row: 0, fields: {} } });
+  const record = buildRecord({
+    key: 'k',
+    sample: 0,
+    result,
+    tools: tools.map(toolSpec),
+    toolsets: [],
+    model: 'scripted',
+    source: { dataset: 'x', row: 0, fields: {} },
+  });
   const toolMessage = result.messages.find((message) => message.role === 'tool')!;
-  return { result, record, sandbox, answer: JSON.parse(String(toolMessage.content)) as { output: string; tool_calls: number; error?: string } };
+  return {
+    result,
+    record,
+    sandbox,
+    answer: JSON.parse(String(toolMessage.content)) as { output: string; tool_calls: number; error?: string },
+  };
 }
 
 const THREE_TOOLS_IN_A_LOOP = `
@@ -63,17 +85,28 @@ async function threeToolsInALoop(t: TestContext, sandbox?: Sandbox) {
   assert.equal(answer.tool_calls, 9);
   assert.deepEqual(
     record.tool_stats.map((stat) => [stat.name, stat.calls, stat.ok]),
-    [['execute_code', 1, 1], ['read_file', 3, 3], ['terminal', 3, 3], ['write_file', 3, 3]],
+    [
+      ['execute_code', 1, 1],
+      ['read_file', 3, 3],
+      ['terminal', 3, 3],
+      ['write_file', 3, 3],
+    ],
   );
   assert.equal(record.code_calls.length, 9);
-  assert.deepEqual(record.code_calls.slice(0, 3).map((call) => [call.call_id, call.name, JSON.parse(call.arguments)]), [
-    ['call_code', 'write_file', { path: 'notes/n0.txt', content: 'line 0\n' }],
-    ['call_code', 'terminal', { command: 'wc -l < notes/n0.txt' }],
-    ['call_code', 'read_file', { path: 'notes/n0.txt' }],
-  ]);
+  assert.deepEqual(
+    record.code_calls.slice(0, 3).map((call) => [call.call_id, call.name, JSON.parse(call.arguments)]),
+    [
+      ['call_code', 'write_file', { path: 'notes/n0.txt', content: 'line 0\n' }],
+      ['call_code', 'terminal', { command: 'wc -l < notes/n0.txt' }],
+      ['call_code', 'read_file', { path: 'notes/n0.txt' }],
+    ],
+  );
   assert.match(record.code_calls[1]!.result, /"output":"1\\n"/);
   // The messages view is what the model saw: one call, one result, no inner calls.
-  assert.deepEqual(result.messages.map((message) => message.role), ['system', 'user', 'assistant', 'tool', 'assistant']);
+  assert.deepEqual(
+    result.messages.map((message) => message.role),
+    ['system', 'user', 'assistant', 'tool', 'assistant'],
+  );
 }
 
 describe('execute_code', () => {
@@ -87,17 +120,22 @@ describe('execute_code', () => {
   });
 
   test('the call limit raises ToolCallLimit in the script: a readable traceback, the calls before it kept', async (t) => {
-    const code = 'from traj_tools import terminal\nfor i in range(10):\n    terminal(f"echo {i}")\n    print("call", i)\n';
+    const code =
+      'from traj_tools import terminal\nfor i in range(10):\n    terminal(f"echo {i}")\n    print("call", i)\n';
     const { answer, record } = await runScript(t, code, { config: { max_tool_calls: 4 } });
     assert.equal(answer.output, 'call 0\ncall 1\ncall 2\ncall 3\n');
     assert.equal(answer.tool_calls, 4);
     assert.match(answer.error!, /Traceback \(most recent call last\):\n {2}File "script.py", line 3, in <module>\n/);
     assert.match(answer.error!, /ToolCallLimit: tool call limit reached: a script may make 4 tool calls$/);
-    assert.deepEqual(record.tool_stats.find((stat) => stat.name === 'terminal'), { name: 'terminal', calls: 4, ok: 4, errors: 0 });
+    assert.deepEqual(
+      record.tool_stats.find((stat) => stat.name === 'terminal'),
+      { name: 'terminal', calls: 4, ok: 4, errors: 0 },
+    );
   });
 
   test('the time limit kills the script and what it started; the output so far is kept', async (t) => {
-    const code = 'import subprocess, time\nsubprocess.Popen(["sleep", "300"])\nprint("started", flush=True)\ntime.sleep(60)\n';
+    const code =
+      'import subprocess, time\nsubprocess.Popen(["sleep", "300"])\nprint("started", flush=True)\ntime.sleep(60)\n';
     const { answer, sandbox } = await runScript(t, code, { config: { timeout: 1.5 } });
     assert.equal(answer.output, 'started\n');
     assert.equal(answer.error, 'timed out after 1.5 s: the script and the processes it started were killed');
@@ -109,6 +147,9 @@ describe('execute_code', () => {
     const code = 'import traj_tools\nprint(sorted(traj_tools.__all__))\nprint(1 / 0)\n';
     const { answer } = await runScript(t, code, { config: { tools: ['terminal', 'execute_code'] } });
     assert.equal(answer.output, "['terminal']\n");
-    assert.match(answer.error!, /^Traceback \(most recent call last\):\n {2}File "script.py", line 3, in <module>\n {4}print\(1 \/ 0\)\n[\s\S]*ZeroDivisionError: division by zero$/);
+    assert.match(
+      answer.error!,
+      /^Traceback \(most recent call last\):\n {2}File "script.py", line 3, in <module>\n {4}print\(1 \/ 0\)\n[\s\S]*ZeroDivisionError: division by zero$/,
+    );
   });
 });

@@ -6,7 +6,13 @@ import { createModelClient } from '../../../src/model/index.js';
 import { contentText, type Message } from '../../../src/model/messages.js';
 import { createLocalSandbox, createSandbox, type Sandbox } from '../../../src/sandbox/index.js';
 import { buildRecord, validateRecord } from '../../../src/trajectory/index.js';
-import { callTool, reply, startScriptedServer, type ChatRequest, type ScriptFunction } from '../../../src/testing/index.js';
+import {
+  callTool,
+  reply,
+  startScriptedServer,
+  type ChatRequest,
+  type ScriptFunction,
+} from '../../../src/testing/index.js';
 import { createToolRegistry, toolSpec } from '../../../src/tools/index.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,15 +27,23 @@ async function parquetRoundTrip(t: TestContext, record: TrajectoryRecord): Promi
   const directory = mkdtempSync(join(tmpdir(), 'traj-delegate-'));
   t.after(() => rmSync(directory, { recursive: true, force: true }));
   const path = join(directory, 'one.parquet');
-  await (await parquetFormat('both')).write(path, (async function* () { yield [record]; })());
+  await (await parquetFormat('both')).write(
+    path,
+    (async function* () {
+      yield [record];
+    })(),
+  );
   const { rows } = await readParquet([path]);
   return rows[0]!;
 }
 
-const usage = (prompt: number, completion: number) => ({ usage: { prompt_tokens: prompt, completion_tokens: completion } });
+const usage = (prompt: number, completion: number) => ({
+  usage: { prompt_tokens: prompt, completion_tokens: completion },
+});
 
 /** The first user message of a request: a child's goal (and context). */
-const firstUser = (request: ChatRequest) => String(request.messages.find((message) => message.role === 'user')?.content ?? '');
+const firstUser = (request: ChatRequest) =>
+  String(request.messages.find((message) => message.role === 'user')?.content ?? '');
 const isChild = (request: ChatRequest) => request.messages[0]?.content === CHILD_SYSTEM_PROMPT;
 const turn = (request: ChatRequest) => request.messages.filter((message) => message.role === 'assistant').length;
 
@@ -55,14 +69,24 @@ const twoChildren: ScriptFunction = (request) => {
   if (isChild(request)) {
     const goal = firstUser(request);
     const name = goal.startsWith('count') ? 'a' : 'b';
-    if (turn(request) === 0) return callTool('terminal', { command: `echo ${name}-was-here > ${name}.txt && cat ${name}.txt` }, usage(100, 10));
+    if (turn(request) === 0)
+      return callTool(
+        'terminal',
+        { command: `echo ${name}-was-here > ${name}.txt && cat ${name}.txt` },
+        usage(100, 10),
+      );
     const seen = JSON.parse(String(request.messages.at(-1)!.content)) as { output: string };
     return reply(`child ${name} saw ${seen.output.trim()}`, usage(200, 20));
   }
   if (turn(request) === 0) {
     return callTool(
       'delegate_task',
-      { tasks: [{ goal: 'count the files', context: 'work in the sandbox root', toolsets: ['terminal'] }, { goal: 'look around' }] },
+      {
+        tasks: [
+          { goal: 'count the files', context: 'work in the sandbox root', toolsets: ['terminal'] },
+          { goal: 'look around' },
+        ],
+      },
       { id: 'call_d', ...usage(1_000, 50) },
     );
   }
@@ -72,7 +96,14 @@ const twoChildren: ScriptFunction = (request) => {
 async function delegationOfTwo(t: TestContext, sandbox?: Sandbox) {
   const { model, tools, sandbox: box } = await setup(t, twoChildren, sandbox);
   const events: AgentEvent[] = [];
-  const result = await runAgent({ model, tools, messages: start('Split the work.'), sandbox: box, maxTurns: 5, onEvent: (event) => events.push(event) });
+  const result = await runAgent({
+    model,
+    tools,
+    messages: start('Split the work.'),
+    sandbox: box,
+    maxTurns: 5,
+    onEvent: (event) => events.push(event),
+  });
   assert.equal(result.finishReason, 'stop');
   const toolMessage = result.messages.find((message) => message.role === 'tool')!;
   assert.deepEqual(JSON.parse(contentText(toolMessage.content as string)), {
@@ -90,11 +121,22 @@ async function delegationOfTwo(t: TestContext, sandbox?: Sandbox) {
 
   const tools_ = tools.map(toolSpec);
   const record = validateRecord(
-    buildRecord({ key: 'k', sample: 0, result, tools: tools_, toolsets: ['terminal', 'file', 'delegation'], model: 'scripted', source: { dataset: 'x', row: 0, fields: {} } }),
+    buildRecord({
+      key: 'k',
+      sample: 0,
+      result,
+      tools: tools_,
+      toolsets: ['terminal', 'file', 'delegation'],
+      model: 'scripted',
+      source: { dataset: 'x', row: 0, fields: {} },
+    }),
   );
   assert.equal(record.subagents.length, 2);
   const [a, b] = record.subagents;
-  assert.deepEqual([a!.call_id, a!.depth, a!.goal, a!.toolsets, a!.finish_reason], ['call_d', 1, 'count the files', ['terminal'], 'stop']);
+  assert.deepEqual(
+    [a!.call_id, a!.depth, a!.goal, a!.toolsets, a!.finish_reason],
+    ['call_d', 1, 'count the files', ['terminal'], 'stop'],
+  );
   assert.deepEqual(b!.toolsets, ['terminal', 'file', 'delegation']);
   assert.deepEqual(
     a!.messages.map((message) => message.role),
@@ -102,18 +144,36 @@ async function delegationOfTwo(t: TestContext, sandbox?: Sandbox) {
   );
   assert.equal(a!.messages[0]!.content, CHILD_SYSTEM_PROMPT);
   assert.equal(a!.messages[1]!.content, 'count the files\n\nContext:\nwork in the sandbox root');
-  assert.deepEqual(a!.usage, { prompt_tokens: 300, completion_tokens: 30, reasoning_tokens: 0, cached_tokens: 0, cost: null });
+  assert.deepEqual(a!.usage, {
+    prompt_tokens: 300,
+    completion_tokens: 30,
+    reasoning_tokens: 0,
+    cached_tokens: 0,
+    cost: null,
+  });
   // The messages view is the parent's alone; child tool calls stay out of the parent's tool_stats.
-  assert.deepEqual(record.tool_stats.map((stat) => [stat.name, stat.calls]), [['delegate_task', 1]]);
+  assert.deepEqual(
+    record.tool_stats.map((stat) => [stat.name, stat.calls]),
+    [['delegate_task', 1]],
+  );
   assert.equal(record.messages.length, 5);
   const row = await parquetRoundTrip(t, record);
-  const subagents = row.subagents as Array<{ goal: string; messages: Array<{ role: string }>; usage: { prompt_tokens: bigint | number } }>;
-  assert.deepEqual(subagents.map((child) => [child.goal, child.messages.length, Number(child.usage.prompt_tokens)]), [
-    ['count the files', 5, 300],
-    ['look around', 5, 300],
-  ]);
+  const subagents = row.subagents as Array<{
+    goal: string;
+    messages: Array<{ role: string }>;
+    usage: { prompt_tokens: bigint | number };
+  }>;
+  assert.deepEqual(
+    subagents.map((child) => [child.goal, child.messages.length, Number(child.usage.prompt_tokens)]),
+    [
+      ['count the files', 5, 300],
+      ['look around', 5, 300],
+    ],
+  );
   // Progress of each child reaches the parent's handler, nested under its goal.
-  const nested = events.filter((event): event is Extract<AgentEvent, { type: 'subagent' }> => event.type === 'subagent');
+  const nested = events.filter(
+    (event): event is Extract<AgentEvent, { type: 'subagent' }> => event.type === 'subagent',
+  );
   assert.ok(nested.some((event) => event.goal === 'count the files' && event.event.type === 'tool_end'));
   assert.ok(nested.some((event) => event.goal === 'look around' && event.event.type === 'model_end'));
 }
@@ -132,35 +192,57 @@ describe('delegate_task', () => {
   test('a grandchild cannot delegate: the refusal is a readable result and the chain still answers', async (t) => {
     const script: ScriptFunction = (request) => {
       const goal = isChild(request) ? firstUser(request) : 'parent';
-      const next: Record<string, string> = { parent: 'level one', 'level one': 'level two', 'level two': 'level three' };
-      if (turn(request) === 0) return callTool('delegate_task', { goal: next[goal]! }, { id: `call_${goal.replace(/ /g, '_')}` });
+      const next: Record<string, string> = {
+        parent: 'level one',
+        'level one': 'level two',
+        'level two': 'level three',
+      };
+      if (turn(request) === 0)
+        return callTool('delegate_task', { goal: next[goal]! }, { id: `call_${goal.replace(/ /g, '_')}` });
       const last = String(request.messages.at(-1)!.content);
       return reply(`${goal} got: ${last}`);
     };
     const { model, tools, sandbox } = await setup(t, script);
     const result = await runAgent({ model, tools, messages: start('Go deep.'), sandbox, maxTurns: 5 });
     assert.equal(result.finishReason, 'stop');
-    const record = buildRecord({ key: 'k', sample: 0, result, tools: [], toolsets: [], model: 'scripted', source: { dataset: 'x', row: 0, fields: {} } });
-    assert.deepEqual(record.subagents.map((child) => [child.depth, child.goal, child.call_id]), [
-      [1, 'level one', 'call_parent'],
-      [2, 'level two', 'call_level_one'],
-    ]);
+    const record = buildRecord({
+      key: 'k',
+      sample: 0,
+      result,
+      tools: [],
+      toolsets: [],
+      model: 'scripted',
+      source: { dataset: 'x', row: 0, fields: {} },
+    });
+    assert.deepEqual(
+      record.subagents.map((child) => [child.depth, child.goal, child.call_id]),
+      [
+        [1, 'level one', 'call_parent'],
+        [2, 'level two', 'call_level_one'],
+      ],
+    );
     const refusal = record.subagents[1]!.messages.find((message) => message.role === 'tool')!;
     const refused = JSON.parse(String(refusal.content)) as { error: string; hint: string };
     assert.match(refused.error, /delegation depth limit reached/);
     assert.match(refused.hint, /do this part yourself/);
-    assert.match(String(result.messages.at(-1)!.content), /^parent got: .*level one got: .*level two got: .*depth limit/);
+    assert.match(
+      String(result.messages.at(-1)!.content),
+      /^parent got: .*level one got: .*level two got: .*depth limit/,
+    );
   });
 
   test('toolsets beyond the parent’s and a call with neither goal nor tasks are refused readably', async (t) => {
     const script: ScriptFunction = (request) => {
-      if (turn(request) === 0) return callTool('delegate_task', { goal: 'browse', toolsets: ['browser'] }, { id: 'call_1' });
+      if (turn(request) === 0)
+        return callTool('delegate_task', { goal: 'browse', toolsets: ['browser'] }, { id: 'call_1' });
       if (turn(request) === 1) return callTool('delegate_task', { context: 'no goal' }, { id: 'call_2' });
       return reply('ok');
     };
     const { model, tools, sandbox, server } = await setup(t, script);
     const result = await runAgent({ model, tools, messages: start('Try.'), sandbox, maxTurns: 5 });
-    const errors = result.messages.filter((message) => message.role === 'tool').map((message) => JSON.parse(String(message.content)) as { error: string; hint: string });
+    const errors = result.messages
+      .filter((message) => message.role === 'tool')
+      .map((message) => JSON.parse(String(message.content)) as { error: string; hint: string });
     assert.match(errors[0]!.error, /toolsets 'browser' are not yours to give/);
     assert.match(errors[0]!.hint, /choose from: terminal, file, delegation/);
     assert.match(errors[1]!.error, /give either goal or tasks/);
@@ -169,17 +251,35 @@ describe('delegate_task', () => {
 
   test('delegation.max_turns is the child’s own turn limit', async (t) => {
     const script: ScriptFunction = (request) => {
-      if (isChild(request)) return request.messages.at(-1)!.role === 'user' && turn(request) > 0 ? reply('out of turns: partial answer') : callTool('terminal', { command: 'echo step' });
+      if (isChild(request))
+        return request.messages.at(-1)!.role === 'user' && turn(request) > 0
+          ? reply('out of turns: partial answer')
+          : callTool('terminal', { command: 'echo step' });
       return turn(request) === 0 ? callTool('delegate_task', { goal: 'loop forever' }) : reply('done');
     };
     const { model, tools, sandbox } = await setup(t, script);
     const services = { web: DEFAULT_WEB_CONFIG, auxiliary: {}, model: () => model, delegation: { max_turns: 2 } };
     const result = await runAgent({ model, tools, messages: start('Delegate.'), sandbox, maxTurns: 5, services });
-    const record = buildRecord({ key: 'k', sample: 0, result, tools: [], toolsets: [], model: 'scripted', source: { dataset: 'x', row: 0, fields: {} } });
+    const record = buildRecord({
+      key: 'k',
+      sample: 0,
+      result,
+      tools: [],
+      toolsets: [],
+      model: 'scripted',
+      source: { dataset: 'x', row: 0, fields: {} },
+    });
     const child = record.subagents[0]!;
     assert.equal(child.finish_reason, 'max_turns');
-    assert.equal(child.messages.filter((message) => message.role === 'tool').length, 2, 'two turns of tool calls, then the grace call');
-    assert.deepEqual(JSON.parse(String(result.messages[3]!.content)), { result: 'out of turns: partial answer', finish_reason: 'max_turns' });
+    assert.equal(
+      child.messages.filter((message) => message.role === 'tool').length,
+      2,
+      'two turns of tool calls, then the grace call',
+    );
+    assert.deepEqual(JSON.parse(String(result.messages[3]!.content)), {
+      result: 'out of turns: partial answer',
+      finish_reason: 'max_turns',
+    });
   });
 
   test('aborting the parent aborts its children', async (t) => {

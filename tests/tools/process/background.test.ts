@@ -4,17 +4,26 @@ import { describe, test, type TestContext } from 'node:test';
 import { runAgent } from '../../../src/agent/index.js';
 import { createModelClient } from '../../../src/model/index.js';
 import { createLocalSandbox, createSandbox, type Sandbox } from '../../../src/sandbox/index.js';
-import { callTool, reply, startScriptedServer, type ChatRequest, type ScriptFunction } from '../../../src/testing/index.js';
+import {
+  callTool,
+  reply,
+  startScriptedServer,
+  type ChatRequest,
+  type ScriptFunction,
+} from '../../../src/testing/index.js';
 import { createToolRegistry, disposeToolState } from '../../../src/tools/index.js';
 import { requireDockerOrSkip, uniqueRunName } from '../../helpers/docker.js';
 import { callTool as runTool, jsonOf, toolContext } from '../tool-context.js';
 
-const lastResult = (request: ChatRequest) => JSON.parse(String(request.messages.at(-1)!.content)) as Record<string, unknown>;
+const lastResult = (request: ChatRequest) =>
+  JSON.parse(String(request.messages.at(-1)!.content)) as Record<string, unknown>;
 
 /** A model that starts an HTTP server in the background, waits for it, requests a page, reads the log, kills it. */
 const serverScenario: ScriptFunction = (request) => {
   const turn = request.messages.filter((message) => message.role === 'assistant').length;
-  const results = request.messages.filter((message) => message.role === 'tool').map((message) => JSON.parse(String(message.content)) as Record<string, unknown>);
+  const results = request.messages
+    .filter((message) => message.role === 'tool')
+    .map((message) => JSON.parse(String(message.content)) as Record<string, unknown>);
   switch (turn) {
     case 0:
       return callTool('terminal', { command: 'exec python3 -u -m http.server 0 --bind 127.0.0.1', background: true });
@@ -22,7 +31,9 @@ const serverScenario: ScriptFunction = (request) => {
       return callTool('process_manage', { action: 'wait', id: String(results[0]!.id), timeout: 1.5 });
     case 2: {
       const port = /port (\d+)/.exec(String(results[1]!.new_output))![1];
-      return callTool('terminal', { command: `python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:${port}/').status)"` });
+      return callTool('terminal', {
+        command: `python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:${port}/').status)"`,
+      });
     }
     case 3:
       return callTool('process_manage', { action: 'log', id: 'proc_1' });
@@ -44,10 +55,22 @@ async function serverLifecycle(t: TestContext, sandbox: Sandbox) {
   const model = createModelClient({ base_url: server.url, model: 'scripted', api_key_env: 'NO_KEY', max_retries: 0 });
   const tools = createToolRegistry().select(['terminal'], { env: process.env });
   const state = new Map<string, unknown>();
-  const result = await runAgent({ model, tools, sandbox, state, maxTurns: 10, messages: [{ role: 'system', content: 'test' }, { role: 'user', content: 'serve' }] });
+  const result = await runAgent({
+    model,
+    tools,
+    sandbox,
+    state,
+    maxTurns: 10,
+    messages: [
+      { role: 'system', content: 'test' },
+      { role: 'user', content: 'serve' },
+    ],
+  });
   await disposeToolState(state);
   assert.equal(result.finishReason, 'stop');
-  const results = result.messages.filter((message) => message.role === 'tool').map((message) => JSON.parse(String(message.content)) as Record<string, unknown>);
+  const results = result.messages
+    .filter((message) => message.role === 'tool')
+    .map((message) => JSON.parse(String(message.content)) as Record<string, unknown>);
   assert.equal(results[0]!.id, 'proc_1');
   assert.equal(results[0]!.state, 'running');
   assert.equal(results[1]!.state, 'running', 'the server still runs after the wait timed out');
@@ -73,13 +96,26 @@ describe('background processes and process_manage', () => {
     const sandbox = await createLocalSandbox({ kind: 'local' });
     t.after(() => sandbox.dispose());
     const context = toolContext(sandbox);
-    const started = jsonOf(await runTool('terminal', { command: 'echo ready; read line; echo "got:$line"; exit 3', background: true }, context));
+    const started = jsonOf(
+      await runTool(
+        'terminal',
+        { command: 'echo ready; read line; echo "got:$line"; exit 3', background: true },
+        context,
+      ),
+    );
     const id = String(started.id);
     const waited = jsonOf(await runTool('process_manage', { action: 'wait', id, timeout: 0.5 }, context));
     assert.deepEqual([waited.state, waited.new_output], ['running', 'ready\n']);
     const first = jsonOf(await runTool('process_manage', { action: 'poll', id }, context));
-    assert.deepEqual([first.state, first.new_output], ['running', ''], 'poll returns only output it has not returned before');
-    assert.deepEqual(jsonOf(await runTool('process_manage', { action: 'write', id, input: 'hello\n' }, context)), { id, written_bytes: 6 });
+    assert.deepEqual(
+      [first.state, first.new_output],
+      ['running', ''],
+      'poll returns only output it has not returned before',
+    );
+    assert.deepEqual(jsonOf(await runTool('process_manage', { action: 'write', id, input: 'hello\n' }, context)), {
+      id,
+      written_bytes: 6,
+    });
     const done = jsonOf(await runTool('process_manage', { action: 'wait', id, timeout: 10 }, context));
     assert.equal(done.state, 'exited');
     assert.equal(done.exit_code, 3);
@@ -88,8 +124,13 @@ describe('background processes and process_manage', () => {
     assert.match(again.content, /cannot write to proc_1: it is no longer running/);
     const unknown = await runTool('process_manage', { action: 'poll', id: 'proc_9' }, context);
     assert.match(unknown.content, /no background process 'proc_9'.*known: proc_1/);
-    const listed = jsonOf<{ processes: Array<{ id: string; state: string }> }>(await runTool('process_manage', { action: 'list' }, context));
-    assert.deepEqual(listed.processes.map((process) => [process.id, process.state]), [['proc_1', 'exited']]);
+    const listed = jsonOf<{ processes: Array<{ id: string; state: string }> }>(
+      await runTool('process_manage', { action: 'list' }, context),
+    );
+    assert.deepEqual(
+      listed.processes.map((process) => [process.id, process.state]),
+      [['proc_1', 'exited']],
+    );
   });
 
   test('everything still running is killed when the rollout ends (tool state, then the sandbox)', async (t) => {
@@ -99,7 +140,10 @@ describe('background processes and process_manage', () => {
     const marker = 3_000 + Math.floor(Math.random() * 900);
     await runTool('terminal', { command: `sleep ${marker}`, background: true }, context);
     await runTool('terminal', { command: `bash -c 'sleep ${marker + 1}; true'`, background: true }, context);
-    const running = () => execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).split('\n').filter((line) => new RegExp(`^sleep ${marker}|^sleep ${marker + 1}`).test(line));
+    const running = () =>
+      execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
+        .split('\n')
+        .filter((line) => new RegExp(`^sleep ${marker}|^sleep ${marker + 1}`).test(line));
     assert.equal(running().length, 2);
     await disposeToolState(context.state);
     await sandbox.dispose();
