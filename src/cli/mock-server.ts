@@ -1,5 +1,6 @@
 import { createEchoScript, DEFAULT_SCRIPTED_MODEL, loadScriptFile, startScriptedServer } from '../testing/index.js';
 import { integerOption, stringOption, type CommandDefinition } from './command.js';
+import { untilStopped } from './signals.js';
 
 export const command: CommandDefinition = {
   name: 'mock-server',
@@ -56,15 +57,3 @@ export const command: CommandDefinition = {
     return 0;
   },
 };
-
-function untilStopped(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve(signal);
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
-}

@@ -31,3 +31,16 @@ export function installStopSignals(onFirst: (signal: string) => void, onSecond: 
     },
   };
 }
+
+/** Resolves with the first SIGINT or SIGTERM: how a serving command (view, mock-server) waits to stop. */
+export function untilStopped(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve(signal);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}

@@ -1,6 +1,7 @@
 import { ConfigError } from '../errors.js';
 import { defaultSessionsPath, isLoopback, startViewer } from '../view/index.js';
 import { integerOption, stringOption, type CommandDefinition } from './command.js';
+import { untilStopped } from './signals.js';
 
 export const DEFAULT_VIEW_PORT = 7373;
 
@@ -86,15 +87,3 @@ export const command: CommandDefinition = {
     return 0;
   },
 };
-
-function untilStopped(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve(signal);
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
-}

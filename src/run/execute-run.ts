@@ -4,6 +4,7 @@ import type { Endpoint } from '../config/endpoint.js';
 import { DEFAULT_DOCKER_IMAGE } from '../sandbox/docker-config.js';
 import { writeRunOutputs, type RunOutputs } from './outputs.js';
 import {
+  emptyPipelineSummary,
   runPipeline,
   type PipelineEntry,
   type PipelineEvent,
@@ -220,17 +221,7 @@ async function stopRemoteRun(
   const store = RunStore.open(storePath);
   try {
     const outputs = writeRunOutputs(store, input.outDir ?? join('datasets', input.run), input.maxAttempts);
-    const summary: PipelineSummary = {
-      dispatched: 0,
-      skipped: 0,
-      exhausted: 0,
-      done: 0,
-      discarded: 0,
-      failed: 0,
-      interrupted: 0,
-      badRows: 0,
-      stopped: false,
-    };
+    const summary = emptyPipelineSummary();
     return { summary, outputs, storePath };
   } finally {
     store.close();

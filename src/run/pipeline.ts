@@ -89,15 +89,9 @@ export interface PipelineSummary {
   inputError?: Error;
 }
 
-/**
- * Stream entries through the pool: skip finished keys, dispatch the rest with backpressure (the
- * reader is pulled only when a slot is free), and land each result with its status in one transaction.
- * A run-level fault or a dataset error stops dispatch; rollouts in flight still land (or, after a
- * run-level fault, are interrupted and go back to pending without using an attempt).
- */
-export async function runPipeline(options: PipelineOptions): Promise<PipelineSummary> {
-  const { store, runner } = options;
-  const summary: PipelineSummary = {
+/** A summary with nothing counted yet. */
+export function emptyPipelineSummary(): PipelineSummary {
+  return {
     dispatched: 0,
     skipped: 0,
     exhausted: 0,
@@ -108,6 +102,17 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineSum
     badRows: 0,
     stopped: false,
   };
+}
+
+/**
+ * Stream entries through the pool: skip finished keys, dispatch the rest with backpressure (the
+ * reader is pulled only when a slot is free), and land each result with its status in one transaction.
+ * A run-level fault or a dataset error stops dispatch; rollouts in flight still land (or, after a
+ * run-level fault, are interrupted and go back to pending without using an attempt).
+ */
+export async function runPipeline(options: PipelineOptions): Promise<PipelineSummary> {
+  const { store, runner } = options;
+  const summary = emptyPipelineSummary();
   const halt = new AbortController();
   const stop = options.stop ? AbortSignal.any([options.stop, halt.signal]) : halt.signal;
   const slots = new Semaphore(options.concurrency, stop);

@@ -5,26 +5,10 @@ import { test } from 'node:test';
 import { echoScript, startScriptedServer } from '../../src/testing/index.js';
 import type { TrajectoryRecord } from '../../src/trajectory/record.js';
 import { runCli, temporaryDirectory } from '../helpers/cli.js';
+import { scriptedBatchArgs } from '../helpers/batch-run.js';
 
 function batchArgs(dataset: string, run: string, baseUrl: string, extra: string[] = []): string[] {
-  return [
-    'batch',
-    '--dataset',
-    dataset,
-    '--run',
-    run,
-    '--base-url',
-    baseUrl,
-    '--model',
-    'scripted-a',
-    '--api-key-env',
-    'NO_KEY',
-    '--workers',
-    '1',
-    '--toolsets',
-    'file',
-    ...extra,
-  ];
+  return scriptedBatchArgs(dataset, run, baseUrl, 'NO_KEY', ['--workers', '1', '--toolsets', 'file', ...extra]);
 }
 
 test('--ephemeral-system-prompt and --prefill reach the model but never the records; the fingerprint holds them', async (t) => {

@@ -6,40 +6,10 @@ import Database from 'better-sqlite3';
 import { startScriptedServer, echoScript, type ScriptFunction } from '../../src/testing/index.js';
 import { TrajectoryRecordSchema, type TrajectoryRecord } from '../../src/trajectory/record.js';
 import { runCli, startCli, temporaryDirectory } from '../helpers/cli.js';
-
-const prompts = (count: number, prefix = 'task') =>
-  Array.from({ length: count }, (_, index) => ({ prompt: `${prefix} number ${index}: say hello` }));
-
-function writeJsonl(path: string, rows: unknown[]): void {
-  writeFileSync(path, `${rows.map((row) => JSON.stringify(row)).join('\n')}\n`);
-}
-
-function readRecords(directory: string, run: string): TrajectoryRecord[] {
-  return readFileSync(join(directory, 'datasets', run, 'trajectories.jsonl'), 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as TrajectoryRecord);
-}
+import { prompts, readRecords, scriptedBatchArgs, writeJsonl } from '../helpers/batch-run.js';
 
 function batchArgs(dataset: string, run: string, baseUrl: string, extra: string[] = []): string[] {
-  return [
-    'batch',
-    '--dataset',
-    dataset,
-    '--run',
-    run,
-    '--base-url',
-    baseUrl,
-    '--model',
-    'scripted-a',
-    '--api-key-env',
-    'NO_KEY',
-    '--workers',
-    '2',
-    '--concurrency',
-    '8',
-    ...extra,
-  ];
+  return scriptedBatchArgs(dataset, run, baseUrl, 'NO_KEY', ['--workers', '2', '--concurrency', '8', ...extra]);
 }
 
 /** Prompts the scripted server saw a first model call for (one per rollout). */

@@ -8,9 +8,9 @@ import type { ReferenceCheck } from '../../src/report/reference-check.js';
 import type { EvalReport } from '../../src/report/report-schema.js';
 import { connectDocker } from '../../src/sandbox/docker-engine.js';
 import { callTool, conversationScript, reply, startScriptedServer, type ChatRequest } from '../../src/testing/index.js';
-import type { TrajectoryRecord } from '../../src/trajectory/record.js';
 import { runCli, temporaryDirectory } from '../helpers/cli.js';
 import { dockerSuiteOptions } from '../helpers/docker.js';
+import { readRecords } from '../helpers/batch-run.js';
 
 /**
  * `traj bench` on the real dev split in real containers: the oracle must solve every task and
@@ -27,13 +27,6 @@ const devOptions = options.skip
 
 function readJson<T>(path: string): T {
   return JSON.parse(readFileSync(path, 'utf8')) as T;
-}
-
-function readRecords(directory: string, run: string): TrajectoryRecord[] {
-  return readFileSync(join(directory, 'datasets', run, 'trajectories.jsonl'), 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as TrajectoryRecord);
 }
 
 async function containersOf(run: string): Promise<number> {

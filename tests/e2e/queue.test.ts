@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 import { echoScript, reply, startScriptedServer } from '../../src/testing/index.js';
-import type { TrajectoryRecord } from '../../src/trajectory/record.js';
 import { startCli, temporaryDirectory, type CliResult } from '../helpers/cli.js';
 import { redisKeys, startRedis, type RedisProcess } from '../helpers/redis.js';
+import { readRecords, scriptedBatchArgs, writeJsonl } from '../helpers/batch-run.js';
 
 /**
  * Distributed runs over a real redis-server (issue 20): a coordinator (`traj batch --queue`) and
@@ -15,17 +15,6 @@ import { redisKeys, startRedis, type RedisProcess } from '../helpers/redis.js';
 
 const prompts = (count: number) =>
   Array.from({ length: count }, (_, index) => ({ prompt: `queued task ${index}: say hello` }));
-
-function writeJsonl(path: string, rows: unknown[]): void {
-  writeFileSync(path, `${rows.map((row) => JSON.stringify(row)).join('\n')}\n`);
-}
-
-function readRecords(directory: string, run: string): TrajectoryRecord[] {
-  return readFileSync(join(directory, 'datasets', run, 'trajectories.jsonl'), 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as TrajectoryRecord);
-}
 
 function storeRows(directory: string, run: string, sql: string): unknown[] {
   const db = new Database(join(directory, 'checkpoints', `${run}.sqlite`), { readonly: true, fileMustExist: true });
@@ -80,28 +69,15 @@ function startWorker(
 }
 
 function batchArgs(dataset: string, run: string, baseUrl: string, url: string, extra: string[] = []): string[] {
-  return [
-    'batch',
-    '--dataset',
-    dataset,
-    '--run',
-    run,
-    '--base-url',
-    baseUrl,
-    '--model',
-    'scripted-a',
-    '--api-key-env',
-    'TRAJ_TEST_KEY',
+  const queue = ['--queue', url, '--stalled-interval', '3'];
+  return scriptedBatchArgs(dataset, run, baseUrl, 'TRAJ_TEST_KEY', [
     '--toolsets',
     'file',
     '--concurrency',
     '24',
-    '--queue',
-    url,
-    '--stalled-interval',
-    '3',
+    ...queue,
     ...extra,
-  ];
+  ]);
 }
 
 /** A coordinator; one still running after 3 minutes is killed, so a hang fails the test instead of stalling the suite. */

@@ -7,43 +7,18 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { echoScript, startScriptedServer, type ScriptFunction } from '../../src/testing/index.js';
-import type { TrajectoryRecord } from '../../src/trajectory/record.js';
 import { projectRoot } from '../../src/util/paths.js';
 import { dockerRequired, dockerUnavailableReason } from '../helpers/docker.js';
 import { runCli, startCli, temporaryDirectory } from '../helpers/cli.js';
+import { prompts, readRecords, scriptedBatchArgs, writeJsonl } from '../helpers/batch-run.js';
 
 /**
  * Run integrity under kills, run-level faults and bad rows (issue 13): nothing lost, nothing run
  * twice, no attempt used by a fault that is not the prompt's, and exit codes that say what happened.
  */
 
-const prompts = (count: number, prefix = 'task') =>
-  Array.from({ length: count }, (_, index) => ({ prompt: `${prefix} number ${index}: say hello` }));
-
-function writeJsonl(path: string, rows: unknown[]): void {
-  writeFileSync(path, `${rows.map((row) => JSON.stringify(row)).join('\n')}\n`);
-}
-
-function readRecords(directory: string, run: string): TrajectoryRecord[] {
-  return readFileSync(join(directory, 'datasets', run, 'trajectories.jsonl'), 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as TrajectoryRecord);
-}
-
 function batchArgs(dataset: string, run: string, baseUrl: string, extra: string[] = []): string[] {
-  return [
-    'batch',
-    '--dataset',
-    dataset,
-    '--run',
-    run,
-    '--base-url',
-    baseUrl,
-    '--model',
-    'scripted-a',
-    '--api-key-env',
-    'TRAJ_TEST_KEY',
+  return scriptedBatchArgs(dataset, run, baseUrl, 'TRAJ_TEST_KEY', [
     '--workers',
     '2',
     '--concurrency',
@@ -51,7 +26,7 @@ function batchArgs(dataset: string, run: string, baseUrl: string, extra: string[
     '--toolsets',
     'file',
     ...extra,
-  ];
+  ]);
 }
 
 function storeRows(directory: string, run: string, sql: string): unknown[] {

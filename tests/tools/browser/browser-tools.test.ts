@@ -186,8 +186,14 @@ describe('browser tools in real headless Chromium', { skip }, () => {
   test('a download lands in the rollout sandbox; a dialog is dismissed and reported', async () => {
     const context = rollout();
     const page = await ok('browser_navigate', { url: `${site.url}/download` }, context);
-    const clicked = await ok('browser_click', { ref: refOf(page, /link "Get the report"/) }, context);
-    assert.match(clicked, /Note: downloaded .*\/file\.txt to downloads\/report\.txt \(18 bytes\)/);
+    // The download event can arrive after the click's result on a loaded machine; the note is then
+    // in the next result, which is what a model reads either way.
+    let seen = await ok('browser_click', { ref: refOf(page, /link "Get the report"/) }, context);
+    for (let tries = 0; tries < 20 && !/Note: downloaded/.test(seen); tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      seen = await ok('browser_snapshot', {}, context);
+    }
+    assert.match(seen, /Note: downloaded .*\/file\.txt to downloads\/report\.txt \(18 bytes\)/);
     assert.equal((await sandbox.readFile('downloads/report.txt')).toString(), 'quarterly numbers\n');
     const dialogPage = await ok('browser_navigate', { url: `${site.url}/dialog` }, context);
     const dismissed = await ok('browser_click', { ref: refOf(dialogPage, /button "Show alert"/) }, context);
