@@ -88,7 +88,8 @@ async function runTool(call: ToolCallInput, options: ToolStepOptions): Promise<R
   const { signal } = options;
   options.onStart?.(call);
   const interrupted = abortedOutcome(signal);
-  const nested = { subagents: [] as SubagentRecord[], inner: [] as NestedCallRecord[] };
+  const nested = { inner: [] as NestedCallRecord[] };
+  const children: Promise<SubagentRecord | undefined>[] = [];
   const context = {
     sandbox: options.sandbox,
     signal,
@@ -97,7 +98,7 @@ async function runTool(call: ToolCallInput, options: ToolStepOptions): Promise<R
     env: options.env,
     services: options.services,
     runTools: options.tools,
-    delegate: options.delegate && nestedDelegate(options.delegate, call.id, nested.subagents),
+    delegate: options.delegate && nestedDelegate(options.delegate, call.id, children),
     callTool: async (name: string, args: Record<string, unknown>) => {
       const inner = { id: `${call.id}.${nested.inner.length + 1}`, name, arguments: JSON.stringify(args) };
       // The script's calls run with the script's context, minus delegation and further scripts.
@@ -115,13 +116,24 @@ async function runTool(call: ToolCallInput, options: ToolStepOptions): Promise<R
   const outcome = await Promise.race([executeToolCall(options.tools, call, context), interrupted.promise]);
   interrupted.cancel();
   options.onEnd?.(call, outcome);
-  return { ...outcome, ...nested };
+  const subagents = (await Promise.all(children)).filter((child): child is SubagentRecord => child !== undefined);
+  return { ...outcome, subagents, inner: nested.inner };
 }
 
-function nestedDelegate(delegate: DelegateFunction, callId: string, into: SubagentRecord[]): DelegateFunction {
-  return async (request) => {
-    const outcome = await delegate(request);
-    into.push({ call_id: callId, ...outcome.record });
+/** Children are recorded in the order the tool asked for them, not the order they finish in. */
+function nestedDelegate(
+  delegate: DelegateFunction,
+  callId: string,
+  into: Promise<SubagentRecord | undefined>[],
+): DelegateFunction {
+  return (request) => {
+    const outcome = delegate(request);
+    into.push(
+      outcome.then(
+        (result) => ({ call_id: callId, ...result.record }),
+        () => undefined,
+      ),
+    );
     return outcome;
   };
 }
