@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { Message } from '../../model/messages.js';
 import { defineTool, ToolFailure } from '../registry.js';
+import { askVisionModel } from '../vision/ask-vision-model.js';
 import { browserAvailable, browserSession } from './session.js';
 
 export const BrowserVisionParameters = z.object({
@@ -35,22 +35,7 @@ export const browserVisionTool = defineTool({
       // Kept beside the run store (batch, eval) so the record can point at what the model was shown.
       const kept = await services.artifacts?.save('screenshot.png', screenshot);
       const url = `data:image/png;base64,${screenshot.toString('base64')}`;
-      // Content parts pass through the client unchanged, as in vision_analyze; the message types hold text only.
-      const message = {
-        role: 'user',
-        content: [
-          { type: 'text', text: question },
-          { type: 'image_url', image_url: { url } },
-        ],
-      } as unknown as Message;
-      const response = await services.model(endpoint).complete({ messages: [message], signal });
-      services.reportUsage?.(response.usage);
-      const answer = response.message.content?.trim();
-      if (!answer)
-        throw new ToolFailure(
-          `the vision model (${endpoint.model}) gave an empty answer`,
-          'ask a more specific question',
-        );
+      const answer = await askVisionModel(services, endpoint, question, url, signal);
       return { answer, model: endpoint.model, url: page.url(), ...(kept ? { screenshot: kept } : {}) };
     });
   },

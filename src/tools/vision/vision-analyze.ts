@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_WEB_CONFIG } from '../../config/web.js';
-import type { Message } from '../../model/messages.js';
 import { defineTool, ToolFailure } from '../registry.js';
+import { askVisionModel } from './ask-vision-model.js';
 import { imageAsDataUrl } from './image-source.js';
 
 export const VisionAnalyzeParameters = z.object({
@@ -24,21 +24,7 @@ export const visionAnalyzeTool = defineTool({
     const endpoint = services?.auxiliary.vision;
     if (!services || !endpoint) throw new ToolFailure('no vision model is configured (auxiliary.vision)');
     const url = await imageAsDataUrl(image, { sandbox, web: services.web ?? DEFAULT_WEB_CONFIG, signal });
-    const message: Message = {
-      role: 'user',
-      content: [
-        { type: 'text', text: question },
-        { type: 'image_url', image_url: { url } },
-      ],
-    };
-    const response = await services.model(endpoint).complete({ messages: [message], signal });
-    services.reportUsage?.(response.usage);
-    const answer = response.message.content?.trim();
-    if (!answer)
-      throw new ToolFailure(
-        `the vision model (${endpoint.model}) gave an empty answer`,
-        'ask a more specific question',
-      );
+    const answer = await askVisionModel(services, endpoint, question, url, signal);
     return { answer, model: endpoint.model };
   },
 });
