@@ -1,19 +1,6 @@
-import { formatEstimate, formatNumber, formatPassAtK } from '../report/report-markdown.js';
-import type { Breakdown, EvalReport } from '../report/report-schema.js';
+import { BREAKDOWN_HEADERS, breakdownCells, formatNumber } from '../report/report-markdown.js';
+import type { EvalReport } from '../report/report-schema.js';
 import { table } from './summary.js';
-
-const HEADERS = ['rollouts', 'items', 'mean reward [95% CI]', 'pass rate [95% CI]', 'pass@k', 'reward errors'];
-
-function cells(row: Breakdown): (string | number)[] {
-  return [
-    row.rollouts,
-    row.items,
-    formatEstimate(row.mean_reward),
-    formatEstimate(row.pass_rate),
-    formatPassAtK(row.pass_at_k),
-    row.reward_errors,
-  ];
-}
 
 /** The end-of-eval table: the whole run, then per category and per toolsets when there is more than one. */
 export function formatEvalSummary(report: EvalReport): string {
@@ -21,20 +8,20 @@ export function formatEvalSummary(report: EvalReport): string {
   const environment = report.environment ? `${report.environment.name} ${report.environment.version}` : 'environment';
   const parts = [
     `${environment} · run ${report.run} · model ${report.model ?? 'unknown'} · pass threshold ${report.pass_threshold}`,
-    table(['', ...HEADERS, 'failed'], [['all', ...cells(summary), summary.failed]]),
+    table(['', ...BREAKDOWN_HEADERS, 'failed'], [['all', ...breakdownCells(summary), summary.failed]]),
   ];
   if (report.by_category.length > 1)
     parts.push(
       table(
-        ['category', ...HEADERS],
-        report.by_category.map((row) => [row.category, ...cells(row)]),
+        ['category', ...BREAKDOWN_HEADERS],
+        report.by_category.map((row) => [row.category, ...breakdownCells(row)]),
       ),
     );
   if (report.by_toolsets.length > 1)
     parts.push(
       table(
-        ['toolsets', ...HEADERS],
-        report.by_toolsets.map((row) => [row.toolsets.join('+') || '(none)', ...cells(row)]),
+        ['toolsets', ...BREAKDOWN_HEADERS],
+        report.by_toolsets.map((row) => [row.toolsets.join('+') || '(none)', ...breakdownCells(row)]),
       ),
     );
   const notes = [`tokens: ${summary.tokens.prompt} prompt + ${summary.tokens.completion} completion`];

@@ -31,7 +31,8 @@ function markdownTable(headers: string[], rows: (string | number)[][]): string {
   ].join('\n');
 }
 
-const BREAKDOWN_HEADERS = [
+/** The columns of one breakdown row, shared by report.md and the terminal summary. */
+export const BREAKDOWN_HEADERS = [
   'rollouts',
   'items',
   'mean reward [95% CI]',
@@ -40,7 +41,7 @@ const BREAKDOWN_HEADERS = [
   'reward errors',
 ];
 
-function breakdownCells(row: Breakdown): (string | number)[] {
+export function breakdownCells(row: Breakdown): (string | number)[] {
   return [
     row.rollouts,
     row.items,
