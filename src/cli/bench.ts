@@ -17,6 +17,7 @@ import { ConfigError } from '../errors.js';
 import { writeFileAtomically } from '../util/atomic-write.js';
 import { table } from '../util/text-table.js';
 import type { RolloutServices } from '../run/rollout.js';
+import { environmentTask } from '../run/environment-entries.js';
 import { integerOption, stringOption, type CommandDefinition, type OptionSpec, type ParsedCommand } from './command.js';
 import { EVAL_OPTIONS, numberOption } from './eval-options.js';
 import { runEval, type FinishedEval } from './eval-run.js';
@@ -232,17 +233,7 @@ async function runAgain(
   const toolsets = stored ? (JSON.parse(stored.toolsets) as string[]) : [];
   const { executeRollout } = await import('../run/rollout.js');
   const outcome = await executeRollout(
-    {
-      key: keyed.key,
-      sample: broken.sample,
-      toolsets,
-      messages: keyed.messages,
-      system: keyed.system,
-      image: keyed.sandbox.image,
-      workdir: keyed.sandbox.workdir,
-      item: keyed.item,
-      settings: finished.settings,
-    },
+    { ...environmentTask(keyed, toolsets), key: keyed.key, sample: broken.sample, settings: finished.settings },
     services,
     new AbortController().signal,
   );

@@ -4,7 +4,7 @@ import type { Message } from '../model/messages.js';
 import { sampleToolsets } from '../tools/distributions.js';
 import type { AvailabilityContext, ToolRegistry } from '../tools/registry.js';
 import type { ToolsetChoice } from './batch.js';
-import type { PipelineEntry } from './pipeline.js';
+import type { PipelineEntry, WorkItem } from './pipeline.js';
 import { PromptKeyer } from './prompt-key.js';
 import type { RunStore } from './store.js';
 
@@ -104,14 +104,7 @@ export async function* environmentEntries(input: EnvironmentEntriesInput): Async
         sample,
         rowIndex: keyed.index,
         group: keyed.key,
-        task: {
-          toolsets,
-          messages: keyed.messages,
-          system: keyed.system,
-          image: keyed.sandbox.image,
-          workdir: keyed.sandbox.workdir,
-          item: keyed.item,
-        },
+        task: environmentTask(keyed, toolsets),
         source: { dataset: input.dataset, row: keyed.index, fields },
       };
     }
@@ -127,4 +120,16 @@ function toolsetsFor(
   const draw = sampleToolsets(input.choice.distribution, { seed: input.seed, key, available });
   for (const dropped of draw.dropped) input.store.addCounter(`dropped:${dropped.toolset}`, 1);
   return draw.toolsets;
+}
+
+/** What a rollout of a keyed item runs: its conversation, sandbox and item, with the drawn toolsets. */
+export function environmentTask(keyed: KeyedEnvironmentItem, toolsets: string[]): WorkItem['task'] {
+  return {
+    toolsets,
+    messages: keyed.messages,
+    system: keyed.system,
+    image: keyed.sandbox.image,
+    workdir: keyed.sandbox.workdir,
+    item: keyed.item,
+  };
 }
