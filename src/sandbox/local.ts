@@ -85,9 +85,7 @@ export async function createLocalSandbox(options: SandboxOptions = { kind: 'loca
   }
   const workdir = options.workdir ? join(root, subfolderName(options.workdir)) : root;
   await mkdir(workdir, { recursive: true });
-  const sandbox = new LocalSandbox(root, workdir, options.env ?? {}, isolation.mode === 'bwrap');
-  if (isolation.mode === 'bwrap') await sandbox.openNamespace(config);
-  return sandbox;
+  return new LocalSandbox(root, workdir, options.env ?? {}, isolation.mode === 'bwrap' ? config : undefined);
 }
 
 /**
@@ -108,9 +106,7 @@ async function hostFolderSandbox(
     });
   }
   const root = await realpath(folder);
-  const sandbox = new LocalSandbox(root, root, env, isolation.mode === 'bwrap', false);
-  if (isolation.mode === 'bwrap') await sandbox.openNamespace(config);
-  return sandbox;
+  return new LocalSandbox(root, root, env, isolation.mode === 'bwrap' ? config : undefined, false);
 }
 
 function subfolderName(workdir: string): string {
@@ -130,14 +126,19 @@ class LocalSandbox implements Sandbox {
   private readonly groups = new Set<number>();
   private readonly unregister: () => void;
 
-  /** The spawn-host session running this sandbox's bubblewrap namespace, if isolated. */
-  private session?: string;
+  /**
+   * The spawn-host session running this sandbox's bubblewrap namespace, opened by the first
+   * command: rollouts that only use file tools (which work on the folder from this side) then
+   * never pay for a namespace, ~5 ms of CPU in bwrap and its init.
+   */
+  private session?: Promise<string>;
 
   constructor(
     private readonly root: string,
     readonly workdir: string,
     private readonly baseEnv: Record<string, string>,
-    readonly isolated: boolean,
+    /** Set when commands run under bubblewrap. */
+    private readonly isolation: LocalSandboxConfig | undefined,
     /** False for a user's own folder (--workdir): dispose stops processes but deletes nothing. */
     private readonly owned = true,
   ) {
@@ -145,7 +146,12 @@ class LocalSandbox implements Sandbox {
     this.unregister = registerLiveSandbox(this);
   }
 
-  async openNamespace(config: LocalSandboxConfig): Promise<void> {
+  private namespace(config: LocalSandboxConfig): Promise<string> {
+    this.session ??= this.openNamespace(config);
+    return this.session;
+  }
+
+  private async openNamespace(config: LocalSandboxConfig): Promise<string> {
     const spec: NamespaceSpec = {
       bwrap: bwrapOptions({ root: this.root, workdir: this.workdir, network: config.network }),
       env: { ...baseEnvironment(), HOME: this.workdir },
@@ -153,9 +159,8 @@ class LocalSandbox implements Sandbox {
     };
     try {
       await openSession(this.id, spec);
-      this.session = this.id;
+      return this.id;
     } catch (error) {
-      await this.dispose();
       throw new SandboxError(`cannot start bubblewrap for sandbox ${this.id}: ${errorMessage(error)}`, {
         code: 'create_failed',
         retryable: true,
@@ -182,6 +187,9 @@ class LocalSandbox implements Sandbox {
   }
 
   private async spawnCommand(command: string, cwd: string, options: ExecOptions): Promise<ExecResult> {
+    // Checked again after the awaits of exec: a namespace is never opened once dispose began.
+    this.assertLive();
+    const session = this.isolation ? await this.namespace(this.isolation) : undefined;
     try {
       return await runCommand(
         {
@@ -195,7 +203,7 @@ class LocalSandbox implements Sandbox {
         {
           signal: options.signal,
           onStart: (pid) => this.groups.add(pid),
-          ...(this.session ? { session: this.session } : {}),
+          ...(session ? { session } : {}),
         },
       );
     } catch (error) {
@@ -264,7 +272,8 @@ class LocalSandbox implements Sandbox {
     for (const group of this.groups) killProcessGroup(group);
     this.groups.clear();
     try {
-      if (this.session) await closeSession(this.session);
+      const session = await this.session?.catch(() => undefined);
+      if (session) await closeSession(session);
     } finally {
       if (this.owned) await rm(this.root, { recursive: true, force: true, maxRetries: 3 });
     }
