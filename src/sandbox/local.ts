@@ -75,7 +75,7 @@ export async function createLocalSandbox(options: SandboxOptions = { kind: 'loca
     return hostFolderSandbox(options.hostFolder, options.env ?? {}, isolation, config);
   let root: string;
   try {
-    root = await realpath(await mkdtemp(join(tmpdir(), sandboxFolderPrefix())));
+    root = await mkdtemp(join(await realTemporaryFolder(), sandboxFolderPrefix()));
   } catch (error) {
     throw new SandboxError(`cannot create a local sandbox folder under ${tmpdir()}: ${errorMessage(error)}`, {
       code: 'create_failed',
@@ -86,6 +86,23 @@ export async function createLocalSandbox(options: SandboxOptions = { kind: 'loca
   const workdir = options.workdir ? join(root, subfolderName(options.workdir)) : root;
   await mkdir(workdir, { recursive: true });
   return new LocalSandbox(root, workdir, options.env ?? {}, isolation.mode === 'bwrap' ? config : undefined);
+}
+
+const realTemporaryFolders = new Map<string, Promise<string>>();
+
+/**
+ * The OS temp dir with symlinks resolved, once per value of TMPDIR: a folder made inside it by
+ * mkdtemp is then already a real path (the confinement check compares real paths).
+ */
+function realTemporaryFolder(): Promise<string> {
+  const folder = tmpdir();
+  let real = realTemporaryFolders.get(folder);
+  if (!real) {
+    real = realpath(folder);
+    real.catch(() => realTemporaryFolders.delete(folder));
+    realTemporaryFolders.set(folder, real);
+  }
+  return real;
 }
 
 /**

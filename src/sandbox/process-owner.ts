@@ -10,8 +10,12 @@ export interface ProcessOwner {
   start: string;
 }
 
+let owner: ProcessOwner | undefined;
+
+/** Read once: every sandbox folder and container names its owner, and /proc reads cost ~0.25 ms. */
 export function thisProcessOwner(): ProcessOwner {
-  return { pid: process.pid, start: processStartTicks(process.pid) ?? '' };
+  owner ??= { pid: process.pid, start: processStartTicks(process.pid) ?? '' };
+  return owner;
 }
 
 /** Whether the owner still runs: its pid exists and, when recorded, started at the same tick. */
