@@ -27,7 +27,7 @@ export const command: CommandDefinition = {
       type: 'string',
       value: 'FORMAT',
       description:
-        'parquet, jsonl, arrow (IPC stream), atropos (one ScoredDataGroup line per group) or hermes (hermes-agent batch-runner lines)',
+        'parquet, jsonl, arrow (IPC stream): one schema, declared in the card; atropos (one ScoredDataGroup line per group) or hermes (hermes-agent batch-runner lines)',
       default: 'parquet',
     },
     view: {

@@ -1,9 +1,8 @@
-import { HERMES_COLUMNS } from './hermes.js';
-import { z } from 'zod';
-import { TrajectoryRecordSchema } from '../trajectory/record.js';
 import { trajectorySchema } from './arrow-schema.js';
+import { datasetFeatures, type CardFeature } from './card-features.js';
 import type { CardColumn } from './dataset-card.js';
 import type { ExportFormat, ExportView } from './export-options.js';
+import { HERMES_COLUMNS } from './hermes.js';
 
 const MEANINGS: Record<string, string> = {
   id: "prompt key: the dataset row's id, else sha256 of the prompt plus its occurrence number",
@@ -64,11 +63,10 @@ const ATROPOS_COLUMNS: CardColumn[] = [
   },
 ];
 
-/** The card's schema table, derived from the schema actually written. */
+/** The card's schema table, derived from the schema actually written (Parquet, Arrow and JSONL share one). */
 export async function cardColumns(format: ExportFormat, view: ExportView): Promise<CardColumn[]> {
   if (format === 'atropos') return ATROPOS_COLUMNS;
   if (format === 'hermes') return HERMES_COLUMNS;
-  if (format === 'jsonl') return jsonColumns(view);
   const arrow = await import('apache-arrow');
   return trajectorySchema(arrow, view).fields.map((field) => ({
     name: field.name,
@@ -77,18 +75,12 @@ export async function cardColumns(format: ExportFormat, view: ExportView): Promi
   }));
 }
 
-function jsonColumns(view: ExportView): CardColumn[] {
-  const schema = z.toJSONSchema(TrajectoryRecordSchema) as {
-    properties: Record<string, { type?: string | string[]; anyOf?: Array<{ type?: string }> }>;
-  };
-  const dropped = view === 'sharegpt' ? 'messages' : view === 'messages' ? 'conversations' : undefined;
-  return Object.entries(schema.properties)
-    .filter(([name]) => name !== dropped)
-    .map(([name, property]) => ({ name, type: jsonType(property), description: MEANINGS[name] ?? '' }));
-}
-
-function jsonType(property: { type?: string | string[]; anyOf?: Array<{ type?: string }> }): string {
-  if (property.type) return Array.isArray(property.type) ? property.type.join(' | ') : property.type;
-  if (property.anyOf) return property.anyOf.map((option) => option.type ?? 'any').join(' | ');
-  return 'any';
+/**
+ * The card's `dataset_info.features` for traj's own schema (Parquet, Arrow, JSONL); undefined for
+ * the atropos and hermes formats, whose lines follow other projects' layouts.
+ */
+export async function cardFeatures(format: ExportFormat, view: ExportView): Promise<CardFeature[] | undefined> {
+  if (format === 'atropos' || format === 'hermes') return undefined;
+  const arrow = await import('apache-arrow');
+  return datasetFeatures(arrow, trajectorySchema(arrow, view));
 }

@@ -2,6 +2,8 @@ import { stringify } from 'yaml';
 import type { RunStatistics } from '../run/run-statistics.js';
 import type { RunMeta } from '../run/store.js';
 import { canonicalJson, sha256 } from '../util/hash.js';
+import { TRAJECTORY_SCHEMA_VERSION } from './arrow-schema.js';
+import type { CardFeature } from './card-features.js';
 import type { ExportFormat, ExportView, SplitBy } from './export-options.js';
 
 export interface CardSplit {
@@ -25,6 +27,8 @@ export interface CardInput {
   statistics: Omit<RunStatistics, 'generated_at'>;
   splits: CardSplit[];
   columns: CardColumn[];
+  /** `dataset_info.features` for traj's own schema (absent for the atropos and hermes formats). */
+  features?: CardFeature[];
   format: ExportFormat;
   view: ExportView;
   splitBy?: SplitBy;
@@ -71,6 +75,8 @@ function cardHeader(input: CardInput): Record<string, unknown> {
         data_files: input.splits.map((split) => ({ split: split.name, path: `data/${split.name}-*` })),
       },
     ],
+    // The loader types every data file with these, JSON lines included (not per file from its values).
+    ...(input.features ? { dataset_info: { features: input.features } } : {}),
     task_categories: rewarded ? ['text-generation', 'reinforcement-learning'] : ['text-generation'],
     tags: [
       'traj',
@@ -160,7 +166,12 @@ function settingsRows(meta: RunMeta | undefined): string[][] {
 function exportRows(input: CardInput): string[][] {
   return [
     ['format', formatName(input.format)],
-    ...(input.format === 'atropos' || input.format === 'hermes' ? [] : [['view', viewText(input.view)]]),
+    ...(input.format === 'atropos' || input.format === 'hermes'
+      ? []
+      : [
+          ['view', viewText(input.view)],
+          ['schema version', `${TRAJECTORY_SCHEMA_VERSION} (Parquet/Arrow metadata \`traj.schema_version\`)`],
+        ]),
     ['split by', input.splitBy ?? 'none (done rows only)'],
     ['filter', input.filter ? `\`${input.filter.replace(/\|/g, '\\|')}\`` : 'none'],
     ['rows left out by the filter', String(input.left.filteredOut)],
@@ -224,8 +235,13 @@ function schemaNote(input: CardInput): string {
     return 'One line per group of rollouts that share an item (`group`), with the field names of Atropos `ScoredDataGroup`. `tokens`/`masks` are absent: tokenize `messages` in the trainer.';
   if (input.format === 'hermes')
     return "One line per rollout, as hermes-agent's batch runner writes it (`json.dumps(..., ensure_ascii=False)`); see traj's README, \"Hermes mapping\", for what differs from traj's own record.";
-  if (input.format === 'jsonl') return 'Each line is one trajectory record, exactly as stored by the run.';
-  return 'Every row and every traj run share this schema, whatever a row holds (tool calls or not, reasoning or not, a reward or not). Free-form objects are JSON strings.';
+  return (
+    'Every row and every traj run share this schema, whatever a row holds (tool calls or not, reasoning or not, a reward or not), ' +
+    'and the Parquet, Arrow and JSON Lines exports share it: a JSON line has exactly these columns, nesting and value types ' +
+    '(null where a row has no value). Free-form objects (`tools`, `scores`, `reward_details`, `error`, `source.fields`, ' +
+    'a message’s `reasoning_details`, `echo` and content parts) are JSON strings. `dataset_info.features` in the header ' +
+    'declares the same types for `datasets`.'
+  );
 }
 
 function table(header: string[], rows: string[][]): string {

@@ -8,12 +8,12 @@ import type { TrajectoryRecord } from '../trajectory/record.js';
 import { arrowFormat } from './arrow-format.js';
 import { hermesLines } from './hermes.js';
 import { atroposGroups, GROUP_ORDER, type AtroposCounts } from './atropos.js';
-import { cardColumns } from './card-columns.js';
+import { cardColumns, cardFeatures } from './card-columns.js';
 import { renderDatasetCard, type CardSplit } from './dataset-card.js';
 import { ExportOptionsSchema, type ExportOptionsInput, type ExportView } from './export-options.js';
 import { exportRecords, type ExportedRecord, type RecordCounts } from './export-records.js';
 import { compileFilter } from './filter-evaluate.js';
-import { jsonlFormat } from './jsonl-format.js';
+import { jsonlFormat, trajectoryLine } from './jsonl-format.js';
 import { parquetFormat } from './parquet-format.js';
 import {
   DEFAULT_BATCH_BYTES,
@@ -104,6 +104,7 @@ export async function exportRun(input: ExportRunInput): Promise<ExportResult> {
       statistics,
       splits,
       columns: await cardColumns(options.format, options.view),
+      features: await cardFeatures(options.format, options.view),
       format: options.format,
       view: options.view,
       splitBy: options.splitBy,
@@ -137,8 +138,10 @@ async function splitWriter(
     for (const { row, record } of records) yield { value: record, bytes: row.text.length };
   };
   switch (format) {
-    case 'jsonl':
-      return { format: jsonlFormat as ShardFormat<unknown>, units: (records) => jsonlLines(records, view) };
+    case 'jsonl': {
+      const line = await trajectoryLine(view);
+      return { format: jsonlFormat as ShardFormat<unknown>, units: (records) => jsonlLines(records, line) };
+    }
     case 'arrow':
       return { format: (await arrowFormat(view)) as ShardFormat<unknown>, units: asRecords };
     case 'atropos':
@@ -158,17 +161,14 @@ function* recordsOf(records: Generator<ExportedRecord>): Generator<TrajectoryRec
   for (const { record } of records) yield record;
 }
 
-/** JSON lines of the records; the `both` view writes each record exactly as stored. */
-function* jsonlLines(records: Generator<ExportedRecord>, view: ExportView): Generator<ShardUnit<string>> {
-  const dropped = view === 'sharegpt' ? 'messages' : view === 'messages' ? 'conversations' : undefined;
-  for (const { row, record } of records) {
-    if (!dropped) {
-      yield { value: row.text, bytes: row.text.length };
-      continue;
-    }
-    const { [dropped]: _dropped, ...rest } = record;
-    const line = JSON.stringify(rest);
-    yield { value: line, bytes: line.length };
+/** JSON lines of the records, each shaped by the export schema (see `trajectoryLine`). */
+function* jsonlLines(
+  records: Generator<ExportedRecord>,
+  line: (record: TrajectoryRecord) => string,
+): Generator<ShardUnit<string>> {
+  for (const { record } of records) {
+    const text = line(record);
+    yield { value: text, bytes: text.length };
   }
 }
 

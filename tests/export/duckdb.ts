@@ -73,3 +73,58 @@ export function rowToRecord(row: Record<string, unknown>): Record<string, unknow
   }
   return record;
 }
+
+/** A SQL list of file paths. */
+export function sqlFiles(files: string[]): string {
+  return `[${files.map((file) => `'${file.replace(/'/g, "''")}'`).join(', ')}]`;
+}
+
+/** Run queries on one in-memory DuckDB; rows come back as JSON-friendly objects. */
+export async function withDuckDb<T>(
+  use: (query: (sql: string) => Promise<Record<string, unknown>[]>) => Promise<T>,
+): Promise<T> {
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  try {
+    return await use(
+      async (sql) => (await connection.runAndReadAll(sql)).getRowObjectsJson() as Record<string, unknown>[],
+    );
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+/** A feature of the Hugging Face Features YAML (`dataset_info.features`), as the card declares it. */
+export type YamlFeature = Record<string, unknown> & { name?: string };
+
+const DUCKDB_DTYPES: Record<string, string> = {
+  string: 'VARCHAR',
+  bool: 'BOOLEAN',
+  int32: 'INTEGER',
+  int64: 'BIGINT',
+  float64: 'DOUBLE',
+};
+
+/** The DuckDB type of a Features YAML type (`dtype:`, `list:`, `struct:`), read without traj's code. */
+export function duckDbType(feature: YamlFeature): string {
+  if (typeof feature.dtype === 'string') {
+    const type = DUCKDB_DTYPES[feature.dtype];
+    if (!type) throw new Error(`no DuckDB type for dtype ${feature.dtype}`);
+    return type;
+  }
+  if (Array.isArray(feature.struct)) {
+    const fields = (feature.struct as YamlFeature[]).map((field) => `"${field.name}" ${duckDbType(field)}`);
+    return `STRUCT(${fields.join(', ')})`;
+  }
+  const list = feature.list;
+  if (typeof list === 'string') return `${duckDbType({ dtype: list })}[]`;
+  if (Array.isArray(list)) return `${duckDbType({ struct: list })}[]`;
+  if (list && typeof list === 'object') return `${duckDbType(list as YamlFeature)}[]`;
+  throw new Error(`not a Features YAML type: ${JSON.stringify(feature)}`);
+}
+
+/** `read_json`'s `columns` argument for the card's features: JSON lines typed by the card, not guessed per file. */
+export function duckDbColumns(features: YamlFeature[]): string {
+  return `{${features.map((feature) => `'${feature.name}': '${duckDbType(feature).replace(/'/g, "''")}'`).join(', ')}}`;
+}

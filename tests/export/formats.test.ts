@@ -6,7 +6,7 @@ import { parse as parseYaml } from 'yaml';
 import { exportRun } from '../../src/export/index.js';
 import { temporaryDirectory } from '../helpers/cli.js';
 import { readParquet, rowToRecord } from './duckdb.js';
-import { buildStore, MIXED_ROLLOUTS, type RolloutShape } from './store-fixture.js';
+import { buildStore, MIXED_ROLLOUTS, storedRecords, type RolloutShape } from './store-fixture.js';
 
 function jsonlRecords(directory: string, split = 'train'): Record<string, unknown>[] {
   const files = readdirSync(join(directory, 'data'))
@@ -71,7 +71,7 @@ const EXPECTED_TYPES: Record<string, string> = {
   code_calls: 'STRUCT(call_id VARCHAR, "name" VARCHAR, arguments VARCHAR, ok BOOLEAN, ms DOUBLE, result VARCHAR)[]',
 };
 
-test('Parquet read back by DuckDB: one fixed schema, every row equal to the JSONL export', async (t) => {
+test('Parquet read back by DuckDB: one fixed schema; Parquet rows and JSONL lines both hold every stored record', async (t) => {
   const directory = temporaryDirectory(t);
   const storePath = buildStore(directory, 'mixed', MIXED_ROLLOUTS);
   const parquetOut = join(directory, 'parquet');
@@ -81,11 +81,15 @@ test('Parquet read back by DuckDB: one fixed schema, every row equal to the JSON
 
   assert.deepEqual(parquet.files, ['data/train-00000-of-00001.parquet', 'README.md']);
   const contents = await readParquet([join(parquetOut, 'data', 'train-00000-of-00001.parquet')]);
-  const expected = jsonlRecords(jsonlOut);
+  const expected = storedRecords(storePath);
+  const lines = jsonlRecords(jsonlOut);
   assert.equal(contents.rows.length, 5, 'done rows only: the discarded and the failed row stay out');
   assert.equal(expected.length, 5);
   assert.deepEqual(Object.fromEntries(contents.columns.map((column) => [column.name, column.type])), EXPECTED_TYPES);
   assert.deepEqual(contents.rows.map(rowToRecord), expected);
+  // A JSON line is the Parquet row: the schema's columns in its order, nothing of the record lost.
+  for (const line of lines) assert.deepEqual(Object.keys(line), Object.keys(EXPECTED_TYPES));
+  assert.deepEqual(lines.map(rowToRecord), expected);
   // The mix really is mixed: rows with and without tool calls, reasoning and rewards share the file.
   assert.deepEqual(
     expected.map((record) => [
@@ -168,14 +172,8 @@ test('Arrow IPC shards carry the same schema and rows as Parquet', async (t) => 
           JSON.stringify(row.toJSON(), (_key, value: unknown) => (typeof value === 'bigint' ? Number(value) : value)),
         ) as Record<string, unknown>,
     );
-  assert.deepEqual(rows.map(rowToRecord), jsonlRecords(await exportJsonl(storePath, directory)));
+  assert.deepEqual(rows.map(rowToRecord), storedRecords(storePath));
 });
-
-async function exportJsonl(storePath: string, directory: string): Promise<string> {
-  const out = join(directory, 'reference-jsonl');
-  await exportRun({ storePath, out, format: 'jsonl' });
-  return out;
-}
 
 test('--split-by status: done, discarded and failed rows land in separate splits named in the card', async (t) => {
   const directory = temporaryDirectory(t);

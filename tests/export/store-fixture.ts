@@ -194,3 +194,13 @@ export const MIXED_ROLLOUTS: RolloutShape[] = [
   { key: 'zeta', toolCall: true, reasoning: true, status: 'failed', finishReason: 'api_error' },
   { key: 'eta', toolCall: true, reasoning: true, reward: 0.5, finishReason: 'max_turns', group: 'eta' },
 ];
+
+/** The done records of a store exactly as stored, in export order (what a JSONL line must keep). */
+export function storedRecords(path: string): Record<string, unknown>[] {
+  const store = RunStore.open(path);
+  try {
+    return [...store.records({ status: 'done' })].map((row) => JSON.parse(row.text) as Record<string, unknown>);
+  } finally {
+    store.close();
+  }
+}
