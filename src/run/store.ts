@@ -31,12 +31,20 @@ export interface RecordColumns {
   completed: boolean;
   has_reasoning: boolean;
   reward_error: string | null;
-  usage: { prompt_tokens: number; completion_tokens: number; reasoning_tokens: number; cost?: number | null };
+  usage: {
+    prompt_tokens: number;
+    completion_tokens: number;
+    reasoning_tokens: number;
+    cost?: number | null;
+    unpriced_models?: string[];
+  };
   tool_stats: unknown[];
 }
 
 /** The counter of everything the run spent (USD), every invocation and attempt: what `--max-cost` limits. */
 const SPENT_COUNTER = 'cost:spent_usd';
+/** `cost:unpriced:MODEL` counts landed rollouts with calls of MODEL whose cost is unknown (the viewer reads them). */
+const UNPRICED_COUNTER = 'cost:unpriced:';
 
 export interface ResultRow {
   key: string;
@@ -447,6 +455,7 @@ export class RunStore {
     const pages = (row.webCache ?? []).map((entry) => [entry.key, JSON.stringify(entry.value), values.now] as const);
     const web = row.webCounts;
     const spent = record?.usage.cost ?? 0;
+    const unpriced = record?.usage.unpriced_models ?? [];
     this.defer(() => {
       this.statements.save.run(values);
       if (segment) this.statements.finished.run(elapsed, segment.id);
@@ -455,6 +464,7 @@ export class RunStore {
       if (web?.fetches) this.statements.addCounter.run('web:fetches', web.fetches);
       if (web?.hits) this.statements.addCounter.run('web:cache_hits', web.hits);
       if (spent > 0) this.statements.addCounter.run(SPENT_COUNTER, spent);
+      for (const model of unpriced) this.statements.addCounter.run(`${UNPRICED_COUNTER}${model}`, 1);
     });
   }
 
