@@ -3,7 +3,14 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { RunStatistics } from '../../src/run/run-statistics.js';
-import { reply, startScriptedServer, type ChatRequest } from '../../src/testing/index.js';
+import {
+  callTool,
+  callTools,
+  reply,
+  startScriptedServer,
+  TINY_PNG_BASE64,
+  type ChatRequest,
+} from '../../src/testing/index.js';
 import { runCli, temporaryDirectory } from '../helpers/cli.js';
 import { prompts, readRecords, scriptedBatchArgs, writeJsonl } from '../helpers/batch-run.js';
 
@@ -252,4 +259,82 @@ test('--max-cost with a model of unknown cost stops at the first such rollout an
   assert.equal(result.code, 5, result.stderr);
   assert.match(result.stderr, /--max-cost \$1\.00 cannot be kept: no price known for model scripted-a/);
   assert.equal(readRecords(directory, 'blind').length, 1);
+});
+
+test('auxiliary models (vision, mixture-of-agents) and a delegate_task sub-agent are in the rollout cost', async (t) => {
+  const aux = { usage: { prompt_tokens: 100, completion_tokens: 10 } };
+  const agent = { usage: { prompt_tokens: 1000, completion_tokens: 100 } };
+  const server = await startScriptedServer((request) => {
+    const model = request.model ?? '';
+    if (model !== 'agent') return reply(`${model} says 16 m`, aux);
+    const system = String(request.messages[0]?.content ?? '');
+    if (system.startsWith('You are a sub-agent')) return reply('child: done', agent);
+    const turn = request.messages.filter((message) => message.role === 'assistant').length;
+    if (turn === 0)
+      return callTools(
+        [
+          {
+            name: 'vision_analyze',
+            arguments: { image: `data:image/png;base64,${TINY_PNG_BASE64}`, question: 'what is shown?' },
+          },
+          { name: 'mixture_of_agents', arguments: { prompt: 'How high is the tide?' } },
+        ],
+        agent,
+      );
+    if (turn === 1) return callTool('delegate_task', { goal: 'check the tide table' }, agent);
+    return reply('The tide rises about 16 m.', agent);
+  });
+  t.after(() => server.close());
+  const directory = temporaryDirectory(t);
+  const config = join(directory, 'run.yaml');
+  writeFileSync(
+    config,
+    [
+      'auxiliary:',
+      '  vision: { model: vision-x }',
+      '  moa: { reference: [{ model: ref-a }, { model: ref-b }], aggregator: { model: agg } }',
+      'pricing:',
+      '  agent: { input: 1, output: 2 }',
+      '  vision-x: { input: 10, output: 10 }',
+      '  ref-a: { input: 10, output: 10 }',
+      '  ref-b: { input: 10, output: 10 }',
+      '  agg: { input: 10, output: 10 }',
+      '',
+    ].join('\n'),
+  );
+  const dataset = join(directory, 'aux.jsonl');
+  writeJsonl(dataset, prompts(2));
+  const result = await runCli(
+    [
+      'batch',
+      '--config',
+      config,
+      '--dataset',
+      dataset,
+      '--run',
+      'aux',
+      '--base-url',
+      server.url,
+      '--model',
+      'agent',
+      '--api-key-env',
+      'NO_KEY',
+      '--toolsets',
+      'vision,moa,delegation',
+      '--workers',
+      '1',
+    ],
+    { cwd: directory, env: { TRAJ_HOME: join(directory, 'home') } },
+  );
+  assert.equal(result.code, 0, result.stderr);
+  for (const record of readRecords(directory, 'aux')) {
+    assert.equal(record.finish_reason, 'stop', JSON.stringify(record.error));
+    assert.equal(record.subagents?.length, 1, 'the sub-agent ran');
+    // Agent: 3 calls + the sub-agent's 1, each (1000 × $1 + 100 × $2) / 1M = $0.0012;
+    // vision 1 + MoA 3 calls, each (100 × $10 + 10 × $10) / 1M = $0.0011.
+    assert.equal(record.usage.cost, 0.0092);
+    assert.equal(record.usage.cost_source, 'pricing');
+    assert.deepEqual(record.usage.unpriced_models, []);
+  }
+  assert.equal(readStatistics(directory, 'aux').cost.usd, 0.0184);
 });
