@@ -22,7 +22,8 @@ export const RUN_OPTIONS: Record<string, OptionSpec> = {
   config: {
     type: 'string',
     value: 'FILE',
-    description: 'YAML run config holding any of these settings (flags override it); an unknown key is an error',
+    description:
+      'YAML run config holding any of these settings (flags override it); an unknown key is an error. Also: pricing: { MODEL: { input, output, cached_input } } in USD per 1M tokens, used for calls whose provider reports no cost (cached_input defaults to input; a model with neither is reported as unpriced, never as $0)',
   },
   run: {
     type: 'string',

@@ -79,6 +79,18 @@ test('a price table computes the cost from tokens, cached prompt tokens at cache
   assert.equal(stats.cost.usd, 0.0216);
   assert.deepEqual(stats.cost.sources, { provider: 0, pricing: 4, mixed: 0, unknown: 0 });
   assert.match(result.stdout, /^cost: \$0\.0216 \(pricing ×4\)$/m);
+
+  // Prices are not part of the fingerprint: a corrected price resumes (landed rollouts keep their cost).
+  writeFileSync(config, 'pricing:\n  scripted-a: { input: 4, output: 8, cached_input: 0.5 }\n');
+  const dataset = join(directory, 'priced.jsonl');
+  writeJsonl(dataset, prompts(5));
+  const resumed = await runCli(
+    scriptedBatchArgs(dataset, 'priced', server.url, 'NO_KEY', ['--workers', '1', '--config', config]),
+    { cwd: directory },
+  );
+  assert.equal(resumed.code, 0, resumed.stderr);
+  // The fifth prompt at the new input price: (600 × $4 + 400 × $0.5 + 500 × $8) / 1M = $0.0066.
+  assert.equal(readStatistics(directory, 'priced').cost.usd, 0.0282);
 });
 
 test('the provider figure wins over the price table; cached_input defaults to input', async (t) => {
@@ -337,4 +349,17 @@ test('auxiliary models (vision, mixture-of-agents) and a delegate_task sub-agent
     assert.deepEqual(record.usage.unpriced_models, []);
   }
   assert.equal(readStatistics(directory, 'aux').cost.usd, 0.0184);
+});
+
+test('--help documents --max-cost and the pricing key on batch, eval and bench', async () => {
+  for (const command of ['batch', 'eval', 'bench']) {
+    const help = await runCli([command, '--help']);
+    assert.equal(help.code, 0, help.stderr);
+    assert.match(
+      help.stdout,
+      /--max-cost USD +stop dispatching once the run's total spend reaches USD: every invocation/,
+    );
+    assert.match(help.stdout, /pricing: \{ MODEL: \{ input, output, cached_input \} \} in USD per 1M tokens/);
+    assert.match(help.stdout, /cached_input defaults to input/);
+  }
 });
