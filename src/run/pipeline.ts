@@ -93,8 +93,6 @@ export interface PipelineSummary {
   inputError?: Error;
   /** `--max-cost` stopped dispatch: the limit and the run's spend (in-flight rollouts landed after the stop included). */
   budget?: BudgetStop;
-  /** USD the run has spent in total, every invocation included (known costs only). */
-  spentUsd: number;
 }
 
 /** A summary with nothing counted yet. */
@@ -109,7 +107,6 @@ export function emptyPipelineSummary(): PipelineSummary {
     interrupted: 0,
     badRows: 0,
     stopped: false,
-    spentUsd: 0,
   };
 }
 
@@ -188,7 +185,6 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineSum
   summary.stopped = Boolean(options.stop?.aborted);
   if (summary.stopped && inFlight.size > 0) await graceThenInterrupt(options, inFlight);
   await Promise.allSettled([...inFlight]);
-  summary.spentUsd = context.spend.spentUsd;
   return summary;
 }
 

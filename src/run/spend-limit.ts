@@ -27,10 +27,6 @@ export class SpendMeter {
     this.spent = spentBefore;
   }
 
-  get spentUsd(): number {
-    return this.spent;
-  }
-
   /** Before any dispatch: a limit the run already reached (a rerun with the same --max-cost). */
   check(): BudgetStop | undefined {
     if (this.limitUsd === undefined || this.spent < this.limitUsd) return undefined;
