@@ -212,6 +212,10 @@ test("a judge's calls are part of the rollout's cost", async (t) => {
   }
   const stats = readStatistics(directory, 'judged');
   assert.equal(stats.cost.usd, 0.048);
+  assert.match(result.stdout, /^cost: \$0\.048 \(agent, auxiliary models and judges\)$/m);
+  const report = JSON.parse(readFileSync(join(directory, 'datasets', 'judged', 'report.json'), 'utf8'));
+  assert.deepEqual(report.summary.cost, { usd: 0.048, rollouts_missing_price: 0, unpriced_models: [] });
+  assert.match(readFileSync(join(directory, 'datasets', 'judged', 'report.md'), 'utf8'), /Cost: \$0\.048\./);
   assert.deepEqual(stats.cost.sources, { provider: 0, pricing: 0, mixed: 4, unknown: 0 });
 });
 
