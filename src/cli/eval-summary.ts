@@ -1,4 +1,4 @@
-import { BREAKDOWN_HEADERS, breakdownCells, formatNumber } from '../report/report-markdown.js';
+import { BREAKDOWN_HEADERS, breakdownCells, formatCost, formatNumber } from '../report/report-markdown.js';
 import type { EvalReport } from '../report/report-schema.js';
 import { table } from './summary.js';
 
@@ -25,6 +25,7 @@ export function formatEvalSummary(report: EvalReport): string {
       ),
     );
   const notes = [`tokens: ${summary.tokens.prompt} prompt + ${summary.tokens.completion} completion`];
+  if (summary.cost) notes.push(`cost: ${formatCost(summary.cost)} (agent, auxiliary models and judges)`);
   if (summary.judged > 0)
     notes.push(
       `judge agreement: ${formatNumber(summary.judge_agreement)} over ${summary.judged} panel-graded rollouts`,

@@ -11,7 +11,7 @@ export const EXIT_USAGE = 2;
 export const EXIT_BROKEN_TASKS = 3;
 /** A run-level fault (key, endpoint, model, image, Docker engine, run held by another process): fix it and rerun. */
 export const EXIT_RUN_FAULT = 4;
-/** A cost budget was exceeded (reserved for cost budgets). */
+/** `--max-cost` stopped dispatch: the run's spend reached the limit (or a model's cost is unknown). */
 export const EXIT_BUDGET = 5;
 /** Stopped by SIGINT/SIGTERM: rerun the same command to resume. */
 export const EXIT_INTERRUPTED = 130;
@@ -25,7 +25,7 @@ export const EXIT_CODE_TABLE: ReadonlyArray<readonly [number, string]> = [
     EXIT_RUN_FAULT,
     'run-level fault: key, endpoint, model, sandbox image or Docker engine unusable, or the run is held by another process',
   ],
-  [EXIT_BUDGET, 'a cost budget was exceeded'],
+  [EXIT_BUDGET, '--max-cost reached (or a model has no known cost): completed work kept, rerun with a higher limit'],
   [EXIT_INTERRUPTED, 'interrupted (Ctrl-C / SIGTERM): rerun to resume'],
 ];
 

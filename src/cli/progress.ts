@@ -1,5 +1,7 @@
 import cliProgress from 'cli-progress';
+import type { Usage } from '../model/messages.js';
 import type { PipelineEvent } from '../run/pipeline.js';
+import { usd } from '../run/spend-limit.js';
 
 interface Counters {
   done: number;
@@ -26,6 +28,8 @@ export class RunProgress {
   private lastError = '';
   private lastErrorShownAt = Number.NEGATIVE_INFINITY;
   private requestsInFlight?: () => number;
+  /** The run's spend (earlier invocations included), its limit, and models whose calls have no known cost. */
+  private readonly spend = { usd: 0, limit: undefined as number | undefined, unpriced: new Set<string>() };
 
   constructor(
     private readonly total: number | undefined,
@@ -37,7 +41,7 @@ export class RunProgress {
         {
           stream,
           format:
-            ' {bar} {value}/{total} | {rate}/min | ETA {eta_formatted} | in flight {inFlight} (requests {requests}) | errors {failed} | discarded {discarded} | tokens {tokens}{lastError}',
+            ' {bar} {value}/{total} | {rate}/min | ETA {eta_formatted} | in flight {inFlight} (requests {requests}) | errors {failed} | discarded {discarded} | tokens {tokens}{spend}{lastError}',
           hideCursor: true,
           etaBuffer: 50,
         },
@@ -55,6 +59,19 @@ export class RunProgress {
     this.requestsInFlight = read;
   }
 
+  /** Show the run's running spend, starting from what earlier invocations spent, against --max-cost. */
+  watchSpend(spentBefore: number, limitUsd: number | undefined): void {
+    this.spend.usd = spentBefore;
+    this.spend.limit = limitUsd;
+  }
+
+  private spendText(): string {
+    const { usd: spent, limit, unpriced } = this.spend;
+    const of = limit === undefined ? '' : ` of ${usd(limit)}`;
+    const missing = unpriced.size > 0 ? ` + unknown (no price for ${[...unpriced].join(', ')})` : '';
+    return ` | spent ${usd(spent)}${of}${missing}`;
+  }
+
   /** Finished rollouts of this invocation plus those already finished before (a resume). */
   private finished(): number {
     return this.counters.done + this.counters.discarded + this.counters.failed + this.counters.skipped;
@@ -68,6 +85,7 @@ export class RunProgress {
       ...this.counters,
       requests,
       rate: minutes > 0 ? (fresh / minutes).toFixed(1) : '0',
+      spend: this.spendText(),
       lastError: this.lastError ? ` | last error: ${this.lastError}` : '',
     };
   }
@@ -75,7 +93,7 @@ export class RunProgress {
   line(): string {
     const payload = this.payload();
     const of = this.total !== undefined ? `/${this.total}` : '';
-    return `[traj] ${this.finished()}${of} finished (done ${payload.done}, discarded ${payload.discarded}, failed ${payload.failed}, skipped ${payload.skipped}) | in flight ${payload.inFlight} rollouts, ${payload.requests} model requests | ${payload.rate}/min | tokens ${payload.tokens}${payload.lastError}`;
+    return `[traj] ${this.finished()}${of} finished (done ${payload.done}, discarded ${payload.discarded}, failed ${payload.failed}, skipped ${payload.skipped}) | in flight ${payload.inFlight} rollouts, ${payload.requests} model requests | ${payload.rate}/min | tokens ${payload.tokens}${payload.spend}${payload.lastError}`;
   }
 
   /** A new error message: on the bar at once; without a TTY as its own line (at most one every 2 s). */
@@ -106,9 +124,17 @@ export class RunProgress {
       counters.inFlight--;
       counters[event.status]++;
       if (event.error && event.status === 'failed') this.showError(event.error.message, 'rollout failed: ');
-      if (event.record) counters.tokens += event.record.usage.prompt_tokens + event.record.usage.completion_tokens;
+      if (event.record) {
+        counters.tokens += event.record.usage.prompt_tokens + event.record.usage.completion_tokens;
+        this.addSpend(event.record.usage);
+      }
     } else return;
     this.bar?.update(this.finished(), this.payload());
+  }
+
+  private addSpend(usage: Usage): void {
+    this.spend.usd = Math.round((this.spend.usd + (usage.cost ?? 0)) * 1e12) / 1e12;
+    for (const model of usage.unpriced_models ?? []) this.spend.unpriced.add(model);
   }
 
   private stopped = false;

@@ -4,7 +4,8 @@ import type { ExecuteRunInput, RunStartInfo } from '../run/execute-run.js';
 import type { PipelineSummary } from '../run/pipeline.js';
 import type { RunConfig } from '../run/run-config.js';
 import type { RunStatistics } from '../run/run-statistics.js';
-import { EXIT_FAILED, EXIT_INTERRUPTED, EXIT_RUN_FAULT, exitCodeFor } from './exit-codes.js';
+import { budgetStopReason, usd } from '../run/spend-limit.js';
+import { EXIT_BUDGET, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_RUN_FAULT, exitCodeFor } from './exit-codes.js';
 import { installStopSignals, type StopSignals } from './signals.js';
 import { queueTransport } from './queue-options.js';
 
@@ -27,7 +28,16 @@ export function pipelineControls(
   signals: StopSignals,
 ): Pick<
   ExecuteRunInput,
-  'filters' | 'workers' | 'concurrency' | 'maxAttempts' | 'retryFailed' | 'graceMs' | 'stop' | 'interruptNow' | 'remote'
+  | 'filters'
+  | 'workers'
+  | 'concurrency'
+  | 'maxAttempts'
+  | 'retryFailed'
+  | 'maxCostUsd'
+  | 'graceMs'
+  | 'stop'
+  | 'interruptNow'
+  | 'remote'
 > {
   return {
     filters: recordFilters({ requireReasoning: config.require_reasoning, completedOnly: config.completed_only }),
@@ -35,6 +45,7 @@ export function pipelineControls(
     concurrency: config.concurrency,
     maxAttempts: config.max_attempts,
     retryFailed: config.retry_failed,
+    maxCostUsd: config.max_cost,
     graceMs: config.grace_period * 1000,
     stop: signals.stop,
     interruptNow: signals.interruptNow,
@@ -55,6 +66,8 @@ export function logRunStart(log: (line: string) => void, info: RunStartInfo, wha
   log(`[traj] ${what}, store ${info.storePath}${resumed}`);
   log(`[traj] ${concurrencyLine(info)}`);
   if (info.retried > 0) log(`[traj] --retry-failed: ${info.retried} failed prompts get fresh attempts`);
+  if (info.maxCostUsd !== undefined)
+    log(`[traj] --max-cost ${usd(info.maxCostUsd)}: the run has spent ${usd(info.spentUsd)} so far (all invocations)`);
 }
 
 /** What runs in parallel and what bounds it: rollouts in flight, the request cap, the threads and why. */
@@ -91,6 +104,13 @@ export function runExitCode(
       `[traj] the ${failedWhat} already running landed and the outputs are written. Fix the row (or pass --skip-bad-rows) and run the same command again to continue.`,
     );
     return exitCodeFor(summary.inputError);
+  }
+  if (summary.budget) {
+    log(`[traj] stopped dispatching: ${budgetStopReason(summary.budget)}`);
+    log(
+      `[traj] the run has spent ${usd(summary.budget.spentUsd)} in total (the rollouts in flight at the stop landed; their cost counts). Completed ${failedWhat} are kept: rerun with a higher --max-cost to continue.`,
+    );
+    return EXIT_BUDGET;
   }
   if (summary.stopped) {
     log(`[traj] interrupted: ${summary.interrupted} rollouts went back to pending. Resume with the same command.`);

@@ -22,7 +22,8 @@ export const RUN_OPTIONS: Record<string, OptionSpec> = {
   config: {
     type: 'string',
     value: 'FILE',
-    description: 'YAML run config holding any of these settings (flags override it); an unknown key is an error',
+    description:
+      'YAML run config holding any of these settings (flags override it); an unknown key is an error. Also: pricing: { MODEL: { input, output, cached_input } } in USD per 1M tokens, used for calls whose provider reports no cost (cached_input defaults to input; a model with neither is reported as unpriced, never as $0)',
   },
   run: {
     type: 'string',
@@ -106,6 +107,12 @@ export const RUN_OPTIONS: Record<string, OptionSpec> = {
     value: 'S',
     description: 'seconds in-flight rollouts get after Ctrl-C (default 30)',
   },
+  'max-cost': {
+    type: 'string',
+    value: 'USD',
+    description:
+      "stop dispatching once the run's total spend reaches USD: every invocation of the run counts (a resume starts from what was spent), judges and auxiliary models included; rollouts in flight still land, exit 5; rerun with a higher limit to continue. Cost is the provider's (usage.cost) or computed from the config's pricing: { MODEL: { input, output, cached_input } } (USD per 1M tokens)",
+  },
   out: { type: 'string', value: 'DIR', description: 'output folder (default datasets/<run>)' },
   checkpoints: { type: 'string', value: 'DIR', description: 'folder of run stores (default checkpoints)' },
   'web-cache': {
@@ -182,6 +189,7 @@ export function runConfigFrom(values: ParsedCommand['values'], defaults: Partial
     skills: listOption(values, 'skills'),
     skills_writable: values['skills-writable'] === true ? true : undefined,
     web_cache: stringOption(values, 'web-cache'),
+    max_cost: dollarsOption(values, 'max-cost'),
     queue: queueFlags(values),
   };
   const merged = {
@@ -204,6 +212,18 @@ export function runConfigFrom(values: ParsedCommand['values'], defaults: Partial
   if (tools.auxiliary) config.auxiliary = tools.auxiliary;
   config.browser = tools.browser;
   return config;
+}
+
+/** An amount in USD: a decimal number greater than 0 (`--max-cost 2.50`). */
+function dollarsOption(values: ParsedCommand['values'], name: string): number | undefined {
+  const raw = stringOption(values, name);
+  if (raw === undefined) return undefined;
+  const value = /^\$?\d+(\.\d+)?$/.test(raw.trim()) ? Number(raw.trim().replace('$', '')) : Number.NaN;
+  if (!(value > 0))
+    throw new ConfigError(`flag --${name}: expected an amount in USD greater than 0 (e.g. 2.50), got '${raw}'`, {
+      code: 'cli_usage',
+    });
+  return value;
 }
 
 /** `--ephemeral-system-prompt TEXT`, or `@FILE` for the text of a file. */

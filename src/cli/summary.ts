@@ -1,4 +1,5 @@
 import type { RunStatistics } from '../run/run-statistics.js';
+import { usd } from '../run/spend-limit.js';
 import { table } from '../util/text-table.js';
 
 export { table } from '../util/text-table.js';
@@ -54,8 +55,8 @@ export function formatStatistics(stats: RunStatistics): string {
           .join(', ') || '(none)'
       }`,
       `reasoning coverage: ${(stats.reasoning_coverage * 100).toFixed(1)}%`,
-      `tokens: ${stats.tokens.prompt} prompt (${stats.tokens.cached} cached) + ${stats.tokens.completion} completion (${stats.tokens.reasoning} reasoning)` +
-        (stats.tokens.cost === null ? '' : ` · cost ${stats.tokens.cost} (provider-reported)`),
+      `tokens: ${stats.tokens.prompt} prompt (${stats.tokens.cached} cached) + ${stats.tokens.completion} completion (${stats.tokens.reasoning} reasoning)`,
+      ...costLines(stats.cost),
       `wall time: ${(stats.wall_time_ms / 1000).toFixed(1)} s over ${stats.segments} invocation(s), ${stats.rollouts_per_minute.toFixed(1)} rollouts/min`,
       ...(stats.rewards.scored > 0 || stats.rewards.errors > 0
         ? [
@@ -80,4 +81,27 @@ export function formatStatistics(stats: RunStatistics): string {
     ].join('\n'),
   );
   return parts.join('\n\n');
+}
+
+/**
+ * The run's cost and where it came from; a model without a known cost is named, never counted as
+ * 0 silently. Sources count stored rollouts.
+ */
+export function costLines(cost: RunStatistics['cost']): string[] {
+  const sources = Object.entries(cost.sources)
+    .filter(([source, count]) => count > 0 && source !== 'unknown')
+    .map(([source, count]) => `${source === 'provider' ? 'provider-reported' : source} ×${count}`);
+  const known =
+    cost.usd !== null ? usd(cost.usd) : cost.unpriced_models.length > 0 ? 'unknown' : 'none recorded (no model calls)';
+  const from = sources.length > 0 ? ` (${sources.join(', ')})` : '';
+  const spent =
+    cost.spent_usd > (cost.usd ?? 0) + 1e-9
+      ? ` · ${usd(cost.spent_usd)} spent in all (retried and cut-off attempts too)`
+      : '';
+  const lines = [`cost: ${known}${from}${spent}`];
+  if (cost.unpriced_models.length > 0)
+    lines.push(
+      `  no price known for model ${cost.unpriced_models.join(', ')}: ${cost.rollouts_missing_price} rollout(s) have a partial or unknown cost (add the model under pricing: in the run config)`,
+    );
+  return lines;
 }

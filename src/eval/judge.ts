@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { EndpointSchema, type Endpoint } from '../config/endpoint.js';
 import { errorMessage, ModelError } from '../errors.js';
 import { createModelClient } from '../model/client.js';
-import type { Message } from '../model/messages.js';
+import { PricingSchema, type Pricing } from '../config/pricing.js';
+import type { Message, Usage } from '../model/messages.js';
 import type { ModelClient } from '../model/types.js';
 import { canonicalJson, sha256 } from '../util/hash.js';
 import { majorityAgreement } from './metrics.js';
@@ -32,6 +33,8 @@ export const JudgeSettingsSchema = z.object({
   maxAttempts: z.number().int().positive().default(3),
   /** The run store, opened read-only in workers for cached verdicts. */
   cachePath: z.string().optional(),
+  /** The run's model prices, for judge calls whose provider reports no cost. */
+  pricing: PricingSchema.optional(),
 });
 export type JudgeSettings = z.infer<typeof JudgeSettingsSchema>;
 export type JudgeSettingsInput = z.input<typeof JudgeSettingsSchema>;
@@ -91,15 +94,15 @@ const rejectsStructured = new Set<string>();
 /** Identical judge calls in flight in this thread share one request. */
 const inFlight = new Map<string, Promise<JudgeVerdict>>();
 
-function clientFor(endpoint: Endpoint, mode: Mode): ModelClient {
-  const id = `${mode}:${canonicalJson(endpoint)}`;
+function clientFor(endpoint: Endpoint, mode: Mode, pricing: Pricing | undefined): ModelClient {
+  const id = `${mode}:${canonicalJson(endpoint)}:${canonicalJson(pricing?.[endpoint.model] ?? null)}`;
   let client = clients.get(id);
   if (!client) {
     const extra =
       mode === 'json_schema'
         ? { ...endpoint.extra_body, response_format: verdictResponseFormat() }
         : endpoint.extra_body;
-    client = createModelClient({ ...endpoint, extra_body: extra });
+    client = createModelClient({ ...endpoint, extra_body: extra }, { pricing });
     clients.set(id, client);
   }
   return client;
@@ -116,8 +119,9 @@ function isResponseFormatRejection(error: unknown): boolean {
 export async function gradeWithEndpoint(
   endpoint: Endpoint,
   request: JudgeRequest,
-  settings: Pick<JudgeSettings, 'structured' | 'maxAttempts'>,
+  settings: Pick<JudgeSettings, 'structured' | 'maxAttempts' | 'pricing'>,
   signal?: AbortSignal,
+  onUsage?: (usage: Usage) => void,
 ): Promise<JudgeVerdict> {
   const endpointId = canonicalJson(endpoint);
   const messages: Message[] = judgeMessages(request);
@@ -129,7 +133,8 @@ export async function gradeWithEndpoint(
         : 'json_schema';
     let raw: string;
     try {
-      const response = await clientFor(endpoint, mode).complete({ messages, signal });
+      const response = await clientFor(endpoint, mode, settings.pricing).complete({ messages, signal });
+      onUsage?.(response.usage);
       raw = response.message.content ?? '';
     } catch (error) {
       if (mode === 'json_schema' && settings.structured === 'auto' && isResponseFormatRejection(error)) {
@@ -180,12 +185,17 @@ function parseVerdict(
   return { score: (score - scale.min) / (scale.max - scale.min), pass, reasoning };
 }
 
-/** Grade with every judge of the panel (cached verdicts are reused, new ones stored). */
+/**
+ * Grade with every judge of the panel (cached verdicts are reused, new ones stored). `onUsage` is
+ * told each judge call made for this grade; a cached verdict, or one shared with an identical
+ * grade already in flight, made none here.
+ */
 export async function gradeWithPanel(
   settings: JudgeSettings,
   request: JudgeRequest,
   cache: JudgeCache,
   signal?: AbortSignal,
+  onUsage?: (usage: Usage) => void,
 ): Promise<PanelVerdict> {
   const verdicts = await Promise.all(
     settings.endpoints.map(async (endpoint) => {
@@ -194,7 +204,7 @@ export async function gradeWithPanel(
       if (cached) return { ...cached, cached: true };
       let pending = inFlight.get(key);
       if (!pending) {
-        pending = gradeWithEndpoint(endpoint, request, settings, signal).finally(() => inFlight.delete(key));
+        pending = gradeWithEndpoint(endpoint, request, settings, signal, onUsage).finally(() => inFlight.delete(key));
         inFlight.set(key, pending);
       }
       const verdict = await pending;

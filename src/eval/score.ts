@@ -1,5 +1,6 @@
 import type { AgentResult } from '../agent/result.js';
 import { ConfigError, errorMessage } from '../errors.js';
+import type { Usage } from '../model/messages.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { Environment, JudgeInput, RewardContext, RewardOutput } from './environment.js';
 import {
@@ -29,6 +30,8 @@ export interface ScoreInput<Item = unknown> {
   sandbox: Sandbox;
   judges?: JudgeSettings;
   cache: JudgeCache;
+  /** Told the usage (tokens, cost) of each judge call the reward makes. */
+  onUsage?: (usage: Usage) => void;
 }
 
 /**
@@ -92,6 +95,7 @@ function judgeFor<Item>(input: ScoreInput<Item>, signal: AbortSignal, calls: Pan
       },
       input.cache,
       signal,
+      input.onUsage,
     );
     calls.push(verdict);
     return verdict;

@@ -76,6 +76,9 @@ function usageRow(usage: Usage): Record<string, unknown> {
     reasoning_tokens: BigInt(usage.reasoning_tokens),
     cached_tokens: BigInt(usage.cached_tokens ?? 0),
     cost: usage.cost ?? null,
+    // Records from before cost accounting (schema version 5) have neither.
+    cost_source: usage.cost_source ?? null,
+    unpriced_models: usage.unpriced_models ?? [],
   };
 }
 

@@ -4,7 +4,7 @@ import type { ExportView } from './export-options.js';
 export type ArrowModule = typeof Arrow;
 
 /** Bumped when a column is added, removed or changes type; stored in the schema metadata. */
-export const TRAJECTORY_SCHEMA_VERSION = '4';
+export const TRAJECTORY_SCHEMA_VERSION = '5';
 
 /** A column of the export: its name, whether it may be null, and its Arrow type. */
 interface ColumnSpec {
@@ -35,20 +35,34 @@ export function trajectorySchema(arrow: ArrowModule, view: ExportView): Arrow.Sc
   );
 }
 
+/**
+ * Token counts and cost of a rollout or a child; `cost_source` and `unpriced_models` say where the
+ * cost came from and which models it leaves out (schema version 5).
+ */
+function usageType(arrow: ArrowModule): Arrow.DataType {
+  const { Field, Struct, List, Utf8, Int64, Float64 } = arrow;
+  const field = (name: string, type: Arrow.DataType, nullable = false) => new Field(name, type, nullable);
+  return new Struct([
+    ...['prompt_tokens', 'completion_tokens', 'reasoning_tokens', 'cached_tokens'].map((name) =>
+      field(name, new Int64()),
+    ),
+    field('cost', new Float64(), true),
+    field('cost_source', new Utf8(), true),
+    field('unpriced_models', new List(new Field('item', new Utf8(), false))),
+  ]);
+}
+
 /** A delegate_task child: its transcript in the messages column's type, its usage as the usage column's. */
 function subagent(arrow: ArrowModule, message: Arrow.DataType): Arrow.DataType {
-  const { Field, Struct, List, Utf8, Int32, Int64, Float64 } = arrow;
+  const { Field, Struct, List, Utf8, Int32 } = arrow;
   const field = (name: string, type: Arrow.DataType, nullable = false) => new Field(name, type, nullable);
-  const usage = ['prompt_tokens', 'completion_tokens', 'reasoning_tokens', 'cached_tokens'].map((name) =>
-    field(name, new Int64()),
-  );
   return new Struct([
     field('call_id', new Utf8()),
     field('depth', new Int32()),
     field('goal', new Utf8()),
     field('toolsets', new List(new Field('item', new Utf8(), false))),
     field('messages', new List(new Field('item', message, false))),
-    field('usage', new Struct([...usage, field('cost', new Float64(), true)])),
+    field('usage', usageType(arrow)),
     field('finish_reason', new Utf8()),
   ]);
 }
@@ -116,13 +130,7 @@ function columns(arrow: ArrowModule): ColumnSpec[] {
     {
       name: 'usage',
       nullable: false,
-      type: new Struct([
-        field('prompt_tokens', new Int64()),
-        field('completion_tokens', new Int64()),
-        field('reasoning_tokens', new Int64()),
-        field('cached_tokens', new Int64()),
-        field('cost', new Float64(), true),
-      ]),
+      type: usageType(arrow),
     },
     { name: 'compressions', nullable: false, type: listOf(compression) },
     {

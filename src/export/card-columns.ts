@@ -22,7 +22,7 @@ const MEANINGS: Record<string, string> = {
   api_calls: 'all model calls, retries of empty answers and the grace call included',
   tool_stats: 'per tool: calls, successes, errors',
   usage:
-    'token counts summed over the rollout (cached_tokens: prompt tokens served from the provider cache) and the provider-reported cost (null when none reported)',
+    "token counts summed over every model call of the rollout, judges and auxiliary models included (cached_tokens: prompt tokens served from the provider cache); cost in USD (provider-reported or from the run's pricing:, null when unknown), cost_source (provider, pricing, mixed, unknown) and unpriced_models (models whose calls have no known cost)",
   compressions:
     'context compressions: at which call, tokens before/after, the transcript range replaced, the summary; requests rebuild from messages + these',
   memory: 'the memory files (agent notes, user profile) as the rollout left them, with --memory; null otherwise',

@@ -6,7 +6,9 @@ import type {
 import { DEFAULT_MAX_REPLY_BYTES, EndpointSchema, type Endpoint, type EndpointInput } from '../config/endpoint.js';
 import { validate } from '../config/validate.js';
 import { ConfigError, ModelError } from '../errors.js';
+import type { Pricing } from '../config/pricing.js';
 import { nodeHttpFetch } from './http-fetch.js';
+import { pricedUsage } from './pricing.js';
 import { countedRequest, endpointLimiter, runLimited } from './concurrency.js';
 import { completionOf, isEventStream, parseChunk, parseJsonBody, streamedError } from './completion-reply.js';
 import { rememberErrorBody } from './error-body.js';
@@ -32,6 +34,8 @@ export interface ModelClientOptions {
   retry?: Partial<RetryDelays>;
   /** Told before each backoff sleep: which attempt failed, why, and how long the wait is. */
   onRetry?: (event: RetryEvent) => void;
+  /** Prices of models (the run's `pricing:`), for calls whose provider reports no cost. */
+  pricing?: Pricing;
 }
 
 /** A client for one OpenAI-compatible endpoint; retries, the concurrency cap and parsing live here. */
@@ -80,7 +84,11 @@ class OpenAICompatibleClient implements ModelClient {
       giveUp: (failure, count) => giveUp(failure, count, { baseURL: this.baseURL, model: this.model }),
       onRetry: this.options.onRetry,
     });
-    return toModelResponse(value, this.settings, { durationMs: Math.round(performance.now() - started), attempts });
+    const response = toModelResponse(value, this.settings, {
+      durationMs: Math.round(performance.now() - started),
+      attempts,
+    });
+    return { ...response, usage: pricedUsage(response.usage, this.model, this.options.pricing) };
   }
 
   /**

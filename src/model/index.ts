@@ -26,3 +26,4 @@ export {
   type ContextLengthSource,
 } from './context-length.js';
 export { withCacheMarks, wantsCacheMarks } from './prompt-caching.js';
+export { pricedUsage, costOf } from './pricing.js';

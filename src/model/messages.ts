@@ -70,29 +70,65 @@ export const ToolSpecSchema = z.object({
 });
 export type ToolSpec = z.infer<typeof ToolSpecSchema>;
 
+export const CostSourceSchema = z.enum(['provider', 'pricing', 'mixed', 'unknown']);
+export type CostSource = z.infer<typeof CostSourceSchema>;
+
 export const UsageSchema = z.object({
   prompt_tokens: z.number().int().nonnegative(),
   completion_tokens: z.number().int().nonnegative(),
   reasoning_tokens: z.number().int().nonnegative(),
   /** Prompt tokens the provider served from its cache (part of prompt_tokens). Absent in older records. */
   cached_tokens: z.number().int().nonnegative().default(0),
-  /** What the provider says the calls cost (USD or its credits); null when it did not say. */
+  /**
+   * What the calls cost in USD: the provider's figure when it reports one (OpenRouter's credits are
+   * USD), else computed from the run's `pricing:`; the sum of the calls whose cost is known, null
+   * when none was. `unpriced_models` says which calls it leaves out.
+   */
   cost: z.number().nonnegative().nullable().default(null),
+  /**
+   * Where `cost` came from: provider, pricing, both (mixed), or unknown (no call's cost was known).
+   * Optional: records written before cost accounting lack it, and so do usages built by hand.
+   */
+  cost_source: CostSourceSchema.nullable().optional(),
+  /** Models called with no cost reported and no price in `pricing:`: their calls are not in `cost`. */
+  unpriced_models: z.array(z.string()).optional(),
 });
 export type Usage = z.infer<typeof UsageSchema>;
 
 export function emptyUsage(): Usage {
-  return { prompt_tokens: 0, completion_tokens: 0, reasoning_tokens: 0, cached_tokens: 0, cost: null };
+  return {
+    prompt_tokens: 0,
+    completion_tokens: 0,
+    reasoning_tokens: 0,
+    cached_tokens: 0,
+    cost: null,
+    cost_source: null,
+    unpriced_models: [],
+  };
 }
 
-/** Sums in place; a cost stays null only while no call reported one. */
+/** Sums in place; a cost stays null only while no call's cost was known. */
 export function addUsage(into: Usage, more: Usage): Usage {
   into.prompt_tokens += more.prompt_tokens;
   into.completion_tokens += more.completion_tokens;
   into.reasoning_tokens += more.reasoning_tokens;
   into.cached_tokens = (into.cached_tokens ?? 0) + (more.cached_tokens ?? 0);
   if (more.cost !== null && more.cost !== undefined) into.cost = roundCost((into.cost ?? 0) + more.cost);
+  into.cost_source = combinedSource(into.cost_source ?? null, more.cost_source ?? null);
+  for (const model of more.unpriced_models ?? []) {
+    into.unpriced_models ??= [];
+    if (!into.unpriced_models.includes(model)) into.unpriced_models.push(model);
+  }
   return into;
+}
+
+function combinedSource(a: CostSource | null, b: CostSource | null): CostSource | null {
+  if (a === null || a === b) return b ?? a;
+  if (b === null) return a;
+  // Known + unknown is still a partial sum of known costs: `unpriced_models` names what is missing.
+  if (a === 'unknown') return b;
+  if (b === 'unknown') return a;
+  return 'mixed';
 }
 
 /** Sums of float costs drift (0.1 + 0.2); twelve decimals keep a sub-cent price exact. */

@@ -41,8 +41,13 @@ export function usageOf(usage: WireUsage | undefined | null, timings?: WireTimin
         .map(count)
         .filter((value): value is number => value !== undefined),
     ),
-    cost: costOf(u),
+    ...costFields(costOf(u)),
   };
+}
+
+/** The provider's cost, when it sent one; the client settles the others (pricing.ts). */
+function costFields(cost: number | null): Pick<Usage, 'cost' | 'cost_source' | 'unpriced_models'> {
+  return { cost, cost_source: cost === null ? null : 'provider', unpriced_models: [] };
 }
 
 function costOf(usage: WireUsage): number | null {

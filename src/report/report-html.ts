@@ -11,7 +11,9 @@ import {
   metric,
   STYLE,
 } from './html-parts.js';
-import type { EvalReport, ReportItem } from './report-schema.js';
+import { usd } from '../run/spend-limit.js';
+import { formatCost } from './report-markdown.js';
+import type { EvalReport, ReportCost, ReportItem } from './report-schema.js';
 
 /** What a transcript needs of a stored record. */
 export type TranscriptRecord = Pick<
@@ -150,8 +152,19 @@ function summarySection(report: EvalReport): string {
       ),
       `${summary.tokens.prompt} prompt + ${summary.tokens.completion} completion`,
     ),
+    ...(summary.cost ? [costCard(summary.cost)] : []),
   ];
   return `<section><h2>Summary</h2><div class="cards">${cards.join('')}</div>${passAtK ? `<ul class="pass-at-k">${passAtK}</ul>` : ''}</section>`;
+}
+
+/** The run's cost; an unknown price shows as unknown with the model named, never as $0. */
+function costCard(cost: ReportCost): string {
+  const value = cost.usd === null ? 'unknown' : usd(cost.usd);
+  const note =
+    cost.unpriced_models.length > 0
+      ? formatCost(cost)
+      : 'agent, auxiliary models and judges (provider-reported or from pricing:)';
+  return card('cost', metric('cost', cost.usd, value), note);
 }
 
 /** Pass rate per category as horizontal bars with the Wilson interval as a whisker. */

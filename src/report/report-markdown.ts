@@ -1,4 +1,5 @@
-import type { Breakdown, EvalReport, ReportItem } from './report-schema.js';
+import { usd } from '../run/spend-limit.js';
+import type { Breakdown, EvalReport, ReportCost, ReportItem } from './report-schema.js';
 
 /** Rows of the "not passed" table in report.md; report.json always has every item. */
 const MAX_LISTED_ITEMS = 50;
@@ -58,6 +59,14 @@ function shortDetails(item: ReportItem): string {
   return text.length > 160 ? `${text.slice(0, 157)}…` : text;
 }
 
+/** "$0.048", or what is unknown: "$0.04 + unknown (no price known for model judge-x: 3 rollouts)". */
+export function formatCost(cost: ReportCost): string {
+  const known = cost.usd === null ? null : usd(cost.usd);
+  if (cost.unpriced_models.length === 0) return known ?? 'none recorded (no model calls)';
+  const why = `no price known for model ${cost.unpriced_models.join(', ')}: ${cost.rollouts_missing_price} rollout${cost.rollouts_missing_price === 1 ? '' : 's'}`;
+  return known === null ? `unknown (${why})` : `${known} + unknown (${why})`;
+}
+
 /** The human-readable report: summary, breakdowns, and the items that did not pass. */
 export function formatReportMarkdown(report: EvalReport): string {
   const { summary } = report;
@@ -77,7 +86,7 @@ export function formatReportMarkdown(report: EvalReport): string {
         ],
       ],
     ),
-    `Tokens: ${summary.tokens.prompt} prompt + ${summary.tokens.completion} completion. Mean reward: mean of per-item means, Student-t interval over items; pass rate: Wilson interval over scored rollouts; pass@k: unbiased estimator (Chen et al. 2021).`,
+    `Tokens: ${summary.tokens.prompt} prompt + ${summary.tokens.completion} completion. ${summary.cost ? `Cost: ${formatCost(summary.cost)}. ` : ''}Mean reward: mean of per-item means, Student-t interval over items; pass rate: Wilson interval over scored rollouts; pass@k: unbiased estimator (Chen et al. 2021).`,
   ];
   if (report.by_category.length > 1 || report.by_category[0]?.category !== '(none)') {
     sections.push(

@@ -38,9 +38,23 @@ export const ReportItemSchema = z.object({
   tokens: z.number().int().nonnegative(),
   duration_ms: z.number().nonnegative(),
   reward_error: z.string().nullable(),
+  /** USD of the rollout (agent, auxiliary models, judges); null when unknown. Absent in older reports. */
+  cost: z.number().nullable().optional(),
   details: z.unknown(),
 });
 export type ReportItem = z.infer<typeof ReportItemSchema>;
+
+/** What the reported rollouts cost: never a silent 0 when a model's price is unknown. */
+export const ReportCostSchema = z.object({
+  usd: z.number().nullable().describe('USD over the rollouts whose cost is known; null when none is'),
+  rollouts_missing_price: z
+    .number()
+    .int()
+    .nonnegative()
+    .describe('rollouts whose cost leaves out calls of unpriced models'),
+  unpriced_models: z.array(z.string()).describe('models with no provider-reported cost and no entry in pricing:'),
+});
+export type ReportCost = z.infer<typeof ReportCostSchema>;
 
 export const EvalReportSchema = z.object({
   run: z.string(),
@@ -60,6 +74,7 @@ export const EvalReportSchema = z.object({
       .nullable()
       .describe('mean share of judges agreeing with the majority, over judged rollouts'),
     tokens: z.object({ prompt: z.number().int().nonnegative(), completion: z.number().int().nonnegative() }),
+    cost: ReportCostSchema.optional().describe('absent in reports written before cost accounting'),
   }),
   by_category: z.array(BreakdownSchema.extend({ category: z.string() })),
   by_toolsets: z.array(BreakdownSchema.extend({ toolsets: z.array(z.string()) })),

@@ -5,7 +5,13 @@ import type { RunStore, StoredItem } from '../run/store.js';
 import type { TrajectoryRecord } from '../trajectory/record.js';
 import { mean, meanInterval, passAtKTable, wilsonInterval, type ItemOutcomes } from '../eval/metrics.js';
 import { formatReportMarkdown } from './report-markdown.js';
-import { EvalReportSchema, type Breakdown, type EvalReport, type ReportItem } from './report-schema.js';
+import {
+  EvalReportSchema,
+  type Breakdown,
+  type EvalReport,
+  type ReportCost,
+  type ReportItem,
+} from './report-schema.js';
 
 export interface BuildReportOptions {
   /** A rollout passes when its reward is at least this (default 1). */
@@ -21,6 +27,7 @@ export function buildReport(store: RunStore, options: BuildReportOptions = {}): 
   const rows: ReportItem[] = [];
   const agreements: number[] = [];
   const tokens = { prompt: 0, completion: 0 };
+  const cost = new CostTotal();
   let failed = 0;
   for (const stored of store.items({ status: ['done', 'failed'] })) {
     if (stored.status === 'failed' || stored.record === null) {
@@ -30,6 +37,7 @@ export function buildReport(store: RunStore, options: BuildReportOptions = {}): 
     const record = JSON.parse(stored.record) as TrajectoryRecord;
     tokens.prompt += record.usage.prompt_tokens;
     tokens.completion += record.usage.completion_tokens;
+    cost.add(record.usage);
     const agreement = record.scores.judge_agreement;
     if (typeof agreement === 'number' && (record.scores.judges ?? 0) >= 2) agreements.push(agreement);
     rows.push(reportItem(stored, record, threshold));
@@ -47,6 +55,7 @@ export function buildReport(store: RunStore, options: BuildReportOptions = {}): 
       judged: agreements.length,
       judge_agreement: mean(agreements),
       tokens,
+      cost: cost.total(),
     },
     by_category: groupRows(rows, (row) => row.category ?? '(none)').map(([category, members]) => ({
       category,
@@ -79,8 +88,28 @@ function reportItem(stored: StoredItem, record: TrajectoryRecord, threshold: num
     tokens: record.usage.prompt_tokens + record.usage.completion_tokens,
     duration_ms: record.timing.duration_ms,
     reward_error: record.reward_error,
+    cost: record.usage.cost ?? null,
     details: record.reward_details ?? null,
   };
+}
+
+/** Costs summed as records hold them, with the models whose calls have no known cost. */
+class CostTotal {
+  private usd: number | null = null;
+  private missing = 0;
+  private readonly unpriced = new Set<string>();
+
+  add(usage: TrajectoryRecord['usage']): void {
+    if (usage.cost !== null && usage.cost !== undefined)
+      this.usd = Math.round(((this.usd ?? 0) + usage.cost) * 1e12) / 1e12;
+    const models = usage.unpriced_models ?? [];
+    if (models.length > 0) this.missing++;
+    for (const model of models) this.unpriced.add(model);
+  }
+
+  total(): ReportCost {
+    return { usd: this.usd, rollouts_missing_price: this.missing, unpriced_models: [...this.unpriced].sort() };
+  }
 }
 
 function environmentOf(parts: Record<string, unknown> | undefined): EvalReport['environment'] {

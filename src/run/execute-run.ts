@@ -35,6 +35,9 @@ export interface RunStartInfo {
   alreadyFinished: number;
   /** Failed prompts given fresh attempts by --retry-failed. */
   retried: number;
+  /** USD earlier invocations of this run spent (known costs), and the --max-cost limit on the total. */
+  spentUsd: number;
+  maxCostUsd?: number;
 }
 
 /** A rollout runner on another transport than the local pool (the BullMQ queue of src/queue/). */
@@ -74,6 +77,8 @@ export interface ExecuteRunInput {
   maxAttempts: number;
   /** Give every failed prompt fresh attempts before dispatching (--retry-failed). */
   retryFailed?: boolean;
+  /** `--max-cost`: USD the run may spend in total, over all its invocations. */
+  maxCostUsd?: number;
   /** Whether rollouts call the policy endpoint (not for the noop and oracle agents): checked before dispatch. */
   callsModel?: boolean;
   /** Every sandbox image the rollouts use (default: --image, else the default image): checked before dispatch in docker runs. */
@@ -163,6 +168,7 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
           onRetry: ({ attempt, delayMs, message }) => input.onEvent?.({ type: 'retrying', attempt, delayMs, message }),
         });
     const alreadyFinished = store.finishedCount();
+    store.startSpendCounter();
     input.onStart?.({
       storePath,
       workers: pool.workers,
@@ -174,6 +180,8 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
       fingerprintChanges: changes,
       alreadyFinished,
       retried,
+      spentUsd: store.spentUsd(),
+      ...(input.maxCostUsd === undefined ? {} : { maxCostUsd: input.maxCostUsd }),
     });
     const segmentId = store.startSegment();
     const started = performance.now();
@@ -191,6 +199,7 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
         interruptNow: input.interruptNow,
         graceMs: input.graceMs,
         segment: { id: segmentId, startedAt: started },
+        maxCostUsd: input.maxCostUsd,
         onEvent: input.onEvent,
       });
     } finally {
@@ -231,6 +240,7 @@ async function stopRemoteRun(
 function segmentOutcome(summary: PipelineSummary | undefined, stop: AbortSignal | undefined): string {
   if (summary?.runFault) return `run_fault:${summary.runFault.code}`;
   if (summary?.inputError) return 'dataset_error';
+  if (summary?.budget) return 'budget';
   return stop?.aborted ? 'interrupted' : summary ? 'finished' : 'crashed';
 }
 

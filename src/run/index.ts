@@ -11,3 +11,4 @@ export * from './batch.js';
 export * from './environment-entries.js';
 export * from './run-statistics.js';
 export * from './outputs.js';
+export * from './spend-limit.js';

@@ -1,10 +1,12 @@
 import { DatasetError, errorMessage, isTrajError, serializeError, type SerializedError } from '../errors.js';
 import { buildRecord } from '../trajectory/build-record.js';
+import type { Usage } from '../model/messages.js';
 import type { TrajectoryRecord } from '../trajectory/record.js';
 import type { RolloutOutcome, RolloutSettings, RolloutTask } from './rollout.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import { decideFailure, type FailureDecision } from './failure-policy.js';
 import { Semaphore } from './semaphore.js';
+import { budgetStopReason, SpendMeter, type BudgetStop } from './spend-limit.js';
 import type { ErrorClass, ItemStatus, RunStore } from './store.js';
 
 /** One rollout to run: the key it is stored under and everything the worker needs. */
@@ -68,6 +70,8 @@ export interface PipelineOptions {
   breakerThreshold?: number;
   /** The store segment of this invocation and when it started (performance.now()). */
   segment?: { id: number; startedAt: number };
+  /** `--max-cost`: USD the run may spend in total (earlier invocations included); reaching it stops dispatch. */
+  maxCostUsd?: number;
   onEvent?: (event: PipelineEvent) => void;
 }
 
@@ -87,6 +91,8 @@ export interface PipelineSummary {
   runFault?: SerializedError;
   /** The dataset error (a malformed row, an unreadable file) that stopped dispatch after in-flight rollouts landed. */
   inputError?: Error;
+  /** `--max-cost` stopped dispatch: the limit and the run's spend (in-flight rollouts landed after the stop included). */
+  budget?: BudgetStop;
 }
 
 /** A summary with nothing counted yet. */
@@ -122,6 +128,7 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineSum
     options,
     summary,
     breaker: new CircuitBreaker(options.breakerThreshold ?? 5),
+    spend: new SpendMeter(options.maxCostUsd, store.spentUsd()),
     halt: (reason, interrupt) => {
       if (!halt.signal.aborted) {
         halt.abort();
@@ -131,6 +138,8 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineSum
     },
   };
 
+  const alreadyOver = context.spend.check();
+  if (alreadyOver) stopForBudget(context, alreadyOver);
   try {
     for await (const entry of options.entries) {
       if (stop.aborted) break;
@@ -183,7 +192,19 @@ interface LandingContext {
   options: PipelineOptions;
   summary: PipelineSummary;
   breaker: CircuitBreaker;
+  spend: SpendMeter;
   halt(reason: string, interrupt: boolean): void;
+}
+
+/** Count a rollout's spend; at the limit, dispatch stops and what is in flight still lands. */
+function countSpend(context: LandingContext, usage: Usage | undefined): void {
+  const stop = context.spend.add(usage);
+  if (stop) stopForBudget(context, stop);
+}
+
+function stopForBudget(context: LandingContext, stop: BudgetStop): void {
+  context.summary.budget = stop;
+  context.halt(budgetStopReason(stop), false);
 }
 
 async function graceThenInterrupt(options: PipelineOptions, inFlight: Set<Promise<void>>): Promise<void> {
@@ -222,7 +243,12 @@ function tripBreaker(
 function land(context: LandingContext, entry: WorkItem, outcome: RolloutOutcome): void {
   const { options, summary } = context;
   const { store } = options;
-  if (outcome.interrupted && !outcome.error) return release(context, entry);
+  if (outcome.interrupted && !outcome.error) {
+    // Cut off, yet its calls were made: their cost is spent (the record is not kept).
+    store.addSpend(outcome.result.usage.cost ?? 0);
+    countSpend(context, outcome.result.usage);
+    return release(context, entry);
+  }
   const record = buildRecord({
     key: entry.key,
     sample: entry.sample,
@@ -240,6 +266,8 @@ function land(context: LandingContext, entry: WorkItem, outcome: RolloutOutcome)
   // After a run-level fault, what ends in an error was cut off by the stop, not failed on its own.
   if (error && (decision!.action === 'run_fault' || context.summary.runFault)) {
     if (decision!.action === 'run_fault') context.summary.runFault ??= error;
+    store.addSpend(record.usage.cost ?? 0);
+    context.spend.add(record.usage);
     release(context, entry);
     context.halt(`run-level fault ${error.code}: ${error.message}`, true);
     return;
@@ -267,6 +295,7 @@ function land(context: LandingContext, entry: WorkItem, outcome: RolloutOutcome)
   );
   summary[status]++;
   options.onEvent?.({ type: 'finished', key: entry.key, sample: entry.sample, status, record, error });
+  countSpend(context, record.usage);
   const tripped = context.breaker.observe(status === 'failed' ? errorCode : null, entry);
   if (tripped) tripBreaker(context, error!, tripped);
 }

@@ -12,6 +12,7 @@ import { CodeExecutionConfigSchema } from '../config/code-execution.js';
 import { DelegationConfigSchema } from '../config/delegation.js';
 import { EndpointSchema } from '../config/endpoint.js';
 import { WebConfigSchema } from '../config/web.js';
+import { PricingSchema } from '../config/pricing.js';
 import { JudgeSettingsSchema } from '../eval/judge.js';
 import type { Environment } from '../eval/environment.js';
 import { loadEnvironment } from '../eval/load-environment.js';
@@ -26,7 +27,7 @@ import {
   TrajError,
   type SerializedError,
 } from '../errors.js';
-import { emptyUsage, type Message, type ToolSpec } from '../model/messages.js';
+import { addUsage, emptyUsage, type Message, type ToolSpec } from '../model/messages.js';
 import type { ModelClient } from '../model/types.js';
 import { LazySandbox } from '../sandbox/lazy-sandbox.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
@@ -85,6 +86,8 @@ export const RolloutSettingsSchema = z.object({
   codeExecution: CodeExecutionConfigSchema.optional(),
   /** Where tools keep files beyond the rollout (screenshots), one folder per rollout below it. */
   artifactsDir: z.string().optional(),
+  /** Model prices (`pricing:`) for calls whose provider reports no cost: agent, auxiliary models, judges. */
+  pricing: PricingSchema.optional(),
   /** The run store the web cache reads (workers read it; the main thread writes it). */
   webCache: z.object({ path: z.string().optional(), mode: z.enum(['readwrite', 'read', 'off']) }).optional(),
 });
@@ -260,8 +263,10 @@ export async function executeRollout(
       item: task.item,
       result,
       sandbox,
-      judges: settings.judges,
+      judges: settings.judges && { ...settings.judges, pricing: settings.pricing },
       cache,
+      // A judge's calls are the rollout's spend too: tokens and cost go into the record's usage.
+      onUsage: (usage) => addUsage(result.usage, usage),
     });
     return outcome({ result, reward, judgeCache: cache.fresh });
   } catch (error) {

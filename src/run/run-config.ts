@@ -5,6 +5,7 @@ import { BrowserConfigSchema } from '../config/browser.js';
 import { CodeExecutionConfigSchema } from '../config/code-execution.js';
 import { DelegationConfigSchema } from '../config/delegation.js';
 import { EndpointSchema } from '../config/endpoint.js';
+import { PricingSchema } from '../config/pricing.js';
 import { WebConfigSchema } from '../config/web.js';
 import { BudgetSchema } from '../tools/budget.js';
 
@@ -93,6 +94,14 @@ export const RunConfigSchema = z.strictObject({
     'execute_code: tools a script may call, call and time limits, output kept',
   ),
   web_cache: z.enum(['readwrite', 'read', 'off']).default('readwrite').describe('web cache in the run store'),
+  pricing: PricingSchema.optional().describe(
+    'model → { input, output, cached_input } in USD per 1M tokens, for calls whose provider reports no cost (cached_input defaults to input)',
+  ),
+  max_cost: z
+    .number()
+    .positive('a spend limit in USD greater than 0')
+    .optional()
+    .describe("USD: stop dispatching once the run's total spend (all invocations) reaches it; exit 5"),
   // Not a run setting: a known key only so that the error says where judge settings go.
   judge: misplacedJudge('a run config'),
   queue: z

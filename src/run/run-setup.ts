@@ -76,6 +76,7 @@ export function rolloutSettings(
     codeExecution: config.code_execution,
     artifactsDir: artifactsDirFor(config.checkpoints, config.run),
     webCache: { path: storePathFor(config.checkpoints, config.run), mode: config.web_cache },
+    ...(config.pricing ? { pricing: config.pricing } : {}),
     ...extra,
   };
 }

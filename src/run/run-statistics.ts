@@ -30,8 +30,9 @@ export interface RunStatistics {
   finish_reasons: Record<string, number>;
   tools: ToolTableRow[];
   reasoning_coverage: number;
-  /** cached: prompt tokens served from the provider's cache; cost: provider-reported, null when none reported. */
+  /** cached: prompt tokens served from the provider's cache; cost: as `cost.usd`. */
   tokens: { prompt: number; completion: number; reasoning: number; cached: number; total: number; cost: number | null };
+  cost: CostStatistics;
   /** Context compressions: how many rollouts were compressed, and how many times in all. */
   compressions: { rollouts: number; total: number };
   wall_time_ms: number;
@@ -43,6 +44,20 @@ export interface RunStatistics {
   /** Network fetches (pages and searches) web tools made, and answers served from the web cache. */
   web: { fetches: number; cache_hits: number; cached_entries: number };
   generated_at: string;
+}
+
+/** What the run cost (USD): agent, subagents, auxiliary models and judges. Never a silent 0. */
+export interface CostStatistics {
+  /** Over the stored rollouts (each prompt's latest attempt); null when no rollout's cost is known. */
+  usd: number | null;
+  /** Everything the run spent, every invocation and attempt (retried and interrupted rollouts too): what --max-cost limits. */
+  spent_usd: number;
+  /** Stored rollouts by where their cost came from (provider's usage.cost, the config's pricing, both, neither). */
+  sources: { provider: number; pricing: number; mixed: number; unknown: number };
+  /** Stored rollouts whose cost leaves out calls of a model with no known cost (their `usd` is partial or null). */
+  rollouts_missing_price: number;
+  /** Models called with no cost reported by the provider and no entry in `pricing:`. */
+  unpriced_models: string[];
 }
 
 export interface FailureSummary {
@@ -100,6 +115,13 @@ export function computeStatistics(store: RunStore, extraWallMs = 0, maxAttempts?
       ...tokens,
       total: tokens.prompt + tokens.completion,
       cost: tokens.cost === null ? null : round(tokens.cost, 1e8),
+    },
+    cost: {
+      usd: tokens.cost === null ? null : round(tokens.cost, 1e8),
+      spent_usd: round(store.spentUsd(), 1e8),
+      sources: totals.cost.sources,
+      rollouts_missing_price: totals.cost.missingPrice,
+      unpriced_models: totals.cost.unpricedModels,
     },
     compressions: totals.compressions,
     wall_time_ms: wallMs,

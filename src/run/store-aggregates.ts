@@ -35,6 +35,7 @@ export interface StoreAggregates {
   tools: ToolTotals[];
   withReasoning: number;
   tokens: { prompt: number; completion: number; reasoning: number; cached: number; cost: number | null };
+  cost: CostAggregates;
   compressions: { rollouts: number; total: number };
   wallMs: number;
   segments: number;
@@ -43,6 +44,13 @@ export interface StoreAggregates {
   rewardMean: number;
   rewardErrors: number;
   webCacheEntries: number;
+}
+
+/** Stored rollouts by where their cost came from, and the models no cost was known for. */
+export interface CostAggregates {
+  sources: { provider: number; pricing: number; mixed: number; unknown: number };
+  missingPrice: number;
+  unpricedModels: string[];
 }
 
 const RECORDED = `status IN ('done','discarded')`;
@@ -89,6 +97,7 @@ export function aggregateStore(db: Database.Database, maxAttempts?: number): Sto
                 SUM(json_extract(record, '$.usage.cost')) AS cost FROM items WHERE record IS NOT NULL`,
       )
       .get() as StoreAggregates['tokens'],
+    cost: costAggregates(db),
     compressions: compressionCounts(count),
     wallMs: count('SELECT COALESCE(SUM(wall_ms), 0) FROM segments'),
     segments: count('SELECT COUNT(*) FROM segments'),
@@ -114,6 +123,32 @@ function compressionCounts(count: (sql: string) => number): StoreAggregates['com
   return {
     rollouts: count(`SELECT COUNT(*) FROM items WHERE ${RECORDED} AND instr(record, ${key}) > 0`),
     total: count(`SELECT COALESCE(SUM(${occurrences}), 0) FROM items WHERE ${RECORDED} AND instr(record, ${key}) > 0`),
+  };
+}
+
+/**
+ * Cost sources per stored record (records from before cost accounting have none and count in no
+ * source). A non-empty `unpriced_models` array is spelled `"unpriced_models":["`, so the records
+ * with one are found without parsing the others.
+ */
+function costAggregates(db: Database.Database): CostAggregates {
+  const sources = db
+    .prepare(
+      `SELECT COALESCE(SUM(source = 'provider'), 0) AS provider, COALESCE(SUM(source = 'pricing'), 0) AS pricing,
+              COALESCE(SUM(source = 'mixed'), 0) AS mixed, COALESCE(SUM(source = 'unknown'), 0) AS unknown
+       FROM (SELECT json_extract(record, '$.usage.cost_source') AS source FROM items WHERE record IS NOT NULL)`,
+    )
+    .get() as CostAggregates['sources'];
+  const missing = `record IS NOT NULL AND instr(record, '"unpriced_models":["') > 0`;
+  return {
+    sources,
+    missingPrice: db.prepare(`SELECT COUNT(*) FROM items WHERE ${missing}`).pluck().get() as number,
+    unpricedModels: db
+      .prepare(
+        `SELECT DISTINCT m.value FROM items, json_each(items.record, '$.usage.unpriced_models') AS m WHERE ${missing} ORDER BY m.value`,
+      )
+      .pluck()
+      .all() as string[],
   };
 }
 

@@ -31,9 +31,20 @@ export interface RecordColumns {
   completed: boolean;
   has_reasoning: boolean;
   reward_error: string | null;
-  usage: { prompt_tokens: number; completion_tokens: number; reasoning_tokens: number };
+  usage: {
+    prompt_tokens: number;
+    completion_tokens: number;
+    reasoning_tokens: number;
+    cost?: number | null;
+    unpriced_models?: string[];
+  };
   tool_stats: unknown[];
 }
+
+/** The counter of everything the run spent (USD), every invocation and attempt: what `--max-cost` limits. */
+const SPENT_COUNTER = 'cost:spent_usd';
+/** `cost:unpriced:MODEL` counts landed rollouts with calls of MODEL whose cost is unknown (the viewer reads them). */
+const UNPRICED_COUNTER = 'cost:unpriced:';
 
 export interface ResultRow {
   key: string;
@@ -443,6 +454,8 @@ export class RunStore {
     );
     const pages = (row.webCache ?? []).map((entry) => [entry.key, JSON.stringify(entry.value), values.now] as const);
     const web = row.webCounts;
+    const spent = record?.usage.cost ?? 0;
+    const unpriced = record?.usage.unpriced_models ?? [];
     this.defer(() => {
       this.statements.save.run(values);
       if (segment) this.statements.finished.run(elapsed, segment.id);
@@ -450,7 +463,38 @@ export class RunStore {
       for (const page of pages) this.statements.webPut.run(...page);
       if (web?.fetches) this.statements.addCounter.run('web:fetches', web.fetches);
       if (web?.hits) this.statements.addCounter.run('web:cache_hits', web.hits);
+      if (spent > 0) this.statements.addCounter.run(SPENT_COUNTER, spent);
+      for (const model of unpriced) this.statements.addCounter.run(`${UNPRICED_COUNTER}${model}`, 1);
     });
+  }
+
+  /** Spend of a rollout that lands no record (interrupted, cut off by a run-level fault): still spent. */
+  addSpend(usd: number): void {
+    if (usd > 0) this.addCounter(SPENT_COUNTER, usd);
+  }
+
+  /**
+   * USD the run has spent so far, over every invocation and attempt (a retried rollout's first
+   * try included, though its record was replaced). Read only: a store from before the counter
+   * reports the sum of its records' costs until `startSpendCounter` writes it down.
+   */
+  spentUsd(): number {
+    const counted = this.counters()[SPENT_COUNTER];
+    return Math.round((counted ?? this.recordedCost()) * 1e12) / 1e12;
+  }
+
+  /** Before a run adds to it: the counter of a store from before it starts at its records' costs. */
+  startSpendCounter(): void {
+    if (this.counters()[SPENT_COUNTER] === undefined) this.setCounter(SPENT_COUNTER, this.recordedCost());
+  }
+
+  private recordedCost(): number {
+    return (
+      (this.db
+        .prepare(`SELECT SUM(json_extract(record, '$.usage.cost')) FROM items WHERE record IS NOT NULL`)
+        .pluck()
+        .get() as number | null) ?? 0
+    );
   }
 
   /** Replace a stored record (re-scoring, advantages) without touching its status. */

@@ -1,4 +1,5 @@
 import type { Endpoint } from '../config/endpoint.js';
+import type { Pricing } from '../config/pricing.js';
 import { DEFAULT_WEB_CONFIG } from '../config/web.js';
 import { createModelClient, type ModelClientOptions } from '../model/client.js';
 import type { ModelClient } from '../model/types.js';
@@ -21,24 +22,25 @@ export function createThreadServices(
   const models = new Map<string, ModelClient>();
   const registry = createToolRegistry();
   let mcpPool: McpClientPool | undefined;
-  const clientFor = (endpoint: Endpoint): ModelClient => {
-    const id = JSON.stringify(endpoint);
+  const clientFor = (endpoint: Endpoint, pricing: Pricing | undefined): ModelClient => {
+    // The model's price is part of the client: a thread serving two runs keeps each run's prices.
+    const id = JSON.stringify([endpoint, pricing?.[endpoint.model] ?? null]);
     let client = models.get(id);
     if (!client) {
-      client = createModelClient(endpoint, options);
+      client = createModelClient(endpoint, { ...options, pricing });
       models.set(id, client);
     }
     return client;
   };
   return {
-    model: (settings: RolloutSettings) => clientFor(settings.endpoint),
+    model: (settings: RolloutSettings) => clientFor(settings.endpoint, settings.pricing),
     tools: (settings: RolloutSettings): ToolServices => ({
       web: settings.web ?? DEFAULT_WEB_CONFIG,
       auxiliary: settings.auxiliary ?? { vision: settings.endpoint },
       browser: settings.browser,
       delegation: settings.delegation,
       codeExecution: settings.codeExecution,
-      model: clientFor,
+      model: (endpoint) => clientFor(endpoint, settings.pricing),
     }),
     async registry(settings: RolloutSettings, toolsets: readonly string[]) {
       if (toolsets.some((toolset) => toolset.startsWith('mcp:'))) {

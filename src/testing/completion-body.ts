@@ -59,6 +59,10 @@ function usageFor(
     completion_tokens: completion,
     total_tokens: prompt + completion,
     completion_tokens_details: { reasoning_tokens: reasoning },
+    ...(reply.usage?.cached_tokens === undefined
+      ? {}
+      : { prompt_tokens_details: { cached_tokens: reply.usage.cached_tokens } }),
+    ...(reply.usage?.cost === undefined ? {} : { cost: reply.usage.cost }),
   };
 }
 

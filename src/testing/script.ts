@@ -19,6 +19,8 @@ export const ScriptedUsageSchema = z
     prompt_tokens: z.number().int().nonnegative().optional(),
     completion_tokens: z.number().int().nonnegative().optional(),
     reasoning_tokens: z.number().int().nonnegative().optional(),
+    cached_tokens: z.number().int().nonnegative().optional().describe('sent as prompt_tokens_details.cached_tokens'),
+    cost: z.number().nonnegative().optional().describe("the provider's cost in USD, sent as usage.cost (OpenRouter)"),
   })
   .strict();
 

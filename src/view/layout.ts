@@ -46,11 +46,20 @@ export function duration(ms: number | null): string {
   return `${(ms / 3_600_000).toFixed(1)} h`;
 }
 
-/** What pages show where a cost would be when the store records none (cost accounting lands separately). */
+/** What pages show where a cost would be when the store (or an older record) records none. */
 export const COST_NOT_RECORDED =
   '<span class="cost missing" data-field="cost" title="this run store records no cost">not recorded</span>';
 
-export function cost(value: number | null | undefined): string {
+/**
+ * A cost in USD; calls of a model with no known price are said, never shown as $0: "unknown (no
+ * price known for m)" when nothing is known, "$0.0120 + unknown (…)" when part is.
+ */
+export function cost(value: number | null | undefined, unpriced: readonly string[] = []): string {
+  if (unpriced.length > 0) {
+    const why = `no price known for ${unpriced.join(', ')}`;
+    const known = value === null || value === undefined || value === 0 ? '' : `$${value.toFixed(4)} + `;
+    return `<span class="cost missing" data-field="cost" data-value="${known ? value : ''}" title="${escapeHtml(why)}">${known}unknown (${escapeHtml(why)})</span>`;
+  }
   if (value === null || value === undefined) return COST_NOT_RECORDED;
   return `<span class="cost" data-field="cost" data-value="${value}">$${value.toFixed(4)}</span>`;
 }

@@ -61,7 +61,7 @@ function facts(summary: RunSummary): string {
         `<div><dt>${escapeHtml(label)}</dt><dd data-fact="${escapeHtml(label)}">${escapeHtml(value)}</dd></div>`,
     )
     .join('');
-  return `<dl class="facts">${items}<div><dt>cost</dt><dd>${cost(summary.cost)}</dd></div></dl>`;
+  return `<dl class="facts">${items}<div><dt>cost</dt><dd>${cost(summary.cost, summary.unpriced_models)}</dd></div></dl>`;
 }
 
 function select(

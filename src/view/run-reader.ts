@@ -14,6 +14,7 @@ import { wilsonInterval, type Estimate } from '../eval/metrics.js';
  *   prompt_tokens, completion_tokens, record (the record's JSON), updated_at; a `cost` column
  *   is used when a store has one.
  * - `segments`: wall_ms per invocation.
+ * - `counters`: `cost:spent_usd` (USD spent) and `cost:unpriced:MODEL` (rollouts with calls of an unpriced model).
  * Pages, counts and plots are SQL. Scanning `items` reads every record with its row, so the reader
  * keeps a compact copy of the columns above (no record) in a TEMP table of its read-only
  * connection, rebuilt when the store's files change: filters, sorts, counts and plots scan that
@@ -38,8 +39,13 @@ export interface RunSummary {
   wall_ms: number;
   rollout_ms: number;
   toolsets: string[];
-  /** Summed cost when the store records one (a `cost` column); null when it does not. */
+  /**
+   * USD the run spent (the store's `cost:spent_usd` counter: every invocation and attempt), or the
+   * summed `cost` column of an older store that has one; null when the store records no cost.
+   */
   cost: number | null;
+  /** Models whose calls had no known cost (`cost:unpriced:MODEL` counters): `cost` leaves them out. */
+  unpriced_models: string[];
 }
 
 export const SORTS = ['row', 'key', 'reward', 'duration', 'tokens', 'attempts', 'updated'] as const;
@@ -258,7 +264,27 @@ export class RunReader {
       wall_ms: wall,
       rollout_ms: totals.rollout_ms,
       toolsets: this.facets().toolsets,
-      cost: this.hasCost ? (totals.cost ?? null) : null,
+      ...this.costCounters(this.hasCost ? (totals.cost ?? null) : null),
+    };
+  }
+
+  /** The run's spend and unpriced models from the store's counters (a store may predate them). */
+  private costCounters(column: number | null): Pick<RunSummary, 'cost' | 'unpriced_models'> {
+    let rows: { name: string; value: number }[] = [];
+    try {
+      rows = this.db
+        .prepare(`SELECT name, value FROM counters WHERE name = 'cost:spent_usd' OR name LIKE 'cost:unpriced:%'`)
+        .all() as { name: string; value: number }[];
+    } catch {
+      // No counters table: a store from before counters; the column (if any) is all there is.
+    }
+    const spent = rows.find((row) => row.name === 'cost:spent_usd');
+    return {
+      cost: spent ? Math.round(spent.value * 1e12) / 1e12 : column,
+      unpriced_models: rows
+        .filter((row) => row.name.startsWith('cost:unpriced:'))
+        .map((row) => row.name.slice('cost:unpriced:'.length))
+        .sort(),
     };
   }
 

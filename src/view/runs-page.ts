@@ -47,7 +47,7 @@ function runRow(name: string, summary: RunSummary): string {
       ? '–'
       : `${fixed(summary.pass_rate.value)} <span class="note">(≥ ${summary.pass_threshold}, n=${summary.pass_rate.n})</span>`;
   return `<tr data-run="${escapeHtml(name)}"><td><a href="${escapeHtml(runPath(name))}">${escapeHtml(name)}</a></td><td>${escapeHtml(summary.kind)}</td><td>${escapeHtml(summary.model ?? '–')}</td>
-<td class="counts">${counts || '–'}</td><td class="number" data-field="mean-reward">${fixed(summary.mean_reward)}</td><td class="number" data-field="pass-rate">${pass}</td><td>${cost(summary.cost)}</td>
+<td class="counts">${counts || '–'}</td><td class="number" data-field="mean-reward">${fixed(summary.mean_reward)}</td><td class="number" data-field="pass-rate">${pass}</td><td>${cost(summary.cost, summary.unpriced_models)}</td>
 <td class="number" data-field="tokens">${summary.tokens.prompt + summary.tokens.completion}</td><td class="number">${duration(summary.wall_ms)}</td>
 <td>${escapeHtml(summary.toolsets.join(', ') || '–')}</td><td>${escapeHtml(summary.updated_at ?? '–')}</td></tr>`;
 }

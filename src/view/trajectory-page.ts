@@ -70,9 +70,14 @@ function factsList(row: StoredRow, record: LooseRecord): string {
         `<div><dt>${escapeHtml(name)}</dt><dd data-fact="${escapeHtml(name)}">${escapeHtml(value)}</dd></div>`,
     )
     .join('');
-  // Cost shows when the record carries one (usage.cost or cost); the accounting itself lands separately.
+  // Agent, auxiliary models and judges; where it came from (provider, pricing) beside it.
   const recorded = number(usage.cost) ?? number(record.cost);
-  return `<dl class="facts">${list}<div><dt>cost</dt><dd>${cost(recorded)}</dd></div></dl>`;
+  const unpriced = Array.isArray(usage.unpriced_models) ? usage.unpriced_models.map(String) : [];
+  const source =
+    typeof usage.cost_source === 'string' && recorded !== undefined && recorded !== null
+      ? ` <span class="note" data-field="cost-source">(${escapeHtml(usage.cost_source)})</span>`
+      : '';
+  return `<dl class="facts">${list}<div><dt>cost</dt><dd>${cost(recorded, unpriced)}${source}</dd></div></dl>`;
 }
 
 function errorSection(row: StoredRow, record: LooseRecord): string {

@@ -80,6 +80,8 @@ for (const stream of [false, true]) {
       reasoning_tokens: 0,
       cached_tokens: 0,
       cost: null,
+      cost_source: 'unknown',
+      unpriced_models: ['mistral/magistral-thinking'],
     });
   });
 }

@@ -101,6 +101,9 @@ test('traj batch over every provider fixture keeps content, reasoning, tool call
         reasoning_tokens: usage.reasoning_tokens,
         cached_tokens: usage.cached_tokens,
         cost: usage.cost,
+        // No pricing: here; the follow-up answer reports no cost, so it leaves the model unpriced.
+        cost_source: usage.cost === null ? 'unknown' : 'provider',
+        unpriced_models: usage.cost === null || followUps > 0 ? ['replay'] : [],
       },
       `${fixture.id}: usage`,
     );

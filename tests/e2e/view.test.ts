@@ -30,13 +30,18 @@ const REASONING = 'The user wants facts; check the sandbox first.';
 const userText = (request: ChatRequest) =>
   String(request.messages.find((message) => message.role === 'user')?.content ?? '');
 
-/** A policy that looks around with `terminal` (reasoning on that turn), then answers; `hostile` answers the haiku with markup. */
+/**
+ * A policy that looks around with `terminal` (reasoning on that turn), then answers; `hostile` answers the haiku
+ * with markup. The good policy's provider reports $0.01 a call (usage.cost); the hostile one reports no cost.
+ */
 function policy(hostile: boolean) {
+  const usage = hostile ? {} : { usage: { cost: 0.01 } };
   return conversationScript([
-    callTool('terminal', { command: 'echo sandbox-ok' }, { reasoning_content: REASONING }),
+    callTool('terminal', { command: 'echo sandbox-ok' }, { reasoning_content: REASONING, ...usage }),
     (request) =>
       reply(
         hostile && userText(request).includes('haiku') ? INJECTION : `My answer to: ${userText(request).slice(0, 60)}`,
+        usage,
       ),
   ]);
 }
@@ -142,9 +147,14 @@ describe('traj view in a browser', () => {
       '0.900',
     );
     assert.equal(await page.$eval('tr[data-run="hostile"] [data-status="done"]', (cell) => cell.textContent), 'done 4');
+    // 4 items × 2 policy calls × $0.01; the judge's price is unknown, which the cell says instead of adding 0.
     assert.equal(
       await page.$eval('tr[data-run="good"] [data-field="cost"]', (cell) => cell.textContent),
-      'not recorded',
+      '$0.0800 + unknown (no price known for judge-a)',
+    );
+    assert.equal(
+      await page.$eval('tr[data-run="hostile"] [data-field="cost"]', (cell) => cell.textContent),
+      'unknown (no price known for judge-a, policy-hostile)',
     );
     await screenshot(page, 'view-runs.png');
 
@@ -197,7 +207,17 @@ describe('traj view in a browser', () => {
     assert.equal(await page.evaluate('document.scripts.length'), 0);
     assert.equal(await page.evaluate("document.querySelectorAll('img').length"), 0);
     assert.match(await page.title(), /^traj view · hostile · rubric-haiku #0$/, 'nothing the model wrote ran');
+    assert.equal(
+      await page.$eval('.facts [data-field="cost"]', (element) => element.textContent),
+      'unknown (no price known for policy-hostile, judge-a)',
+    );
     await screenshot(page, 'view-trajectory.png');
+    await page.goto(`${url}runs/good/item?key=rubric-haiku&sample=0`);
+    assert.equal(
+      await page.$eval('.facts [data-field="cost"]', (element) => element.textContent),
+      '$0.0200 + unknown (no price known for judge-a)',
+      "one rollout's two policy calls; the judge's share is unknown",
+    );
 
     // The plots, drawn from the store.
     await page.goto(`${url}runs/good/plots`);

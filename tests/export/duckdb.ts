@@ -43,6 +43,8 @@ const OPTIONAL_MESSAGE_FIELDS = [
 ];
 const JSON_MESSAGE_FIELDS = ['reasoning_details', 'echo'];
 
+const USAGE_NUMBERS = new Set(['prompt_tokens', 'completion_tokens', 'reasoning_tokens', 'cached_tokens', 'cost']);
+
 /**
  * A row read back from Parquet/Arrow, normalised to the record it came from: JSON-string columns
  * parsed, 64-bit integers as numbers, and message fields that are null only because the column
@@ -53,8 +55,12 @@ export function rowToRecord(row: Record<string, unknown>): Record<string, unknow
   for (const column of JSON_COLUMNS)
     if (typeof record[column] === 'string') record[column] = JSON.parse(record[column] as string);
   const usage = record.usage as Record<string, unknown>;
+  // Counts and cost come back as 64-bit integers or numbers; cost_source and unpriced_models as they are.
   record.usage = Object.fromEntries(
-    Object.entries(usage).map(([key, value]) => [key, value === null ? null : Number(value)]),
+    Object.entries(usage).map(([key, value]) => [
+      key,
+      value === null || !USAGE_NUMBERS.has(key) ? value : Number(value),
+    ]),
   );
   const source = record.source as { dataset: string; row: unknown; fields: string };
   record.source = {

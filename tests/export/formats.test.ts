@@ -31,7 +31,7 @@ const MESSAGE_TYPE =
   'STRUCT("role" VARCHAR, "content" VARCHAR, reasoning VARCHAR, reasoning_details VARCHAR, images VARCHAR[], ' +
   'tool_calls STRUCT(id VARCHAR, "type" VARCHAR, "function" STRUCT("name" VARCHAR, arguments VARCHAR))[], echo VARCHAR, tool_call_id VARCHAR, "name" VARCHAR)';
 const USAGE_TYPE =
-  'STRUCT(prompt_tokens BIGINT, completion_tokens BIGINT, reasoning_tokens BIGINT, cached_tokens BIGINT, "cost" DOUBLE)';
+  'STRUCT(prompt_tokens BIGINT, completion_tokens BIGINT, reasoning_tokens BIGINT, cached_tokens BIGINT, "cost" DOUBLE, cost_source VARCHAR, unpriced_models VARCHAR[])';
 
 const EXPECTED_TYPES: Record<string, string> = {
   id: 'VARCHAR',
@@ -49,8 +49,7 @@ const EXPECTED_TYPES: Record<string, string> = {
   turns: 'INTEGER',
   api_calls: 'INTEGER',
   tool_stats: 'STRUCT("name" VARCHAR, calls INTEGER, ok INTEGER, errors INTEGER)[]',
-  usage:
-    'STRUCT(prompt_tokens BIGINT, completion_tokens BIGINT, reasoning_tokens BIGINT, cached_tokens BIGINT, "cost" DOUBLE)',
+  usage: USAGE_TYPE,
   compressions:
     'STRUCT(at_call BIGINT, at_message BIGINT, "trigger" VARCHAR, tokens_before BIGINT, tokens_after BIGINT, replaced_start BIGINT, replaced_end BIGINT, summary VARCHAR, todo VARCHAR)[]',
   memory: 'STRUCT(memory VARCHAR[], "user" VARCHAR[])',
@@ -156,7 +155,7 @@ test('Arrow IPC shards carry the same schema and rows as Parquet', async (t) => 
   const arrow = await import('apache-arrow');
   const table = arrow.tableFromIPC(readFileSync(join(out, 'data', 'train-00000-of-00001.arrow')));
   assert.equal(table.numRows, 5);
-  assert.equal(table.schema.metadata.get('traj.schema_version'), '4');
+  assert.equal(table.schema.metadata.get('traj.schema_version'), '5');
   const parquetOut = join(directory, 'parquet');
   await exportRun({ storePath, out: parquetOut });
   const parquet = await readParquet([join(parquetOut, 'data', 'train-00000-of-00001.parquet')]);

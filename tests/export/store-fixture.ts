@@ -88,6 +88,8 @@ function agentResult(shape: RolloutShape): AgentResult {
       reasoning_tokens: shape.reasoning ? 9 : 0,
       cached_tokens: shape.reasoning ? 96 : 0,
       cost: shape.reasoning ? 0.00042 : null,
+      cost_source: shape.reasoning ? 'provider' : 'unknown',
+      unpriced_models: shape.reasoning ? [] : ['fixture-model'],
     },
     timings: {
       started_at: '2026-01-02T03:04:05.000Z',

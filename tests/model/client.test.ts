@@ -66,6 +66,8 @@ test('usage per call: prompt, completion and reasoning tokens', async () => {
       reasoning_tokens: 50,
       cached_tokens: 0,
       cost: null,
+      cost_source: 'unknown',
+      unpriced_models: ['scripted-test-model'],
     });
     const second = await client.complete({ messages: HELLO });
     assert.deepEqual(second.usage, {
@@ -74,6 +76,8 @@ test('usage per call: prompt, completion and reasoning tokens', async () => {
       reasoning_tokens: 0,
       cached_tokens: 0,
       cost: null,
+      cost_source: 'unknown',
+      unpriced_models: ['scripted-test-model'],
     });
     assert.equal(second.finishReason, 'tool_calls');
     assert.deepEqual(second.toolCalls, [

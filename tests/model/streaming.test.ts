@@ -55,6 +55,8 @@ test('streamed and plain calls of one script give the same response (native tool
     reasoning_tokens: 12,
     cached_tokens: 0,
     cost: null,
+    cost_source: 'unknown',
+    unpriced_models: [plain.request.model],
   });
   assert.equal(plain.response.toolCalls[1]!.function.arguments, '{"command": "df -h"');
 

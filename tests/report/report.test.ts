@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import type { Usage } from '../../src/model/messages.js';
+import { renderHtmlReport } from '../../src/report/report-html.js';
 import { buildReport, writeReport } from '../../src/report/report.js';
 import { EvalReportSchema } from '../../src/report/report-schema.js';
 import { RunStore } from '../../src/run/store.js';
@@ -10,7 +12,15 @@ import { temporaryDirectory } from '../helpers/cli.js';
 
 function storeWith(
   directory: string,
-  rows: { key: string; sample: number; reward: number | null; error?: string; category: string; toolsets: string[] }[],
+  rows: {
+    key: string;
+    sample: number;
+    reward: number | null;
+    error?: string;
+    category: string;
+    toolsets: string[];
+    cost?: Partial<Usage>;
+  }[],
 ): RunStore {
   const store = RunStore.open(join(directory, 'report.sqlite'));
   store.initRun({
@@ -33,7 +43,14 @@ function storeWith(
         turns: 1,
         apiCalls: 1,
         toolCalls: [],
-        usage: { prompt_tokens: 10, completion_tokens: 5, reasoning_tokens: 0, cached_tokens: 0, cost: null },
+        usage: {
+          prompt_tokens: 10,
+          completion_tokens: 5,
+          reasoning_tokens: 0,
+          cached_tokens: 0,
+          cost: null,
+          ...row.cost,
+        },
         timings: { started_at: new Date().toISOString(), duration_ms: 12, model_ms: 10, tool_ms: 0 },
       },
       tools: [],
@@ -144,4 +161,52 @@ test('float noise around the threshold does not decide a pass', (t) => {
     buildReport(store, { passThreshold: 0.7 }).items.map((item) => item.passed),
     [true, false],
   );
+});
+
+test('report.md and report.html show the cost, and name a model whose price is unknown instead of a 0', (t) => {
+  const directory = temporaryDirectory(t);
+  const provider = { cost: 0.25, cost_source: 'provider' as const, unpriced_models: [] };
+  const store = storeWith(directory, [
+    { key: 'a', sample: 0, reward: 1, category: 'x', toolsets: [], cost: provider },
+    { key: 'b', sample: 0, reward: 1, category: 'x', toolsets: [], cost: provider },
+    {
+      key: 'c',
+      sample: 0,
+      reward: 0,
+      category: 'x',
+      toolsets: [],
+      cost: { cost: 0.0125, cost_source: 'provider', unpriced_models: ['judge-x'] },
+    },
+  ]);
+  t.after(() => store.close());
+  const report = buildReport(store);
+  EvalReportSchema.parse(report);
+  assert.deepEqual(report.summary.cost, { usd: 0.5125, rollouts_missing_price: 1, unpriced_models: ['judge-x'] });
+  assert.deepEqual(
+    report.items.map((item) => item.cost),
+    [0.25, 0.25, 0.0125],
+  );
+  const files = writeReport(directory, report);
+  assert.match(
+    readFileSync(files.markdown, 'utf8'),
+    /Cost: \$0\.5125 \+ unknown \(no price known for model judge-x: 1 rollout\)\./,
+  );
+  const html = renderHtmlReport({ report, records: [] });
+  assert.match(html, /data-metric="cost" data-value="0.5125">\$0\.5125</);
+  assert.match(html, /no price known for model judge-x/);
+
+  const unpriced = storeWith(temporaryDirectory(t), [
+    {
+      key: 'a',
+      sample: 0,
+      reward: 1,
+      category: 'x',
+      toolsets: [],
+      cost: { cost_source: 'unknown', unpriced_models: ['m'] },
+    },
+  ]);
+  t.after(() => unpriced.close());
+  const unknown = buildReport(unpriced);
+  assert.equal(unknown.summary.cost?.usd, null);
+  assert.match(renderHtmlReport({ report: unknown, records: [] }), /data-metric="cost" data-value="">unknown</);
 });

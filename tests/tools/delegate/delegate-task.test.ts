@@ -150,6 +150,8 @@ async function delegationOfTwo(t: TestContext, sandbox?: Sandbox) {
     reasoning_tokens: 0,
     cached_tokens: 0,
     cost: null,
+    cost_source: 'unknown',
+    unpriced_models: ['scripted'],
   });
   // The messages view is the parent's alone; child tool calls stay out of the parent's tool_stats.
   assert.deepEqual(
