@@ -17,7 +17,7 @@ import { ConfigError } from '../errors.js';
 import { writeFileAtomically } from '../util/atomic-write.js';
 import { table } from '../util/text-table.js';
 import type { RolloutServices } from '../run/rollout.js';
-import { environmentTask } from '../run/environment-entries.js';
+import { environmentTask, findItems, type KeyedEnvironmentItem } from '../run/environment-entries.js';
 import { integerOption, stringOption, type CommandDefinition, type OptionSpec, type ParsedCommand } from './command.js';
 import { EVAL_OPTIONS, numberOption } from './eval-options.js';
 import { runEval, type FinishedEval } from './eval-run.js';
@@ -196,11 +196,14 @@ async function benchReport(
     log(
       `[traj] re-checking ${check.broken.length} broken item${check.broken.length === 1 ? '' : 's'} alone (up to ${recheck}× each; --recheck)`,
     );
+    // One streaming pass finds the broken items: the environment's items are never held.
+    const keys = new Set(check.broken.map((broken) => broken.key));
+    const items = await findItems(finished.environment, finished.environmentOptions, keys);
     // A thread's model client and tool registry load only here: list, compare and a clean validation never need them.
     const { createThreadServices } = await import('../run/worker-services.js');
     const services = createThreadServices();
     try {
-      check = await recheckBroken(check, recheck, (item) => runAgain(finished, item, services));
+      check = await recheckBroken(check, recheck, (item) => runAgain(finished, items.get(item.key), item, services));
     } finally {
       await services.close();
     }
@@ -224,12 +227,12 @@ async function benchReport(
 /** One broken item run again outside the pool, nothing else running beside it; the result is not stored. */
 async function runAgain(
   finished: FinishedEval,
+  keyed: KeyedEnvironmentItem | undefined,
   broken: BrokenItem,
   services: RolloutServices,
 ): Promise<RecheckOutcome> {
-  const keyed = finished.items.find((item) => item.key === broken.key);
   if (!keyed) return { reward: null, reason: 'the environment no longer yields this item' };
-  const stored = [...finished.store.items()].find((row) => row.key === broken.key && row.sample === broken.sample);
+  const stored = finished.store.getItem(broken.key, broken.sample);
   const toolsets = stored ? (JSON.parse(stored.toolsets) as string[]) : [];
   const { executeRollout } = await import('../run/rollout.js');
   const outcome = await executeRollout(

@@ -3,13 +3,13 @@ import { EndpointSchema, type Endpoint } from '../config/endpoint.js';
 import { validate } from '../config/load.js';
 import { applyAdvantages } from '../report/advantages.js';
 import { loadEnvironmentConfig, type EnvironmentConfig } from '../eval/environment-config.js';
-import type { Environment } from '../eval/environment.js';
+import type { Environment, EnvironmentOptions } from '../eval/environment.js';
 import { loadEnvironment, resolveEnvironmentModule } from '../eval/load-environment.js';
 import { buildReport, writeReport, type ReportFiles } from '../report/report.js';
 import type { EvalReport } from '../report/report-schema.js';
 import { ConfigError, isTrajError } from '../errors.js';
 import { availabilityContext, fingerprintParts } from '../run/batch.js';
-import { collectItems, environmentEntries, keyItems, type KeyedEnvironmentItem } from '../run/environment-entries.js';
+import { environmentEntries, keyedItems, surveyItems } from '../run/environment-entries.js';
 import { executeRun, storePathFor } from '../run/execute-run.js';
 import { defaultOutputDirectory } from '../run/outputs.js';
 import type { RolloutSettings } from '../run/rollout.js';
@@ -102,7 +102,9 @@ export interface FinishedEval {
   agent: EvalAgent;
   /** What the rollouts ran with, so a caller can run an item again (bench: re-checking broken items). */
   settings: RolloutSettings;
-  items: readonly KeyedEnvironmentItem[];
+  environment: Environment;
+  /** What items() was given, so a caller can read the items again (they are never held). */
+  environmentOptions: EnvironmentOptions;
 }
 
 /** How `traj bench` runs "an eval, then its own report" through this same runner. */
@@ -152,16 +154,14 @@ export async function runEval(
   const storePath = storePathFor(config.checkpoints, config.run);
   const judges = judgeSettingsFrom(values, environmentConfig.judge, resolved.scripted ? undefined : endpoint);
   const environmentOptions = { image: config.image, sandbox: config.sandbox, settings: options.environmentSettings };
-  const items = keyItems(
-    environment,
-    await collectItems(environment, {
-      dataset,
-      limit: config.limit,
-      ...environmentOptions,
-      settingsFile: options.environmentSettingsFile,
-    }),
-  );
-  if (items.length === 0)
+  const itemOptions: EnvironmentOptions = {
+    dataset,
+    limit: config.limit,
+    ...environmentOptions,
+    settingsFile: options.environmentSettingsFile,
+  };
+  const survey = await surveyItems(environment, itemOptions, config.image ?? DEFAULT_DOCKER_IMAGE);
+  if (survey.items === 0)
     throw new ConfigError(`environment '${environment.name}' yielded no items${dataset ? ` from ${dataset}` : ''}`, {
       code: 'environment_empty',
     });
@@ -216,7 +216,8 @@ export async function runEval(
       entries: (store) =>
         environmentEntries({
           environment,
-          items,
+          items: keyedItems(environment, itemOptions),
+          expectedItems: survey.items,
           samples,
           choice,
           seed: config.seed,
@@ -233,19 +234,27 @@ export async function runEval(
         logRunStart(
           log,
           info,
-          `${options.kind} '${config.run}': ${environment.name} ${environment.version}, ${items.length} items × ${samples} samples, ${policy}${judged}`,
+          `${options.kind} '${config.run}': ${environment.name} ${environment.version}, ${survey.items} items × ${samples} samples, ${policy}${judged}`,
         );
-        progress = new RunProgress(items.length * samples);
+        progress = new RunProgress(survey.items * samples);
         progress.watchRequests(info.requestsInFlight);
       },
       onEvent: (event) => progress?.onEvent(event),
       onNotice: (message) => log(`[traj] ${message}`),
       onPipelineDone: () => progress?.stop(),
       callsModel: agent === 'model',
-      images: items.map((keyed) => keyed.sandbox.image ?? settings.sandbox.image ?? DEFAULT_DOCKER_IMAGE),
+      images: survey.images,
       async afterPipeline(store) {
         finished = finishEval(store, outDir, passThreshold, environment);
-        extras = await options.afterReport?.({ ...finished, store, outDir, agent, settings, items });
+        extras = await options.afterReport?.({
+          ...finished,
+          store,
+          outDir,
+          agent,
+          settings,
+          environment,
+          environmentOptions: itemOptions,
+        });
       },
     });
     progress?.stop();

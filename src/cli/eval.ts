@@ -4,7 +4,7 @@ import { loadEnvironmentConfig } from '../eval/environment-config.js';
 import { loadEnvironment, resolveEnvironmentModule } from '../eval/load-environment.js';
 import { rescoreRun } from '../report/rescore.js';
 import { ConfigError } from '../errors.js';
-import { collectItems, keyItems, type KeyedEnvironmentItem } from '../run/environment-entries.js';
+import { keyedItems } from '../run/environment-entries.js';
 import { storePathFor } from '../run/execute-run.js';
 import { defaultOutputDirectory, writeRunOutputs } from '../run/outputs.js';
 import { RunStore } from '../run/store.js';
@@ -46,10 +46,11 @@ async function rescore(values: ParsedCommand['values'], run: string): Promise<nu
     const environmentConfig = loadEnvironmentConfig(modulePath);
     const policy = meta?.config.endpoint as Endpoint | undefined;
     const judges = rescoreJudgeSettings(values, stored.judges, environmentConfig.judge, policy);
-    const items: KeyedEnvironmentItem[] = keyItems(
-      environment,
-      await collectItems(environment, { dataset: stored.dataset, limit: stored.limit, ...stored.environment_options }),
-    );
+    const items = keyedItems(environment, {
+      dataset: stored.dataset,
+      limit: stored.limit,
+      ...stored.environment_options,
+    });
     const sandbox = meta?.config as {
       sandbox?: 'local' | 'docker';
       image?: string;
@@ -64,7 +65,7 @@ async function rescore(values: ParsedCommand['values'], run: string): Promise<nu
     const summary = await rescoreRun({
       store,
       environment,
-      items: new Map(items.map((keyed) => [keyed.key, keyed.item])),
+      items: keyedPairs(items),
       judges,
       sandbox: {
         kind: sandbox.sandbox ?? 'local',
@@ -97,6 +98,10 @@ async function rescore(values: ParsedCommand['values'], run: string): Promise<nu
   } finally {
     store.close();
   }
+}
+
+async function* keyedPairs(items: AsyncIterable<{ key: string; item: unknown }>): AsyncGenerator<[string, unknown]> {
+  for await (const keyed of items) yield [keyed.key, keyed.item];
 }
 
 export const command: CommandDefinition = {
