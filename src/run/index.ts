@@ -9,5 +9,7 @@ export * from './pool.js';
 export * from './execute-run.js';
 export * from './batch.js';
 export * from './environment-entries.js';
+export * from './environment-run.js';
+export * from './stored-eval.js';
 export * from './run-statistics.js';
 export * from './outputs.js';
