@@ -4,8 +4,7 @@ import type { Environment, EnvironmentOptions } from '../eval/environment.js';
 import type { JudgeSettings } from '../eval/judge.js';
 import { ConfigError } from '../errors.js';
 import { DEFAULT_DOCKER_IMAGE } from '../sandbox/docker-config.js';
-import type { ToolRegistry } from '../tools/registry.js';
-import { availabilityContext, fingerprintParts, type ToolsetChoice } from './batch.js';
+import { availabilityContext } from './batch.js';
 import { environmentEntries, keyedItems, surveyItems, type ItemSurvey } from './environment-entries.js';
 import {
   executeRun,
@@ -15,9 +14,8 @@ import {
   type RunStartInfo,
 } from './execute-run.js';
 import type { RolloutSettings } from './rollout.js';
-import { knowledgeFingerprint } from './rollout-knowledge.js';
 import type { RunConfig } from './run-config.js';
-import { rolloutSettings, runRegistry, toolsetChoice } from './run-setup.js';
+import { rolloutSettings, runFingerprintParts, runTools, type RunTools } from './run-setup.js';
 import { judgeFingerprint, type EvalAgent, type StoredEval } from './stored-eval.js';
 import type { RunStore } from './store.js';
 
@@ -94,7 +92,7 @@ type RunOwned =
 export interface EnvironmentRunInput {
   kind: 'eval' | 'bench';
   config: RunConfig;
-  plan: EnvironmentRunPlan;
+  plan: RunTools;
   environment: Environment;
   modulePath: string;
   agent: EvalAgent;
@@ -122,19 +120,13 @@ export interface EnvironmentRunInput {
 }
 
 /** The tools an environment run offers, checked before anything starts (an oracle run needs the oracle hook). */
-export interface EnvironmentRunPlan {
-  registry: ToolRegistry;
-  choice: ToolsetChoice;
-}
-
-export function planEnvironmentRun(config: RunConfig, environment: Environment, agent: EvalAgent): EnvironmentRunPlan {
+export function planEnvironmentRun(config: RunConfig, environment: Environment, agent: EvalAgent): RunTools {
   if (agent === 'oracle' && !environment.oracle) {
     throw new ConfigError(`--agent oracle: environment '${environment.name}' has no oracle (reference solution) hook`, {
       code: 'oracle_missing',
     });
   }
-  const registry = runRegistry(config);
-  return { registry, choice: toolsetChoice(config, registry) };
+  return runTools(config);
 }
 
 export async function runEnvironment(input: EnvironmentRunInput): Promise<ExecuteRunResult> {
@@ -176,20 +168,12 @@ export async function runEnvironment(input: EnvironmentRunInput): Promise<Execut
     endpoint,
     settings,
     fingerprintParts: {
-      ...fingerprintParts({
-        endpoint,
+      ...runFingerprintParts(config, settings, {
         endpointIdentity: input.endpointIdentity,
         choice,
         registry,
-        maxTurns: config.max_turns,
-        systemPrompt: settings.systemPrompt,
-        runTime: settings,
-        seed: config.seed,
         environment: { name: environment.name, version: environment.version },
         agent,
-        sandbox: { kind: config.sandbox, image: config.image },
-        knowledge: knowledgeFingerprint(settings),
-        tools: settings,
       }),
       judges: judgeFingerprint(judges),
       ...(input.environmentSettings ? { environment_settings: input.environmentSettings } : {}),
