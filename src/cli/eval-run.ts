@@ -60,7 +60,10 @@ export interface EvalRunOptions {
   environmentSettings?: Record<string, unknown>;
   /** The file the environment settings came from (bench: the suite), named in their errors. */
   environmentSettingsFile?: string;
-  /** Runs once report.json and report.md are written; its lines are printed after the summary, its exit code used when the run itself succeeded. */
+  /**
+   * Runs once report.json and report.md are written; its lines are printed after the summary, its exit
+   * code used when the run itself succeeded.
+   */
   afterReport?(
     finished: FinishedEval,
   ): Promise<{ lines: string[]; exitCode: number }> | { lines: string[]; exitCode: number };
