@@ -9,6 +9,7 @@ export * from './pool.js';
 export * from './execute-run.js';
 export * from './batch.js';
 export * from './batch-run.js';
+export * from './single-rollout.js';
 export * from './environment-entries.js';
 export * from './environment-run.js';
 export * from './stored-eval.js';
