@@ -1,23 +1,9 @@
 import type { Endpoint } from '../config/endpoint.js';
 import { countJsonlRows } from '../dataset/count-rows.js';
 import { availabilityContext, batchEntries } from './batch.js';
-import { executeRun, type ExecuteRunInput, type ExecuteRunResult, type RunStartInfo } from './execute-run.js';
+import { executeRun, type ExecuteRunResult, type RunStartInfo } from './execute-run.js';
 import type { RunConfig } from './run-config.js';
-import { rolloutSettings, runFingerprintParts, type RunTools } from './run-setup.js';
-
-/** What runBatch sets itself on executeRun's input. */
-type BatchOwned =
-  | 'kind'
-  | 'run'
-  | 'checkpointsDir'
-  | 'outDir'
-  | 'endpoint'
-  | 'settings'
-  | 'fingerprintParts'
-  | 'config'
-  | 'force'
-  | 'entries'
-  | 'onStart';
+import { rolloutSettings, runFingerprintParts, type RunControls, type RunTools } from './run-setup.js';
 
 export interface BatchRunInput {
   config: RunConfig & { dataset: string };
@@ -28,7 +14,7 @@ export interface BatchRunInput {
   outDir: string;
   force: boolean;
   /** What the caller owns (pool size, retries, filters, signals, progress), passed through to executeRun. */
-  controls: Omit<ExecuteRunInput, BatchOwned>;
+  controls: RunControls;
   /** Called once per toolset dropped from a draw because it is unavailable here. */
   onDrop?: (toolset: string, reason: string) => void;
   /** `rows`: the dataset's rows when known up front (a local JSONL file's lines, under --limit). */

@@ -6,16 +6,10 @@ import { ConfigError } from '../errors.js';
 import { DEFAULT_DOCKER_IMAGE } from '../sandbox/docker-config.js';
 import { availabilityContext } from './batch.js';
 import { environmentEntries, keyedItems, surveyItems, type ItemSurvey } from './environment-entries.js';
-import {
-  executeRun,
-  storePathFor,
-  type ExecuteRunInput,
-  type ExecuteRunResult,
-  type RunStartInfo,
-} from './execute-run.js';
+import { executeRun, storePathFor, type ExecuteRunResult, type RunStartInfo } from './execute-run.js';
 import type { RolloutSettings } from './rollout.js';
 import type { RunConfig } from './run-config.js';
-import { rolloutSettings, runFingerprintParts, runTools, type RunTools } from './run-setup.js';
+import { rolloutSettings, runFingerprintParts, runTools, type RunControls, type RunTools } from './run-setup.js';
 import { judgeFingerprint, type EvalAgent, type StoredEval } from './stored-eval.js';
 import type { RunStore } from './store.js';
 
@@ -72,23 +66,6 @@ export interface EnvironmentRunContext {
   environmentOptions: EnvironmentOptions;
 }
 
-/** What runEnvironment sets itself on executeRun's input. */
-type RunOwned =
-  | 'kind'
-  | 'run'
-  | 'checkpointsDir'
-  | 'outDir'
-  | 'endpoint'
-  | 'settings'
-  | 'fingerprintParts'
-  | 'config'
-  | 'force'
-  | 'entries'
-  | 'callsModel'
-  | 'images'
-  | 'onStart'
-  | 'afterPipeline';
-
 export interface EnvironmentRunInput {
   kind: 'eval' | 'bench';
   config: RunConfig;
@@ -111,7 +88,7 @@ export interface EnvironmentRunInput {
   outDir: string;
   force: boolean;
   /** What the caller owns (pool size, retries, filters, signals, progress), passed through to executeRun. */
-  controls: Omit<ExecuteRunInput, RunOwned>;
+  controls: RunControls;
   hooks: {
     onStart?(info: RunStartInfo, survey: ItemSurvey): void;
     /** After the rollouts, before the outputs are written (eval: advantages and the report). */

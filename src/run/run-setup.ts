@@ -9,7 +9,7 @@ import { createToolRegistry } from '../tools/builtin.js';
 import { loadDistribution } from '../tools/distributions.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { fingerprintParts, type ToolsetChoice } from './batch.js';
-import { artifactsDirFor, storePathFor } from './execute-run.js';
+import { artifactsDirFor, storePathFor, type ExecuteRunInput } from './execute-run.js';
 import type { RolloutSettings } from './rollout.js';
 import type { RunConfig } from './run-config.js';
 import { knowledgeFingerprint, knowledgeFolder } from './rollout-knowledge.js';
@@ -160,3 +160,25 @@ export function runFingerprintParts(
     tools: settings,
   });
 }
+
+/**
+ * What a command passes through a run flow (runBatch, runEnvironment) to executeRun: pool size,
+ * retries, filters, signals, progress. The flow sets the rest itself.
+ */
+export type RunControls = Omit<
+  ExecuteRunInput,
+  | 'kind'
+  | 'run'
+  | 'checkpointsDir'
+  | 'outDir'
+  | 'endpoint'
+  | 'settings'
+  | 'fingerprintParts'
+  | 'config'
+  | 'force'
+  | 'entries'
+  | 'callsModel'
+  | 'images'
+  | 'onStart'
+  | 'afterPipeline'
+>;
