@@ -6,7 +6,7 @@ import type { CommandDefinition } from './command.js';
 import { resolveEndpoint } from './endpoint.js';
 import { RunProgress } from './progress.js';
 import { RUN_OPTIONS, runConfigFrom } from './run-options.js';
-import { logRunStart, pipelineControls, runExitCode, runStopSignals } from './run-controls.js';
+import { logRunStart, pipelineControls, progressHooks, runExitCode, runStopSignals } from './run-controls.js';
 import { exitCodeHelp } from './exit-codes.js';
 import { formatStatistics } from './summary.js';
 
@@ -62,10 +62,7 @@ ${exitCodeHelp()}`,
         force: values.force === true,
         controls: {
           ...pipelineControls(config, signals),
-          onWarning: log,
-          onEvent: (event) => progress?.onEvent(event),
-          onNotice: (message) => log(`[traj] ${message}`),
-          onPipelineDone: () => progress?.stop(),
+          ...progressHooks(log, () => progress),
         },
         onDrop: warnOnce(log),
         onStart(info, rows) {

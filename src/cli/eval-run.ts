@@ -21,7 +21,7 @@ import { agentOption, datasetLocation, judgeSettingsFrom, numberOption } from '.
 import { formatEvalSummary } from './eval-summary.js';
 import { RunProgress } from './progress.js';
 import { runConfigFrom } from './run-options.js';
-import { logRunStart, pipelineControls, runExitCode, runStopSignals } from './run-controls.js';
+import { logRunStart, pipelineControls, progressHooks, runExitCode, runStopSignals } from './run-controls.js';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -122,10 +122,7 @@ export async function runEval(
       force: values.force === true,
       controls: {
         ...pipelineControls(config, signals),
-        onWarning: log,
-        onEvent: (event) => progress?.onEvent(event),
-        onNotice: (message) => log(`[traj] ${message}`),
-        onPipelineDone: () => progress?.stop(),
+        ...progressHooks(log, () => progress),
       },
       hooks: {
         onStart(info, survey) {
