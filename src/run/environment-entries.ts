@@ -29,10 +29,13 @@ export async function* keyedItems(
   options: EnvironmentOptions,
 ): AsyncGenerator<KeyedEnvironmentItem> {
   const keyer = new PromptKeyer({ source: `environment '${environment.name}'` });
+  const { limit } = options;
+  if (limit !== undefined && limit <= 0) return;
   let index = 0;
   for await (const item of environment.items(options)) {
-    if (options.limit !== undefined && index >= options.limit) return;
     yield keyItem(environment, keyer, item, index++);
+    // Stop at the limit before asking items() for one more.
+    if (limit !== undefined && index >= limit) return;
   }
 }
 
