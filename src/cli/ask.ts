@@ -1,21 +1,16 @@
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { CommandApprover, guardTerminal, loadApprovedCommands } from '../chat/index.js';
-import { DEFAULT_BUDGET } from '../tools/budget.js';
-import { BUILTIN_TOOLS } from '../tools/builtin.js';
-import { ToolRegistry } from '../tools/registry.js';
-import type { RolloutServices } from '../run/rollout.js';
-import { executeRollout } from '../run/rollout.js';
-import { createThreadServices } from '../run/worker-services.js';
+import { loadToolConfig } from '../config/tool-config.js';
 import { ConfigError } from '../errors.js';
+import type { RolloutServices } from '../run/rollout.js';
+import { runSingleRollout } from '../run/single-rollout.js';
+import { BUILTIN_TOOLS, createToolRegistry } from '../tools/builtin.js';
+import { ToolRegistry } from '../tools/registry.js';
 import { ENDPOINT_OPTIONS, integerOption, listOption, stringOption, type CommandDefinition } from './command.js';
 import { resolveEndpoint } from './endpoint.js';
 import { exitCodeFor } from './exit-codes.js';
 import { renderConversation } from './render-conversation.js';
-import { createToolRegistry } from '../tools/builtin.js';
-import { readFileSync } from 'node:fs';
-import { resolveAuxiliary } from '../config/auxiliary.js';
-import { loadToolConfig } from '../config/tool-config.js';
-import { availabilityContext } from '../run/batch.js';
 
 export const command: CommandDefinition = {
   name: 'ask',
@@ -81,42 +76,22 @@ stay there. Dangerous commands (rm -rf, git reset --hard, …) are refused unles
       scriptedIfUnset: values['scripted-if-unset'] === true,
       log: (line) => process.stderr.write(`${line}\n`),
     });
-    const toolConfig = loadToolConfig(stringOption(values, 'config'));
-    const toolSettings = {
-      web: toolConfig.web,
-      auxiliary: resolveAuxiliary(toolConfig.auxiliary, endpoint),
-      browser: toolConfig.browser,
-    };
-    const registry = createToolRegistry();
-    for (const tool of registry.unavailableTools(toolsets, availabilityContext({ endpoint, ...toolSettings }))) {
-      process.stderr.write(`[traj] warning: ${tool.name} [${tool.toolset}] is not offered: ${tool.reason}\n`);
-    }
-    const threadServices = createThreadServices();
-    const services = hostFolder ? guardedServices(threadServices) : threadServices;
     try {
       const controller = new AbortController();
       process.once('SIGINT', () => controller.abort(new Error('interrupted')));
-      const outcome = await executeRollout(
-        {
-          key: 'ask',
-          sample: 0,
-          toolsets,
-          messages: [{ role: 'user', content: prompt }],
-          system: systemFile ? readFileSync(systemFile, 'utf8') : undefined,
-          settings: {
-            run: 'ask',
-            endpoint,
-            maxTurns: integerOption(values, 'max-turns') ?? 10,
-            sandbox: { kind: sandbox, image: stringOption(values, 'image'), ...(hostFolder ? { hostFolder } : {}) },
-            budget: DEFAULT_BUDGET,
-            agent: 'model',
-            toolConcurrency: 8,
-            ...toolSettings,
-          },
-        },
-        services,
-        controller.signal,
-      );
+      const outcome = await runSingleRollout({
+        prompt,
+        toolsets,
+        endpoint,
+        toolConfig: loadToolConfig(stringOption(values, 'config')),
+        maxTurns: integerOption(values, 'max-turns') ?? 10,
+        system: systemFile ? readFileSync(systemFile, 'utf8') : undefined,
+        sandbox: { kind: sandbox, image: stringOption(values, 'image'), ...(hostFolder ? { hostFolder } : {}) },
+        services: hostFolder ? guardedServices : undefined,
+        onUnavailable: (tool) =>
+          process.stderr.write(`[traj] warning: ${tool.name} [${tool.toolset}] is not offered: ${tool.reason}\n`),
+        signal: controller.signal,
+      });
       if (values.json)
         process.stdout.write(
           `${JSON.stringify({ ...outcome.result, error: outcome.error ?? outcome.result.error }, null, 2)}\n`,
@@ -134,7 +109,6 @@ stay there. Dangerous commands (rm -rf, git reset --hard, …) are refused unles
       }
       return 0;
     } finally {
-      await threadServices.close();
       await scripted?.close();
     }
   },

@@ -1,29 +1,14 @@
-import { createReadStream, existsSync } from 'node:fs';
-import { availabilityContext, batchEntries, fingerprintParts } from '../run/batch.js';
-import { executeRun } from '../run/execute-run.js';
+import { runBatch } from '../run/batch-run.js';
 import { defaultOutputDirectory } from '../run/outputs.js';
-import { knowledgeFingerprint } from '../run/rollout-knowledge.js';
-import { rolloutSettings, runRegistry, toolsetChoice } from '../run/run-setup.js';
+import { runTools } from '../run/run-setup.js';
 import { ConfigError } from '../errors.js';
 import type { CommandDefinition } from './command.js';
 import { resolveEndpoint } from './endpoint.js';
 import { RunProgress } from './progress.js';
 import { RUN_OPTIONS, runConfigFrom } from './run-options.js';
-import { logRunStart, pipelineControls, runExitCode, runStopSignals } from './run-controls.js';
+import { logRunStart, pipelineControls, progressHooks, runExitCode, runStopSignals } from './run-controls.js';
 import { exitCodeHelp } from './exit-codes.js';
 import { formatStatistics } from './summary.js';
-
-/** Rows of a local JSONL file, counted by newlines (cheap) so the progress bar knows its total. */
-export async function countJsonlRows(path: string): Promise<number | undefined> {
-  if (!/\.(jsonl|ndjson)$/.test(path) || !existsSync(path)) return undefined;
-  let count = 0;
-  let last = 10;
-  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
-    for (let index = chunk.indexOf(10); index !== -1; index = chunk.indexOf(10, index + 1)) count++;
-    last = chunk[chunk.length - 1] ?? last;
-  }
-  return last === 10 ? count : count + 1;
-}
 
 /** A warning the first time each toolset is dropped from a draw; statistics.json counts every drop. */
 export function warnOnce(log: (line: string) => void): (toolset: string, reason: string) => void {
@@ -60,66 +45,32 @@ ${exitCodeHelp()}`,
       });
     const outDir = config.out ?? defaultOutputDirectory(config.run);
     const log = (line: string) => process.stderr.write(`${line}\n`);
-    const registry = runRegistry(config);
-    const choice = toolsetChoice(config, registry);
+    const tools = runTools(config);
     const { endpoint, scripted, identity } = await resolveEndpoint(values, config.endpoint, {
       scriptedIfUnset: values['scripted-if-unset'] === true,
       log,
     });
-    const settings = rolloutSettings(config, endpoint);
-    const dataset = config.dataset;
-    const total = await countJsonlRows(dataset);
     const signals = runStopSignals(config, log);
     let progress: RunProgress | undefined;
     try {
-      const result = await executeRun({
-        kind: 'batch',
-        run: config.run,
-        checkpointsDir: config.checkpoints,
-        outDir,
+      const result = await runBatch({
+        config: { ...config, dataset: config.dataset },
+        tools,
         endpoint,
-        settings,
-        fingerprintParts: fingerprintParts({
-          endpoint,
-          endpointIdentity: identity,
-          choice,
-          registry,
-          maxTurns: config.max_turns,
-          systemPrompt: settings.systemPrompt,
-          runTime: settings,
-          seed: config.seed,
-          environment: { name: 'prompts', version: '1' },
-          agent: 'model',
-          sandbox: { kind: config.sandbox, image: config.image },
-          knowledge: knowledgeFingerprint(settings),
-          tools: settings,
-        }),
-        config: { ...config, endpoint: { ...endpoint } },
+        endpointIdentity: identity,
+        outDir,
         force: values.force === true,
-        entries: (store) =>
-          batchEntries({
-            dataset,
-            reader: { skipBadRows: config.skip_bad_rows, hubUrl: config.hub_url },
-            choice,
-            seed: config.seed,
-            limit: config.limit,
-            registry,
-            store,
-            expectedRows: total,
-            onDrop: warnOnce(log),
-            availability: availabilityContext(settings),
-          }),
-        ...pipelineControls(config, signals),
-        onWarning: log,
-        onStart(info) {
+        controls: {
+          ...pipelineControls(config, signals),
+          ...progressHooks(log, () => progress),
+        },
+        onDrop: warnOnce(log),
+        onStart(info, rows) {
           logRunStart(log, info, `run '${config.run}': ${endpoint.model} at ${endpoint.base_url}`);
-          progress = new RunProgress(total !== undefined ? Math.min(total, config.limit ?? total) : undefined);
+          progress = new RunProgress(rows);
           progress.watchRequests(info.requestsInFlight);
           progress.watchSpend(info.spentUsd, info.maxCostUsd);
         },
-        onEvent: (event) => progress?.onEvent(event),
-        onNotice: (message) => log(`[traj] ${message}`),
-        onPipelineDone: () => progress?.stop(),
       });
       progress?.stop();
       process.stdout.write(`${formatStatistics(result.outputs.stats)}\n\n`);

@@ -1,26 +1,14 @@
-import { appendFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { failedRollouts, headline, transcripts, validationLines, validationMarkdown } from '../report/bench-output.js';
-import { listSuites, loadSuite, type BenchSuite, type LoadedSuite } from '../report/bench-suite.js';
+import { resolve } from 'node:path';
+import { benchReport } from '../report/bench-validation.js';
+import { listSuites, loadSuite, suiteDefaults, type BenchSuite, type LoadedSuite } from '../report/bench-suite.js';
 import { formatComparison, readRunReport } from '../report/comparison-text.js';
 import { resolveEnvironmentModule } from '../eval/load-environment.js';
-import {
-  checkReferenceAgent,
-  recheckBroken,
-  ReferenceCheckSchema,
-  type BrokenItem,
-  type RecheckOutcome,
-} from '../report/reference-check.js';
-import { renderHtmlReport } from '../report/report-html.js';
 import { compareRuns } from '../report/run-comparison.js';
 import { ConfigError } from '../errors.js';
-import { writeFileAtomically } from '../util/atomic-write.js';
 import { table } from '../util/text-table.js';
-import type { RolloutServices } from '../run/rollout.js';
-import { environmentTask } from '../run/environment-entries.js';
 import { integerOption, stringOption, type CommandDefinition, type OptionSpec, type ParsedCommand } from './command.js';
 import { EVAL_OPTIONS, numberOption } from './eval-options.js';
-import { runEval, type FinishedEval } from './eval-run.js';
+import { runEval } from './eval-run.js';
 import { EXIT_BROKEN_TASKS, exitCodeHelp } from './exit-codes.js';
 
 /** `traj bench NAME` found reference-agent rollouts that broke the rule (oracle 1.0, no-op 0.0). */
@@ -144,24 +132,10 @@ async function benchCommand(loaded: LoadedSuite, values: ParsedCommand['values']
     },
     environmentSettings: environmentSettings(suite, values),
     environmentSettingsFile: loaded.path,
-    afterReport: (finished) => benchReport(loaded, finished, integerOption(values, 'recheck', { min: 0 }) ?? 1),
-  });
-}
-
-function suiteDefaults(suite: BenchSuite) {
-  const defined = <T extends object>(value: T) =>
-    Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as Partial<T>;
-  return defined({
-    toolsets: suite.toolsets,
-    distribution: suite.distribution,
-    max_turns: suite.max_turns,
-    samples: suite.samples,
-    pass_threshold: suite.pass_threshold,
-    dataset: suite.tasks ?? suite.dataset,
-    system_prompt: suite.system_prompt,
-    sandbox: suite.sandbox,
-    image: suite.image,
-    concurrency: suite.concurrency,
+    afterReport: async (finished) => {
+      const outcome = await benchReport(loaded, finished, integerOption(values, 'recheck', { min: 0 }) ?? 1, log);
+      return { lines: outcome.lines, exitCode: outcome.broken > 0 ? EXIT_BROKEN_TASKS : 0 };
+    },
   });
 }
 
@@ -182,65 +156,6 @@ function positive(value: number, flag: string): number {
 export function defaultRunName(suite: string, agent: string, model: string | undefined): string {
   const who = agent === 'model' ? (model ?? 'model') : agent;
   return `${suite}-${who}`.replace(/[^A-Za-z0-9._-]+/g, '-');
-}
-
-/** report.html (and, for the reference agents, validation.json and a report.md section) beside eval's report. */
-async function benchReport(
-  loaded: LoadedSuite,
-  finished: FinishedEval,
-  recheck: number,
-): Promise<{ lines: string[]; exitCode: number }> {
-  const { report, store, outDir, agent } = finished;
-  let check = agent === 'model' ? undefined : checkReferenceAgent(agent, report, failedRollouts(store));
-  if (check && check.broken.length > 0 && recheck > 0) {
-    log(
-      `[traj] re-checking ${check.broken.length} broken item${check.broken.length === 1 ? '' : 's'} alone (up to ${recheck}× each; --recheck)`,
-    );
-    // A thread's model client and tool registry load only here: list, compare and a clean validation never need them.
-    const { createThreadServices } = await import('../run/worker-services.js');
-    const services = createThreadServices();
-    try {
-      check = await recheckBroken(check, recheck, (item) => runAgain(finished, item, services));
-    } finally {
-      await services.close();
-    }
-  }
-  const html = join(outDir, 'report.html');
-  writeFileAtomically(
-    html,
-    renderHtmlReport({ report, records: transcripts(store), agent, suite: loaded.name, check }),
-  );
-  const lines = [headline(loaded.suite, report), `html report: ${html}`];
-  if (!check) return { lines, exitCode: 0 };
-  writeFileAtomically(
-    join(outDir, 'validation.json'),
-    `${JSON.stringify(ReferenceCheckSchema.parse(check), null, 2)}\n`,
-  );
-  appendFileSync(finished.files.markdown, validationMarkdown(check));
-  lines.push(...validationLines(check));
-  return { lines, exitCode: check.broken.length > 0 ? EXIT_BROKEN_TASKS : 0 };
-}
-
-/** One broken item run again outside the pool, nothing else running beside it; the result is not stored. */
-async function runAgain(
-  finished: FinishedEval,
-  broken: BrokenItem,
-  services: RolloutServices,
-): Promise<RecheckOutcome> {
-  const keyed = finished.items.find((item) => item.key === broken.key);
-  if (!keyed) return { reward: null, reason: 'the environment no longer yields this item' };
-  const stored = [...finished.store.items()].find((row) => row.key === broken.key && row.sample === broken.sample);
-  const toolsets = stored ? (JSON.parse(stored.toolsets) as string[]) : [];
-  const { executeRollout } = await import('../run/rollout.js');
-  const outcome = await executeRollout(
-    { ...environmentTask(keyed, toolsets), key: keyed.key, sample: broken.sample, settings: finished.settings },
-    services,
-    new AbortController().signal,
-  );
-  const reward = outcome.error ? null : (outcome.reward?.reward ?? null);
-  const reason = outcome.error?.message ?? outcome.reward?.reward_error ?? `scored ${reward}`;
-  log(`[traj]   ${broken.key}#${broken.sample}: ${reason}`);
-  return { reward, reason };
 }
 
 function compareCommand(runs: string[], json: boolean): number {

@@ -1,9 +1,9 @@
 import { resolve } from 'node:path';
-import { z } from 'zod';
 import { EndpointSchema, type Endpoint } from '../config/endpoint.js';
 import { validate } from '../config/load.js';
 import { readRubric, type JudgeConfig } from '../eval/environment-config.js';
 import { JudgeSettingsSchema, type JudgeSettings } from '../eval/judge.js';
+import { EVAL_AGENTS, type EvalAgent } from '../run/stored-eval.js';
 import { ConfigError } from '../errors.js';
 import { listOption, stringOption, type OptionSpec, type ParsedCommand } from './command.js';
 import { RUN_OPTIONS } from './run-options.js';
@@ -69,9 +69,6 @@ export function numberOption(values: ParsedCommand['values'], name: string): num
     throw new ConfigError(`flag --${name}: expected a number, got '${raw}'`, { code: 'cli_usage' });
   return Number(raw);
 }
-
-export const EVAL_AGENTS = ['model', 'noop', 'oracle'] as const;
-export type EvalAgent = (typeof EVAL_AGENTS)[number];
 
 export function agentOption(values: ParsedCommand['values']): EvalAgent {
   const agent = stringOption(values, 'agent') ?? 'model';
@@ -139,25 +136,6 @@ export function judgeSettingsFrom(
   );
 }
 
-/** What an eval run stores in its config, so `--rescore` can find the same items and judges again. */
-export const StoredEvalSchema = z.object({
-  environment_module: z.string(),
-  dataset: z.string().optional(),
-  limit: z.number().int().positive().optional(),
-  samples: z.number().int().positive(),
-  pass_threshold: z.number(),
-  judges: JudgeSettingsSchema.optional(),
-  /** What items() was given besides the dataset (--image, the sandbox kind, bench environment settings). */
-  environment_options: z
-    .object({
-      image: z.string().optional(),
-      sandbox: z.enum(['local', 'docker']).optional(),
-      settings: z.record(z.string(), z.unknown()).optional(),
-    })
-    .optional(),
-});
-export type StoredEval = z.infer<typeof StoredEvalSchema>;
-
 /**
  * The judges of a rescore: a new panel when --judge-model is given; otherwise the run's own,
  * with --judge-rubric / --judge-structured applied over it (regrade with a revised rubric).
@@ -180,15 +158,4 @@ export function rescoreJudgeSettings(
     },
     "--judge-* flags over the run's judges",
   );
-}
-
-/** The part of a run's fingerprint the judges make: a different panel, rubric or scale grades differently. */
-export function judgeFingerprint(judges: JudgeSettings | undefined): Record<string, unknown> | null {
-  return judges
-    ? {
-        models: judges.endpoints.map((judge) => judge.model),
-        rubric: judges.rubric ?? null,
-        scale: judges.scale ?? null,
-      }
-    : null;
 }

@@ -1,102 +1,36 @@
-import { existsSync } from 'node:fs';
-import type { Endpoint } from '../config/endpoint.js';
-import { loadEnvironmentConfig } from '../eval/environment-config.js';
-import { loadEnvironment, resolveEnvironmentModule } from '../eval/load-environment.js';
-import { rescoreRun } from '../report/rescore.js';
-import { ConfigError } from '../errors.js';
-import { collectItems, keyItems, type KeyedEnvironmentItem } from '../run/environment-entries.js';
-import { storePathFor } from '../run/execute-run.js';
-import { defaultOutputDirectory, writeRunOutputs } from '../run/outputs.js';
-import { RunStore } from '../run/store.js';
-import { canonicalJson } from '../util/hash.js';
+import { resolveEnvironmentModule } from '../eval/load-environment.js';
+import { rescoreStoredRun } from '../report/rescore-run.js';
+import { defaultOutputDirectory } from '../run/outputs.js';
 import { integerOption, stringOption, type CommandDefinition, type ParsedCommand } from './command.js';
-import {
-  EVAL_OPTIONS,
-  judgeFingerprint,
-  numberOption,
-  rescoreJudgeSettings,
-  StoredEvalSchema,
-} from './eval-options.js';
+import { EVAL_OPTIONS, numberOption, rescoreJudgeSettings } from './eval-options.js';
+import { printResult, runEval } from './eval-run.js';
 import { exitCodeHelp } from './exit-codes.js';
-import { finishEval, printResult, runEval } from './eval-run.js';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 /** `--rescore RUN`: rewards and judging again over the stored trajectories; no rollouts, no policy calls. */
 async function rescore(values: ParsedCommand['values'], run: string): Promise<number> {
-  const checkpoints = stringOption(values, 'checkpoints') ?? 'checkpoints';
-  const storePath = storePathFor(checkpoints, run);
-  if (!existsSync(storePath))
-    throw new ConfigError(
-      `--rescore ${run}: no run store at ${storePath} (pass --checkpoints DIR if it lives elsewhere)`,
-      { code: 'run_missing' },
-    );
-  const store = RunStore.open(storePath);
-  try {
-    const meta = store.meta();
-    const parsed = StoredEvalSchema.safeParse(meta?.config.eval);
-    if (!parsed.success)
-      throw new ConfigError(`--rescore ${run}: ${storePath} is not an eval run (it has no stored environment)`, {
-        code: 'run_not_eval',
-      });
-    const stored = parsed.data;
-    const name = stringOption(values, 'env');
-    const modulePath = name ? resolveEnvironmentModule(name) : stored.environment_module;
-    const environment = await loadEnvironment(modulePath);
-    const environmentConfig = loadEnvironmentConfig(modulePath);
-    const policy = meta?.config.endpoint as Endpoint | undefined;
-    const judges = rescoreJudgeSettings(values, stored.judges, environmentConfig.judge, policy);
-    const items: KeyedEnvironmentItem[] = keyItems(
-      environment,
-      await collectItems(environment, { dataset: stored.dataset, limit: stored.limit, ...stored.environment_options }),
-    );
-    const sandbox = meta?.config as {
-      sandbox?: 'local' | 'docker';
-      image?: string;
-      workdir?: string;
-      docker?: Record<string, unknown>;
-      local?: Record<string, unknown>;
-    };
-    const passThreshold = numberOption(values, 'pass-threshold') ?? stored.pass_threshold;
-    log(
-      `[traj] rescoring '${run}' with ${environment.name} ${environment.version}${judges ? `, judged by ${judges.endpoints.map((judge) => judge.model).join(' + ')}` : ''} (no rollouts; ${environment.rescore === 'replay' ? 'each reward gets a fresh sandbox with the recorded tool calls replayed' : 'no sandbox'})`,
-    );
-    const summary = await rescoreRun({
-      store,
-      environment,
-      items: new Map(items.map((keyed) => [keyed.key, keyed.item])),
-      judges,
-      sandbox: {
-        kind: sandbox.sandbox ?? 'local',
-        image: sandbox.image,
-        workdir: sandbox.workdir,
-        docker: sandbox.docker,
-        local: sandbox.local,
-      },
-      run,
-      concurrency: integerOption(values, 'concurrency') ?? 16,
-    });
-    if (meta && canonicalJson(judgeFingerprint(judges)) !== canonicalJson(meta.fingerprint_parts.judges ?? null)) {
-      // The records are now graded by these judges: a resume must use them too (or say what changed).
-      store.initRun({
-        name: run,
-        kind: meta.kind,
-        config: { ...meta.config, eval: { ...stored, judges } },
-        fingerprintParts: { ...meta.fingerprint_parts, judges: judgeFingerprint(judges) },
-        force: true,
-      });
-    }
-    const outDir = stringOption(values, 'out') ?? defaultOutputDirectory(run);
-    const finished = finishEval(store, outDir, passThreshold, environment);
-    const outputs = writeRunOutputs(store, outDir);
-    log(
-      `[traj] rescored ${summary.rescored} rollouts (${summary.rewardErrors} reward errors; judge: ${summary.judgeCalls} new verdicts, ${summary.judgeCacheHits} from the cache)${summary.missingItems > 0 ? `; ${summary.missingItems} stored rollouts kept as they were: the environment no longer yields their items` : ''}`,
-    );
-    printResult(finished, outputs.trajectories);
-    return 0;
-  } finally {
-    store.close();
-  }
+  const name = stringOption(values, 'env');
+  const rescored = await rescoreStoredRun({
+    run,
+    checkpointsDir: stringOption(values, 'checkpoints') ?? 'checkpoints',
+    environmentModule: name ? resolveEnvironmentModule(name) : undefined,
+    judges: (stored, config, policy) => rescoreJudgeSettings(values, stored.judges, config, policy),
+    passThreshold: numberOption(values, 'pass-threshold'),
+    concurrency: integerOption(values, 'concurrency') ?? 16,
+    outDir: stringOption(values, 'out') ?? defaultOutputDirectory(run),
+    onStart(environment, judges) {
+      log(
+        `[traj] rescoring '${run}' with ${environment.name} ${environment.version}${judges ? `, judged by ${judges.endpoints.map((judge) => judge.model).join(' + ')}` : ''} (no rollouts; ${environment.rescore === 'replay' ? 'each reward gets a fresh sandbox with the recorded tool calls replayed' : 'no sandbox'})`,
+      );
+    },
+  });
+  const { summary } = rescored;
+  log(
+    `[traj] rescored ${summary.rescored} rollouts (${summary.rewardErrors} reward errors; judge: ${summary.judgeCalls} new verdicts, ${summary.judgeCacheHits} from the cache)${summary.missingItems > 0 ? `; ${summary.missingItems} stored rollouts kept as they were: the environment no longer yields their items` : ''}`,
+  );
+  printResult(rescored, rescored.trajectories);
+  return 0;
 }
 
 export const command: CommandDefinition = {

@@ -8,6 +8,7 @@ import { budgetStopReason, usd } from '../run/spend-limit.js';
 import { EXIT_BUDGET, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_RUN_FAULT, exitCodeFor } from './exit-codes.js';
 import { installStopSignals, type StopSignals } from './signals.js';
 import { queueTransport } from './queue-options.js';
+import type { RunProgress } from './progress.js';
 
 export { EXIT_INTERRUPTED } from './exit-codes.js';
 
@@ -138,4 +139,17 @@ export function failureLines(stats: RunStatistics): string[] {
   return Object.entries(stats.prompts.failures).map(
     ([code, failure]) => `${code} ×${failure.count} (e.g. ${failure.example_key}): ${failure.first_message}`,
   );
+}
+
+/** What every run command shows while it runs: warnings and notices on stderr, events on its progress bar. */
+export function progressHooks(
+  log: (line: string) => void,
+  progress: () => RunProgress | undefined,
+): Pick<ExecuteRunInput, 'onWarning' | 'onEvent' | 'onNotice' | 'onPipelineDone'> {
+  return {
+    onWarning: log,
+    onEvent: (event) => progress()?.onEvent(event),
+    onNotice: (message) => log(`[traj] ${message}`),
+    onPipelineDone: () => progress()?.stop(),
+  };
 }

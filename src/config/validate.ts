@@ -61,13 +61,13 @@ function definition(schema: z.ZodType): Definition {
   return (schema as unknown as { _zod: { def: Definition } })._zod.def;
 }
 
-/** The object schemas a value at this schema may be, with wrappers (optional, default, pipe, …) looked through. */
-function objectsOf(schema: z.ZodType, depth = 0): Definition[] {
-  if (depth > 20) return [];
-  const def = definition(schema);
+/**
+ * The schemas a wrapper stands for (optional, default, lazy, pipe, union, …), which a value of it
+ * is a value of; none when the schema is no wrapper.
+ */
+function wrapped(def: Definition): z.ZodType[] {
+  const present = (...schemas: (z.ZodType | undefined)[]) => schemas.filter((schema) => schema !== undefined);
   switch (def.type) {
-    case 'object':
-      return [def];
     case 'optional':
     case 'nullable':
     case 'default':
@@ -75,22 +75,27 @@ function objectsOf(schema: z.ZodType, depth = 0): Definition[] {
     case 'catch':
     case 'readonly':
     case 'nonoptional':
-      return def.innerType ? objectsOf(def.innerType, depth + 1) : [];
+      return present(def.innerType);
     case 'lazy':
-      return def.getter ? objectsOf(def.getter(), depth + 1) : [];
+      return def.getter ? [def.getter()] : [];
     case 'pipe':
       // z.preprocess(fn, schema) is a pipe into the schema; schema.transform(fn) a pipe out of it.
-      return [...(def.in ? objectsOf(def.in, depth + 1) : []), ...(def.out ? objectsOf(def.out, depth + 1) : [])];
+      return present(def.in, def.out);
     case 'union':
-      return (def.options ?? []).flatMap((option) => objectsOf(option, depth + 1));
+      return def.options ?? [];
     case 'intersection':
-      return [
-        ...(def.left ? objectsOf(def.left, depth + 1) : []),
-        ...(def.right ? objectsOf(def.right, depth + 1) : []),
-      ];
+      return present(def.left, def.right);
     default:
       return [];
   }
+}
+
+/** The object schemas a value at this schema may be, with wrappers (optional, default, pipe, …) looked through. */
+function objectsOf(schema: z.ZodType, depth = 0): Definition[] {
+  if (depth > 20) return [];
+  const def = definition(schema);
+  if (def.type === 'object') return [def];
+  return wrapped(def).flatMap((inner) => objectsOf(inner, depth + 1));
 }
 
 /** The schemas that describe the value one step down `key` from a value of this schema. */
@@ -106,30 +111,8 @@ function childrenOf(schema: z.ZodType, key: PropertyKey, depth = 0): z.ZodType[]
       return def.valueType ? [def.valueType] : [];
     case 'array':
       return def.element ? [def.element] : [];
-    case 'optional':
-    case 'nullable':
-    case 'default':
-    case 'prefault':
-    case 'catch':
-    case 'readonly':
-    case 'nonoptional':
-      return def.innerType ? childrenOf(def.innerType, key, depth + 1) : [];
-    case 'lazy':
-      return def.getter ? childrenOf(def.getter(), key, depth + 1) : [];
-    case 'pipe':
-      return [
-        ...(def.in ? childrenOf(def.in, key, depth + 1) : []),
-        ...(def.out ? childrenOf(def.out, key, depth + 1) : []),
-      ];
-    case 'union':
-      return (def.options ?? []).flatMap((option) => childrenOf(option, key, depth + 1));
-    case 'intersection':
-      return [
-        ...(def.left ? childrenOf(def.left, key, depth + 1) : []),
-        ...(def.right ? childrenOf(def.right, key, depth + 1) : []),
-      ];
     default:
-      return [];
+      return wrapped(def).flatMap((inner) => childrenOf(inner, key, depth + 1));
   }
 }
 

@@ -13,3 +13,4 @@ export {
 } from './hub.js';
 export { locate, positionUnit } from './location.js';
 export { readItems, type ReadItemsOptions } from './read-items.js';
+export { countJsonlRows } from './count-rows.js';

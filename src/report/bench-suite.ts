@@ -114,3 +114,21 @@ export function listSuites(): ({ name: string; path: string } & ({ suite: BenchS
       }
     });
 }
+
+/** What a suite sets under the flags, in the shape of an environment's config.yaml (unset fields left out). */
+export function suiteDefaults(suite: BenchSuite) {
+  const defined = <T extends object>(value: T) =>
+    Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as Partial<T>;
+  return defined({
+    toolsets: suite.toolsets,
+    distribution: suite.distribution,
+    max_turns: suite.max_turns,
+    samples: suite.samples,
+    pass_threshold: suite.pass_threshold,
+    dataset: suite.tasks ?? suite.dataset,
+    system_prompt: suite.system_prompt,
+    sandbox: suite.sandbox,
+    image: suite.image,
+    concurrency: suite.concurrency,
+  });
+}

@@ -15,8 +15,8 @@ import type { TrajectoryRecord } from '../trajectory/record.js';
 export interface RescoreInput<Item = unknown> {
   store: RunStore;
   environment: Environment<Item>;
-  /** The environment's items by key (the same keys the run stored). */
-  items: ReadonlyMap<string, Item>;
+  /** The environment's items with their keys (the same keys the run stored), read as rescoring goes. */
+  items: AsyncIterable<readonly [string, Item]> | Iterable<readonly [string, Item]>;
   judges?: JudgeSettings;
   /** Where a replaying environment's fresh sandbox is created. */
   sandbox: {
@@ -51,26 +51,44 @@ export interface RescoreSummary {
 export async function rescoreRun<Item>(input: RescoreInput<Item>): Promise<RescoreSummary> {
   const summary: RescoreSummary = { rescored: 0, missingItems: 0, rewardErrors: 0, judgeCacheHits: 0, judgeCalls: 0 };
   const cache = storeJudgeCache(input.store, summary);
-  const stored = [...input.store.items({ status: ['done'] })].filter((row) => row.record !== null);
+  const recorded = input.store.countRecords({ status: 'done' });
   const limit = pLimit(input.concurrency);
-  await Promise.all(
-    stored.map((row) =>
-      limit(async () => {
-        const record = JSON.parse(row.record!) as TrajectoryRecord;
-        if (!input.items.has(row.key)) {
-          summary.missingItems++;
-          return;
-        }
-        const item = input.items.get(row.key) as Item;
-        const reward = await rescoreOne(input, item, record, cache);
-        input.store.updateRecord(row.key, row.sample, { ...record, ...reward }, reward.reward);
-        summary.rescored++;
-        if (reward.reward_error !== null) summary.rewardErrors++;
-        input.onScored?.(row.key, row.sample, reward);
-      }),
-    ),
-  );
+  const inFlight = new Set<Promise<void>>();
+  let failure: { error: unknown } | undefined;
+  // Items stream in; each item's stored rollouts are read from the store by key, so neither the
+  // items nor the records are ever held whole. A full pool pauses the reading; a failure stops it.
+  for await (const [key, item] of input.items) {
+    for (const row of input.store.samplesOf(key, 'done')) {
+      if (row.record === null || failure) continue;
+      const rescoring: Promise<void> = limit(() => rescoreRow(input, item, row, cache, summary))
+        .catch((error: unknown) => {
+          failure ??= { error };
+        })
+        .finally(() => inFlight.delete(rescoring));
+      inFlight.add(rescoring);
+      if (inFlight.size >= input.concurrency) await Promise.race(inFlight);
+    }
+    if (failure) break;
+  }
+  await Promise.all(inFlight);
+  if (failure) throw failure.error;
+  summary.missingItems = recorded - summary.rescored;
   return summary;
+}
+
+async function rescoreRow<Item>(
+  input: RescoreInput<Item>,
+  item: Item,
+  row: { key: string; sample: number; record: string | null },
+  cache: JudgeCache,
+  summary: RescoreSummary,
+): Promise<void> {
+  const record = JSON.parse(row.record!) as TrajectoryRecord;
+  const reward = await rescoreOne(input, item, record, cache);
+  input.store.updateRecord(row.key, row.sample, { ...record, ...reward }, reward.reward);
+  summary.rescored++;
+  if (reward.reward_error !== null) summary.rewardErrors++;
+  input.onScored?.(row.key, row.sample, reward);
 }
 
 async function rescoreOne<Item>(

@@ -22,7 +22,10 @@ export interface BatchEntriesInput {
   limit?: number;
   registry: ToolRegistry;
   store: RunStore;
-  /** Rows the dataset holds when known up front (a JSONL line count): statistics count them even if the run stops early. */
+  /**
+   * Rows the dataset holds when known up front (a JSONL line count): statistics count them even if the
+   * run stops early.
+   */
   expectedRows?: number;
   /** Called once per toolset dropped from a draw because it is unavailable here. */
   onDrop?: (toolset: string, reason: string) => void;

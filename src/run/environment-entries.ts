@@ -18,34 +18,78 @@ export interface KeyedEnvironmentItem {
   sandbox: SandboxRequest;
 }
 
-/** Every item of the environment (items must be plain JSON), honouring `limit` even if items() does not. */
-export async function collectItems(environment: Environment, options: EnvironmentOptions): Promise<unknown[]> {
-  const items: unknown[] = [];
+/**
+ * The environment's items keyed as they are read (items must be plain JSON), honouring `limit` even
+ * if items() does not: `environment.id(item)` when it gives one (a duplicate is an error), else the
+ * prompt-content key of batch (sha256 of the conversation, system prompt and sandbox + occurrence).
+ * Nothing is collected: the keyer holds a digest per key, never the items.
+ */
+export async function* keyedItems(
+  environment: Environment,
+  options: EnvironmentOptions,
+): AsyncGenerator<KeyedEnvironmentItem> {
+  const keyer = new PromptKeyer({ source: `environment '${environment.name}'` });
+  const { limit } = options;
+  if (limit !== undefined && limit <= 0) return;
+  let index = 0;
   for await (const item of environment.items(options)) {
-    if (options.limit !== undefined && items.length >= options.limit) break;
-    items.push(item);
+    yield keyItem(environment, keyer, item, index++);
+    // Stop at the limit before asking items() for one more.
+    if (limit !== undefined && index >= limit) return;
   }
-  return items;
+}
+
+function keyItem(environment: Environment, keyer: PromptKeyer, item: unknown, index: number): KeyedEnvironmentItem {
+  const { messages, system } = promptMessages(
+    environment.prompt(item),
+    environment.system?.(item),
+    environment.name,
+    index,
+  );
+  const sandbox = (typeof environment.sandbox === 'function' ? environment.sandbox(item) : environment.sandbox) ?? {};
+  const id = environment.id?.(item);
+  const key = keyer.key({ id, line: index + 1, messages, system, image: sandbox.image, cwd: sandbox.workdir });
+  return { key, index, item, messages, system, sandbox };
+}
+
+/** What a run must know of the whole item set before its first rollout, without holding the items. */
+export interface ItemSurvey {
+  items: number;
+  /** The sandbox images the items name (an item without one: `defaultImage`), each once. */
+  images: string[];
 }
 
 /**
- * Key each item: `environment.id(item)` when it gives one (duplicates are an error), else the
- * prompt-content key of batch (sha256 of the conversation, system prompt and sandbox + occurrence).
+ * One streaming pass over the items before the run starts, as batch counts its rows: the count
+ * (progress, the start line), every image (the docker preflight), and every key checked (a
+ * duplicate id or an empty prompt stops the run before any rollout). Memory: the keys' digests.
  */
-export function keyItems(environment: Environment, items: readonly unknown[]): KeyedEnvironmentItem[] {
-  const keyer = new PromptKeyer({ source: `environment '${environment.name}'` });
-  return items.map((item, index) => {
-    const { messages, system } = promptMessages(
-      environment.prompt(item),
-      environment.system?.(item),
-      environment.name,
-      index,
-    );
-    const sandbox = (typeof environment.sandbox === 'function' ? environment.sandbox(item) : environment.sandbox) ?? {};
-    const id = environment.id?.(item);
-    const key = keyer.key({ id, line: index + 1, messages, system, image: sandbox.image, cwd: sandbox.workdir });
-    return { key, index, item, messages, system, sandbox };
-  });
+export async function surveyItems(
+  environment: Environment,
+  options: EnvironmentOptions,
+  defaultImage: string,
+): Promise<ItemSurvey> {
+  let items = 0;
+  const images = new Set<string>();
+  for await (const keyed of keyedItems(environment, options)) {
+    items++;
+    images.add(keyed.sandbox.image ?? defaultImage);
+  }
+  return { items, images: [...images] };
+}
+
+/** The items whose keys are in `keys`, found by a streaming pass (bench re-runs a few broken items). */
+export async function findItems(
+  environment: Environment,
+  options: EnvironmentOptions,
+  keys: ReadonlySet<string>,
+): Promise<Map<string, KeyedEnvironmentItem>> {
+  const found = new Map<string, KeyedEnvironmentItem>();
+  for await (const keyed of keyedItems(environment, options)) {
+    if (keys.has(keyed.key)) found.set(keyed.key, keyed);
+    if (found.size === keys.size) break;
+  }
+  return found;
 }
 
 function promptMessages(
@@ -72,7 +116,10 @@ function promptMessages(
 
 export interface EnvironmentEntriesInput {
   environment: Environment;
-  items: readonly KeyedEnvironmentItem[];
+  /** The keyed items, read as the pipeline pulls them (keyedItems). */
+  items: AsyncIterable<KeyedEnvironmentItem>;
+  /** How many items the survey counted: dataset_rows before the stream ends. */
+  expectedItems: number;
   /** Rollouts per item (K); the samples of an item form its group. */
   samples: number;
   choice: ToolsetChoice;
@@ -93,8 +140,10 @@ export async function* environmentEntries(input: EnvironmentEntriesInput): Async
   const { environment } = input;
   const context = input.availability ?? { env: process.env };
   const available = (toolset: string): true | string => input.registry.unavailableReason(toolset, context) ?? true;
-  input.store.setCounter('dataset_rows', input.items.length * input.samples);
-  for (const keyed of input.items) {
+  input.store.setCounter('dataset_rows', input.expectedItems * input.samples);
+  let items = 0;
+  for await (const keyed of input.items) {
+    items++;
     const toolsets = toolsetsFor(input, keyed.key, available);
     const category = environment.category?.(keyed.item);
     const fields = { ...environment.fields?.(keyed.item), ...(category === undefined ? {} : { category }) };
@@ -109,6 +158,8 @@ export async function* environmentEntries(input: EnvironmentEntriesInput): Async
       };
     }
   }
+  // The environment may yield another number of items this time than the survey saw.
+  if (items !== input.expectedItems) input.store.setCounter('dataset_rows', items * input.samples);
 }
 
 function toolsetsFor(

@@ -8,11 +8,11 @@ import { DEFAULT_BUDGET } from '../tools/budget.js';
 import { createToolRegistry } from '../tools/builtin.js';
 import { loadDistribution } from '../tools/distributions.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import type { ToolsetChoice } from './batch.js';
-import { artifactsDirFor, storePathFor } from './execute-run.js';
+import { fingerprintParts, type ToolsetChoice } from './batch.js';
+import { artifactsDirFor, storePathFor, type ExecuteRunInput } from './execute-run.js';
 import type { RolloutSettings } from './rollout.js';
 import type { RunConfig } from './run-config.js';
-import { knowledgeFolder } from './rollout-knowledge.js';
+import { knowledgeFingerprint, knowledgeFolder } from './rollout-knowledge.js';
 
 /**
  * What assembles a run from its run config, shared by batch, eval and bench (and chat's system
@@ -24,6 +24,17 @@ export function runRegistry(config: RunConfig): ToolRegistry {
   const registry = createToolRegistry();
   for (const name of Object.keys(config.mcp_servers ?? {})) registry.declareToolset(`mcp:${name}`);
   return registry;
+}
+
+/** The tools a run may offer: the registry and the toolset choice, checked before anything starts. */
+export interface RunTools {
+  registry: ToolRegistry;
+  choice: ToolsetChoice;
+}
+
+export function runTools(config: RunConfig): RunTools {
+  const registry = runRegistry(config);
+  return { registry, choice: toolsetChoice(config, registry) };
 }
 
 export function toolsetChoice(
@@ -125,3 +136,50 @@ export function runTimePromptFrom(config: RunConfig): { ephemeralSystemPrompt?: 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/** A run's fingerprint parts from its run config and rollout settings: what batch and eval runs share. */
+export function runFingerprintParts(
+  config: RunConfig,
+  settings: RolloutSettings,
+  run: {
+    endpointIdentity: string;
+    choice: ToolsetChoice;
+    registry: ToolRegistry;
+    environment: { name: string; version: string };
+    agent: string;
+  },
+): Record<string, unknown> {
+  return fingerprintParts({
+    ...run,
+    endpoint: settings.endpoint,
+    maxTurns: config.max_turns,
+    systemPrompt: settings.systemPrompt,
+    runTime: settings,
+    seed: config.seed,
+    sandbox: { kind: config.sandbox, image: config.image },
+    knowledge: knowledgeFingerprint(settings),
+    tools: settings,
+  });
+}
+
+/**
+ * What a command passes through a run flow (runBatch, runEnvironment) to executeRun: pool size,
+ * retries, filters, signals, progress. The flow sets the rest itself.
+ */
+export type RunControls = Omit<
+  ExecuteRunInput,
+  | 'kind'
+  | 'run'
+  | 'checkpointsDir'
+  | 'outDir'
+  | 'endpoint'
+  | 'settings'
+  | 'fingerprintParts'
+  | 'config'
+  | 'force'
+  | 'entries'
+  | 'callsModel'
+  | 'images'
+  | 'onStart'
+  | 'afterPipeline'
+>;

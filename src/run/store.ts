@@ -560,6 +560,14 @@ export class RunStore {
       .iterate(...(statuses ?? [])) as IterableIterator<StoredItem>;
   }
 
+  /** The samples of one key with this status, in sample order (the (key, sample) index). */
+  samplesOf(key: string, status: ItemStatus): StoredItem[] {
+    this.flush();
+    return this.db
+      .prepare('SELECT * FROM items WHERE key = ? AND status = ? ORDER BY sample')
+      .all(key, status) as StoredItem[];
+  }
+
   getItem(key: string, sample: number): StoredItem | undefined {
     this.flush();
     return this.db.prepare('SELECT * FROM items WHERE key = ? AND sample = ?').get(key, sample) as

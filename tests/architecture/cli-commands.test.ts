@@ -27,3 +27,28 @@ test('no cli/ file imports another command’s file (only main.ts loads them)', 
   }
   assert.deepEqual(offending, []);
 });
+
+/**
+ * Run assembly lives in rooms (run/batch-run.ts, run/environment-run.ts, run/single-rollout.ts,
+ * report/rescore-run.ts, report/bench-validation.ts): a cli/ file that reaches for the pipeline's
+ * parts itself is assembling a run again.
+ */
+test('no cli/ file assembles a run from the pipeline’s parts', () => {
+  const parts = [
+    'executeRun',
+    'executeRollout',
+    'runPipeline',
+    'fingerprintParts',
+    'rolloutSettings',
+    'batchEntries',
+    'environmentEntries',
+    'createThreadServices',
+    'RunStore',
+  ];
+  const offending: string[] = [];
+  for (const name of readdirSync(CLI).filter((file) => file.endsWith('.ts'))) {
+    const text = readFileSync(join(CLI, name), 'utf8');
+    for (const part of parts) if (new RegExp(`\\b${part}\\b`).test(text)) offending.push(`${name} uses ${part}`);
+  }
+  assert.deepEqual(offending, []);
+});

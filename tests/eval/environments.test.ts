@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { loadEnvironment } from '../../src/eval/load-environment.js';
-import { keyItems } from '../../src/run/environment-entries.js';
+import { keyedItems, type KeyedEnvironmentItem } from '../../src/run/environment-entries.js';
 import { executeRollout, type RolloutSettings } from '../../src/run/rollout.js';
 import { createThreadServices } from '../../src/run/worker-services.js';
 import { DEFAULT_BUDGET } from '../../src/tools/budget.js';
@@ -77,7 +77,8 @@ async function runFileTasks(wrong: boolean, t: { after(fn: () => Promise<void>):
   const server = await startScriptedServer(fileTaskPolicy(wrong));
   t.after(() => server.close());
   const environment = await loadEnvironment(FILE_TASK);
-  const items = keyItems(environment, [...(environment.items({}) as Iterable<unknown>)]);
+  const items: KeyedEnvironmentItem[] = [];
+  for await (const keyed of keyedItems(environment, {})) items.push(keyed);
   const services = createThreadServices();
   const outcomes = await Promise.all(
     items.map((keyed) =>
