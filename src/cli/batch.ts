@@ -115,6 +115,7 @@ ${exitCodeHelp()}`,
           logRunStart(log, info, `run '${config.run}': ${endpoint.model} at ${endpoint.base_url}`);
           progress = new RunProgress(total !== undefined ? Math.min(total, config.limit ?? total) : undefined);
           progress.watchRequests(info.requestsInFlight);
+          progress.watchConcurrency(info.concurrencyLevel);
         },
         onEvent: (event) => progress?.onEvent(event),
         onNotice: (message) => log(`[traj] ${message}`),

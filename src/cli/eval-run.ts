@@ -237,6 +237,7 @@ export async function runEval(
         );
         progress = new RunProgress(items.length * samples);
         progress.watchRequests(info.requestsInFlight);
+        progress.watchConcurrency(info.concurrencyLevel);
       },
       onEvent: (event) => progress?.onEvent(event),
       onNotice: (message) => log(`[traj] ${message}`),

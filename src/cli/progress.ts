@@ -26,6 +26,7 @@ export class RunProgress {
   private lastError = '';
   private lastErrorShownAt = Number.NEGATIVE_INFINITY;
   private requestsInFlight?: () => number;
+  private concurrency?: () => { level: number; max: number };
 
   constructor(
     private readonly total: number | undefined,
@@ -37,7 +38,7 @@ export class RunProgress {
         {
           stream,
           format:
-            ' {bar} {value}/{total} | {rate}/min | ETA {eta_formatted} | in flight {inFlight} (requests {requests}) | errors {failed} | discarded {discarded} | tokens {tokens}{lastError}',
+            ' {bar} {value}/{total} | {rate}/min | ETA {eta_formatted} | in flight {inFlight} (requests {requests}) | conc {conc} | errors {failed} | discarded {discarded} | tokens {tokens}{lastError}',
           hideCursor: true,
           etaBuffer: 50,
         },
@@ -55,6 +56,11 @@ export class RunProgress {
     this.requestsInFlight = read;
   }
 
+  /** Show the endpoint's concurrency level beside its cap (`conc 37/64`, read when a line is drawn). */
+  watchConcurrency(read: (() => { level: number; max: number }) | undefined): void {
+    this.concurrency = read;
+  }
+
   /** Finished rollouts of this invocation plus those already finished before (a resume). */
   private finished(): number {
     return this.counters.done + this.counters.discarded + this.counters.failed + this.counters.skipped;
@@ -64,9 +70,11 @@ export class RunProgress {
     const minutes = (performance.now() - this.started) / 60_000;
     const fresh = this.counters.done + this.counters.discarded + this.counters.failed;
     const requests = this.requestsInFlight ? String(this.requestsInFlight()) : '?';
+    const gate = this.concurrency?.();
     return {
       ...this.counters,
       requests,
+      conc: gate ? `${gate.level}/${gate.max}` : '?',
       rate: minutes > 0 ? (fresh / minutes).toFixed(1) : '0',
       lastError: this.lastError ? ` | last error: ${this.lastError}` : '',
     };
@@ -75,7 +83,7 @@ export class RunProgress {
   line(): string {
     const payload = this.payload();
     const of = this.total !== undefined ? `/${this.total}` : '';
-    return `[traj] ${this.finished()}${of} finished (done ${payload.done}, discarded ${payload.discarded}, failed ${payload.failed}, skipped ${payload.skipped}) | in flight ${payload.inFlight} rollouts, ${payload.requests} model requests | ${payload.rate}/min | tokens ${payload.tokens}${payload.lastError}`;
+    return `[traj] ${this.finished()}${of} finished (done ${payload.done}, discarded ${payload.discarded}, failed ${payload.failed}, skipped ${payload.skipped}) | in flight ${payload.inFlight} rollouts, ${payload.requests} model requests, conc ${payload.conc} | ${payload.rate}/min | tokens ${payload.tokens}${payload.lastError}`;
   }
 
   /** A new error message: on the bar at once; without a TTY as its own line (at most one every 2 s). */

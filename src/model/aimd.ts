@@ -1,0 +1,86 @@
+/**
+ * The adaptive concurrency controller of one endpoint: additive increase, multiplicative decrease
+ * (AIMD, as TCP congestion control), as pure functions over a small state so the rules are read and
+ * tested in one place. `concurrency.ts` keeps this state in shared memory for every thread of a run.
+ *
+ * - A success while the window is in use adds 1/level (one more request per round of `level`
+ *   answers). Close under the level where the endpoint last refused (`ceiling`), growth is four
+ *   times slower: the endpoint refused there before, so it is probed gently (fewer 429s).
+ * - An overload (429, 503) sets the level to `DECREASE` × the requests then in flight, once per
+ *   round: answers to requests sent before that decrease (`epoch`) say nothing new about the
+ *   smaller level and are ignored.
+ * - `retry-after` closes the gate until that time: no request starts before it.
+ * - The level stays within [min, max]; max is the hard cap (--concurrency, endpoint.concurrency).
+ */
+export interface AimdLimits {
+  min: number;
+  max: number;
+  /** false: a fixed level at `max`, never moved (endpoint.adaptive: false). */
+  adaptive: boolean;
+}
+
+export interface AimdState {
+  /** Requests allowed in flight; fractional, the gate admits floor(level). */
+  level: number;
+  /** The level at the last decrease (0: none yet): probed slowly once reached again. */
+  ceiling: number;
+  /** Decreases so far; a request remembers the epoch it started in. */
+  epoch: number;
+  /** Epoch milliseconds (Date.now) before which no request starts; 0 = open. */
+  pausedUntil: number;
+}
+
+/** Kept from each decrease: 0.8 keeps the sawtooth's mean level near 90% of the endpoint's limit. */
+export const DECREASE = 0.8;
+/** How much slower the level grows within one request of the last ceiling. */
+const PROBE_SLOWDOWN = 4;
+
+/** Start at the cap: an endpoint that never refuses costs nothing, the first 429 brings the level down. */
+export function initialAimdState(limits: AimdLimits): AimdState {
+  return { level: limits.max, ceiling: 0, epoch: 0, pausedUntil: 0 };
+}
+
+/** Requests the gate lets in flight now: never past the cap, even when min_concurrency is set above it. */
+export function admitted(state: AimdState, limits: AimdLimits): number {
+  return Math.min(limits.max, Math.max(limits.min, Math.floor(state.level)));
+}
+
+/**
+ * One request answered. `inFlight` counts the requests in flight when it ended, itself included:
+ * the level grows only while the window is used, so an idle stretch never lifts it untested.
+ */
+export function afterSuccess(state: AimdState, limits: AimdLimits, inFlight: number): AimdState {
+  if (!limits.adaptive || state.level >= limits.max || inFlight < admitted(state, limits)) return state;
+  const nearCeiling = state.ceiling > 0 && state.level >= state.ceiling - 1;
+  const step = 1 / (Math.max(1, state.level) * (nearCeiling ? PROBE_SLOWDOWN : 1));
+  return { ...state, level: Math.min(limits.max, state.level + step) };
+}
+
+export interface Overload {
+  /** The epoch the refused request started in. */
+  startedEpoch: number;
+  /** Requests in flight when the answer came, itself included. */
+  inFlight: number;
+  /** What the server asked for (retry-after), in milliseconds. */
+  retryAfterMs?: number;
+  /** Date.now() when the answer came. */
+  now: number;
+}
+
+/** A 429 or 503: decrease once per round, and honour retry-after by closing the gate until then. */
+export function afterOverload(state: AimdState, limits: AimdLimits, overload: Overload): AimdState {
+  const pausedUntil =
+    overload.retryAfterMs === undefined
+      ? state.pausedUntil
+      : Math.max(state.pausedUntil, overload.now + overload.retryAfterMs);
+  if (!limits.adaptive || overload.startedEpoch < state.epoch) return { ...state, pausedUntil };
+  // From what was really in flight (TCP's flight size): a level far above it was never tested, and an
+  // endpoint with no cap configured starts unbounded.
+  const used = Math.min(state.level, limits.max, Math.max(1, overload.inFlight));
+  return {
+    level: Math.max(limits.min, used * DECREASE),
+    ceiling: used,
+    epoch: state.epoch + 1,
+    pausedUntil,
+  };
+}
