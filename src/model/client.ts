@@ -109,7 +109,7 @@ class OpenAICompatibleClient implements ModelClient {
       outcome = { kind: 'success' };
       return value;
     } catch (error) {
-      outcome = gateOutcomeOf(error);
+      outcome = gateOutcomeOf(error, this.delays.maxDelayMs);
       throw error;
     } finally {
       gate.release(epoch, outcome);

@@ -66,10 +66,14 @@ export function isRateLimit(failure: AttemptFailure): boolean {
   return failure.status === 429;
 }
 
-/** What an attempt's error tells the concurrency gate: 429 and 503 are overload, with any retry-after. */
-export function gateOutcomeOf(error: unknown): GateOutcome {
+/**
+ * What an attempt's error tells the concurrency gate: 429 and 503 are overload, with any retry-after
+ * (up to `maxDelayMs`, as the retry's own wait: a far-off date never stalls the endpoint for hours).
+ */
+export function gateOutcomeOf(error: unknown, maxDelayMs: number): GateOutcome {
   if (!(error instanceof APIError) || (error.status !== 429 && error.status !== 503)) return { kind: 'other' };
-  const retryAfterMs = parseRetryAfter(error.headers);
+  const asked = parseRetryAfter(error.headers);
+  const retryAfterMs = asked === undefined ? undefined : Math.min(asked, maxDelayMs);
   return { kind: 'overload', status: error.status, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
 }
 
