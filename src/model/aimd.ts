@@ -6,9 +6,9 @@
  * - A success while the window is in use adds 1/level (one more request per round of `level`
  *   answers). Close under the level where the endpoint last refused (`ceiling`), growth is four
  *   times slower: the endpoint refused there before, so it is probed gently (fewer 429s).
- * - An overload (429, 503) sets the level to `DECREASE` × the requests then in flight, once per
- *   round: answers to requests sent before that decrease (`epoch`) say nothing new about the
- *   smaller level and are ignored.
+ * - An overload (429, 503) cuts the level to `DECREASE` × the load the endpoint refused, once per
+ *   round (`epoch`); refusals of requests sent before that cut lower it further only when their
+ *   load was lower still.
  * - `retry-after` closes the gate until that time: no request starts before it.
  * - The level stays within [min, max]; max is the hard cap (--concurrency, endpoint.concurrency).
  */
@@ -59,27 +59,36 @@ export function afterSuccess(state: AimdState, limits: AimdLimits, inFlight: num
 export interface Overload {
   /** The epoch the refused request started in. */
   startedEpoch: number;
-  /** Requests in flight when the answer came, itself included. */
-  inFlight: number;
+  /** Requests in flight when the refused one was let through, itself included: a load the endpoint refused. */
+  load: number;
   /** What the server asked for (retry-after), in milliseconds. */
   retryAfterMs?: number;
   /** Date.now() when the answer came. */
   now: number;
 }
 
-/** A 429 or 503: decrease once per round, and honour retry-after by closing the gate until then. */
+/**
+ * A 429 or 503. The refused request's `load` is a load the endpoint would not take, so the level
+ * goes below it: the first refusal of a round cuts to DECREASE × min(level, load) and starts a new
+ * round; a refusal of an earlier round lowers the level only when its load says less than that
+ * (a burst at start-up sent at 64 against a limit of 16 settles at DECREASE × 17 in one round,
+ * not after a cascade of halvings). retry-after closes the gate until then.
+ */
 export function afterOverload(state: AimdState, limits: AimdLimits, overload: Overload): AimdState {
   const pausedUntil =
     overload.retryAfterMs === undefined
       ? state.pausedUntil
       : Math.max(state.pausedUntil, overload.now + overload.retryAfterMs);
-  if (!limits.adaptive || overload.startedEpoch < state.epoch) return { ...state, pausedUntil };
-  // From what was really in flight (TCP's flight size): a level far above it was never tested, and an
-  // endpoint with no cap configured starts unbounded.
-  const used = Math.min(state.level, limits.max, Math.max(1, overload.inFlight));
+  if (!limits.adaptive) return { ...state, pausedUntil };
+  const load = Math.max(1, overload.load);
+  if (overload.startedEpoch < state.epoch) {
+    if (load * DECREASE >= state.level) return { ...state, pausedUntil };
+    return { ...state, level: Math.max(limits.min, load * DECREASE), ceiling: load, pausedUntil };
+  }
+  const refused = Math.min(state.level, limits.max, load);
   return {
-    level: Math.max(limits.min, used * DECREASE),
-    ceiling: used,
+    level: Math.max(limits.min, refused * DECREASE),
+    ceiling: refused,
     epoch: state.epoch + 1,
     pausedUntil,
   };

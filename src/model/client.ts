@@ -102,7 +102,7 @@ class OpenAICompatibleClient implements ModelClient {
       max: this.endpoint.concurrency ?? Number.POSITIVE_INFINITY,
       adaptive: this.endpoint.adaptive ?? ADAPTIVE_DEFAULTS.adaptive,
     });
-    const epoch = await gate.acquire(request.signal);
+    const ticket = await gate.acquire(request.signal);
     let outcome: GateOutcome = { kind: 'other' };
     try {
       const value = await countedRequest(() => this.attempt(request));
@@ -112,7 +112,7 @@ class OpenAICompatibleClient implements ModelClient {
       outcome = gateOutcomeOf(error, this.delays.maxDelayMs);
       throw error;
     } finally {
-      gate.release(epoch, outcome);
+      gate.release(ticket, outcome);
     }
   }
 

@@ -43,6 +43,12 @@ const waitAsync = (
 /** Longest a waiter sleeps before looking again, should a wake-up be missed. */
 const RECHECK_MS = 1_000;
 
+/** A slot taken: the round it started in and the requests in flight then, itself included. */
+export interface GateTicket {
+  epoch: number;
+  load: number;
+}
+
 /** How one request through the gate ended. */
 export type GateOutcome =
   | { kind: 'success' }
@@ -63,7 +69,7 @@ export interface GateSnapshot {
 }
 
 interface Waiter {
-  resolve(epoch: number): void;
+  resolve(ticket: GateTicket): void;
   reject(reason: unknown): void;
   signal?: AbortSignal;
   onAbort?: () => void;
@@ -96,14 +102,14 @@ export class EndpointGate {
     return new EndpointGate(buffer);
   }
 
-  /** Wait for a slot; resolves with the epoch the request starts in. An abort rejects at once. */
-  acquire(signal?: AbortSignal): Promise<number> {
+  /** Wait for a slot. An abort rejects at once. */
+  acquire(signal?: AbortSignal): Promise<GateTicket> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.waiters.length === 0) {
-      const epoch = this.tryAdmit(Date.now());
-      if (epoch !== undefined) return Promise.resolve(epoch);
+      const ticket = this.tryAdmit(Date.now());
+      if (ticket !== undefined) return Promise.resolve(ticket);
     }
-    return new Promise<number>((resolve, reject) => {
+    return new Promise<GateTicket>((resolve, reject) => {
       const waiter: Waiter = { resolve, reject, signal };
       if (signal) {
         waiter.onAbort = () => {
@@ -118,8 +124,8 @@ export class EndpointGate {
     });
   }
 
-  /** The request that started in `epoch` ended: free its slot and tell the controller how. */
-  release(epoch: number, outcome: GateOutcome): void {
+  /** The request holding `ticket` ended: free its slot and tell the controller how. */
+  release(ticket: GateTicket, outcome: GateOutcome): void {
     this.locked(() => {
       const inFlight = this.ints[IN_FLIGHT]!;
       this.ints[IN_FLIGHT] = inFlight - 1;
@@ -131,8 +137,8 @@ export class EndpointGate {
         const slot = outcome.status === 429 ? COUNT_429 : COUNT_503;
         this.floats[slot] = this.floats[slot]! + 1;
         next = afterOverload(state, limits, {
-          startedEpoch: epoch,
-          inFlight,
+          startedEpoch: ticket.epoch,
+          load: ticket.load,
           now: Date.now(),
           ...(outcome.retryAfterMs === undefined ? {} : { retryAfterMs: outcome.retryAfterMs }),
         });
@@ -159,14 +165,14 @@ export class EndpointGate {
     });
   }
 
-  /** Take a slot if the gate is open and below its level; the epoch the request starts in. */
-  private tryAdmit(now: number): number | undefined {
+  /** Take a slot if the gate is open and below its level. */
+  private tryAdmit(now: number): GateTicket | undefined {
     return this.locked(() => {
       const state = this.state();
-      if (now < state.pausedUntil) return undefined;
-      if (this.ints[IN_FLIGHT]! >= admitted(state, this.limits())) return undefined;
-      this.ints[IN_FLIGHT] = this.ints[IN_FLIGHT]! + 1;
-      return state.epoch;
+      const inFlight = this.ints[IN_FLIGHT]!;
+      if (now < state.pausedUntil || inFlight >= admitted(state, this.limits())) return undefined;
+      this.ints[IN_FLIGHT] = inFlight + 1;
+      return { epoch: state.epoch, load: inFlight + 1 };
     });
   }
 
@@ -176,11 +182,11 @@ export class EndpointGate {
       // Read before trying, so a release between the try and the wait is not missed.
       const seen = Atomics.load(this.ints, WAKE);
       const now = Date.now();
-      const epoch = this.tryAdmit(now);
-      if (epoch === undefined) return this.sleep(seen, now);
+      const ticket = this.tryAdmit(now);
+      if (ticket === undefined) return this.sleep(seen, now);
       const waiter = this.waiters.shift()!;
       if (waiter.onAbort) waiter.signal?.removeEventListener('abort', waiter.onAbort);
-      waiter.resolve(epoch);
+      waiter.resolve(ticket);
     }
   }
 

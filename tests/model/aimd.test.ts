@@ -18,25 +18,35 @@ test('starts at the cap: an endpoint that never refuses is never throttled', () 
   assert.equal(afterSuccess(state, LIMITS, 64), state, 'at the cap, success changes nothing');
 });
 
-test('an overload cuts the level to DECREASE × what was in flight, once per round', () => {
+test('an overload cuts the level to DECREASE × the load refused, once per round', () => {
   const start = initialAimdState(LIMITS);
-  const cut = afterOverload(start, LIMITS, { startedEpoch: 0, inFlight: 20, now: 0 });
+  const cut = afterOverload(start, LIMITS, { startedEpoch: 0, load: 20, now: 0 });
   assert.equal(cut.level, 20 * DECREASE, 'from the 20 really in flight, not the untested 64');
   assert.equal(cut.epoch, 1);
   assert.equal(cut.ceiling, 20);
-  // The other refusals of the same burst started before the cut: no second decrease.
-  const again = afterOverload(cut, LIMITS, { startedEpoch: 0, inFlight: 19, now: 0 });
+  // Another refusal of the same round, at a higher load: it says nothing new, no second cut.
+  const again = afterOverload(cut, LIMITS, { startedEpoch: 0, load: 30, now: 0 });
   assert.equal(again.level, cut.level);
   assert.equal(again.epoch, 1);
   // A request started after the cut that is refused too: the smaller level was too much as well.
-  const next = afterOverload(cut, LIMITS, { startedEpoch: 1, inFlight: 16, now: 0 });
+  const next = afterOverload(cut, LIMITS, { startedEpoch: 1, load: 16, now: 0 });
   assert.equal(next.level, 16 * DECREASE);
+  assert.equal(next.epoch, 2);
+});
+
+test('a start-up burst settles in one round: the lowest refused load of the burst sets the level', () => {
+  // 64 sent at once to an endpoint taking 16: the 17th to the 64th are refused, in any order.
+  let state = initialAimdState(LIMITS);
+  for (const load of [64, 40, 17, 33, 18, 50]) state = afterOverload(state, LIMITS, { startedEpoch: 0, load, now: 0 });
+  assert.equal(state.epoch, 1, 'one cut, not a cascade');
+  assert.equal(state.level, 17 * DECREASE);
+  assert.equal(admitted(state, LIMITS), Math.floor(17 * DECREASE));
 });
 
 test('never below min, never above the cap, whatever the sequence', () => {
   let state: AimdState = initialAimdState(LIMITS);
   for (let round = 0; round < 50; round++)
-    state = afterOverload(state, LIMITS, { startedEpoch: state.epoch, inFlight: 64, now: 0 });
+    state = afterOverload(state, LIMITS, { startedEpoch: state.epoch, load: 64, now: 0 });
   assert.equal(state.level, LIMITS.min);
   assert.equal(admitted(state, LIMITS), 2);
   for (let success = 0; success < 100_000; success++) state = afterSuccess(state, LIMITS, admitted(state, LIMITS));
@@ -52,7 +62,7 @@ test('never below min, never above the cap, whatever the sequence', () => {
     const inFlight = 1 + Math.floor(random() * 80);
     state =
       random() < 0.05
-        ? afterOverload(state, LIMITS, { startedEpoch: state.epoch - (random() < 0.5 ? 1 : 0), inFlight, now: step })
+        ? afterOverload(state, LIMITS, { startedEpoch: state.epoch - (random() < 0.5 ? 1 : 0), load: inFlight, now: step })
         : afterSuccess(state, LIMITS, inFlight);
     const level = admitted(state, LIMITS);
     assert.ok(level >= 2 && level <= 64, `step ${step}: level ${level}`);
@@ -80,10 +90,10 @@ test('an idle window does not grow: successes count only when the level is in us
 test('retry-after closes the gate until then, also in fixed mode, and never moves it earlier', () => {
   const fixed: AimdLimits = { min: 1, max: 8, adaptive: false };
   const state = initialAimdState(fixed);
-  const paused = afterOverload(state, fixed, { startedEpoch: 0, inFlight: 8, retryAfterMs: 2_000, now: 1_000 });
+  const paused = afterOverload(state, fixed, { startedEpoch: 0, load: 8, retryAfterMs: 2_000, now: 1_000 });
   assert.equal(paused.pausedUntil, 3_000);
   assert.equal(paused.level, 8, 'fixed mode: the level never moves');
-  const shorter = afterOverload(paused, fixed, { startedEpoch: 0, inFlight: 8, retryAfterMs: 500, now: 1_100 });
+  const shorter = afterOverload(paused, fixed, { startedEpoch: 0, load: 8, retryAfterMs: 500, now: 1_100 });
   assert.equal(shorter.pausedUntil, 3_000);
   assert.equal(afterSuccess(paused, fixed, 8), paused);
 });
@@ -96,6 +106,6 @@ test('min above the cap: the cap still wins', () => {
 test('no cap configured (max Infinity): the first overload sizes the level from what was in flight', () => {
   const unbounded: AimdLimits = { min: 1, max: Number.POSITIVE_INFINITY, adaptive: true };
   const state = initialAimdState(unbounded);
-  const cut = afterOverload(state, unbounded, { startedEpoch: 0, inFlight: 30, now: 0 });
+  const cut = afterOverload(state, unbounded, { startedEpoch: 0, load: 30, now: 0 });
   assert.equal(admitted(cut, unbounded), Math.floor(30 * DECREASE));
 });

@@ -1,0 +1,133 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import type { RunStatistics } from '../../src/run/run-statistics.js';
+import { measureCli, scratchDirectory, startMockServer } from './processes.js';
+
+export interface AdaptiveConcurrencyOptions {
+  prompts: number;
+  /** The endpoint answers 429 to a request arriving while this many are being answered. */
+  limit: number;
+  latencyMs: number;
+  /** Fixed levels tried to find the best fixed concurrency (the limit itself among them). */
+  fixedLevels: number[];
+}
+
+interface Measured {
+  label: string;
+  wall_s: number;
+  rollouts_per_s: number;
+  http_429: number;
+  share_429: number;
+  lowest_level: number;
+  highest_level: number;
+  series_points: number;
+}
+
+/**
+ * `traj batch` (single-turn prompts) against `traj mock-server --rate-limit-above N`: the adaptive
+ * default with --concurrency 4×N, against fixed caps (endpoint.adaptive: false) at several levels.
+ * Reports throughput relative to the best fixed level (goal ≥ 0.9), the share of calls that got a
+ * 429 (goal < 5%), and the same for a fixed cap at 4×N, for contrast.
+ */
+export async function adaptiveConcurrencyBenchmark(
+  options: AdaptiveConcurrencyOptions,
+): Promise<Record<string, unknown>> {
+  const loadBefore = loadavg()[0]!;
+  const adaptive = await measure(options, 'adaptive', 4 * options.limit, true);
+  const fixed: Measured[] = [];
+  for (const level of [...new Set([...options.fixedLevels, 4 * options.limit])])
+    fixed.push(await measure(options, `fixed-${level}`, level, false));
+  const best = fixed.reduce((top, run) => (run.rollouts_per_s > top.rollouts_per_s ? run : top));
+  const wide = fixed.find((run) => run.label === `fixed-${4 * options.limit}`)!;
+  return {
+    prompts: options.prompts,
+    endpoint_limit: options.limit,
+    latency_ms: options.latencyMs,
+    adaptive_max: 4 * options.limit,
+    adaptive_rollouts_per_s: adaptive.rollouts_per_s,
+    best_fixed: best.label,
+    best_fixed_rollouts_per_s: best.rollouts_per_s,
+    adaptive_over_best_fixed: round(adaptive.rollouts_per_s / best.rollouts_per_s),
+    adaptive_share_429: adaptive.share_429,
+    adaptive_level_range: `${adaptive.lowest_level}..${adaptive.highest_level}`,
+    [`fixed_${4 * options.limit}_over_best_fixed`]: round(wide.rollouts_per_s / best.rollouts_per_s),
+    [`fixed_${4 * options.limit}_share_429`]: wide.share_429,
+    runs: [adaptive, ...fixed],
+    load_1min_before_after: `${loadBefore.toFixed(2)} / ${loadavg()[0]!.toFixed(2)}`,
+  };
+}
+
+async function measure(
+  options: AdaptiveConcurrencyOptions,
+  label: string,
+  concurrency: number,
+  adaptive: boolean,
+): Promise<Measured> {
+  const scratch = scratchDirectory('traj-bench-aimd-');
+  const server = await startMockServer([
+    '--latency-ms',
+    String(options.latencyMs),
+    '--rate-limit-above',
+    String(options.limit),
+  ]);
+  try {
+    const dataset = join(scratch.path, 'prompts.jsonl');
+    writeFileSync(
+      dataset,
+      `${Array.from({ length: options.prompts }, (_, index) => JSON.stringify({ prompt: `rate ${index}` })).join('\n')}\n`,
+    );
+    const config = join(scratch.path, 'run.yaml');
+    writeFileSync(config, adaptive ? '{}\n' : 'endpoint:\n  adaptive: false\n');
+    const measured = await measureCli(
+      [
+        'batch',
+        '--config',
+        config,
+        '--dataset',
+        dataset,
+        '--run',
+        label,
+        '--toolsets',
+        'file',
+        '--max-turns',
+        '1',
+        '--concurrency',
+        String(concurrency),
+        '--base-url',
+        server.url,
+        '--model',
+        'traj-scripted',
+        '--api-key-env',
+        'NO_KEY',
+      ],
+      { cwd: scratch.path },
+    );
+    if (measured.code !== 0)
+      throw new Error(`traj batch (${label}) exited ${measured.code}: ${measured.stderr.slice(-2000)}`);
+    const stats = JSON.parse(
+      readFileSync(join(scratch.path, 'datasets', label, 'statistics.json'), 'utf8'),
+    ) as RunStatistics;
+    if (stats.prompts.done !== options.prompts) throw new Error(`${label}: ${stats.prompts.done} prompts done`);
+    const levels = stats.concurrency.series.map(([, level]) => level);
+    // One model call per prompt answered, plus every call refused.
+    const calls = options.prompts + stats.concurrency.http_429;
+    return {
+      label,
+      wall_s: round(measured.wall_ms / 1000),
+      rollouts_per_s: round(options.prompts / (measured.wall_ms / 1000)),
+      http_429: stats.concurrency.http_429,
+      share_429: round(stats.concurrency.http_429 / calls),
+      lowest_level: Math.min(...levels),
+      highest_level: Math.max(...levels),
+      series_points: levels.length,
+    };
+  } finally {
+    await server.stop();
+    scratch.remove();
+  }
+}
+
+function round(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
