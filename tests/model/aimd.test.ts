@@ -62,7 +62,11 @@ test('never below min, never above the cap, whatever the sequence', () => {
     const inFlight = 1 + Math.floor(random() * 80);
     state =
       random() < 0.05
-        ? afterOverload(state, LIMITS, { startedEpoch: state.epoch - (random() < 0.5 ? 1 : 0), load: inFlight, now: step })
+        ? afterOverload(state, LIMITS, {
+            startedEpoch: state.epoch - (random() < 0.5 ? 1 : 0),
+            load: inFlight,
+            now: step,
+          })
         : afterSuccess(state, LIMITS, inFlight);
     const level = admitted(state, LIMITS);
     assert.ok(level >= 2 && level <= 64, `step ${step}: level ${level}`);
