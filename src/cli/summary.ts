@@ -62,6 +62,7 @@ export function formatStatistics(stats: RunStatistics): string {
             `rewards: ${stats.rewards.scored} scored, mean ${stats.rewards.mean ?? '-'}, ${stats.rewards.errors} reward errors`,
           ]
         : []),
+      ...(stats.concurrency.http_429 + stats.concurrency.http_503 > 0 ? [rateLimitLine(stats.concurrency)] : []),
       ...(stats.compressions.total > 0
         ? [`context compressions: ${stats.compressions.total} in ${stats.compressions.rollouts} rollout(s)`]
         : []),
@@ -80,4 +81,14 @@ export function formatStatistics(stats: RunStatistics): string {
     ].join('\n'),
   );
   return parts.join('\n\n');
+}
+
+/** Only when the endpoint refused: how often, and where the adaptive level went (statistics.json has the series). */
+function rateLimitLine(concurrency: RunStatistics['concurrency']): string {
+  const levels = concurrency.series.map(([, level]) => level);
+  const range =
+    levels.length > 0
+      ? `; adaptive level ${Math.min(...levels)}..${Math.max(...levels)}, at the end ${levels.at(-1)}`
+      : '';
+  return `rate limits: ${concurrency.http_429} × 429, ${concurrency.http_503} × 503 (all retried)${range}`;
 }
