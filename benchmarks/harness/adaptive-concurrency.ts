@@ -9,8 +9,10 @@ export interface AdaptiveConcurrencyOptions {
   /** The endpoint answers 429 to a request arriving while this many are being answered. */
   limit: number;
   latencyMs: number;
-  /** Fixed levels tried to find the best fixed concurrency (the limit itself among them). */
+  /** Fixed levels tried to find the best fixed concurrency (the limit and 4× it are always run). */
   fixedLevels: number[];
+  /** Rounds of adaptive, fixed at the limit and fixed at 4× it, alternating; each keeps its best. */
+  rounds: number;
 }
 
 interface Measured {
@@ -28,32 +30,51 @@ interface Measured {
  * `traj batch` (single-turn prompts) against `traj mock-server --rate-limit-above N`: the adaptive
  * default with --concurrency 4×N, against fixed caps (endpoint.adaptive: false) at several levels.
  * Reports throughput relative to the best fixed level (goal ≥ 0.9), the share of calls that got a
- * 429 (goal < 5%), and the same for a fixed cap at 4×N, for contrast.
+ * 429 (goal < 5%), and the same for a fixed cap at 4×N, for contrast. The share of 429s is the
+ * best round's; throughput is the best round of each configuration.
  */
 export async function adaptiveConcurrencyBenchmark(
   options: AdaptiveConcurrencyOptions,
 ): Promise<Record<string, unknown>> {
   const loadBefore = loadavg()[0]!;
-  const adaptive = await measure(options, 'adaptive', 4 * options.limit, true);
-  const fixed: Measured[] = [];
-  for (const level of [...new Set([...options.fixedLevels, 4 * options.limit])])
-    fixed.push(await measure(options, `fixed-${level}`, level, false));
-  const best = fixed.reduce((top, run) => (run.rollouts_per_s > top.rollouts_per_s ? run : top));
-  const wide = fixed.find((run) => run.label === `fixed-${4 * options.limit}`)!;
+  const wideLevel = 4 * options.limit;
+  // The machine is shared: the adaptive run and its two references alternate over the rounds and each
+  // keeps its best round (load only ever slows a run), so a busy moment cannot decide the ratio.
+  const contenders: Array<[string, number, boolean]> = [
+    ['adaptive', wideLevel, true],
+    [`fixed-${options.limit}`, options.limit, false],
+    [`fixed-${wideLevel}`, wideLevel, false],
+  ];
+  const best = new Map<string, Measured>();
+  const keep = (run: Measured) => {
+    const known = best.get(run.label);
+    if (!known || run.rollouts_per_s > known.rollouts_per_s) best.set(run.label, run);
+  };
+  for (let round = 0; round < options.rounds; round++) {
+    const order = [...contenders.slice(round % 3), ...contenders.slice(0, round % 3)];
+    for (const [label, level, adaptive] of order) keep(await measure(options, label, level, adaptive));
+  }
+  for (const level of options.fixedLevels.filter((level) => level !== options.limit && level !== wideLevel))
+    keep(await measure(options, `fixed-${level}`, level, false));
+  const adaptive = best.get('adaptive')!;
+  const fixed = [...best.values()].filter((run) => run.label !== 'adaptive');
+  const bestFixed = fixed.reduce((top, run) => (run.rollouts_per_s > top.rollouts_per_s ? run : top));
+  const wide = best.get(`fixed-${wideLevel}`)!;
   return {
     prompts: options.prompts,
     endpoint_limit: options.limit,
     latency_ms: options.latencyMs,
-    adaptive_max: 4 * options.limit,
+    rounds: options.rounds,
+    adaptive_max: wideLevel,
     adaptive_rollouts_per_s: adaptive.rollouts_per_s,
-    best_fixed: best.label,
-    best_fixed_rollouts_per_s: best.rollouts_per_s,
-    adaptive_over_best_fixed: round(adaptive.rollouts_per_s / best.rollouts_per_s),
+    best_fixed: bestFixed.label,
+    best_fixed_rollouts_per_s: bestFixed.rollouts_per_s,
+    adaptive_over_best_fixed: round(adaptive.rollouts_per_s / bestFixed.rollouts_per_s),
     adaptive_share_429: adaptive.share_429,
     adaptive_level_range: `${adaptive.lowest_level}..${adaptive.highest_level}`,
-    [`fixed_${4 * options.limit}_over_best_fixed`]: round(wide.rollouts_per_s / best.rollouts_per_s),
-    [`fixed_${4 * options.limit}_share_429`]: wide.share_429,
-    runs: [adaptive, ...fixed],
+    [`fixed_${wideLevel}_over_best_fixed`]: round(wide.rollouts_per_s / bestFixed.rollouts_per_s),
+    [`fixed_${wideLevel}_share_429`]: wide.share_429,
+    runs: [adaptive, ...fixed.sort((a, b) => Number(a.label.slice(6)) - Number(b.label.slice(6)))],
     load_1min_before_after: `${loadBefore.toFixed(2)} / ${loadavg()[0]!.toFixed(2)}`,
   };
 }

@@ -121,7 +121,8 @@ const SCENARIOS: Scenario[] = [
         prompts: quick ? 800 : 3000,
         limit: 16,
         latencyMs: 50,
-        fixedLevels: [8, 16, 32],
+        fixedLevels: [8, 32],
+        rounds: quick ? 1 : 2,
       }),
   },
   {
