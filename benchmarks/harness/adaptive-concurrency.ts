@@ -27,8 +27,9 @@ interface Measured {
 }
 
 /**
- * `traj batch` (single-turn prompts) against `traj mock-server --rate-limit-above N`: the adaptive
- * default with --concurrency 4×N, against fixed caps (endpoint.adaptive: false) at several levels.
+ * `traj batch` (single-turn prompts, --concurrency 4×N) against `traj mock-server --rate-limit-above N`:
+ * the adaptive default against fixed request caps (endpoint.adaptive: false, endpoint.concurrency) at
+ * several levels.
  * Reports throughput relative to the best fixed level (goal ≥ 0.9), the share of calls that got a
  * 429 (goal < 5%), and the same for a fixed cap at 4×N, for contrast. The share of 429s is the
  * best round's; throughput is the best round of each configuration.
@@ -99,7 +100,9 @@ async function measure(
       `${Array.from({ length: options.prompts }, (_, index) => JSON.stringify({ prompt: `rate ${index}` })).join('\n')}\n`,
     );
     const config = join(scratch.path, 'run.yaml');
-    writeFileSync(config, adaptive ? '{}\n' : 'endpoint:\n  adaptive: false\n');
+    // Every configuration runs the same 4×N rollouts; only the request gate differs (a fixed cap is
+    // endpoint.concurrency with adaptive off), so rollout overheads overlap the model calls alike.
+    writeFileSync(config, adaptive ? '{}\n' : `endpoint:\n  adaptive: false\n  concurrency: ${concurrency}\n`);
     const measured = await measureCli(
       [
         'batch',
@@ -114,7 +117,7 @@ async function measure(
         '--max-turns',
         '1',
         '--concurrency',
-        String(concurrency),
+        String(4 * options.limit),
         '--base-url',
         server.url,
         '--model',

@@ -40,6 +40,9 @@ const waitAsync = (
   }
 ).waitAsync;
 
+/** Spins after which a held lock is taken as abandoned (tens of milliseconds; a section takes microseconds). */
+const STALE_LOCK_SPINS = 10_000_000;
+
 /** Longest a waiter sleeps before looking again, should a wake-up be missed. */
 const RECHECK_MS = 1_000;
 
@@ -205,8 +208,11 @@ export class EndpointGate {
   }
 
   private locked<T>(body: () => T): T {
-    // Held for a few float operations by one thread at a time, so spinning is the cheapest wait.
-    while (Atomics.compareExchange(this.ints, LOCK, 0, 1) !== 0);
+    // Held for a few float operations by one thread at a time, so spinning is the cheapest wait. A
+    // lock held for millions of spins belongs to a thread terminated inside the section: taken over.
+    for (let spins = 0; Atomics.compareExchange(this.ints, LOCK, 0, 1) !== 0; spins++) {
+      if (spins > STALE_LOCK_SPINS) break;
+    }
     try {
       return body();
     } finally {

@@ -84,3 +84,23 @@ test('an unknown endpoint key next to adaptive is refused, naming it', { timeout
   assert.equal(result.code, 2, result.stderr);
   assert.match(result.stderr, /min_concurency/);
 });
+
+test('one gate for all threads: a cap of 5 over 2 worker threads is 5 in flight, exactly', {
+  timeout: 120_000,
+}, async (t) => {
+  const directory = temporaryDirectory(t);
+  const server = await startScriptedServer(echoScript, { latencyMs: 200, record: false });
+  t.after(() => server.close());
+  const dataset = join(directory, 'prompts.jsonl');
+  writeJsonl(dataset, prompts(30, 'shared'));
+  writeFileSync(join(directory, 'run.yaml'), 'endpoint:\n  concurrency: 5\n');
+  const flags = ['--config', join(directory, 'run.yaml'), '--toolsets', 'file', '--concurrency', '20'];
+  const result = await runCli(
+    scriptedBatchArgs(dataset, 'shared', server.url, 'NO_KEY', [...flags, '--workers', '2', '--max-turns', '1']),
+    { cwd: directory },
+  );
+  assert.equal(result.code, 0, result.stderr);
+  assert.match(result.stderr, /2 worker threads/);
+  // Per-thread shares would give floor(5 / 2) × 2 = 4; one shared gate uses the whole cap and no more.
+  assert.equal(server.maxInFlight(), 5);
+});
