@@ -1,4 +1,4 @@
-import { admitted, afterOverload, afterSuccess, type AimdLimits, type AimdState } from './aimd.js';
+import { admitted, afterOverload, afterSuccess, initialAimdState, type AimdLimits, type AimdState } from './aimd.js';
 
 /**
  * The gate in front of one endpoint: at most `admitted(level)` requests in flight, the level moved
@@ -89,11 +89,11 @@ export class EndpointGate {
     this.floats = new Float64Array(buffer, INT_BYTES, FLOAT_SLOTS);
   }
 
-  /** A new gate at the start of its range (see initialAimdState: at the cap). */
+  /** A new gate at the start of its range (initialAimdState: at the cap). */
   static create(limits: AimdLimits): EndpointGate {
     const gate = new EndpointGate(new SharedArrayBuffer(INT_BYTES + FLOAT_SLOTS * 8));
+    gate.store(initialAimdState(limits));
     const floats = gate.floats;
-    floats[LEVEL] = limits.max;
     floats[MIN] = limits.min;
     floats[MAX] = limits.max;
     floats[ADAPTIVE] = limits.adaptive ? 1 : 0;
