@@ -78,6 +78,7 @@ export const ERROR_CODES = [
   'model_failed',
   'model_missing',
   'model_not_found',
+  'model_rate_limited',
   'model_request_rejected',
   'model_unavailable',
   'model_unknown',

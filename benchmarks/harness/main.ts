@@ -113,6 +113,19 @@ const SCENARIOS: Scenario[] = [
       }),
   },
   {
+    name: 'adaptive-concurrency',
+    description:
+      'traj batch vs an endpoint answering 429 past 16 in flight (50 ms latency): adaptive with --concurrency 64 vs fixed caps (goals: ≥ 0.9 of the best fixed throughput, < 5% of calls 429)',
+    run: async (quick) =>
+      (await import('./adaptive-concurrency.js')).adaptiveConcurrencyBenchmark({
+        prompts: quick ? 800 : 3000,
+        limit: 16,
+        latencyMs: 50,
+        fixedLevels: [8, 32],
+        rounds: quick ? 1 : 2,
+      }),
+  },
+  {
     name: 'resume-100k',
     description: 'resume of a 100,000-row run that is 99% done: time until the first new rollout (target < 3 s)',
     run: (quick) => resumeBenchmark(quick ? 20_000 : 100_000, 0.99),

@@ -32,6 +32,10 @@ export const command: CommandDefinition = {
   traj batch --config run.yaml --concurrency 64          # flags override the config file
 Resume: run the same command again; finished prompts are skipped, failed ones retried until --max-attempts
 recorded failures (a kill or a run-level fault uses no attempt); --retry-failed gives those failed for good fresh attempts.
+Rate limits: model requests in flight adapt per endpoint (AIMD, up to --concurrency or endpoint.concurrency): a 429/503
+lowers the level, retry-after pauses new requests, successes raise it again; the progress line shows it (conc 37/64).
+A 429 never uses an attempt or max_retries; one refused past endpoint.max_rate_limit_wait_ms stops the run
+(model_rate_limited, exit 4). endpoint.adaptive: false keeps a fixed cap.
 Before the first rollout a preflight checks the key, the endpoint (GET /models) and, for --sandbox docker, the image.
 Outputs: checkpoints/NAME.sqlite (the source of truth), datasets/NAME/trajectories.jsonl and statistics.json
 (or --out DIR). A datasets/NAME/ that holds other files but no run outputs (e.g. the shipped datasets/sample/)
@@ -70,6 +74,7 @@ ${exitCodeHelp()}`,
           progress = new RunProgress(rows);
           progress.watchRequests(info.requestsInFlight);
           progress.watchSpend(info.spentUsd, info.maxCostUsd);
+          progress.watchConcurrency(info.concurrencyLevel);
         },
       });
       progress?.stop();

@@ -133,6 +133,7 @@ export async function runEval(
           progress = new RunProgress(survey.items * samples);
           progress.watchRequests(info.requestsInFlight);
           progress.watchSpend(info.spentUsd, info.maxCostUsd);
+          progress.watchConcurrency(info.concurrencyLevel);
         },
         async afterPipeline(context) {
           finished = finishEval(context.store, outDir, passThreshold, environment);

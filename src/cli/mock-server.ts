@@ -5,7 +5,7 @@ import { untilStopped } from './signals.js';
 export const command: CommandDefinition = {
   name: 'mock-server',
   summary: 'run the scripted OpenAI-compatible endpoint (tests, demos, benchmarks)',
-  usage: 'traj mock-server [--port N] [--script FILE] [--latency-ms N]',
+  usage: 'traj mock-server [--port N] [--script FILE] [--latency-ms N] [--rate-limit-above N [--retry-after S]]',
   options: {
     port: { type: 'string', value: 'N', description: 'port to listen on (0: any free port)', default: '8787' },
     host: { type: 'string', value: 'HOST', description: 'address to listen on', default: '127.0.0.1' },
@@ -22,6 +22,16 @@ export const command: CommandDefinition = {
       description: 'echo script only: terminal calls before the final answer',
       default: '1',
     },
+    'rate-limit-above': {
+      type: 'string',
+      value: 'N',
+      description: 'answer HTTP 429 at once to a request arriving while N are being answered (a rate-limited provider)',
+    },
+    'retry-after': {
+      type: 'string',
+      value: 'S',
+      description: 'with --rate-limit-above: the retry-after header of the 429s (seconds or an HTTP date)',
+    },
   },
   details: [
     'The first line printed is the base URL; the server then runs until SIGINT or SIGTERM.',
@@ -32,6 +42,7 @@ export const command: CommandDefinition = {
     '  traj mock-server --port 8787',
     '  OPENAI_BASE_URL=http://127.0.0.1:8787/v1 TRAJ_MODEL=traj-scripted traj ask "list the files"',
     '  traj mock-server --port 0 --script my-script.yaml --latency-ms 200',
+    '  traj mock-server --latency-ms 50 --rate-limit-above 16    # 429 past 16 requests in flight',
   ].join('\n'),
   async run({ values }) {
     const port = integerOption(values, 'port', { min: 0 }) ?? 8787;
@@ -44,6 +55,8 @@ export const command: CommandDefinition = {
       host: stringOption(values, 'host') ?? '127.0.0.1',
       latencyMs,
       record: false,
+      rateLimitAbove: integerOption(values, 'rate-limit-above', { min: 1 }),
+      rateLimitRetryAfter: stringOption(values, 'retry-after'),
     });
     process.stdout.write(`${server.url}\n`);
     process.stdout.write(
@@ -53,7 +66,8 @@ export const command: CommandDefinition = {
     );
     const signal = await untilStopped();
     await server.close();
-    process.stdout.write(`stopped by ${signal} after ${server.requestCount()} chat requests\n`);
+    const refused = server.rateLimitedCount() ? ` (and ${server.rateLimitedCount()} answered 429)` : '';
+    process.stdout.write(`stopped by ${signal} after ${server.requestCount()} chat requests${refused}\n`);
     return 0;
   },
 };

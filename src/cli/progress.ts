@@ -30,6 +30,7 @@ export class RunProgress {
   private requestsInFlight?: () => number;
   /** The run's spend (earlier invocations included), its limit, and models whose calls have no known cost. */
   private readonly spend = { usd: 0, limit: undefined as number | undefined, unpriced: new Set<string>() };
+  private concurrency?: () => { level: number; max: number };
 
   constructor(
     private readonly total: number | undefined,
@@ -41,7 +42,7 @@ export class RunProgress {
         {
           stream,
           format:
-            ' {bar} {value}/{total} | {rate}/min | ETA {eta_formatted} | in flight {inFlight} (requests {requests}) | errors {failed} | discarded {discarded} | tokens {tokens}{spend}{lastError}',
+            ' {bar} {value}/{total} | {rate}/min | ETA {eta_formatted} | in flight {inFlight} (requests {requests}) | conc {conc} | errors {failed} | discarded {discarded} | tokens {tokens}{spend}{lastError}',
           hideCursor: true,
           etaBuffer: 50,
         },
@@ -72,6 +73,11 @@ export class RunProgress {
     return ` | spent ${usd(spent)}${of}${missing}`;
   }
 
+  /** Show the endpoint's concurrency level beside its cap (`conc 37/64`, read when a line is drawn). */
+  watchConcurrency(read: (() => { level: number; max: number }) | undefined): void {
+    this.concurrency = read;
+  }
+
   /** Finished rollouts of this invocation plus those already finished before (a resume). */
   private finished(): number {
     return this.counters.done + this.counters.discarded + this.counters.failed + this.counters.skipped;
@@ -81,9 +87,11 @@ export class RunProgress {
     const minutes = (performance.now() - this.started) / 60_000;
     const fresh = this.counters.done + this.counters.discarded + this.counters.failed;
     const requests = this.requestsInFlight ? String(this.requestsInFlight()) : '?';
+    const gate = this.concurrency?.();
     return {
       ...this.counters,
       requests,
+      conc: gate ? `${gate.level}/${gate.max}` : '?',
       rate: minutes > 0 ? (fresh / minutes).toFixed(1) : '0',
       spend: this.spendText(),
       lastError: this.lastError ? ` | last error: ${this.lastError}` : '',
@@ -93,7 +101,7 @@ export class RunProgress {
   line(): string {
     const payload = this.payload();
     const of = this.total !== undefined ? `/${this.total}` : '';
-    return `[traj] ${this.finished()}${of} finished (done ${payload.done}, discarded ${payload.discarded}, failed ${payload.failed}, skipped ${payload.skipped}) | in flight ${payload.inFlight} rollouts, ${payload.requests} model requests | ${payload.rate}/min | tokens ${payload.tokens}${payload.spend}${payload.lastError}`;
+    return `[traj] ${this.finished()}${of} finished (done ${payload.done}, discarded ${payload.discarded}, failed ${payload.failed}, skipped ${payload.skipped}) | in flight ${payload.inFlight} rollouts, ${payload.requests} model requests, conc ${payload.conc} | ${payload.rate}/min | tokens ${payload.tokens}${payload.spend}${payload.lastError}`;
   }
 
   /** A new error message: on the bar at once; without a TTY as its own line (at most one every 2 s). */

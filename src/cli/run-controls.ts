@@ -77,8 +77,11 @@ export function concurrencyLine(info: RunStartInfo): string {
   const cap =
     info.endpointCap === undefined
       ? `model requests capped at ${info.requestCap} (--concurrency)`
-      : `model requests capped at ${info.requestCap} by endpoint.concurrency ${info.endpointCap}${info.requestCap < info.endpointCap ? ` (its share per thread × ${info.workers})` : ''}`;
-  return `${info.concurrency} rollouts in flight, ${cap}, ${threads}`;
+      : `model requests capped at ${info.requestCap} by endpoint.concurrency ${info.endpointCap}`;
+  const level = info.adaptive
+    ? `adaptive within [${info.adaptive.min}, ${info.adaptive.max}] (429/503 lower it)`
+    : 'fixed (endpoint.adaptive: false)';
+  return `${info.concurrency} rollouts in flight, ${cap}, ${threads}; requests in flight ${level}`;
 }
 
 /**

@@ -51,7 +51,9 @@ export const RUN_OPTIONS: Record<string, OptionSpec> = {
     type: 'string',
     value: 'N',
     description:
-      'rollouts in flight in total (default 32); model requests are not capped below it unless endpoint.concurrency says so',
+      'rollouts in flight in total (default 32), and the hard cap of model requests in flight: below it the level ' +
+      'adapts to the endpoint (fewer on 429/503, honouring retry-after; more on success; endpoint.adaptive, ' +
+      'min_concurrency, concurrency in the run config)',
   },
   'max-turns': {
     type: 'string',

@@ -63,6 +63,7 @@ export function formatStatistics(stats: RunStatistics): string {
             `rewards: ${stats.rewards.scored} scored, mean ${stats.rewards.mean ?? '-'}, ${stats.rewards.errors} reward errors`,
           ]
         : []),
+      ...(stats.concurrency.http_429 + stats.concurrency.http_503 > 0 ? [rateLimitLine(stats.concurrency)] : []),
       ...(stats.compressions.total > 0
         ? [`context compressions: ${stats.compressions.total} in ${stats.compressions.rollouts} rollout(s)`]
         : []),
@@ -104,4 +105,14 @@ export function costLines(cost: RunStatistics['cost']): string[] {
       `  no price known for model ${cost.unpriced_models.join(', ')}: ${cost.rollouts_missing_price} rollout(s) have a partial or unknown cost (add the model under pricing: in the run config)`,
     );
   return lines;
+}
+
+/** Only when the endpoint refused: how often, and where the adaptive level went (statistics.json has the series). */
+function rateLimitLine(concurrency: RunStatistics['concurrency']): string {
+  const levels = concurrency.series.map(([, level]) => level);
+  const range =
+    levels.length > 0
+      ? `; adaptive level ${Math.min(...levels)}..${Math.max(...levels)}, at the end ${levels.at(-1)}`
+      : '';
+  return `rate limits: ${concurrency.http_429} × 429, ${concurrency.http_503} × 503 (all retried)${range}`;
 }

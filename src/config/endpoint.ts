@@ -26,7 +26,30 @@ export const EndpointSchema = z.strictObject({
     .positive()
     .optional()
     .describe(
-      'requests in flight to this endpoint at most, across the whole run (default: no cap below --concurrency)',
+      'requests in flight to this endpoint at most, across the whole run: the hard cap of the adaptive level ' +
+        '(default: --concurrency)',
+    ),
+  adaptive: z
+    .boolean()
+    .optional()
+    .describe(
+      'adapt the requests in flight to the endpoint: fewer on 429/503 (honouring retry-after), more on success, ' +
+        'within [min_concurrency, the cap]; false = always the cap (default true)',
+    ),
+  min_concurrency: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('the adaptive level never goes below this many requests in flight (default 1)'),
+  max_rate_limit_wait_ms: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe(
+      '429 answers are retried without using max_retries until their backoffs add up to this for one call; ' +
+        'then the run stops with model_rate_limited, the prompt unharmed (default 600000)',
     ),
   tool_call_format: z.enum(['native', 'hermes']).default('native'),
   context_length: z
@@ -59,6 +82,9 @@ export const EndpointSchema = z.strictObject({
     ),
 });
 export type Endpoint = z.infer<typeof EndpointSchema>;
+
+/** What endpoint.adaptive, min_concurrency and max_rate_limit_wait_ms mean when unset. */
+export const ADAPTIVE_DEFAULTS = { adaptive: true, min_concurrency: 1, max_rate_limit_wait_ms: 600_000 } as const;
 export type EndpointInput = z.input<typeof EndpointSchema>;
 
 export const OPENROUTER_BASE_URL = 'https://openrouter.ai/api/v1';

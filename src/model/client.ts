@@ -3,19 +3,27 @@ import type {
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionCreateParamsStreaming,
 } from 'openai/resources/chat/completions';
-import { DEFAULT_MAX_REPLY_BYTES, EndpointSchema, type Endpoint, type EndpointInput } from '../config/endpoint.js';
+import {
+  ADAPTIVE_DEFAULTS,
+  DEFAULT_MAX_REPLY_BYTES,
+  EndpointSchema,
+  type Endpoint,
+  type EndpointInput,
+} from '../config/endpoint.js';
 import { validate } from '../config/validate.js';
 import { ConfigError, ModelError } from '../errors.js';
 import type { Pricing } from '../config/pricing.js';
 import { nodeHttpFetch } from './http-fetch.js';
 import { pricedUsage } from './pricing.js';
-import { countedRequest, endpointLimiter, runLimited } from './concurrency.js';
+import { countedRequest, endpointGate, type GateOutcome } from './concurrency.js';
 import { completionOf, isEventStream, parseChunk, parseJsonBody, streamedError } from './completion-reply.js';
 import { rememberErrorBody } from './error-body.js';
 import {
   AttemptTimeoutError,
   BadResponseError,
   classifyFailure,
+  gateOutcomeOf,
+  isRateLimit,
   modelErrorFor,
   ReplyTooLargeError,
   type FailureContext,
@@ -72,23 +80,48 @@ class OpenAICompatibleClient implements ModelClient {
 
   async complete(request: CompletionRequest): Promise<ModelResponse> {
     const started = performance.now();
-    // Only a cap someone set limits requests; otherwise the run's rollouts in flight bound them.
-    const cap = this.endpoint.concurrency;
-    const limiter = cap === undefined ? undefined : endpointLimiter(this.baseURL, cap);
-    const send = () => countedRequest(() => this.attempt(request));
-    const { value, attempts } = await withRetries(limiter ? () => runLimited(limiter, send, request.signal) : send, {
+    const { value, attempts } = await withRetries(() => this.gated(request), {
       ...this.delays,
       maxRetries: this.endpoint.max_retries,
       signal: request.signal,
       classify: (error) => classifyFailure(error, request.signal),
       giveUp: (failure, count) => giveUp(failure, count, { baseURL: this.baseURL, model: this.model }),
       onRetry: this.options.onRetry,
+      rateLimit: {
+        isRateLimit,
+        maxWaitMs: this.endpoint.max_rate_limit_wait_ms ?? ADAPTIVE_DEFAULTS.max_rate_limit_wait_ms,
+      },
     });
     const response = toModelResponse(value, this.settings, {
       durationMs: Math.round(performance.now() - started),
       attempts,
     });
     return { ...response, usage: pricedUsage(response.usage, this.model, this.options.pricing) };
+  }
+
+  /**
+   * One attempt through the endpoint's gate (concurrency.ts): a run shares it over its threads;
+   * otherwise the thread makes one from this endpoint's settings. Unset, the cap is no cap: the
+   * rollouts in flight bound the requests, and the adaptive level starts from what is in flight.
+   */
+  private async gated(request: CompletionRequest): Promise<WireCompletion> {
+    const gate = endpointGate(this.baseURL, {
+      min: this.endpoint.min_concurrency ?? ADAPTIVE_DEFAULTS.min_concurrency,
+      max: this.endpoint.concurrency ?? Number.POSITIVE_INFINITY,
+      adaptive: this.endpoint.adaptive ?? ADAPTIVE_DEFAULTS.adaptive,
+    });
+    const ticket = await gate.acquire(request.signal);
+    let outcome: GateOutcome = { kind: 'other' };
+    try {
+      const value = await countedRequest(() => this.attempt(request));
+      outcome = { kind: 'success' };
+      return value;
+    } catch (error) {
+      outcome = gateOutcomeOf(error, this.delays.maxDelayMs);
+      throw error;
+    } finally {
+      gate.release(ticket, outcome);
+    }
   }
 
   /**

@@ -2,6 +2,7 @@ import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortEr
 import { ModelError, type ErrorCode } from '../errors.js';
 import { isContextOverflow } from './context-overflow.js';
 import { errorBodyMessage, errorTextMessage, rememberedErrorBody } from './error-body.js';
+import type { GateOutcome } from './concurrency.js';
 import { parseRetryAfter, type AttemptFailure } from './retry.js';
 
 /**
@@ -60,6 +61,22 @@ export function classifyFailure(error: unknown, signal: AbortSignal | undefined)
   return { kind: 'fatal', message: error instanceof Error ? error.message : String(error), cause: error };
 }
 
+/** A 429 is the endpoint pacing us: retried without using max_retries (see retry.ts `rateLimit`). */
+export function isRateLimit(failure: AttemptFailure): boolean {
+  return failure.status === 429;
+}
+
+/**
+ * What an attempt's error tells the concurrency gate: 429 and 503 are overload, with any retry-after
+ * (up to `maxDelayMs`, as the retry's own wait: a far-off date never stalls the endpoint for hours).
+ */
+export function gateOutcomeOf(error: unknown, maxDelayMs: number): GateOutcome {
+  if (!(error instanceof APIError) || (error.status !== 429 && error.status !== 503)) return { kind: 'other' };
+  const asked = parseRetryAfter(error.headers);
+  const retryAfterMs = asked === undefined ? undefined : Math.min(asked, maxDelayMs);
+  return { kind: 'overload', status: error.status, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+}
+
 function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 429 || status >= 500;
 }
@@ -106,7 +123,7 @@ const UNREACHABLE_CODES = new Set([
 /**
  * The typed error a caller sees: names the endpoint, the model, the status and the server's message.
  * Its code says what the run pipeline does with it (src/run/failure-policy.ts): `model_auth`,
- * `model_not_found` and `model_unreachable` stop the run; `context_overflow` is the agent's outcome.
+ * `model_not_found`, `model_unreachable` and `model_rate_limited` stop the run; `context_overflow` is the agent's outcome.
  */
 export function modelErrorFor(failure: AttemptFailure, attempts: number, context: FailureContext): ModelError {
   const where = `model endpoint ${context.baseURL} (model '${context.model}')`;
@@ -115,6 +132,14 @@ export function modelErrorFor(failure: AttemptFailure, attempts: number, context
   const fault = (message: string, code: ErrorCode, retryable: boolean) =>
     new ModelError(message, { code, retryable, cause: failure.cause, details });
   if (failure.kind === 'aborted') return fault(`request to ${where} aborted`, 'aborted', false);
+  if (failure.kind === 'rate_limited') {
+    return fault(
+      `${where} kept rate-limiting one request past endpoint.max_rate_limit_wait_ms: ${status}${failure.message} ` +
+        '(its quota may be used up; rerun to resume, or raise max_rate_limit_wait_ms)',
+      'model_rate_limited',
+      true,
+    );
+  }
   if (failure.kind === 'retryable') {
     const tries = attempts === 1 ? '1 attempt' : `${attempts} attempts`;
     if (failure.status === undefined && isUnreachable(failure.cause)) {

@@ -10,7 +10,8 @@ export const DEFAULT_RETRY_DELAYS: RetryDelays = { baseDelayMs: 1_000, maxDelayM
 
 /** Why one attempt failed, as the retry loop needs to know it. */
 export interface AttemptFailure {
-  kind: 'aborted' | 'retryable' | 'fatal';
+  /** `rate_limited`: the endpoint kept answering 429 past max_rate_limit_wait_ms. */
+  kind: 'aborted' | 'retryable' | 'fatal' | 'rate_limited';
   /** HTTP status when the server answered. */
   status?: number;
   /** The server's (or the connection's) message. */
@@ -35,6 +36,11 @@ export interface RetryOptions extends RetryDelays {
   /** The error to throw for a failure that is not (or no longer) retried. */
   giveUp: (failure: AttemptFailure, attempts: number) => Error;
   onRetry?: (event: RetryEvent) => void;
+  /**
+   * Rate limiting (429) is the endpoint pacing us, not a fault: such retries do not use
+   * `maxRetries`; they go on until their backoffs add up to `maxWaitMs` for this call.
+   */
+  rateLimit?: { isRateLimit(failure: AttemptFailure): boolean; maxWaitMs: number };
 }
 
 /** Run `attempt` until it succeeds, a failure is fatal or aborted, or retries run out. */
@@ -42,6 +48,8 @@ export async function withRetries<T>(
   attempt: (number: number) => Promise<T>,
   options: RetryOptions,
 ): Promise<{ value: T; attempts: number }> {
+  let retries = 0;
+  let rateLimitWaitMs = 0;
   for (let number = 1; ; number++) {
     let failure: AttemptFailure;
     try {
@@ -49,8 +57,13 @@ export async function withRetries<T>(
     } catch (error) {
       failure = options.classify(error);
     }
-    if (failure.kind !== 'retryable' || number > options.maxRetries) throw options.giveUp(failure, number);
+    if (failure.kind !== 'retryable') throw options.giveUp(failure, number);
     const delayMs = backoffDelay(number, failure.retryAfterMs, options);
+    if (options.rateLimit?.isRateLimit(failure)) {
+      rateLimitWaitMs += delayMs;
+      if (rateLimitWaitMs > options.rateLimit.maxWaitMs)
+        throw options.giveUp({ ...failure, kind: 'rate_limited' }, number);
+    } else if (++retries > options.maxRetries) throw options.giveUp(failure, number);
     options.onRetry?.({ attempt: number, delayMs, failure });
     try {
       await sleep(delayMs, undefined, { signal: options.signal });

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { RolloutPool } from '../run/pool.js';
+import { RolloutPool, runGate } from '../run/pool.js';
 import type { RolloutOutcome } from '../run/rollout.js';
 import { bullConnection, checkReachable, connect, parseQueueUrl, type QueueAddress } from './connection.js';
 import { settleWithin, type QueuedTask } from './coordinator.js';
@@ -103,6 +103,8 @@ export class QueueWorker {
     const pool = new RolloutPool({
       workers: this.options.threads ?? availableParallelism(),
       concurrency: this.options.concurrency,
+      // One adaptive gate for this process's threads; each traj worker adapts to the 429s it sees.
+      gate: runGate(announcement.settings.endpoint, this.options.concurrency),
     });
     const worker = new Worker<QueuedTask, RolloutOutcome>(
       queueNameFor(announcement.run),

@@ -12,11 +12,12 @@ import {
   type RecordFilter,
   type RolloutRunner,
 } from './pipeline.js';
-import { RolloutPool } from './pool.js';
+import { ConcurrencySampler } from './concurrency-sampler.js';
+import { RolloutPool, runGate } from './pool.js';
 import { preflight } from './preflight.js';
 import type { RolloutSettings } from './rollout.js';
 import { RunStore } from './store.js';
-import { chooseWorkerCount, requestCapShare } from './worker-count.js';
+import { chooseWorkerCount } from './worker-count.js';
 
 export interface RunStartInfo {
   storePath: string;
@@ -28,6 +29,10 @@ export interface RunStartInfo {
   requestCap: number;
   /** The endpoint.concurrency the user set, when it lowers the cap. */
   endpointCap?: number;
+  /** The adaptive range of model requests in flight ([min, requestCap]); undefined when fixed (endpoint.adaptive: false). */
+  adaptive?: { min: number; max: number };
+  /** The endpoint gate's level and cap right now (the progress line's `conc 37/64`); undefined for a queued run. */
+  concurrencyLevel?: () => { level: number; max: number };
   /** Model requests in flight right now, over every thread. */
   /** Model requests in flight in this process's pool; undefined for a queued run (its workers make them). */
   requestsInFlight?: () => number;
@@ -149,12 +154,9 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
       cores: availableParallelism(),
       requestCap: input.settings.endpoint.concurrency,
     });
-    const share = requestCapShare(input.settings.endpoint.concurrency, choice.workers, input.concurrency);
-    // Each thread enforces its share of an explicit cap; without one, rollouts in flight bound the requests.
-    // `traj worker` processes size their own pools and caps; the settings they read are the run's own.
-    const settings = input.remote
-      ? input.settings
-      : { ...input.settings, endpoint: { ...input.settings.endpoint, concurrency: share.perThread } };
+    // One gate for the endpoint, shared by every thread (model/concurrency.ts): the cap is exact, not split.
+    const gate = runGate(input.settings.endpoint, input.concurrency);
+    const settings = input.settings;
     const pool = input.remote
       ? await input.remote.open({
           store,
@@ -165,8 +167,10 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
       : new RolloutPool({
           workers: choice.workers,
           concurrency: input.concurrency,
+          gate,
           onRetry: ({ attempt, delayMs, message }) => input.onEvent?.({ type: 'retrying', attempt, delayMs, message }),
         });
+    const localGate = pool instanceof RolloutPool ? pool.gate : undefined;
     const alreadyFinished = store.finishedCount();
     store.startSpendCounter();
     input.onStart?.({
@@ -174,9 +178,11 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
       workers: pool.workers,
       workersReason: choice.reason,
       concurrency: input.concurrency,
-      requestCap: share.effective ?? input.concurrency,
-      endpointCap: share.effective === undefined ? undefined : input.settings.endpoint.concurrency,
+      requestCap: gate.limits.max,
+      endpointCap: gate.limits.max < input.concurrency ? input.settings.endpoint.concurrency : undefined,
+      adaptive: gate.limits.adaptive ? { min: gate.limits.min, max: gate.limits.max } : undefined,
       requestsInFlight: pool instanceof RolloutPool ? () => pool.requestsInFlight() : undefined,
+      concurrencyLevel: localGate ? () => localGate.snapshot() : undefined,
       fingerprintChanges: changes,
       alreadyFinished,
       retried,
@@ -185,6 +191,7 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
     });
     const segmentId = store.startSegment();
     const started = performance.now();
+    const sampler = localGate && new ConcurrencySampler(store, localGate, segmentId, started);
     let summary: PipelineSummary | undefined;
     try {
       summary = await runPipeline({
@@ -203,6 +210,7 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
         onEvent: input.onEvent,
       });
     } finally {
+      sampler?.stop();
       store.endSegment(segmentId, performance.now() - started, segmentOutcome(summary, input.stop));
       await (pool instanceof RolloutPool
         ? pool.close()

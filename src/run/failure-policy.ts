@@ -6,7 +6,7 @@ import { errorCodeSet } from '../errors.js';
  * read and tested in one place.
  *
  * - `run_fault`: the run cannot make progress (bad key, unknown model, endpoint or Docker engine
- *   gone, missing image). Dispatch stops; the prompt goes back to pending without using an attempt.
+ *   gone, missing image, an endpoint that keeps rate-limiting). Dispatch stops; the prompt goes back to pending without using an attempt.
  * - `agent`: the agent's own outcome (its context overflowed). The record is kept as done, with
  *   the error as its finish, and never retried as an infrastructure fault.
  * - `retry`: a transient infrastructure fault. The prompt is failed, uses one attempt and is
@@ -35,6 +35,8 @@ export const RUN_FAULT_CODES = errorCodeSet([
   'api_key_missing',
   'model_not_found',
   'model_unreachable',
+  // The endpoint answered 429 for max_rate_limit_wait_ms: a quota used up. Rate limiting never uses an attempt.
+  'model_rate_limited',
   'image_missing',
   'engine_unreachable',
   // A queued run (--queue): Redis does not answer, or lost the run's jobs (restarted without persistence, --stop).

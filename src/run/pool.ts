@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { BroadcastChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
+import { ADAPTIVE_DEFAULTS, type Endpoint } from '../config/endpoint.js';
+import type { AimdLimits } from '../model/aimd.js';
+import { EndpointGate } from '../model/concurrency.js';
 import type { RolloutOutcome, RolloutTask } from './rollout.js';
 import type { ControlMessage, PoolTask } from './worker.js';
 
@@ -11,6 +14,29 @@ export interface PoolOptions {
   concurrency: number;
   /** A model call in some thread failed and is being retried. */
   onRetry?: (retry: { attempt: number; delayMs: number; message: string }) => void;
+  /** The run's endpoint: one concurrency gate shared by every thread (see runGate). */
+  gate?: RunGate;
+}
+
+/** The endpoint whose gate the pool shares over its threads, and the gate's range. */
+export interface RunGate {
+  baseURL: string;
+  limits: AimdLimits;
+}
+
+/**
+ * The run's gate for its endpoint: the cap is endpoint.concurrency, never above --concurrency (a
+ * rollout has one request in flight at a time, so that many is no cap at all).
+ */
+export function runGate(endpoint: Endpoint, concurrency: number): RunGate {
+  return {
+    baseURL: endpoint.base_url,
+    limits: {
+      min: endpoint.min_concurrency ?? ADAPTIVE_DEFAULTS.min_concurrency,
+      max: Math.min(endpoint.concurrency ?? concurrency, concurrency),
+      adaptive: endpoint.adaptive ?? ADAPTIVE_DEFAULTS.adaptive,
+    },
+  };
 }
 
 /**
@@ -28,9 +54,16 @@ export class RolloutPool {
   private onClosed?: () => void;
   /** Model requests in flight in every thread (slot 0), see model/concurrency.ts. */
   private readonly requests = new Int32Array(new SharedArrayBuffer(4));
+  /** The run endpoint's gate, shared with every thread: its level is the progress line's `conc`. */
+  readonly gate?: EndpointGate;
+  private readonly gates: Record<string, SharedArrayBuffer> = {};
   readonly workers: number;
 
   constructor(options: PoolOptions) {
+    if (options.gate) {
+      this.gate = EndpointGate.create(options.gate.limits);
+      this.gates[options.gate.baseURL] = this.gate.buffer;
+    }
     this.workers = Math.max(1, Math.min(options.workers, options.concurrency));
     this.piscina = new Piscina({
       filename: new URL('./worker.js', import.meta.url).href,
@@ -52,7 +85,12 @@ export class RolloutPool {
   }
 
   async run(task: RolloutTask): Promise<RolloutOutcome> {
-    const outcome = await this.piscina.run({ ...task, control: this.channelName, requests: this.requests });
+    const outcome = await this.piscina.run({
+      ...task,
+      control: this.channelName,
+      requests: this.requests,
+      gates: this.gates,
+    });
     return this.withTools(outcome);
   }
 

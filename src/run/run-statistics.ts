@@ -1,3 +1,4 @@
+import { RATE_LIMITED_COUNTER, UNAVAILABLE_COUNTER } from './concurrency-sampler.js';
 import type { RunStore } from './store.js';
 
 export interface ToolTableRow {
@@ -43,6 +44,11 @@ export interface RunStatistics {
   rewards: { scored: number; mean: number | null; errors: number };
   /** Network fetches (pages and searches) web tools made, and answers served from the web cache. */
   web: { fetches: number; cache_hits: number; cached_entries: number };
+  /**
+   * The run endpoint's gate: 429 and 503 answers, and its level over the cumulative wall time as
+   * [seconds, requests in flight allowed] pairs, one per change (at most SERIES_POINTS, thinned evenly).
+   */
+  concurrency: { http_429: number; http_503: number; series: Array<[number, number]> };
   generated_at: string;
 }
 
@@ -139,8 +145,25 @@ export function computeStatistics(store: RunStore, extraWallMs = 0, maxAttempts?
       cache_hits: counters['web:cache_hits'] ?? 0,
       cached_entries: totals.webCacheEntries,
     },
+    concurrency: {
+      http_429: counters[RATE_LIMITED_COUNTER] ?? 0,
+      http_503: counters[UNAVAILABLE_COUNTER] ?? 0,
+      series: thinned(store.concurrencySeries(), SERIES_POINTS),
+    },
     generated_at: new Date().toISOString(),
   };
+}
+
+/** Points of the concurrency series statistics.json keeps at most. */
+export const SERIES_POINTS = 500;
+
+/** Every k-th point, the last one kept, so a long run's series stays a few kilobytes. */
+function thinned<T>(points: T[], limit: number): T[] {
+  if (points.length <= limit) return points;
+  const step = Math.ceil(points.length / limit);
+  const kept = points.filter((_, index) => index % step === 0);
+  if (kept.at(-1) !== points.at(-1)) kept.push(points.at(-1)!);
+  return kept;
 }
 
 function round(value: number, scale = 10_000): number {

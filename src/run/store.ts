@@ -182,6 +182,7 @@ CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NU
 CREATE TABLE IF NOT EXISTS judge_cache (key TEXT PRIMARY KEY, verdict TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS run_lock (id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER NOT NULL, host TEXT NOT NULL, process_start TEXT, started_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS web_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS concurrency (segment INTEGER NOT NULL, at_ms INTEGER NOT NULL, level INTEGER NOT NULL);
 `;
 
 /** Columns added after the first release: stores written before them get them on open. */
@@ -259,6 +260,7 @@ export class RunStore {
       addCounter: db.prepare(
         'INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = value + excluded.value',
       ),
+      concurrencyPoint: db.prepare('INSERT INTO concurrency (segment, at_ms, level) VALUES (?, ?, ?)'),
       judgePut: db.prepare('INSERT OR REPLACE INTO judge_cache (key, verdict, created_at) VALUES (?, ?, ?)'),
       webPut: db.prepare('INSERT OR REPLACE INTO web_cache (key, value, created_at) VALUES (?, ?, ?)'),
       finishedCount: db.prepare(`SELECT COUNT(*) FROM items WHERE status IN ('done','discarded')`).pluck(),
@@ -537,6 +539,26 @@ export class RunStore {
         'INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
       )
       .run(name, value);
+  }
+
+  /** The endpoint's adaptive concurrency level from `atMs` into a segment (a point when it changed). */
+  addConcurrencyPoint(segment: number, atMs: number, level: number): void {
+    this.defer(() => this.statements.concurrencyPoint.run(segment, Math.round(atMs), level));
+  }
+
+  /**
+   * The concurrency level over the run's cumulative wall time: [seconds, level] pairs, each
+   * segment's points shifted by the wall time of the segments before it (like wall_time_ms).
+   */
+  concurrencySeries(): Array<[number, number]> {
+    this.flush();
+    const rows = this.db
+      .prepare(
+        `SELECT c.at_ms + COALESCE((SELECT SUM(COALESCE(s.wall_ms, 0)) FROM segments s WHERE s.id < c.segment), 0) AS at, c.level
+         FROM concurrency c ORDER BY c.segment, c.at_ms, c.rowid`,
+      )
+      .all() as { at: number; level: number }[];
+    return rows.map((row) => [Math.round(row.at / 100) / 10, row.level]);
   }
 
   addCounter(name: string, delta: number): void {

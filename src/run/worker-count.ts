@@ -15,7 +15,7 @@ export interface RunShape {
   environment: boolean;
   /** CPU cores available to this process. */
   cores: number;
-  /** An explicit endpoint.concurrency: no more threads than requests allowed, so each has a share. */
+  /** An explicit endpoint.concurrency: no more threads than requests allowed (more could only wait on the gate). */
   requestCap?: number;
 }
 
@@ -36,19 +36,4 @@ export function chooseWorkerCount(shape: RunShape): WorkerChoice {
     return { workers: atMost(shape.cores), reason: 'one per core: environment hooks run in the threads' };
   const workers = atMost(Math.min(shape.cores, Math.ceil(shape.concurrency / ROLLOUTS_PER_IO_THREAD)));
   return { workers, reason: `I/O-bound: one per ${ROLLOUTS_PER_IO_THREAD} rollouts in flight, at most one per core` };
-}
-
-/**
- * Each thread's share of an explicit `endpoint.concurrency`: the shares add up to at most the
- * cap, so the endpoint never sees more than it was promised. A cap of at least --concurrency is
- * no cap at all (rollouts in flight bound the requests), and so is no cap.
- */
-export function requestCapShare(
-  cap: number | undefined,
-  workers: number,
-  concurrency: number,
-): { perThread?: number; effective?: number } {
-  if (cap === undefined || cap >= concurrency) return {};
-  const perThread = Math.max(1, Math.floor(cap / workers));
-  return { perThread, effective: perThread * workers };
 }

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { BroadcastChannel, threadId } from 'node:worker_threads';
 import { executeRollout, type RolloutOutcome, type RolloutTask } from './rollout.js';
-import { countRequestsInto } from '../model/concurrency.js';
+import { countRequestsInto, shareGates } from '../model/concurrency.js';
 import { createThreadServices } from './worker-services.js';
 
 /** The piscina worker: runs rollouts concurrently inside this thread. */
@@ -58,11 +58,16 @@ function controllerFor(channelName: string): AbortController {
   return controller;
 }
 
-/** A rollout as the pool sends it: its control channel and the shared request counter ride along. */
-export type PoolTask = RolloutTask & { control: string; requests?: Int32Array };
+/** A rollout as the pool sends it: its control channel, the shared request counter and endpoint gates ride along. */
+export type PoolTask = RolloutTask & {
+  control: string;
+  requests?: Int32Array;
+  gates?: Record<string, SharedArrayBuffer>;
+};
 
 export default async function runRollout(task: PoolTask): Promise<RolloutOutcome> {
   countRequestsInto(task.requests);
+  shareGates(task.gates);
   return withSharedTools(await executeRollout(task, services, controllerFor(task.control).signal));
 }
 

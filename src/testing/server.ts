@@ -29,6 +29,13 @@ export interface ScriptedServerOptions {
    * Default: a 1×1 PNG as `b64_json`.
    */
   images?: (request: ImageRequest) => ImageAnswer | Promise<ImageAnswer>;
+  /**
+   * A rate-limited provider: a chat request arriving while this many are being answered gets an
+   * immediate HTTP 429 (before any latency), never seen by the script.
+   */
+  rateLimitAbove?: number;
+  /** The `retry-after` header of those 429s (seconds, or an HTTP date), when set. */
+  rateLimitRetryAfter?: string;
 }
 
 /** The images request body as received (the fields the OpenAI images API defines). */
@@ -60,6 +67,8 @@ export interface ScriptedServer {
   inFlight(): number;
   /** The most chat requests ever answered at once. */
   maxInFlight(): number;
+  /** Chat requests refused with 429 by `rateLimitAbove` (not in requestCount). */
+  rateLimitedCount(): number;
   close(): Promise<void>;
 }
 
@@ -78,6 +87,7 @@ export async function startScriptedServer(
   let count = 0;
   let inFlight = 0;
   let maxInFlight = 0;
+  let rateLimited = 0;
 
   const wait = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -93,6 +103,12 @@ export async function startScriptedServer(
     const parsed = parseChatRequest(body);
     if (typeof parsed === 'string')
       return send(response, 400, { error: { message: parsed, type: 'invalid_request_error' } });
+    if (options.rateLimitAbove !== undefined && inFlight >= options.rateLimitAbove) {
+      rateLimited++;
+      const headers = options.rateLimitRetryAfter ? { 'retry-after': options.rateLimitRetryAfter } : undefined;
+      const message = `rate limit: ${options.rateLimitAbove} requests in flight at most`;
+      return send(response, 429, { error: { message, type: 'rate_limit_exceeded' } }, headers);
+    }
     const index = count++;
     inFlight++;
     maxInFlight = Math.max(maxInFlight, inFlight);
@@ -218,6 +234,7 @@ export async function startScriptedServer(
     requestCount: () => count,
     inFlight: () => inFlight,
     maxInFlight: () => maxInFlight,
+    rateLimitedCount: () => rateLimited,
     close: () =>
       new Promise<void>((resolve) => {
         for (const timer of timers) clearTimeout(timer);

@@ -118,7 +118,7 @@ describe('run config (--config): every section rejects unknown keys, naming file
     const message = configError(() => readRunConfigFile(file));
     assert.match(
       message,
-      /endpoint\.zzzzzz: unknown key \(expected one of: api_key_env, base_url, concurrency, context_length, extra_body, max_reply_bytes, max_retries, max_tokens, model, prompt_caching, reasoning_echo, seed, /,
+      /endpoint\.zzzzzz: unknown key \(expected one of: adaptive, api_key_env, base_url, concurrency, context_length, extra_body, max_rate_limit_wait_ms, max_reply_bytes, max_retries, max_tokens, min_concurrency, model, prompt_caching, reasoning_echo, seed, /,
     );
   });
 

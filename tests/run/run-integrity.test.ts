@@ -18,9 +18,15 @@ const where = { baseURL: 'http://127.0.0.1:1/v1', model: 'm' };
 const decide = (error: Error) => decideFailure(serializeError(error));
 
 test('decideFailure: run-level faults, agent outcomes, faults that repeat and transient ones', () => {
-  for (const code of ['model_auth', 'api_key_missing', 'model_not_found', 'model_unreachable'] as const) {
+  for (const code of [
+    'model_auth',
+    'api_key_missing',
+    'model_not_found',
+    'model_unreachable',
+    'model_rate_limited',
+  ] as const) {
     assert.deepEqual(
-      decide(new ModelError('x', { code, retryable: code === 'model_unreachable' })),
+      decide(new ModelError('x', { code, retryable: code === 'model_unreachable' || code === 'model_rate_limited' })),
       { action: 'run_fault', errorClass: 'run' },
       code,
     );

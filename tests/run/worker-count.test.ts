@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { chooseWorkerCount, requestCapShare, ROLLOUTS_PER_IO_THREAD } from '../../src/run/worker-count.js';
+import { chooseWorkerCount, ROLLOUTS_PER_IO_THREAD } from '../../src/run/worker-count.js';
 
 test('a plain batch gets one thread until its rollouts in flight outgrow one thread', () => {
   assert.equal(chooseWorkerCount({ concurrency: 32, environment: false, cores: 2 }).workers, 1);
@@ -30,20 +30,4 @@ test('--workers is obeyed, bounded by the rollouts in flight and an explicit req
     2,
   );
   assert.equal(chooseWorkerCount({ requested: 0, concurrency: 32, environment: false, cores: 2 }).workers, 1);
-});
-
-test('an explicit request cap is split over the threads without ever adding up past it', () => {
-  assert.deepEqual(requestCapShare(undefined, 2, 200), {}, 'no cap: rollouts in flight bound the requests');
-  assert.deepEqual(requestCapShare(200, 2, 200), {}, 'a cap at --concurrency limits nothing');
-  assert.deepEqual(requestCapShare(10, 1, 200), { perThread: 10, effective: 10 });
-  assert.deepEqual(requestCapShare(10, 3, 200), { perThread: 3, effective: 9 });
-  for (let cap = 1; cap <= 40; cap++) {
-    for (let workers = 1; workers <= Math.min(cap, 8); workers++) {
-      const { effective } = requestCapShare(cap, workers, 1000);
-      assert.ok(
-        effective !== undefined && effective <= cap && effective >= 1,
-        `cap ${cap} over ${workers} threads gave ${effective}`,
-      );
-    }
-  }
 });
