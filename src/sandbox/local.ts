@@ -9,10 +9,12 @@ import { registerLiveSandbox } from './live-sandboxes.js';
 import { parseLocalSandboxConfig, type LocalSandboxConfig } from './local-config.js';
 import { sandboxFolderPrefix } from './local-prune.js';
 import type { NamespaceSpec } from './namespace-session.js';
+import { PersistentShell } from './persistent-shell.js';
 import { killProcessGroup, processGroupAlive } from './process-group.js';
-import type { ExecOptions, ExecResult, Sandbox, SandboxOptions } from './sandbox.js';
+import type { ExecOptions, ExecResult, Sandbox, SandboxOptions, ShellResult } from './sandbox.js';
 import { baseEnvironment, scrubEnvironment } from './scrub-environment.js';
-import { closeSession, openSession, runCommand } from './spawner.js';
+import { SHELL_ARGV, shellQuote } from './shell-protocol.js';
+import { closeSession, openSession, openShell, runCommand } from './spawner.js';
 
 const MAX_SYMLINK_HOPS = 40;
 
@@ -132,6 +134,7 @@ class LocalSandbox implements Sandbox {
 
   /** The spawn-host session running this sandbox's bubblewrap namespace, if isolated. */
   private session?: string;
+  private shell?: PersistentShell;
 
   constructor(
     private readonly root: string,
@@ -166,19 +169,36 @@ class LocalSandbox implements Sandbox {
 
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     this.assertLive();
-    const cwd = options.cwd === undefined ? this.workdir : await this.resolvePath(options.cwd);
-    const cwdStat = await stat(cwd).catch(() => undefined);
-    if (!cwdStat?.isDirectory()) {
-      throw new SandboxError(`working directory '${options.cwd}' does not exist in sandbox ${this.id}`, {
-        code: 'cwd_missing',
-      });
-    }
+    const cwd = options.cwd === undefined ? this.workdir : await this.existingFolder(options.cwd);
     const started = performance.now();
     if (options.signal?.aborted) {
       return { exitCode: 130, stdout: '', stderr: '', timedOut: false, aborted: true, durationMs: 0 };
     }
     const result = await this.spawnCommand(command, cwd, options);
     return { ...result, durationMs: Math.round(performance.now() - started) };
+  }
+
+  async execInShell(command: string, options: ExecOptions = {}): Promise<ShellResult> {
+    this.assertLive();
+    const cwd = options.cwd === undefined ? undefined : await this.existingFolder(options.cwd);
+    this.shell ??= new PersistentShell((handlers) =>
+      openShell(
+        {
+          command: `exec ${SHELL_ARGV('local').map(shellQuote).join(' ')}`,
+          cwd: this.workdir,
+          env: this.environment(undefined),
+        },
+        {
+          ...handlers,
+          onStart: (pid) => this.groups.add(pid),
+          ...(this.session ? { session: this.session } : {}),
+        },
+      ),
+    );
+    const result = await this.shell.run(command, { ...options, cwd });
+    if (this.disposed)
+      throw new SandboxError(`sandbox ${this.id} was disposed while the command ran`, { code: 'disposed' });
+    return result;
   }
 
   private async spawnCommand(command: string, cwd: string, options: ExecOptions): Promise<ExecResult> {
@@ -207,6 +227,17 @@ class LocalSandbox implements Sandbox {
     } finally {
       this.forgetFinishedGroups();
     }
+  }
+
+  private async existingFolder(path: string): Promise<string> {
+    const folder = await this.resolvePath(path);
+    const info = await stat(folder).catch(() => undefined);
+    if (!info?.isDirectory()) {
+      throw new SandboxError(`working directory '${path}' does not exist in sandbox ${this.id}`, {
+        code: 'cwd_missing',
+      });
+    }
+    return folder;
   }
 
   /**
@@ -261,6 +292,7 @@ class LocalSandbox implements Sandbox {
     if (this.disposed) return;
     this.disposed = true;
     this.unregister();
+    this.shell?.dispose();
     for (const group of this.groups) killProcessGroup(group);
     this.groups.clear();
     try {
