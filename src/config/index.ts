@@ -8,3 +8,4 @@ export * from './tool-config.js';
 export * from './browser.js';
 export * from './delegation.js';
 export * from './code-execution.js';
+export * from './terminal.js';
