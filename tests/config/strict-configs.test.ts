@@ -84,7 +84,10 @@ describe('run config (--config): every section rejects unknown keys, naming file
       'persistent',
     );
     const wrongType = write('terminal/type.yaml', 'terminal:\n  persistent: "no"\n');
-    assert.match(configError(() => readRunConfigFile(wrongType)), /terminal\.persistent/);
+    assert.match(
+      configError(() => readRunConfigFile(wrongType)),
+      /terminal\.persistent/,
+    );
     const off = write('terminal/off.yaml', 'run: demo\nterminal:\n  persistent: false\n');
     assert.deepEqual(readRunConfigFile(off).terminal, { persistent: false });
   });
