@@ -1,3 +1,4 @@
+import { SandboxError } from '../errors.js';
 import { DEFAULT_EXEC_TIMEOUT_MS, DEFAULT_MAX_OUTPUT_BYTES, type ExecOptions, type ShellResult } from './sandbox.js';
 import { callText, MarkedStream, newNonce, parseEpilogue, restoreText, SHELL_BOOT } from './shell-protocol.js';
 
@@ -26,6 +27,7 @@ interface Call {
   stdout: MarkedStream;
   stderr: MarkedStream;
   finish(result: ShellResult): void;
+  fail(error: Error): void;
   stop?: 'timeout' | 'abort';
   started: number;
 }
@@ -76,7 +78,7 @@ export class PersistentShell {
     const [first, second] = newNonce();
     const nonce = first + second;
     const limit = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
-    return new Promise<ShellResult>((resolve) => {
+    return new Promise<ShellResult>((resolve, reject) => {
       const timer = setTimeout(
         () => this.stop('timeout'),
         Math.min(options.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS, MAX_TIMER_MS),
@@ -85,17 +87,24 @@ export class PersistentShell {
       const hold = setInterval(() => {}, 60_000);
       const onAbort = () => this.stop('abort');
       options.signal?.addEventListener('abort', onAbort, { once: true });
+      const settle = () => {
+        clearTimeout(timer);
+        clearInterval(hold);
+        options.signal?.removeEventListener('abort', onAbort);
+        this.call = undefined;
+      };
       this.call = {
         nonce,
         stdout: new MarkedStream(Buffer.from(`${nonce} `), limit),
         stderr: new MarkedStream(Buffer.from(`${nonce}\n`), limit),
         started: performance.now(),
         finish: (result) => {
-          clearTimeout(timer);
-          clearInterval(hold);
-          options.signal?.removeEventListener('abort', onAbort);
-          this.call = undefined;
+          settle();
           resolve(restarted ? { ...result, restored: true } : result);
+        },
+        fail: (error) => {
+          settle();
+          reject(error);
         },
       };
       shell.write(callText(command, [first, second], options.cwd));
@@ -138,9 +147,13 @@ export class PersistentShell {
       this.lostBetweenCalls = !this.disposed;
       return;
     }
+    if (error !== undefined && call.stop === undefined) {
+      // The shell could not run or its carrier died (spawn host, container): a fault, not the command's result.
+      call.fail(new SandboxError(`the sandbox's shell ended: ${error}`, { code: 'exec_failed', retryable: true }));
+      return;
+    }
     call.stdout.flush();
     call.stderr.flush();
-    if (error !== undefined && call.stop === undefined) call.stderr.output.push(Buffer.from(`\n${error}\n`));
     const exitCode = call.stop === 'timeout' ? 124 : call.stop === 'abort' ? 130 : code;
     call.finish(this.result(call, exitCode, 'restarted'));
   }

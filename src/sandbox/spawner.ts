@@ -96,6 +96,8 @@ class Spawner {
     this.shells.set(id, handlers);
     const session = handlers.session;
     this.send(host, { type: 'shell', id, request, ...(session !== undefined ? { session } : {}) });
+    // A fresh host is ref'd: unref it unless commands run (the shell's caller holds the process open).
+    this.holdOpen(host);
     return {
       write: (text) => this.send(host, { type: 'input', id, data: Buffer.from(text) }),
       kill: () => this.send(host, { type: 'abort', id }),
