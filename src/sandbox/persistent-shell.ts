@@ -4,6 +4,8 @@ import { callText, MarkedStream, newNonce, parseEpilogue, restoreText, SHELL_BOO
 
 /** Node fires longer timers at once; about 24 days is "no timeout" in practice. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
+/** After a kill, how long the backend may take to report the shell's end before the call gives up on it. */
+const KILL_GRACE_MS = 10_000;
 
 /** What a backend tells the shell about its process. */
 export interface ShellHandlers {
@@ -65,6 +67,7 @@ export class PersistentShell {
     this.disposed = true;
     if (kill) this.process?.kill();
     this.process = undefined;
+    this.call?.fail(new SandboxError('the sandbox was disposed while the command ran', { code: 'disposed' }));
   }
 
   private runNow(command: string, options: ExecOptions): Promise<ShellResult> {
@@ -123,9 +126,14 @@ export class PersistentShell {
   }
 
   private stop(reason: 'timeout' | 'abort'): void {
-    if (!this.call || this.call.stop) return;
-    this.call.stop = reason;
-    this.process?.kill();
+    const { call, process } = this;
+    if (!call || call.stop || !process) return;
+    call.stop = reason;
+    process.kill();
+    // A kill that never lands (an engine that keeps the stream open) must not hold the call forever.
+    setTimeout(() => {
+      if (this.call === call) this.onExit(process, 137);
+    }, KILL_GRACE_MS).unref();
   }
 
   private onOutput(stream: 'stdout' | 'stderr', chunk: Buffer): void {
@@ -141,7 +149,9 @@ export class PersistentShell {
   }
 
   private onExit(shell: ShellProcess, code: number, error?: string): void {
-    if (this.process === shell) this.process = undefined;
+    // A shell given up on (disposed, or its kill never reported) ends later: nothing waits for it.
+    if (this.process !== shell) return;
+    this.process = undefined;
     const call = this.call;
     if (!call) {
       this.lostBetweenCalls = !this.disposed;
