@@ -13,7 +13,7 @@ import { PersistentShell } from './persistent-shell.js';
 import { killProcessGroup, processGroupAlive } from './process-group.js';
 import type { ExecOptions, ExecResult, Sandbox, SandboxOptions, ShellResult } from './sandbox.js';
 import { baseEnvironment, scrubEnvironment } from './scrub-environment.js';
-import { SHELL_ARGV, shellQuote } from './shell-protocol.js';
+import { SHELL_ARGV } from './shell-protocol.js';
 import { closeSession, openSession, openShell, runCommand } from './spawner.js';
 
 const MAX_SYMLINK_HOPS = 40;
@@ -184,7 +184,8 @@ class LocalSandbox implements Sandbox {
     this.shell ??= new PersistentShell((handlers) =>
       openShell(
         {
-          command: `exec ${SHELL_ARGV('local').map(shellQuote).join(' ')}`,
+          command: SHELL_ARGV('local').join(' '),
+          argv: SHELL_ARGV('local'),
           cwd: this.workdir,
           env: this.environment(undefined),
         },

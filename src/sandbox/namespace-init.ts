@@ -11,8 +11,9 @@
  * Protocol on its stdin/stdout, one frame per message: a header line `TYPE ID LENGTH\n`, then
  * LENGTH bytes of payload.
  * - in:  `run`    payload cwd \0 command \0 N \0 NAME=VALUE \0 ×N, then the stdin bytes
- *        `shell`  as run, but stdin stays open after those bytes (a persistent shell)
- *        `write`  more stdin bytes for a `shell` job
+ *        `exec`   as run, but the command is a program and its arguments separated by \x01, run
+ *                 directly, and stdin stays open after those bytes (a persistent shell)
+ *        `write`  more stdin bytes for an `exec` job
  *        `kill`   SIGKILL the command's process group
  *        `forget` stop reading the command's output (background jobs holding it get EPIPE)
  *        end of input: the process exits, and with it (as bubblewrap's only child) the namespace.
@@ -58,7 +59,8 @@ sub start {
     open(STDIN, '<&', $in_r) && open(STDOUT, '>&', $out_w) && open(STDERR, '>&', $err_w) or exit 126;
     chdir($cwd) or do { syswrite(STDERR, "cannot enter $cwd: $!\n"); exit 1; };
     %ENV = %env;
-    exec('bash', '-c', $command) or do { syswrite(STDERR, "cannot run bash: $!\n"); exit 127; };
+    my @argv = $keep ? split(/\x01/, $command) : ('bash', '-c', $command);
+    exec { $argv[0] } @argv or do { syswrite(STDERR, "cannot run bash: $!\n"); exit 127; };
   }
   setpgrp($pid, $pid);
   close $in_r; close $out_w; close $err_w;
@@ -116,7 +118,7 @@ sub requests {
     return if length($input) < $header + $length;
     my $payload = substr($input, $header, $length);
     substr($input, 0, $header + $length, '');
-    if ($type eq 'run' || $type eq 'shell') { start($id, $payload, $type eq 'shell'); }
+    if ($type eq 'run' || $type eq 'exec') { start($id, $payload, $type eq 'exec'); }
     elsif ($type eq 'write') {
       my $job = $jobs{$id};
       if ($job && $job->{in}) { $job->{stdin} .= $payload; $writers{fileno $job->{in}} = $job; }

@@ -17,6 +17,8 @@ export interface CommandRequest {
   maxOutputBytes?: number;
   /** A persistent shell: stdin stays open for `write` after `stdin` was fed (see persistent-shell.ts). */
   keepStdin?: boolean;
+  /** With keepStdin: run this program directly instead of `bash -c command` (one process start less). */
+  argv?: string[];
 }
 
 export interface CommandResult {
@@ -44,7 +46,8 @@ export type Launcher = (request: CommandRequest) => StartedCommand;
 
 /** `bash -c` as the leader of a new process group of this host, fed its stdin. */
 export const launchOnHost: Launcher = (request) => {
-  const child = spawn('bash', ['-c', request.command], {
+  const [program, ...args] = request.argv ?? ['bash', '-c', request.command];
+  const child = spawn(program!, args, {
     cwd: request.cwd,
     env: request.env,
     detached: true,
