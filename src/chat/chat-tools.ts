@@ -15,7 +15,7 @@ type McpPool = InstanceType<McpModule['McpClientPool']>;
  * use), and — for the local sandbox — the terminal behind the dangerous-command approver.
  */
 export class ChatTools {
-  readonly registry: ToolRegistry = createToolRegistry();
+  readonly registry: ToolRegistry;
   private pool: McpPool | undefined;
 
   constructor(
@@ -24,8 +24,11 @@ export class ChatTools {
       approver?: CommandApprover;
       env?: NodeJS.ProcessEnv;
       services?: ToolServices;
+      /** The terminal's mode (default persistent: one shell for the chat). */
+      terminal?: { persistent: boolean };
     } = {},
   ) {
+    this.registry = createToolRegistry({ terminal: options.terminal });
     for (const name of Object.keys(options.mcpServers ?? {})) this.registry.declareToolset(`mcp:${name}`);
   }
 
@@ -45,7 +48,8 @@ export class ChatTools {
       (toolset) => toolset.startsWith('mcp:') && !this.registry.all().some((tool) => tool.toolset === toolset),
     );
     if (missingMcp.length > 0) await this.startMcp(missingMcp);
-    const guard = this.options.approver ? guardTerminal(this.options.approver) : undefined;
+    const terminal = this.registry.get('terminal');
+    const guard = this.options.approver && terminal ? guardTerminal(this.options.approver, terminal) : undefined;
     return this.registry
       .select(toolsets, { env: this.options.env ?? process.env, services: this.options.services })
       .map((tool) => (guard && tool.name === guard.name ? guard : tool));

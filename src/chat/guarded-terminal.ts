@@ -1,4 +1,4 @@
-import { terminalTool, TerminalParameters } from '../tools/terminal.js';
+import { terminalTool as persistentTerminal } from '../tools/terminal.js';
 import { defineTool, isZodTool, ToolFailure, type Tool } from '../tools/registry.js';
 import type { CommandApprover } from './approval.js';
 
@@ -7,7 +7,7 @@ import type { CommandApprover } from './approval.js';
  * difference), but a dangerous command runs only once the user allows it. A denial is a tool
  * result the model reads, and the command never starts.
  */
-export function guardTerminal(approver: CommandApprover): Tool {
+export function guardTerminal(approver: CommandApprover, terminalTool: Tool = persistentTerminal): Tool {
   if (!isZodTool(terminalTool)) throw new Error('the terminal tool is expected to have zod parameters');
   const run = terminalTool.run;
   return defineTool({
@@ -15,9 +15,9 @@ export function guardTerminal(approver: CommandApprover): Tool {
     toolset: terminalTool.toolset,
     description: terminalTool.description,
     version: terminalTool.version,
-    parameters: TerminalParameters,
+    parameters: terminalTool.parameters,
     run: async (args, context) => {
-      const verdict = await approver.check(args.command, context.signal);
+      const verdict = await approver.check(String(args.command), context.signal);
       if (!verdict.allowed) {
         const reasons = verdict.patterns.map((pattern) => pattern.description).join('; ');
         throw new ToolFailure(

@@ -2,6 +2,7 @@ import { resolveAuxiliary, type AuxiliaryConfig } from '../config/auxiliary.js';
 import type { BrowserConfig } from '../config/browser.js';
 import type { CodeExecutionConfig } from '../config/code-execution.js';
 import type { DelegationConfig } from '../config/delegation.js';
+import type { TerminalConfig } from '../config/terminal.js';
 import type { Endpoint } from '../config/endpoint.js';
 import { DEFAULT_WEB_CONFIG, type WebConfig } from '../config/web.js';
 import { closeBrowserEngines } from '../tools/browser/engine.js';
@@ -49,6 +50,8 @@ export interface ChatLaunch extends ChatSettings {
   delegation?: DelegationConfig;
   /** What execute_code scripts may do (TRAJ_HOME/config.yaml under --config). */
   code_execution?: CodeExecutionConfig;
+  /** The terminal's mode (TRAJ_HOME/config.yaml under --config). */
+  terminal?: TerminalConfig;
   checkpointsDir: string;
   /** Continue a stored session (an id, a unique prefix, or "last"). */
   resume?: string;
@@ -102,7 +105,12 @@ export async function runChat(launch: ChatLaunch): Promise<number> {
     delegation: launch.delegation,
     codeExecution: launch.code_execution,
   };
-  const tools = new ChatTools({ mcpServers: launch.mcpServers, approver, services: toolServices });
+  const tools = new ChatTools({
+    mcpServers: launch.mcpServers,
+    approver,
+    services: toolServices,
+    terminal: launch.terminal,
+  });
   let sandbox: Sandbox | undefined;
   try {
     sandbox = await createSandbox({ ...launch.sandbox, run: 'chat', key: 'chat' });

@@ -171,13 +171,14 @@ Long sessions are compressed near the model's context window (endpoint.context_l
 
 function toolConfigOf(
   tools: ToolConfig,
-): Pick<ToolConfig, 'web' | 'auxiliary' | 'browser' | 'delegation' | 'code_execution'> {
+): Pick<ToolConfig, 'web' | 'auxiliary' | 'browser' | 'delegation' | 'code_execution' | 'terminal'> {
   return {
     web: tools.web,
     auxiliary: tools.auxiliary,
     browser: tools.browser,
     delegation: tools.delegation,
     code_execution: tools.code_execution,
+    terminal: tools.terminal,
   };
 }
 

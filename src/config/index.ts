@@ -9,3 +9,4 @@ export * from './browser.js';
 export * from './delegation.js';
 export * from './code-execution.js';
 export * from './pricing.js';
+export * from './terminal.js';

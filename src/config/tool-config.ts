@@ -7,6 +7,7 @@ import { BrowserConfigSchema, type BrowserConfig } from './browser.js';
 import { CodeExecutionConfigSchema, type CodeExecutionConfig } from './code-execution.js';
 import { DelegationConfigSchema, type DelegationConfig } from './delegation.js';
 import { readConfigFile, validate } from './load.js';
+import { TerminalConfigSchema, type TerminalConfig } from './terminal.js';
 import { WebConfigSchema, type WebConfig } from './web.js';
 
 /** The part of a config file the tools that reach outside services read; other keys belong to others. */
@@ -16,6 +17,7 @@ const ToolConfigFileSchema = z.looseObject({
   browser: z.record(z.string(), z.unknown()).optional(),
   delegation: z.record(z.string(), z.unknown()).optional(),
   code_execution: z.record(z.string(), z.unknown()).optional(),
+  terminal: z.record(z.string(), z.unknown()).optional(),
 });
 
 export interface ToolConfig {
@@ -24,6 +26,7 @@ export interface ToolConfig {
   browser: BrowserConfig;
   delegation: DelegationConfig;
   code_execution: CodeExecutionConfig;
+  terminal: TerminalConfig;
   /** The files read, lowest precedence first. */
   files: string[];
 }
@@ -41,6 +44,7 @@ export function loadToolConfig(
     browser?: unknown;
     delegation?: unknown;
     code_execution?: unknown;
+    terminal?: unknown;
   } = {},
 ): ToolConfig {
   const files: string[] = [];
@@ -67,8 +71,10 @@ export function loadToolConfig(
     (merged, layer) => ({ ...merged, ...layer.code_execution }),
     {},
   );
+  const terminal = layers.reduce<Record<string, unknown>>((merged, layer) => ({ ...merged, ...layer.terminal }), {});
   return {
     web: validate(WebConfigSchema, web, `${where}: web`),
+    terminal: validate(TerminalConfigSchema, terminal, `${where}: terminal`),
     browser: validate(BrowserConfigSchema, browser, `${where}: browser`),
     delegation: validate(DelegationConfigSchema, delegation, `${where}: delegation`),
     code_execution: validate(CodeExecutionConfigSchema, codeExecution, `${where}: code_execution`),

@@ -192,6 +192,9 @@ class NoSandbox implements Sandbox {
   exec(): never {
     return this.fail();
   }
+  execInShell(): never {
+    return this.fail();
+  }
   resolvePath(): never {
     return this.fail();
   }

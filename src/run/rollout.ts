@@ -10,6 +10,7 @@ import { AuxiliaryModelsSchema } from '../config/auxiliary.js';
 import { BrowserConfigSchema } from '../config/browser.js';
 import { CodeExecutionConfigSchema } from '../config/code-execution.js';
 import { DelegationConfigSchema } from '../config/delegation.js';
+import { TerminalConfigSchema } from '../config/terminal.js';
 import { EndpointSchema } from '../config/endpoint.js';
 import { WebConfigSchema } from '../config/web.js';
 import { PricingSchema } from '../config/pricing.js';
@@ -82,6 +83,8 @@ export const RolloutSettingsSchema = z.object({
   browser: BrowserConfigSchema.optional(),
   /** delegate_task's child agents. */
   delegation: DelegationConfigSchema.optional(),
+  /** The terminal tool: one persistent shell per rollout (default) or a fresh shell per call. */
+  terminal: TerminalConfigSchema.optional(),
   /** What execute_code scripts may do. */
   codeExecution: CodeExecutionConfigSchema.optional(),
   /** Where tools keep files beyond the rollout (screenshots), one folder per rollout below it. */

@@ -4,6 +4,7 @@ import { AuxiliaryConfigSchema } from '../config/auxiliary.js';
 import { BrowserConfigSchema } from '../config/browser.js';
 import { CodeExecutionConfigSchema } from '../config/code-execution.js';
 import { DelegationConfigSchema } from '../config/delegation.js';
+import { TerminalConfigSchema } from '../config/terminal.js';
 import { EndpointSchema } from '../config/endpoint.js';
 import { PricingSchema } from '../config/pricing.js';
 import { WebConfigSchema } from '../config/web.js';
@@ -89,6 +90,9 @@ export const RunConfigSchema = z.strictObject({
   ),
   delegation: DelegationConfigSchema.optional().describe(
     "delegate_task: the child agents' turn limit (over TRAJ_HOME/config.yaml)",
+  ),
+  terminal: TerminalConfigSchema.optional().describe(
+    'terminal tool: persistent (default true, one long-lived shell per rollout) or false (a fresh shell per call)',
   ),
   code_execution: CodeExecutionConfigSchema.optional().describe(
     'execute_code: tools a script may call, call and time limits, output kept',

@@ -21,7 +21,7 @@ import { knowledgeFingerprint, knowledgeFolder } from './rollout-knowledge.js';
 
 /** The registry for choosing tools on the main thread: built-ins plus the configured MCP servers' toolsets. */
 export function runRegistry(config: RunConfig): ToolRegistry {
-  const registry = createToolRegistry();
+  const registry = createToolRegistry({ terminal: config.terminal });
   for (const name of Object.keys(config.mcp_servers ?? {})) registry.declareToolset(`mcp:${name}`);
   return registry;
 }
@@ -85,6 +85,7 @@ export function rolloutSettings(
     browser: config.browser,
     delegation: config.delegation,
     codeExecution: config.code_execution,
+    terminal: config.terminal,
     artifactsDir: artifactsDirFor(config.checkpoints, config.run),
     webCache: { path: storePathFor(config.checkpoints, config.run), mode: config.web_cache },
     ...(config.pricing ? { pricing: config.pricing } : {}),

@@ -8,6 +8,7 @@ import { closeSpawner } from '../sandbox/spawner.js';
 import { closeBrowserEngines } from '../tools/browser/engine.js';
 import { createToolRegistry } from '../tools/builtin.js';
 import type { McpClientPool } from '../tools/mcp/client-pool.js';
+import type { ToolRegistry } from '../tools/registry.js';
 import type { ToolServices } from '../tools/services.js';
 import type { RolloutServices, RolloutSettings } from './rollout.js';
 
@@ -20,7 +21,8 @@ export function createThreadServices(
   options: Pick<ModelClientOptions, 'onRetry'> = {},
 ): RolloutServices & { close(): Promise<void> } {
   const models = new Map<string, ModelClient>();
-  const registry = createToolRegistry();
+  // One registry per terminal mode (the settings of a run choose one; a thread may serve several runs).
+  const registries = new Map<boolean, ToolRegistry>();
   let mcpPool: McpClientPool | undefined;
   const clientFor = (endpoint: Endpoint, pricing: Pricing | undefined): ModelClient => {
     // The model's price is part of the client: a thread serving two runs keeps each run's prices.
@@ -43,6 +45,12 @@ export function createThreadServices(
       model: (endpoint) => clientFor(endpoint, settings.pricing),
     }),
     async registry(settings: RolloutSettings, toolsets: readonly string[]) {
+      const persistent = settings.terminal?.persistent ?? true;
+      let registry = registries.get(persistent);
+      if (!registry) {
+        registry = createToolRegistry({ terminal: { persistent } });
+        registries.set(persistent, registry);
+      }
       if (toolsets.some((toolset) => toolset.startsWith('mcp:'))) {
         const mcp = await import('../tools/mcp/index.js');
         mcpPool ??= new mcp.McpClientPool();

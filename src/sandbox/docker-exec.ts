@@ -186,7 +186,7 @@ function streamClosed(stream: Duplex): Promise<void> {
 }
 
 /** The exit code, once the engine has noticed the process ended (a few ms after the stream). */
-async function exitCodeOf(exec: Docker.Exec, polls = 40): Promise<number | undefined> {
+export async function exitCodeOf(exec: Docker.Exec, polls = 40): Promise<number | undefined> {
   for (let attempt = 0; attempt < polls; attempt++) {
     const info = await withEngineRetry(() => exec.inspect());
     if (!info.Running && info.ExitCode !== null) return info.ExitCode;
@@ -196,7 +196,7 @@ async function exitCodeOf(exec: Docker.Exec, polls = 40): Promise<number | undef
 }
 
 /** Run the kill script, again while the runtime cannot start it (a fork bomb holding every pid). */
-async function killTree(target: ExecTarget, token: string): Promise<void> {
+export async function killTree(target: ExecTarget, token: string): Promise<void> {
   for (let attempt = 1; attempt <= 10; attempt++) {
     try {
       const exec = await withEngineRetry(() =>
@@ -222,7 +222,7 @@ function containerGone(error: unknown): boolean {
   return /no such container|no such exec|is not running/i.test(errorMessage(error));
 }
 
-function execError(target: ExecTarget, error: unknown): SandboxError {
+export function execError(target: ExecTarget, error: unknown): SandboxError {
   if (error instanceof SandboxError) return error;
   const gone = containerGone(error);
   return new SandboxError(

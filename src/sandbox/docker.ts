@@ -22,8 +22,10 @@ import {
 import { connectDocker, engineLimiter, engineStatus, withEngineRetry } from './docker-engine.js';
 import { runDockerCommand, type ExecTarget } from './docker-exec.js';
 import { containerLabels } from './docker-labels.js';
+import { openDockerShell } from './docker-shell.js';
+import { PersistentShell } from './persistent-shell.js';
 import { registerLiveSandbox } from './live-sandboxes.js';
-import type { ExecOptions, ExecResult, Sandbox, SandboxOptions } from './sandbox.js';
+import type { ExecOptions, ExecResult, Sandbox, SandboxOptions, ShellResult } from './sandbox.js';
 import { scrubEnvironment } from './scrub-environment.js';
 
 /**
@@ -111,6 +113,7 @@ class DockerSandbox implements Sandbox {
   private readonly engineFiles: ArchiveTransport;
   private readonly tmpfsFiles: ArchiveTransport;
   private readonly unregister: () => void;
+  private readonly shell: PersistentShell;
 
   constructor(
     private readonly container: Docker.Container,
@@ -130,6 +133,16 @@ class DockerSandbox implements Sandbox {
     this.engineFiles = engineTransport(container, this.id);
     this.tmpfsFiles = execTransport(this.target);
     this.unregister = registerLiveSandbox(this);
+    this.shell = new PersistentShell((handlers) => openDockerShell(this.target, handlers));
+  }
+
+  async execInShell(command: string, options: ExecOptions = {}): Promise<ShellResult> {
+    this.assertLive();
+    const cwd = options.cwd === undefined ? undefined : this.resolve(options.cwd);
+    const result = await this.shell.run(command, { ...options, cwd });
+    if (this.disposing)
+      throw new SandboxError(`sandbox ${this.id} was disposed while the command ran`, { code: 'disposed' });
+    return result;
   }
 
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
@@ -193,6 +206,8 @@ class DockerSandbox implements Sandbox {
 
   private async removeContainer(): Promise<void> {
     this.unregister();
+    // Removing the container ends the shell's exec; this only marks it as gone.
+    this.shell.dispose(false);
     try {
       // 409: a removal is already in progress (ours, retried); wait for it to settle.
       await withEngineRetry(() => this.container.remove({ force: true, v: true }), {

@@ -1,4 +1,4 @@
-import type { ExecOptions, ExecResult, Sandbox } from './sandbox.js';
+import type { ExecOptions, ExecResult, Sandbox, ShellResult } from './sandbox.js';
 
 /**
  * A sandbox created on first use. Rollouts that never call a tool (a large share of many
@@ -47,6 +47,10 @@ export class LazySandbox implements Sandbox {
 
   async exec(command: string, options?: ExecOptions): Promise<ExecResult> {
     return (await this.materialize()).exec(command, options);
+  }
+
+  async execInShell(command: string, options?: ExecOptions): Promise<ShellResult> {
+    return (await this.materialize()).execInShell(command, options);
   }
 
   async resolvePath(path: string): Promise<string> {

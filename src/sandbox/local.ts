@@ -9,10 +9,12 @@ import { registerLiveSandbox } from './live-sandboxes.js';
 import { parseLocalSandboxConfig, type LocalSandboxConfig } from './local-config.js';
 import { sandboxFolderPrefix } from './local-prune.js';
 import type { NamespaceSpec } from './namespace-session.js';
+import { PersistentShell } from './persistent-shell.js';
 import { killProcessGroup, processGroupAlive } from './process-group.js';
-import type { ExecOptions, ExecResult, Sandbox, SandboxOptions } from './sandbox.js';
+import type { ExecOptions, ExecResult, Sandbox, SandboxOptions, ShellResult } from './sandbox.js';
 import { baseEnvironment, scrubEnvironment } from './scrub-environment.js';
-import { closeSession, openSession, runCommand } from './spawner.js';
+import { SHELL_ARGV } from './shell-protocol.js';
+import { closeSession, openSession, openShell, runCommand } from './spawner.js';
 
 const MAX_SYMLINK_HOPS = 40;
 
@@ -149,6 +151,7 @@ class LocalSandbox implements Sandbox {
    * never pay for a namespace, ~5 ms of CPU in bwrap and its init.
    */
   private session?: Promise<string>;
+  private shell?: PersistentShell;
 
   constructor(
     private readonly root: string,
@@ -188,13 +191,7 @@ class LocalSandbox implements Sandbox {
 
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     this.assertLive();
-    const cwd = options.cwd === undefined ? this.workdir : await this.resolvePath(options.cwd);
-    const cwdStat = await stat(cwd).catch(() => undefined);
-    if (!cwdStat?.isDirectory()) {
-      throw new SandboxError(`working directory '${options.cwd}' does not exist in sandbox ${this.id}`, {
-        code: 'cwd_missing',
-      });
-    }
+    const cwd = options.cwd === undefined ? this.workdir : await this.existingFolder(options.cwd);
     const started = performance.now();
     if (options.signal?.aborted) {
       return { exitCode: 130, stdout: '', stderr: '', timedOut: false, aborted: true, durationMs: 0 };
@@ -203,10 +200,38 @@ class LocalSandbox implements Sandbox {
     return { ...result, durationMs: Math.round(performance.now() - started) };
   }
 
+  async execInShell(command: string, options: ExecOptions = {}): Promise<ShellResult> {
+    this.assertLive();
+    const cwd = options.cwd === undefined ? undefined : await this.existingFolder(options.cwd);
+    this.assertLive();
+    const session = this.isolation ? await this.namespace(this.isolation) : undefined;
+    this.assertLive();
+    this.shell ??= new PersistentShell((handlers) =>
+      openShell(
+        {
+          command: SHELL_ARGV('local').join(' '),
+          argv: SHELL_ARGV('local'),
+          cwd: this.workdir,
+          env: this.environment(undefined),
+        },
+        {
+          ...handlers,
+          onStart: (pid) => this.groups.add(pid),
+          ...(session ? { session } : {}),
+        },
+      ),
+    );
+    const result = await this.shell.run(command, { ...options, cwd });
+    if (this.disposed)
+      throw new SandboxError(`sandbox ${this.id} was disposed while the command ran`, { code: 'disposed' });
+    return result;
+  }
+
   private async spawnCommand(command: string, cwd: string, options: ExecOptions): Promise<ExecResult> {
     // Checked again after the awaits of exec: a namespace is never opened once dispose began.
     this.assertLive();
     const session = this.isolation ? await this.namespace(this.isolation) : undefined;
+    this.assertLive();
     try {
       return await runCommand(
         {
@@ -232,6 +257,17 @@ class LocalSandbox implements Sandbox {
     } finally {
       this.forgetFinishedGroups();
     }
+  }
+
+  private async existingFolder(path: string): Promise<string> {
+    const folder = await this.resolvePath(path);
+    const info = await stat(folder).catch(() => undefined);
+    if (!info?.isDirectory()) {
+      throw new SandboxError(`working directory '${path}' does not exist in sandbox ${this.id}`, {
+        code: 'cwd_missing',
+      });
+    }
+    return folder;
   }
 
   /**
@@ -286,6 +322,7 @@ class LocalSandbox implements Sandbox {
     if (this.disposed) return;
     this.disposed = true;
     this.unregister();
+    this.shell?.dispose();
     for (const group of this.groups) killProcessGroup(group);
     this.groups.clear();
     try {

@@ -11,12 +11,14 @@
  * Protocol on its stdin/stdout, one frame per message: a header line `TYPE ID LENGTH\n`, then
  * LENGTH bytes of payload.
  * - in:  `run`    payload cwd \0 command \0 N \0 NAME=VALUE \0 ×N, then the stdin bytes
+ *        `exec`   as run, but the command is a program and its arguments separated by \x01, run
+ *                 directly, and stdin stays open after those bytes (a persistent shell)
+ *        `write`  more stdin bytes for an `exec` job
  *        `kill`   SIGKILL the command's process group
  *        `forget` stop reading the command's output (background jobs holding it get EPIPE)
  *        end of input: the process exits, and with it (as bubblewrap's only child) the namespace.
  * - out: `ready`, `started` (payload: pid inside), `out`/`err` (a chunk; empty = end of stream),
  *        `exit` (payload: exit code, 128+n for a death by signal n), `fail` (payload: why).
- * A persistent shell can be another job kind on the same channel.
  */
 export const NAMESPACE_INIT_SCRIPT = String.raw`
 use strict; use warnings; use Fcntl qw(F_GETFL F_SETFL O_NONBLOCK);
@@ -42,7 +44,7 @@ sub frame {
 }
 
 sub start {
-  my ($id, $payload) = @_;
+  my ($id, $payload, $keep) = @_;
   my ($cwd, $command, $count, $rest) = split /\0/, $payload, 4;
   $rest //= '';
   my %env; my $position = 0;
@@ -57,16 +59,17 @@ sub start {
     open(STDIN, '<&', $in_r) && open(STDOUT, '>&', $out_w) && open(STDERR, '>&', $err_w) or exit 126;
     chdir($cwd) or do { syswrite(STDERR, "cannot enter $cwd: $!\n"); exit 1; };
     %ENV = %env;
-    exec('bash', '-c', $command) or do { syswrite(STDERR, "cannot run bash: $!\n"); exit 127; };
+    my @argv = $keep ? split(/\x01/, $command) : ('bash', '-c', $command);
+    exec { $argv[0] } @argv or do { syswrite(STDERR, "cannot run bash: $!\n"); exit 127; };
   }
   setpgrp($pid, $pid);
   close $in_r; close $out_w; close $err_w;
   nonblocking($_) for ($in_w, $out_r, $err_r);
-  my $job = { id => $id, pid => $pid, stdin => $stdin, in => $in_w };
+  my $job = { id => $id, pid => $pid, stdin => $stdin, in => $in_w, keep => $keep };
   $jobs{$id} = $job; $by_pid{$pid} = $job;
   $readers{fileno $out_r} = [$job, 'out', $out_r]; $readers{fileno $err_r} = [$job, 'err', $err_r];
   frame('started', $id, $pid);
-  if (length $stdin) { $writers{fileno $in_w} = $job; } else { close $in_w; delete $job->{in}; }
+  if (length $stdin) { $writers{fileno $in_w} = $job; } elsif (!$keep) { close $in_w; delete $job->{in}; }
 }
 
 sub close_stdin { my ($job) = @_; delete $writers{fileno $job->{in}}; close $job->{in}; delete $job->{in}; }
@@ -74,7 +77,11 @@ sub close_stdin { my ($job) = @_; delete $writers{fileno $job->{in}}; close $job
 sub feed {
   my ($job) = @_;
   my $written = syswrite($job->{in}, $job->{stdin});
-  if (defined $written) { substr($job->{stdin}, 0, $written, ''); return if length $job->{stdin}; }
+  if (defined $written) {
+    substr($job->{stdin}, 0, $written, '');
+    return if length $job->{stdin};
+    return delete $writers{fileno $job->{in}} if $job->{keep};
+  }
   elsif ($!{EAGAIN} || $!{EINTR}) { return; }
   close_stdin($job);
 }
@@ -111,7 +118,11 @@ sub requests {
     return if length($input) < $header + $length;
     my $payload = substr($input, $header, $length);
     substr($input, 0, $header + $length, '');
-    if ($type eq 'run') { start($id, $payload); }
+    if ($type eq 'run' || $type eq 'exec') { start($id, $payload, $type eq 'exec'); }
+    elsif ($type eq 'write') {
+      my $job = $jobs{$id};
+      if ($job && $job->{in}) { $job->{stdin} .= $payload; $writers{fileno $job->{in}} = $job; }
+    }
     elsif ($type eq 'kill') { my $job = $jobs{$id}; kill('KILL', -$job->{pid}) if $job; }
     elsif ($type eq 'forget') { forget($id); }
   }

@@ -65,6 +65,7 @@ export class NamespaceSession {
     // Output may end before the exit status arrives: the job is dropped only once it has both.
     const command = new RemoteCommand(
       () => this.send('kill', id),
+      (data) => this.send('write', id, data),
       () => this.send('forget', id),
       () => this.jobs.delete(id),
     );
@@ -72,12 +73,12 @@ export class NamespaceSession {
     const env = Object.entries(request.env).filter((entry): entry is [string, string] => entry[1] !== undefined);
     const fields = [
       request.cwd,
-      request.command,
+      request.keepStdin ? (request.argv ?? ['bash', '-c', request.command]).join('\x01') : request.command,
       String(env.length),
       ...env.map(([name, value]) => `${name}=${value}`),
     ];
     const stdin = typeof request.stdin === 'string' ? Buffer.from(request.stdin) : (request.stdin ?? Buffer.alloc(0));
-    this.send('run', id, Buffer.concat([Buffer.from(`${fields.join('\0')}\0`), stdin]));
+    this.send(request.keepStdin ? 'exec' : 'run', id, Buffer.concat([Buffer.from(`${fields.join('\0')}\0`), stdin]));
     if (this.child.exitCode !== null || this.child.signalCode !== null)
       queueMicrotask(() => command.fail(this.exitReason()));
     return command;
@@ -153,6 +154,7 @@ class RemoteCommand extends EventEmitter implements StartedCommand {
 
   constructor(
     readonly killGroup: () => void,
+    readonly write: (data: Buffer) => void,
     forget: () => void,
     private readonly done: () => void,
   ) {

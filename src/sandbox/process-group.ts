@@ -15,6 +15,10 @@ export interface CommandRequest {
   stdin?: string | Buffer;
   timeoutMs?: number;
   maxOutputBytes?: number;
+  /** A persistent shell: stdin stays open for `write` after `stdin` was fed (see persistent-shell.ts). */
+  keepStdin?: boolean;
+  /** With keepStdin: run this program directly instead of `bash -c command` (one process start less). */
+  argv?: string[];
 }
 
 export interface CommandResult {
@@ -32,6 +36,8 @@ export interface StartedCommand {
   readonly stderr: NodeJS.ReadableStream & { destroy(): void };
   /** Kill the command's whole process group. */
   killGroup(): void;
+  /** More stdin, for a command started with keepStdin. */
+  write(data: Buffer): void;
   once(event: 'exit', listener: (code: number | null, signal: NodeJS.Signals | null) => void): void;
   once(event: 'error', listener: (error: Error) => void): void;
 }
@@ -40,7 +46,8 @@ export type Launcher = (request: CommandRequest) => StartedCommand;
 
 /** `bash -c` as the leader of a new process group of this host, fed its stdin. */
 export const launchOnHost: Launcher = (request) => {
-  const child = spawn('bash', ['-c', request.command], {
+  const [program, ...args] = request.argv ?? ['bash', '-c', request.command];
+  const child = spawn(program!, args, {
     cwd: request.cwd,
     env: request.env,
     detached: true,
@@ -48,10 +55,17 @@ export const launchOnHost: Launcher = (request) => {
   });
   // A command that never reads its stdin closes the pipe early; that is not an error.
   child.stdin.on('error', () => {});
-  child.stdin.end(request.stdin ?? '');
+  if (request.keepStdin) {
+    if (request.stdin !== undefined) child.stdin.write(request.stdin);
+  } else {
+    child.stdin.end(request.stdin ?? '');
+  }
   return Object.assign(child, {
     killGroup: () => {
       if (child.pid !== undefined) killProcessGroup(child.pid);
+    },
+    write: (data: Buffer) => {
+      if (child.stdin.writable) child.stdin.write(data);
     },
   });
 };
@@ -144,13 +158,17 @@ const SIGNAL_NUMBERS: Partial<Record<NodeJS.Signals, number>> = {
 };
 
 /** Shell conventions: 124 for a timeout (as GNU `timeout`), 128 + n for a death by signal n. */
-function exitCodeOf(code: number | null, signal: NodeJS.Signals | null, timedOut: boolean): number {
+export function exitCodeOf(code: number | null, signal: NodeJS.Signals | null, timedOut: boolean): number {
   if (timedOut) return 124;
   if (code !== null) return code;
   return 128 + (signal ? (SIGNAL_NUMBERS[signal] ?? 0) : 0);
 }
 
-function waitForPipes(stdout: NodeJS.ReadableStream, stderr: NodeJS.ReadableStream, graceMs: number): Promise<void> {
+export function waitForPipes(
+  stdout: NodeJS.ReadableStream,
+  stderr: NodeJS.ReadableStream,
+  graceMs: number,
+): Promise<void> {
   const ended = (stream: NodeJS.ReadableStream) =>
     new Promise<void>((done) => {
       if ((stream as { readableEnded?: boolean }).readableEnded) return done();

@@ -21,6 +21,18 @@ export interface ExecResult {
   durationMs?: number;
 }
 
+/** A command's result in the sandbox's persistent shell. */
+export interface ShellResult extends ExecResult {
+  /**
+   * 'kept': the shell lives on with this command's effects. 'restarted': the command ended the
+   * shell (`exit`, `set -e`, a timeout or an abort killed it); the next call gets a new one in the
+   * last known cwd with the last known exported variables (functions and other variables are lost).
+   */
+  shell: 'kept' | 'restarted';
+  /** True when this command ran in such a new shell (the previous one ended after its call). */
+  restored?: boolean;
+}
+
 export interface Sandbox {
   readonly id: string;
   /** Absolute path inside the sandbox where commands start. */
@@ -28,6 +40,12 @@ export interface Sandbox {
   /** 'local' or 'docker'. */
   readonly kind: string;
   exec(command: string, options?: ExecOptions): Promise<ExecResult>;
+  /**
+   * Run a command in the sandbox's one long-lived bash (started on first use, killed by dispose):
+   * cd, variables and functions carry over to the next call; stdin is empty; calls run one at a
+   * time. `cwd` makes the shell cd there first (and it stays there). `env` and `stdin` are ignored.
+   */
+  execInShell(command: string, options?: ExecOptions): Promise<ShellResult>;
   /**
    * The confinement check every file tool goes through: the absolute path commands see for a
    * path relative to the workdir or absolute, or a SandboxError (code path_escape) when it leaves

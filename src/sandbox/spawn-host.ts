@@ -8,25 +8,45 @@
  * {type: 'open', id, session, spec} starts a bubblewrap sandbox (namespace-session.ts) whose init
  * runs that session's commands → {type: 'opened', id} or failed; {type: 'close', id, session}
  * ends it, every process inside included → {type: 'closed', id}.
+ * {type: 'shell', id, request, session?} starts a persistent shell (request.keepStdin) → 'started',
+ * then {type: 'output', id, stream, data} per chunk and {type: 'exited', id, code, error?} once it
+ * ended and its pipes drained; {type: 'input', id, data} writes to its stdin, 'abort' kills its group.
  * When the parent goes away (even by SIGKILL), every group and namespace still running is killed.
  */
 import { NamespaceSession, type NamespaceSpec } from './namespace-session.js';
-import { killProcessGroup, runInProcessGroup, type CommandRequest, type CommandResult } from './process-group.js';
+import {
+  exitCodeOf,
+  killProcessGroup,
+  launchOnHost,
+  runInProcessGroup,
+  waitForPipes,
+  type CommandRequest,
+  type CommandResult,
+  type StartedCommand,
+} from './process-group.js';
+
+/** How long an ended shell's pipes may stay open (a background job holds them) before it is reported. */
+const SHELL_DRAIN_MS = 200;
 
 export type HostRequest =
   | { type: 'run'; id: number; request: CommandRequest; session?: string }
   | { type: 'abort'; id: number }
   | { type: 'open'; id: number; session: string; spec: NamespaceSpec }
-  | { type: 'close'; id: number; session: string };
+  | { type: 'close'; id: number; session: string }
+  | { type: 'shell'; id: number; request: CommandRequest; session?: string }
+  | { type: 'input'; id: number; data: Uint8Array };
 export type HostReply =
   | { type: 'started'; id: number; pid: number }
   | { type: 'done'; id: number; result: CommandResult }
   | { type: 'opened'; id: number }
   | { type: 'closed'; id: number }
+  | { type: 'output'; id: number; stream: 'stdout' | 'stderr'; data: Uint8Array }
+  | { type: 'exited'; id: number; code: number; error?: string }
   | { type: 'failed'; id: number; message: string; code?: string };
 
 const running = new Map<number, { controller: AbortController; pid?: number }>();
 const sessions = new Map<string, NamespaceSession>();
+const shells = new Map<number, StartedCommand>();
 
 function reply(message: HostReply): void {
   process.send?.(message);
@@ -62,6 +82,39 @@ function run(message: Extract<HostRequest, { type: 'run' }>): void {
     .finally(() => running.delete(message.id));
 }
 
+function shell(message: Extract<HostRequest, { type: 'shell' }>): void {
+  const session = message.session === undefined ? undefined : sessions.get(message.session);
+  if (message.session !== undefined && !session) {
+    reply({ type: 'exited', id: message.id, code: 126, error: `sandbox session ${message.session} is not open` });
+    return;
+  }
+  let child: StartedCommand;
+  try {
+    child = (session?.launch ?? launchOnHost)({ ...message.request, keepStdin: true });
+  } catch (error) {
+    reply({ type: 'exited', id: message.id, code: 126, error: (error as Error).message });
+    return;
+  }
+  shells.set(message.id, child);
+  if (child.pid !== undefined) reply({ type: 'started', id: message.id, pid: child.pid });
+  child.stdout.on('data', (data: Buffer) => reply({ type: 'output', id: message.id, stream: 'stdout', data }));
+  child.stderr.on('data', (data: Buffer) => reply({ type: 'output', id: message.id, stream: 'stderr', data }));
+  let ended = false;
+  const end = (code: number, error?: string) => {
+    if (ended) return;
+    ended = true;
+    shells.delete(message.id);
+    child.stdout.destroy();
+    child.stderr.destroy();
+    reply({ type: 'exited', id: message.id, code, ...(error === undefined ? {} : { error }) });
+  };
+  child.once('error', (error) => end(126, error.message));
+  child.once('exit', (code, signal) => {
+    const finish = () => end(exitCodeOf(code, signal, false));
+    waitForPipes(child.stdout, child.stderr, SHELL_DRAIN_MS).then(finish, finish);
+  });
+}
+
 async function open(message: Extract<HostRequest, { type: 'open' }>): Promise<void> {
   const session = new NamespaceSession(message.spec);
   sessions.set(message.session, session);
@@ -83,7 +136,11 @@ async function close(message: Extract<HostRequest, { type: 'close' }>): Promise<
 }
 
 process.on('message', (message: HostRequest) => {
-  if (message.type === 'abort') running.get(message.id)?.controller.abort();
+  if (message.type === 'abort') {
+    running.get(message.id)?.controller.abort();
+    shells.get(message.id)?.killGroup();
+  } else if (message.type === 'input') shells.get(message.id)?.write(Buffer.from(message.data));
+  else if (message.type === 'shell') shell(message);
   else if (message.type === 'run') run(message);
   else if (message.type === 'open') void open(message);
   else void close(message);
@@ -91,6 +148,7 @@ process.on('message', (message: HostRequest) => {
 
 process.on('disconnect', () => {
   for (const { pid } of running.values()) if (pid !== undefined) killProcessGroup(pid);
+  for (const child of shells.values()) child.killGroup();
   for (const session of sessions.values()) session.kill();
   process.exit(0);
 });

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { SandboxError } from '../errors.js';
 import type { NamespaceSpec } from './namespace-session.js';
 import type { CommandRequest, CommandResult } from './process-group.js';
+import type { ShellHandlers, ShellProcess } from './persistent-shell.js';
 import type { HostReply, HostRequest } from './spawn-host.js';
 import { baseEnvironment } from './scrub-environment.js';
 
@@ -23,6 +24,8 @@ class Spawner {
   private host?: ChildProcess;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
+  /** Persistent shells: they do not hold this process open (their sandbox's dispose ends them). */
+  private readonly shells = new Map<number, ShellHandlers & { onStart?: (pid: number) => void }>();
 
   run(
     request: CommandRequest,
@@ -83,6 +86,24 @@ class Spawner {
     });
   }
 
+  /** Start a persistent shell (`request.command`, stdin kept open) in the host or in `session`. */
+  openShell(
+    request: CommandRequest,
+    handlers: ShellHandlers & { onStart?: (pid: number) => void; session?: string },
+  ): ShellProcess {
+    const host = this.ensureHost();
+    const id = this.nextId++;
+    this.shells.set(id, handlers);
+    const session = handlers.session;
+    this.send(host, { type: 'shell', id, request, ...(session !== undefined ? { session } : {}) });
+    // A fresh host is ref'd: unref it unless commands run (the shell's caller holds the process open).
+    this.holdOpen(host);
+    return {
+      write: (text) => this.send(host, { type: 'input', id, data: Buffer.from(text) }),
+      kill: () => this.send(host, { type: 'abort', id }),
+    };
+  }
+
   private ensureHost(): ChildProcess {
     if (this.host?.connected) return this.host;
     const host = fork(fileURLToPath(new URL('./spawn-host.js', import.meta.url)), [], {
@@ -100,12 +121,22 @@ class Spawner {
   }
 
   private onReply(message: HostReply): void {
+    const shell = this.shells.get(message.id);
+    if (shell) {
+      if (message.type === 'output') shell[message.stream](Buffer.from(message.data));
+      else if (message.type === 'started') shell.onStart?.(message.pid);
+      else if (message.type === 'exited') {
+        this.shells.delete(message.id);
+        shell.exit(message.code, message.error);
+      }
+      return;
+    }
     const pending = this.pending.get(message.id);
     if (!pending) return;
     if (message.type === 'started') pending.onStart?.(message.pid);
     else if (message.type === 'done') pending.resolve(message.result);
     else if (message.type === 'opened' || message.type === 'closed') pending.resolve(undefined);
-    else
+    else if (message.type === 'failed')
       pending.reject(
         new SandboxError(`${pending.action}: ${message.message}`, {
           code: 'exec_failed',
@@ -124,6 +155,9 @@ class Spawner {
       },
     );
     for (const pending of [...this.pending.values()]) pending.reject(error);
+    const shells = [...this.shells.values()];
+    this.shells.clear();
+    for (const shell of shells) shell.exit(137, error.message);
   }
 
   /** Stop the host (it kills what still runs) and wait until it has exited. */
@@ -164,6 +198,15 @@ export function runCommand(
 ): Promise<CommandResult> {
   spawner ??= new Spawner();
   return spawner.run(request, hooks);
+}
+
+/** Start a persistent shell in this thread's spawn host, or in a bubblewrap sandbox's namespace. */
+export function openShell(
+  request: CommandRequest,
+  handlers: ShellHandlers & { onStart?: (pid: number) => void; session?: string },
+): ShellProcess {
+  spawner ??= new Spawner();
+  return spawner.openShell(request, handlers);
 }
 
 /** Start a bubblewrap sandbox in this thread's spawn host; its commands then run with `session`. */

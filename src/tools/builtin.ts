@@ -11,7 +11,7 @@ import { ToolRegistry, type Tool } from './registry.js';
 import { searchFilesTool } from './search-files.js';
 import { sessionSearchTool } from './session-search.js';
 import { skillManageTool, skillsListTool, skillViewTool } from './skills/skill-tools.js';
-import { terminalTool } from './terminal.js';
+import { terminalTool, terminalToolFor } from './terminal.js';
 import { visionAnalyzeTool } from './vision/vision-analyze.js';
 import { webExtractTool } from './web/web-extract.js';
 import { webSearchTool } from './web/web-search.js';
@@ -47,7 +47,11 @@ export const BUILTIN_TOOLS: readonly Tool[] = [
   delegateTaskTool,
 ];
 
-/** A fresh registry holding the built-in tools; callers add MCP and other tools to it. */
-export function createToolRegistry(): ToolRegistry {
-  return new ToolRegistry().register(...BUILTIN_TOOLS);
+/**
+ * A fresh registry holding the built-in tools; callers add MCP and other tools to it.
+ * `terminal.persistent: false` swaps in the terminal that starts a fresh shell per call.
+ */
+export function createToolRegistry(options: { terminal?: { persistent: boolean } } = {}): ToolRegistry {
+  const terminal = terminalToolFor(options.terminal?.persistent ?? true);
+  return new ToolRegistry().register(...BUILTIN_TOOLS.map((tool) => (tool === terminalTool ? terminal : tool)));
 }

@@ -1,7 +1,14 @@
 export * from './registry.js';
 export * from './budget.js';
 export * from './builtin.js';
-export { terminalTool, TerminalParameters, shortenMiddle, mergeOutput, TERMINAL_OUTPUT_MAX_CHARS } from './terminal.js';
+export {
+  terminalTool,
+  terminalToolFor,
+  TerminalParameters,
+  shortenMiddle,
+  mergeOutput,
+  TERMINAL_OUTPUT_MAX_CHARS,
+} from './terminal.js';
 export { readFileTool, ReadFileParameters, READ_FILE_DEFAULT_LIMIT } from './read-file.js';
 export { writeFileTool, WriteFileParameters } from './write-file.js';
 export { patchTool, PatchParameters } from './patch.js';

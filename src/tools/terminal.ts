@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool } from './registry.js';
+import { defineTool, type Tool, type ToolContext, type ToolOutput } from './registry.js';
 import { ProcessTable } from './process/process-table.js';
 import { inSandbox } from './sandbox-failure.js';
 
@@ -47,32 +47,79 @@ export function mergeOutput(stdout: string, stderr: string): string {
   return `${stdout}\n${stderr}`;
 }
 
+const BACKGROUND_HINT =
+  'To leave a server running, pass background: true: you get an id at once, and process_manage polls, reads the log, waits, writes to stdin or kills it. ';
+const OUTPUT_HINT = `Output longer than ${TERMINAL_OUTPUT_MAX_CHARS} characters is shortened in the middle.`;
+
+/** The terminal tool: in the rollout's persistent shell (the default) or in a fresh shell per call. */
+export function terminalToolFor(persistent: boolean): Tool {
+  return persistent ? terminalTool : freshTerminalTool;
+}
+
 export const terminalTool = defineTool({
+  name: 'terminal',
+  toolset: 'terminal',
+  version: '3',
+  description:
+    'Run a bash command in the sandbox and get its exit code and output (stdout, then stderr). ' +
+    'Every call runs in the same long-lived shell, one call at a time: cd, exported and plain variables and shell functions carry over to the next call. ' +
+    'If a command exits the shell or times out, the next call gets a new shell in the same folder with the exported variables kept (functions and other variables are lost); the result says so. ' +
+    BACKGROUND_HINT +
+    OUTPUT_HINT,
+  parameters: TerminalParameters.extend({
+    workdir: TerminalParameters.shape.workdir.describe(
+      'Folder to cd into before the command, relative to the working directory or absolute inside the sandbox; the shell stays there.',
+    ),
+  }),
+  run: (args, context) => runTerminal(args, context, true),
+});
+
+const freshTerminalTool = defineTool({
   name: 'terminal',
   toolset: 'terminal',
   version: '2',
   description:
     'Run a bash command in the sandbox and get its exit code and output (stdout, then stderr). ' +
     'Each call starts a fresh shell in the working directory: cd and variables do not carry over, so use workdir or chain with &&. ' +
-    'To leave a server running, pass background: true: you get an id at once, and process_manage polls, reads the log, waits, writes to stdin or kills it. ' +
-    `Output longer than ${TERMINAL_OUTPUT_MAX_CHARS} characters is shortened in the middle.`,
+    BACKGROUND_HINT +
+    OUTPUT_HINT,
   parameters: TerminalParameters,
-  run: async ({ command, timeout, workdir, background }, { sandbox, signal, state }) => {
-    if (background) {
-      const started = await inSandbox(() => ProcessTable.of(state, sandbox).start(command, workdir));
-      return {
-        id: started.id,
-        state: 'running',
-        hint: `process_manage with id '${started.id}': poll, log, wait, write or kill`,
-      };
-    }
-    const result = await inSandbox(() =>
-      sandbox.exec(command, { timeoutMs: Math.round(timeout * 1_000), cwd: workdir, signal }),
-    );
-    if (result.aborted) throw new Error('interrupted');
-    let output = shortenMiddle(mergeOutput(result.stdout, result.stderr));
-    if (!result.timedOut) return { exit_code: result.exitCode, output };
-    output += `${output === '' || output.endsWith('\n') ? '' : '\n'}[timed out after ${timeout} s: the command and the processes it started were killed]`;
-    return { exit_code: result.exitCode, output, timed_out: true };
-  },
+  run: (args, context) => runTerminal(args, context, false),
 });
+
+async function runTerminal(
+  { command, timeout, workdir, background }: z.infer<typeof TerminalParameters>,
+  { sandbox, signal, state }: ToolContext,
+  persistent: boolean,
+): Promise<ToolOutput> {
+  if (background) {
+    const started = await inSandbox(() => ProcessTable.of(state, sandbox).start(command, workdir));
+    return {
+      id: started.id,
+      state: 'running',
+      hint: `process_manage with id '${started.id}': poll, log, wait, write or kill`,
+    };
+  }
+  const options = { timeoutMs: Math.round(timeout * 1_000), cwd: workdir, signal };
+  const result = await inSandbox(() =>
+    persistent ? sandbox.execInShell(command, options) : sandbox.exec(command, options),
+  );
+  if (result.aborted) throw new Error('interrupted');
+  let output = shortenMiddle(mergeOutput(result.stdout, result.stderr));
+  const notes: string[] = [];
+  if (result.timedOut) notes.push(`timed out after ${timeout} s: the command and the processes it started were killed`);
+  const restarted = 'shell' in result && result.shell === 'restarted';
+  if (restarted) {
+    notes.push(
+      `${result.timedOut ? 'the shell was killed with it' : `the shell exited (code ${result.exitCode})`}; ` +
+        'the next call starts a new shell in the same folder with the exported variables kept (functions and other variables are lost)',
+    );
+  }
+  if (notes.length > 0) output += `${output === '' || output.endsWith('\n') ? '' : '\n'}[${notes.join('; ')}]`;
+  return {
+    exit_code: result.exitCode,
+    output,
+    ...(result.timedOut ? { timed_out: true } : {}),
+    ...(restarted ? { shell: 'restarted' } : {}),
+  };
+}

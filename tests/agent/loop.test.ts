@@ -18,7 +18,12 @@ import {
   type Script,
 } from '../../src/testing/index.js';
 
-async function setup(t: { after(fn: () => unknown): void }, script: Script, extraTools: Tool[] = []) {
+async function setup(
+  t: { after(fn: () => unknown): void },
+  script: Script,
+  extraTools: Tool[] = [],
+  terminal = { persistent: true },
+) {
   const server = await startScriptedServer(script);
   const sandbox = await createLocalSandbox({ kind: 'local' });
   t.after(async () => {
@@ -26,7 +31,7 @@ async function setup(t: { after(fn: () => unknown): void }, script: Script, extr
     await server.close();
   });
   const model = createModelClient({ base_url: server.url, model: 'scripted', api_key_env: 'NO_KEY', max_retries: 0 });
-  const tools = [...createToolRegistry().select(['terminal', 'file'], { env: process.env }), ...extraTools];
+  const tools = [...createToolRegistry({ terminal }).select(['terminal', 'file'], { env: process.env }), ...extraTools];
   const messages: Message[] = [
     { role: 'system', content: 'You are a test agent.' },
     { role: 'user', content: 'Create hello.txt, read it back, then answer.' },
@@ -185,7 +190,8 @@ test('parallel tool calls run concurrently and keep their order', async (t) => {
     ]),
     reply('ok'),
   ]);
-  const { sandbox, model, tools, messages } = await setup(t, script);
+  // A fresh shell per call: the persistent shell runs one call at a time, by design.
+  const { sandbox, model, tools, messages } = await setup(t, script, [], { persistent: false });
   const finished: string[] = [];
   const result = await runAgent({
     model,

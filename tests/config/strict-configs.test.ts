@@ -75,6 +75,23 @@ describe('run config (--config): every section rejects unknown keys, naming file
     );
   });
 
+  test('terminal:', () => {
+    const file = write('terminal/run.yaml', 'terminal:\n  persistant: false\n');
+    assertUnknownKey(
+      configError(() => readRunConfigFile(file)),
+      file,
+      'terminal.persistant',
+      'persistent',
+    );
+    const wrongType = write('terminal/type.yaml', 'terminal:\n  persistent: "no"\n');
+    assert.match(
+      configError(() => readRunConfigFile(wrongType)),
+      /terminal\.persistent/,
+    );
+    const off = write('terminal/off.yaml', 'run: demo\nterminal:\n  persistent: false\n');
+    assert.deepEqual(readRunConfigFile(off).terminal, { persistent: false });
+  });
+
   test('docker: (the sandbox section)', () => {
     const file = write('docker/run.yaml', 'sandbox: docker\ndocker:\n  cpu: 2\n');
     assertUnknownKey(

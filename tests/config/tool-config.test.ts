@@ -119,3 +119,17 @@ test('the run fingerprint includes the auxiliary models the toolsets use, and on
   assert.equal(parts(['terminal'], 'agg-1').auxiliary, undefined, 'runs without these toolsets keep their fingerprint');
   assert.deepEqual(diffFingerprint(parts(['terminal'], 'agg-1'), parts(['terminal'], 'agg-2')), []);
 });
+
+test('terminal: persistent by default; persistent: false from a run config over TRAJ_HOME; a typo names the file', (t) => {
+  const directory = temporaryDirectory(t);
+  const home = join(directory, 'home');
+  mkdirSync(home);
+  assert.deepEqual(withHome(home, () => loadToolConfig()).terminal, { persistent: true });
+  writeFileSync(join(home, 'config.yaml'), stringify({ terminal: { persistent: false } }));
+  assert.deepEqual(withHome(home, () => loadToolConfig()).terminal, { persistent: false });
+  const run = join(directory, 'run.yaml');
+  writeFileSync(run, stringify({ terminal: { persistent: true } }));
+  assert.deepEqual(withHome(home, () => loadToolConfig(run)).terminal, { persistent: true });
+  writeFileSync(run, stringify({ terminal: { persist: false } }));
+  assert.throws(() => withHome(home, () => loadToolConfig(run)), /run\.yaml: terminal: persist: unknown key/);
+});

@@ -3,13 +3,17 @@ import { randomInt } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { createLocalSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { shortenMiddle, TERMINAL_OUTPUT_MAX_CHARS } from '../../src/tools/index.js';
-import { callTool, errorOf, jsonOf, toolContext } from './tool-context.js';
+import { callTool, errorOf, freshShellTools, jsonOf, toolContext } from './tool-context.js';
 
 interface TerminalResult {
   exit_code: number;
   output: string;
   timed_out?: boolean;
+  shell?: string;
 }
+
+const RESTART_NOTE =
+  'the next call starts a new shell in the same folder with the exported variables kept (functions and other variables are lost)';
 
 describe('terminal tool', () => {
   let sandbox: Sandbox;
@@ -23,7 +27,7 @@ describe('terminal tool', () => {
 
   it('returns the exit code and stdout followed by stderr', async () => {
     const result = jsonOf<TerminalResult>(
-      await callTool('terminal', { command: 'echo out; echo err >&2; exit 7' }, toolContext(sandbox)),
+      await callTool('terminal', { command: 'echo out; echo err >&2; (exit 7)' }, toolContext(sandbox)),
     );
     assert.deepEqual(result, { exit_code: 7, output: 'out\nerr\n' });
     const unterminated = jsonOf<TerminalResult>(
@@ -74,7 +78,11 @@ describe('terminal tool', () => {
     const result = jsonOf<TerminalResult>(outcome);
     assert.equal(result.timed_out, true);
     assert.notEqual(result.exit_code, 0);
-    assert.equal(result.output, 'before\n[timed out after 1 s: the command and the processes it started were killed]');
+    assert.equal(
+      result.output,
+      `before\n[timed out after 1 s: the command and the processes it started were killed; the shell was killed with it; ${RESTART_NOTE}]`,
+    );
+    assert.equal(result.shell, 'restarted');
     const survivors = await sandbox.exec(`ps -eo stat=,args= | grep -v '^Z' | grep -c '[s]leep ${marker}' || true`);
     assert.equal(survivors.stdout.trim(), '0');
   });
@@ -115,5 +123,58 @@ describe('terminal tool', () => {
         else process.env[name] = value;
       }
     }
+  });
+
+  it('carries cd, variables and functions over to the next call, and says when `exit` restarted the shell', async () => {
+    const context = toolContext(sandbox);
+    const set = jsonOf<TerminalResult>(
+      await callTool(
+        'terminal',
+        { command: `cd ${sandbox.workdir} && mkdir -p carried && cd carried && export A=1 B=2; f() { echo f$A; }` },
+        context,
+      ),
+    );
+    assert.deepEqual(set, { exit_code: 0, output: '' });
+    const read = jsonOf<TerminalResult>(await callTool('terminal', { command: 'pwd; echo $A$B; f' }, context));
+    assert.equal(read.output, `${sandbox.workdir}/carried\n12\nf1\n`);
+    const exited = jsonOf<TerminalResult>(await callTool('terminal', { command: 'echo out; exit 7' }, context));
+    assert.deepEqual(exited, {
+      exit_code: 7,
+      output: `out\n[the shell exited (code 7); ${RESTART_NOTE}]`,
+      shell: 'restarted',
+    });
+    const after = jsonOf<TerminalResult>(await callTool('terminal', { command: 'pwd; echo $A$B' }, context));
+    assert.deepEqual(after, { exit_code: 0, output: `${sandbox.workdir}/carried\n12\n` });
+    await callTool('terminal', { command: `cd ${sandbox.workdir}` }, context);
+  });
+});
+
+describe('terminal tool with terminal.persistent: false', () => {
+  let sandbox: Sandbox;
+
+  before(async () => {
+    sandbox = await createLocalSandbox();
+  });
+  after(async () => {
+    await sandbox.dispose();
+  });
+
+  it('says so in its description, and carries no cd, variable or function to the next call', async () => {
+    const fresh = freshShellTools.find((tool) => tool.name === 'terminal')!;
+    assert.match(fresh.description, /Each call starts a fresh shell/);
+    const context = toolContext(sandbox);
+    const set = jsonOf<TerminalResult>(
+      await callTool(
+        'terminal',
+        { command: 'mkdir -p d && cd d && export A=1; f() { :; }; exit 7' },
+        context,
+        freshShellTools,
+      ),
+    );
+    assert.deepEqual(set, { exit_code: 7, output: '' });
+    const read = jsonOf<TerminalResult>(
+      await callTool('terminal', { command: 'pwd; echo "[${A-}]"; type f 2>&1 | head -c 0' }, context, freshShellTools),
+    );
+    assert.deepEqual(read, { exit_code: 0, output: `${sandbox.workdir}\n[]\n` });
   });
 });

@@ -14,10 +14,12 @@ export function toolContext(sandbox: Sandbox, overrides: Partial<ToolContext> = 
 }
 
 const builtin = createToolRegistry().all();
+/** The built-ins under `terminal.persistent: false`: a fresh shell per terminal call. */
+export const freshShellTools = createToolRegistry({ terminal: { persistent: false } }).all();
 
 /** Call a built-in tool the way the loop does: JSON arguments in, the model-visible outcome back. */
-export function callTool(name: string, args: unknown, context: ToolContext): Promise<ToolCallOutcome> {
-  return executeToolCall(builtin, { id: context.callId, name, arguments: JSON.stringify(args) }, context);
+export function callTool(name: string, args: unknown, context: ToolContext, tools = builtin): Promise<ToolCallOutcome> {
+  return executeToolCall(tools, { id: context.callId, name, arguments: JSON.stringify(args) }, context);
 }
 
 /** The `{error, hint}` object of a failed call. */

@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { describe, test, type TestContext } from 'node:test';
+import { runAgent } from '../../src/agent/index.js';
+import { createModelClient } from '../../src/model/index.js';
+import { createLocalSandbox, createSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { callTool, reply, startScriptedServer, type ScriptFunction } from '../../src/testing/index.js';
+import { createToolRegistry, disposeToolState } from '../../src/tools/index.js';
+import { requireDockerOrSkip, uniqueRunName } from '../helpers/docker.js';
+
+/** A model whose terminal calls lean on the shell keeping state, and one that times out. */
+const STEPS = [
+  { command: 'mkdir -p proj && cd proj && export TOKEN=abc && greet() { echo "hi $1"; }' },
+  { command: 'pwd; echo "[${TOKEN-}]"; greet you; printf no-newline' },
+  { command: 'printf before; sleep 30', timeout: 1 },
+  { command: 'pwd; echo "[${TOKEN-}]"; cat; head -c 64 /dev/urandom | wc -c' },
+];
+
+const script: ScriptFunction = (request) => {
+  const turn = request.messages.filter((message) => message.role === 'assistant').length;
+  return turn < STEPS.length ? callTool('terminal', STEPS[turn]!) : reply('done');
+};
+
+interface Result {
+  exit_code: number;
+  output: string;
+  timed_out?: boolean;
+  shell?: string;
+}
+
+async function runScripted(t: TestContext, sandbox: Sandbox, persistent: boolean): Promise<Result[]> {
+  const server = await startScriptedServer(script);
+  t.after(async () => {
+    await sandbox.dispose();
+    await server.close();
+  });
+  const model = createModelClient({ base_url: server.url, model: 'scripted', api_key_env: 'NO_KEY', max_retries: 0 });
+  const tools = createToolRegistry({ terminal: { persistent } }).select(['terminal'], { env: process.env });
+  const state = new Map<string, unknown>();
+  const result = await runAgent({
+    model,
+    tools,
+    sandbox,
+    state,
+    maxTurns: 10,
+    messages: [
+      { role: 'system', content: 'test' },
+      { role: 'user', content: 'work in proj' },
+    ],
+  });
+  await disposeToolState(state);
+  assert.equal(result.finishReason, 'stop');
+  return result.messages
+    .filter((message) => message.role === 'tool')
+    .map((message) => JSON.parse(String(message.content)) as Result);
+}
+
+async function persistentScenario(t: TestContext, sandbox: Sandbox): Promise<void> {
+  const workdir = sandbox.workdir;
+  const results = await runScripted(t, sandbox, true);
+  assert.deepEqual(results[0], { exit_code: 0, output: '' });
+  assert.deepEqual(results[1], { exit_code: 0, output: `${workdir}/proj\n[abc]\nhi you\nno-newline` });
+  assert.equal(results[2]!.timed_out, true);
+  assert.equal(results[2]!.shell, 'restarted');
+  assert.match(
+    results[2]!.output,
+    /^before\n\[timed out after 1 s: .*the shell was killed with it; the next call starts a new shell in the same folder/,
+  );
+  // The new shell is in proj with TOKEN; greet() is gone, cat reads an empty stdin.
+  assert.deepEqual(results[3], { exit_code: 0, output: `${workdir}/proj\n[abc]\n64\n` });
+}
+
+async function freshScenario(t: TestContext, sandbox: Sandbox): Promise<void> {
+  const workdir = sandbox.workdir;
+  const results = await runScripted(t, sandbox, false);
+  assert.deepEqual(results[0], { exit_code: 0, output: '' });
+  assert.equal(results[1]!.exit_code, 0);
+  assert.match(results[1]!.output, new RegExp(`^${workdir}\\n\\[\\]\\nno-newline\\n.*greet: command not found\\n$`));
+  assert.equal(results[2]!.timed_out, true);
+  assert.equal(results[2]!.shell, undefined);
+  assert.deepEqual(results[3], { exit_code: 0, output: `${workdir}\n[]\n64\n` });
+}
+
+describe('terminal through the agent loop: the persistent shell and terminal.persistent: false', () => {
+  for (const isolation of ['bwrap', 'none'] as const) {
+    test(`state carries across calls and survives a timeout (local, isolation ${isolation})`, async (t) => {
+      await persistentScenario(t, await createLocalSandbox({ kind: 'local', local: { isolation } }));
+    });
+    test(`persistent: false carries nothing (local, isolation ${isolation})`, async (t) => {
+      await freshScenario(t, await createLocalSandbox({ kind: 'local', local: { isolation } }));
+    });
+  }
+
+  test('state carries across calls and survives a timeout (docker)', async (t) => {
+    if (!(await requireDockerOrSkip(t))) return;
+    await persistentScenario(t, await createSandbox({ kind: 'docker', run: uniqueRunName('shell'), key: 'agent' }));
+  });
+
+  test('persistent: false carries nothing (docker)', async (t) => {
+    if (!(await requireDockerOrSkip(t))) return;
+    await freshScenario(t, await createSandbox({ kind: 'docker', run: uniqueRunName('shell'), key: 'fresh' }));
+  });
+});
