@@ -73,6 +73,15 @@ export class LazySandbox implements Sandbox {
     return (await this.materialize()).download(remotePath, localPath);
   }
 
+  /** Creates the sandbox now, in the background; a failure is reported as a first use's would be. */
+  prepareCommands(): void {
+    if (this.disposed) return;
+    this.materialize().then(
+      (sandbox) => sandbox.prepareCommands?.(),
+      () => {},
+    );
+  }
+
   async dispose(): Promise<void> {
     this.disposed = true;
     const created = this.created;

@@ -147,7 +147,7 @@ class LocalSandbox implements Sandbox {
 
   /**
    * The spawn-host session running this sandbox's bubblewrap namespace, opened by the first
-   * command: rollouts that only use file tools (which work on the folder from this side) then
+   * command or by prepareCommands: rollouts that only use file tools (which work on the folder from this side) then
    * never pay for a namespace, ~5 ms of CPU in bwrap and its init.
    */
   private session?: Promise<string>;
@@ -164,6 +164,10 @@ class LocalSandbox implements Sandbox {
   ) {
     this.id = `local-${basename(root).replace(/^traj-sbx-[\d.]+-/, '')}-${randomBytes(2).toString('hex')}`;
     this.unregister = registerLiveSandbox(this);
+  }
+
+  prepareCommands(): void {
+    if (this.isolation && !this.disposed) this.namespace(this.isolation).catch(() => {});
   }
 
   private namespace(config: LocalSandboxConfig): Promise<string> {

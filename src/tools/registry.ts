@@ -45,6 +45,11 @@ interface ToolBase {
   version?: string;
   /** `true`, or a reason why the tool cannot be offered here (e.g. a missing API key). */
   available?: (context: AvailabilityContext) => true | string;
+  /**
+   * Runs commands in the sandbox: a rollout offering it has the sandbox get ready for commands
+   * (Sandbox.prepareCommands) while the first model call is out.
+   */
+  runsCommands?: boolean;
 }
 
 export interface ZodTool<S extends z.ZodObject = z.ZodObject> extends ToolBase {

@@ -59,6 +59,7 @@ export function terminalToolFor(persistent: boolean): Tool {
 export const terminalTool = defineTool({
   name: 'terminal',
   toolset: 'terminal',
+  runsCommands: true,
   version: '3',
   description:
     'Run a bash command in the sandbox and get its exit code and output (stdout, then stderr). ' +
@@ -77,6 +78,7 @@ export const terminalTool = defineTool({
 const freshTerminalTool = defineTool({
   name: 'terminal',
   toolset: 'terminal',
+  runsCommands: true,
   version: '2',
   description:
     'Run a bash command in the sandbox and get its exit code and output (stdout, then stderr). ' +

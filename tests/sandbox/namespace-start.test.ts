@@ -1,0 +1,69 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createLocalSandbox } from '../../src/sandbox/index.js';
+import { bwrapSuiteOptions } from '../helpers/bwrap.js';
+
+const bwrap = await bwrapSuiteOptions();
+
+/** bubblewrap processes whose command line binds this sandbox folder (its monitor and the namespace's pid 1). */
+function bwrapProcessesFor(folder: string): number {
+  try {
+    const out = execFileSync('pgrep', ['-f', '-x', `bwrap .*--bind ${folder} ${folder} .*`], { encoding: 'utf8' });
+    return out.split('\n').filter(Boolean).length;
+  } catch {
+    return 0; // pgrep exits 1 when nothing matches
+  }
+}
+
+async function eventually(check: () => boolean): Promise<boolean> {
+  for (let tries = 0; tries < 100; tries++) {
+    if (check()) return true;
+    await sleep(50);
+  }
+  return check();
+}
+
+const sandbox = () => createLocalSandbox({ kind: 'local', local: { isolation: 'bwrap' } });
+
+describe('local+bwrap: when the namespace starts', bwrap, () => {
+  it('file operations alone never start bubblewrap', async () => {
+    const box = await sandbox();
+    try {
+      await box.writeFile('notes.txt', 'hello');
+      assert.equal((await box.readFile('notes.txt')).toString(), 'hello');
+      await sleep(200);
+      assert.equal(bwrapProcessesFor(box.workdir), 0);
+      // The control: a command does start it, so the probe can see one.
+      assert.equal((await box.exec('cat notes.txt')).stdout, 'hello');
+      assert.ok(bwrapProcessesFor(box.workdir) > 0);
+    } finally {
+      await box.dispose();
+    }
+    assert.equal(bwrapProcessesFor(box.workdir), 0);
+  });
+
+  it('prepareCommands starts it before any command, and dispose still ends it', async () => {
+    const box = await sandbox();
+    box.prepareCommands?.();
+    try {
+      assert.ok(await eventually(() => bwrapProcessesFor(box.workdir) > 0), 'a namespace before the first command');
+      const before = bwrapProcessesFor(box.workdir);
+      assert.equal((await box.execInShell('echo ready')).stdout, 'ready\n');
+      assert.equal(bwrapProcessesFor(box.workdir), before, 'the first command reuses it');
+    } finally {
+      await box.dispose();
+    }
+    assert.equal(bwrapProcessesFor(box.workdir), 0);
+  });
+
+  it('a sandbox disposed while its namespace is starting leaves nothing running', async () => {
+    const box = await sandbox();
+    box.prepareCommands?.();
+    await box.dispose();
+    await sleep(300);
+    assert.equal(bwrapProcessesFor(box.workdir), 0);
+    await assert.rejects(box.exec('true'), /disposed/);
+  });
+});
