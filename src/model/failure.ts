@@ -123,7 +123,8 @@ const UNREACHABLE_CODES = new Set([
 /**
  * The typed error a caller sees: names the endpoint, the model, the status and the server's message.
  * Its code says what the run pipeline does with it (src/run/failure-policy.ts): `model_auth`,
- * `model_not_found`, `model_unreachable` and `model_rate_limited` stop the run; `context_overflow` is the agent's outcome.
+ * `model_not_found`, `model_unreachable` and `model_rate_limited` stop the run; `context_overflow` is the agent's
+ * outcome.
  */
 export function modelErrorFor(failure: AttemptFailure, attempts: number, context: FailureContext): ModelError {
   const where = `model endpoint ${context.baseURL} (model '${context.model}')`;

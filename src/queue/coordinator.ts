@@ -38,7 +38,9 @@ interface Waiter {
   reject(error: unknown): void;
 }
 
-/** How often the coordinator checks that the run is still in Redis and re-reads jobs whose events it may have missed. */
+/**
+ * How often the coordinator checks that the run is still in Redis and re-reads jobs whose events it may have missed.
+ */
 const WATCH_MS = 2000;
 
 /**

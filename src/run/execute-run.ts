@@ -29,7 +29,10 @@ export interface RunStartInfo {
   requestCap: number;
   /** The endpoint.concurrency the user set, when it lowers the cap. */
   endpointCap?: number;
-  /** The adaptive range of model requests in flight ([min, requestCap]); undefined when fixed (endpoint.adaptive: false). */
+  /**
+   * The adaptive range of model requests in flight ([min, requestCap]); undefined when fixed (endpoint.adaptive:
+   * false).
+   */
   adaptive?: { min: number; max: number };
   /** The endpoint gate's level and cap right now (the progress line's `conc 37/64`); undefined for a queued run. */
   concurrencyLevel?: () => { level: number; max: number };
@@ -86,7 +89,10 @@ export interface ExecuteRunInput {
   maxCostUsd?: number;
   /** Whether rollouts call the policy endpoint (not for the noop and oracle agents): checked before dispatch. */
   callsModel?: boolean;
-  /** Every sandbox image the rollouts use (default: --image, else the default image): checked before dispatch in docker runs. */
+  /**
+   * Every sandbox image the rollouts use (default: --image, else the default image): checked before dispatch in docker
+   * runs.
+   */
   images?: readonly string[];
   graceMs: number;
   stop?: AbortSignal;

@@ -6,7 +6,8 @@ import { errorCodeSet } from '../errors.js';
  * read and tested in one place.
  *
  * - `run_fault`: the run cannot make progress (bad key, unknown model, endpoint or Docker engine
- *   gone, missing image, an endpoint that keeps rate-limiting). Dispatch stops; the prompt goes back to pending without using an attempt.
+ *   gone, missing image, an endpoint that keeps rate-limiting). Dispatch stops; the prompt goes back to pending without
+ *   using an attempt.
  * - `agent`: the agent's own outcome (its context overflowed). The record is kept as done, with
  *   the error as its finish, and never retried as an infrastructure fault.
  * - `retry`: a transient infrastructure fault. The prompt is failed, uses one attempt and is

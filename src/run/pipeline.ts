@@ -91,7 +91,9 @@ export interface PipelineSummary {
   runFault?: SerializedError;
   /** The dataset error (a malformed row, an unreadable file) that stopped dispatch after in-flight rollouts landed. */
   inputError?: Error;
-  /** `--max-cost` stopped dispatch: the limit and the run's spend (in-flight rollouts landed after the stop included). */
+  /**
+   * `--max-cost` stopped dispatch: the limit and the run's spend (in-flight rollouts landed after the stop included).
+   */
   budget?: BudgetStop;
 }
 
@@ -225,7 +227,10 @@ function release(context: LandingContext, entry: WorkItem): void {
   context.options.onEvent?.({ type: 'interrupted', key: entry.key, sample: entry.sample });
 }
 
-/** Stop the run for a run-level fault: no more dispatch, in-flight rollouts interrupted, the streak's attempts given back. */
+/**
+ * Stop the run for a run-level fault: no more dispatch, in-flight rollouts interrupted, the streak's attempts given
+ * back.
+ */
 function tripBreaker(
   context: LandingContext,
   error: SerializedError,
@@ -307,7 +312,10 @@ interface ResultStatus {
   message: string | null;
 }
 
-/** How a landed rollout is stored: failed (infra or input), discarded by a filter, or done (an agent outcome is done too). */
+/**
+ * How a landed rollout is stored: failed (infra or input), discarded by a filter, or done (an agent outcome is done
+ * too).
+ */
 function resultStatus(
   record: TrajectoryRecord,
   error: SerializedError | undefined,

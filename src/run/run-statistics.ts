@@ -56,7 +56,10 @@ export interface RunStatistics {
 export interface CostStatistics {
   /** Over the stored rollouts (each prompt's latest attempt); null when no rollout's cost is known. */
   usd: number | null;
-  /** Everything the run spent, every invocation and attempt (retried and interrupted rollouts too): what --max-cost limits. */
+  /**
+   * Everything the run spent, every invocation and attempt (retried and interrupted rollouts too): what --max-cost
+   * limits.
+   */
   spent_usd: number;
   /** Stored rollouts by where their cost came from (provider's usage.cost, the config's pricing, both, neither). */
   sources: { provider: number; pricing: number; mixed: number; unknown: number };

@@ -73,7 +73,10 @@ export interface SandboxOptions {
   image?: string;
   /** Working directory inside the sandbox (docker default /app; local: a fresh temp folder). */
   workdir?: string;
-  /** Local backend: work in this existing folder (chat and ask --workdir) instead of a fresh temporary one; never deleted. */
+  /**
+   * Local backend: work in this existing folder (chat and ask --workdir) instead of a fresh temporary one; never
+   * deleted.
+   */
   hostFolder?: string;
   /** Labels for leak cleanup: the run name and the prompt key. */
   run?: string;

@@ -11,7 +11,9 @@ function isResource(value: unknown): value is ToolResource {
   return typeof value === 'object' && value !== null && typeof (value as { dispose?: unknown }).dispose === 'function';
 }
 
-/** Dispose every resource in the state and drop it; never throws (a failing close must not hide the rollout's result). */
+/**
+ * Dispose every resource in the state and drop it; never throws (a failing close must not hide the rollout's result).
+ */
 export async function disposeToolState(state: Map<string, unknown>): Promise<void> {
   const resources = [...state.entries()].filter(([, value]) => isResource(value));
   for (const [key] of resources) state.delete(key);

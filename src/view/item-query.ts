@@ -3,7 +3,10 @@ import { SORTS, type ItemQuery, type SortKey } from './run-reader.js';
 export const PAGE_SIZES = [25, 50, 100, 200] as const;
 const DEFAULT_PAGE_SIZE = 50;
 
-/** The trajectory table's filters, sort and page from the query string; bad values fall back to defaults, listed in `problems`. */
+/**
+ * The trajectory table's filters, sort and page from the query string; bad values fall back to defaults, listed in
+ * `problems`.
+ */
 export function parseItemQuery(parameters: URLSearchParams): { query: ItemQuery; problems: string[] } {
   const problems: string[] = [];
   const text = (name: string) => {

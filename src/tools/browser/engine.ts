@@ -33,7 +33,10 @@ function executableFile(path: string): boolean {
 
 const found = new Map<string, string | undefined>();
 
-/** The Chromium binary on PATH (Debian's `chromium`, …), or undefined; looked up once per PATH (availability asks per rollout). */
+/**
+ * The Chromium binary on PATH (Debian's `chromium`, …), or undefined; looked up once per PATH (availability asks per
+ * rollout).
+ */
 export function findChromium(path = process.env.PATH ?? ''): string | undefined {
   if (!found.has(path)) found.set(path, searchPath(path));
   return found.get(path);

@@ -91,7 +91,10 @@ def _done():
         requests.write(_json.dumps({"done": True}) + "\\n")
 `;
 
-/** Runs the model's script, then tells the harness it is done (also after an error); a traceback shows the script's frames only. */
+/**
+ * Runs the model's script, then tells the harness it is done (also after an error); a traceback shows the script's
+ * frames only.
+ */
 export function runnerScript(): string {
   return `import os, runpy, sys, traceback
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -111,7 +111,8 @@ async function connectHttp(name: string, config: McpHttpServer, env: NodeJS.Proc
       streamableError = error;
     }
   }
-  // Servers from before Streamable HTTP (protocol 2024-11-05) speak SSE: GET an event stream, POST to the endpoint it names.
+  // Servers from before Streamable HTTP (protocol 2024-11-05) speak SSE: GET an event stream, POST to the endpoint it
+  // names.
   const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
   const transport = new SSEClientTransport(url, { requestInit });
   const client = await newClient();

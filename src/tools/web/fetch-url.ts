@@ -125,7 +125,10 @@ function decoded(response: IncomingMessage): Readable {
   return response;
 }
 
-/** Read the (decoded) body up to maxBytes; past that, or on abort, the connection is closed, so nothing more is downloaded. */
+/**
+ * Read the (decoded) body up to maxBytes; past that, or on abort, the connection is closed, so nothing more is
+ * downloaded.
+ */
 function readCapped(
   response: IncomingMessage,
   maxBytes: number,
