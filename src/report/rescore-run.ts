@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { Endpoint } from '../config/endpoint.js';
+import { PricingSchema } from '../config/pricing.js';
 import { loadEnvironmentConfig, type JudgeConfig } from '../eval/environment-config.js';
 import type { Environment } from '../eval/environment.js';
 import type { JudgeSettings } from '../eval/judge.js';
@@ -63,7 +64,10 @@ export async function rescoreStoredRun(input: RescoreStoredRunInput): Promise<Re
     const environment = await loadEnvironment(modulePath);
     const environmentConfig = loadEnvironmentConfig(modulePath);
     const policy = meta?.config.endpoint as Endpoint | undefined;
-    const judges = input.judges(stored, environmentConfig.judge, policy);
+    const chosen = input.judges(stored, environmentConfig.judge, policy);
+    // The run's own prices cost the new judge calls too (a provider-reported cost still wins).
+    const pricing = PricingSchema.optional().safeParse(meta?.config.pricing);
+    const judges = chosen && pricing.success && pricing.data ? { ...chosen, pricing: pricing.data } : chosen;
     const items = keyedItems(environment, {
       dataset: stored.dataset,
       limit: stored.limit,
@@ -98,7 +102,7 @@ export async function rescoreStoredRun(input: RescoreStoredRunInput): Promise<Re
       store.initRun({
         name: run,
         kind: meta.kind,
-        config: { ...meta.config, eval: { ...stored, judges } },
+        config: { ...meta.config, eval: { ...stored, judges: chosen } },
         fingerprintParts: { ...meta.fingerprint_parts, judges: judgeFingerprint(judges) },
         force: true,
       });

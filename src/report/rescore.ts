@@ -10,6 +10,7 @@ import { executeToolCall, type Tool } from '../tools/registry.js';
 import type { Environment } from '../eval/environment.js';
 import { JudgeVerdictSchema, type JudgeCache, type JudgeSettings } from '../eval/judge.js';
 import { scoreRollout, type RewardResult } from '../eval/score.js';
+import { addUsage, emptyUsage, type Usage } from '../model/messages.js';
 import type { TrajectoryRecord } from '../trajectory/record.js';
 
 export interface RescoreInput<Item = unknown> {
@@ -53,6 +54,7 @@ export async function rescoreRun<Item>(input: RescoreInput<Item>): Promise<Resco
   const cache = storeJudgeCache(input.store, summary);
   const recorded = input.store.countRecords({ status: 'done' });
   const limit = pLimit(input.concurrency);
+  input.store.startSpendCounter();
   const inFlight = new Set<Promise<void>>();
   let failure: { error: unknown } | undefined;
   // Items stream in; each item's stored rollouts are read from the store by key, so neither the
@@ -84,8 +86,12 @@ async function rescoreRow<Item>(
   summary: RescoreSummary,
 ): Promise<void> {
   const record = JSON.parse(row.record!) as TrajectoryRecord;
-  const reward = await rescoreOne(input, item, record, cache);
-  input.store.updateRecord(row.key, row.sample, { ...record, ...reward }, reward.reward);
+  const judged = emptyUsage();
+  const reward = await rescoreOne(input, item, record, cache, judged);
+  // The new judge calls are spent on this rollout too: its usage and the run's spend include them.
+  const usage = addUsage({ ...record.usage, unpriced_models: [...(record.usage.unpriced_models ?? [])] }, judged);
+  input.store.updateRecord(row.key, row.sample, { ...record, ...reward, usage }, reward.reward);
+  if (judged.cost) input.store.addSpend(judged.cost);
   summary.rescored++;
   if (reward.reward_error !== null) summary.rewardErrors++;
   input.onScored?.(row.key, row.sample, reward);
@@ -96,12 +102,22 @@ async function rescoreOne<Item>(
   item: Item,
   record: TrajectoryRecord,
   cache: JudgeCache,
+  judged: Usage,
 ): Promise<RewardResult> {
   const result = resultFromRecord(record);
   const replay = input.environment.rescore === 'replay';
   const sandbox = replay ? await replaySandbox(input, item, record) : new NoSandbox(input.environment.name);
   try {
-    return await scoreRollout({ environment: input.environment, item, result, sandbox, judges: input.judges, cache });
+    const onUsage = (usage: Usage) => addUsage(judged, usage);
+    return await scoreRollout({
+      environment: input.environment,
+      item,
+      result,
+      sandbox,
+      judges: input.judges,
+      cache,
+      onUsage,
+    });
   } finally {
     await sandbox.dispose();
   }

@@ -470,7 +470,10 @@ export class RunStore {
     });
   }
 
-  /** Spend of a rollout that lands no record (interrupted, cut off by a run-level fault): still spent. */
+  /**
+   * Spend no landing record carries: a rollout that lands none (interrupted, cut off by a run-level
+   * fault), or a rescore's new judge calls.
+   */
   addSpend(usd: number): void {
     if (usd > 0) this.addCounter(SPENT_COUNTER, usd);
   }

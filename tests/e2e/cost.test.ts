@@ -161,7 +161,7 @@ test('a bad pricing entry is a config error naming the file and the field', asyn
   assert.match(flag.stderr, /--max-cost: expected an amount in USD greater than 0/);
 });
 
-test("a judge's calls are part of the rollout's cost", async (t) => {
+test("a judge's calls are part of the rollout's cost, a rescore's new judge calls too", async (t) => {
   const policy = await startScriptedServer(() =>
     reply('my answer', { usage: { prompt_tokens: 100, completion_tokens: 10, cost: 0.01 } }),
   );
@@ -174,7 +174,7 @@ test("a judge's calls are part of the rollout's cost", async (t) => {
   const directory = temporaryDirectory(t);
   const config = join(directory, 'run.yaml');
   // The judge has no provider cost: its price comes from the table. 1000 × $1 + 100 × $10 per 1M = $0.002.
-  writeFileSync(config, 'pricing:\n  judge-a: { input: 1, output: 10 }\n');
+  writeFileSync(config, 'pricing:\n  judge-a: { input: 1, output: 10 }\n  judge-b: { input: 2, output: 20 }\n');
   const result = await runCli(
     [
       'eval',
@@ -217,6 +217,31 @@ test("a judge's calls are part of the rollout's cost", async (t) => {
   assert.deepEqual(report.summary.cost, { usd: 0.048, rollouts_missing_price: 0, unpriced_models: [] });
   assert.match(readFileSync(join(directory, 'datasets', 'judged', 'report.md'), 'utf8'), /Cost: \$0\.048\./);
   assert.deepEqual(stats.cost.sources, { provider: 0, pricing: 0, mixed: 4, unknown: 0 });
+
+  // A rescore by another judge priced in the run's table: 1000 × $2 + 100 × $20 per 1M = $0.004 a rollout more.
+  const rescored = await runCli(
+    [
+      'eval',
+      '--rescore',
+      'judged',
+      '--judge-model',
+      'judge-b',
+      '--judge-base-url',
+      judge.url,
+      '--judge-api-key-env',
+      'NO_KEY',
+    ],
+    { cwd: directory },
+  );
+  assert.equal(rescored.code, 0, rescored.stderr);
+  assert.equal(judge.requestCount(), 8);
+  for (const record of readRecords(directory, 'judged')) {
+    assert.equal(record.usage.cost, 0.016, 'policy $0.01 + first judge $0.002 + rescore judge $0.004');
+    assert.equal(record.usage.prompt_tokens, 2100);
+  }
+  const after = readStatistics(directory, 'judged');
+  assert.equal(after.cost.usd, 0.064);
+  assert.equal(after.cost.spent_usd, 0.064, "the run's spend counts the rescore's judge calls");
 });
 
 test('--max-cost stops dispatch with exit 5, keeps what landed, and a higher limit resumes each prompt exactly once', async (t) => {
