@@ -1,5 +1,7 @@
 import { relative } from 'node:path';
+import { EndpointSchema, endpointFromEnvironment, type Endpoint } from '../config/endpoint.js';
 import { ConfigError } from '../errors.js';
+import { availabilityContext } from '../run/batch.js';
 import { createToolRegistry } from '../tools/builtin.js';
 import {
   listDistributions,
@@ -9,6 +11,9 @@ import {
 } from '../tools/distributions.js';
 import { projectRoot } from '../util/paths.js';
 import { integerOption, stringOption, type CommandDefinition } from './command.js';
+
+/** Stands for the built-in scripted endpoint, which is only started by a run. */
+const SCRIPTED_URL = 'http://127.0.0.1/v1';
 
 export const command: CommandDefinition = {
   name: 'distributions',
@@ -24,8 +29,9 @@ export const command: CommandDefinition = {
     'each toolset is offered independently with it, and the most probable one when none is drawn.',
     'The draw depends only on the run seed and the prompt key, so resumes and reruns match.',
     "The shipped distributions are Hermes Agent's 17 (same names, its probabilities / 100) plus file_only.",
-    "'list' marks with * each toolset that cannot be offered on this machine, and says why; a batch",
-    'drops such toolsets from the draw and counts them.',
+    "'list' marks with * each toolset a run could not offer on this machine (with default settings and",
+    'the endpoint from the environment), and says why; a batch drops such toolsets from the draw and',
+    'counts them.',
     '',
     'examples:',
     '  traj distributions list',
@@ -36,7 +42,8 @@ export const command: CommandDefinition = {
     const [action, target, ...extra] = positionals;
     if (action === 'list' && !target) {
       const registry = createToolRegistry();
-      const unavailable = (toolset: string) => registry.unavailableReason(toolset, { env: process.env });
+      const context = availabilityContext({ endpoint: runEndpoint() });
+      const unavailable = (toolset: string) => registry.unavailableReason(toolset, context);
       process.stdout.write(formatList(listDistributions(registry), unavailable));
       return 0;
     }
@@ -55,6 +62,15 @@ export const command: CommandDefinition = {
     );
   },
 };
+
+/**
+ * The main endpoint a run started here would have: the configured one, else the built-in scripted
+ * one. Only its presence matters: vision tools fall back to it, as they do in a run.
+ */
+function runEndpoint(): Endpoint {
+  const configured = endpointFromEnvironment({});
+  return EndpointSchema.parse({ model: 'traj-scripted', ...configured, base_url: configured.base_url ?? SCRIPTED_URL });
+}
 
 /** Each distribution with its probabilities; toolsets that cannot be offered here are marked, with why. */
 function formatList(distributions: Distribution[], unavailable: (toolset: string) => string | undefined): string {

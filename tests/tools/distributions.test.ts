@@ -196,9 +196,11 @@ describe('sampleToolsets', () => {
 });
 
 describe('traj distributions (the CLI as a subprocess)', () => {
-  const traj = (...args: string[]) =>
+  const traj = (...args: string[]) => trajWith(process.env, ...args);
+  const trajWith = (env: NodeJS.ProcessEnv, ...args: string[]) =>
     spawnSync(process.execPath, [join(buildRoot(), 'src', 'cli', 'main.js'), 'distributions', ...args], {
       encoding: 'utf8',
+      env,
     });
 
   it('lists every shipped distribution with its toolsets', () => {
@@ -207,13 +209,22 @@ describe('traj distributions (the CLI as a subprocess)', () => {
     assert.match(result.stdout, /^file_only\s+file 1$/m);
     assert.match(result.stdout, /^terminal_only\s+terminal 1 · file 1$/m);
     // No web backend and no auxiliary models in this process: those toolsets are marked, with why.
-    assert.match(result.stdout, /^development\s+terminal 0\.8 · file 0\.8 · moa 0\.6\* · web 0\.3\* · vision 0\.1\*$/m);
+    // Vision is not: as in a run, the main endpoint is the vision model when none is configured.
+    assert.match(result.stdout, /^development\s+terminal 0\.8 · file 0\.8 · moa 0\.6\* · web 0\.3\* · vision 0\.1$/m);
+    assert.doesNotMatch(result.stdout, /\* vision unavailable here|browser_vision: no vision model/);
     assert.match(result.stdout, /^\s+\* web unavailable here: web_search: no search backend configured/m);
     assert.match(
       result.stdout,
       /^\s+\* moa unavailable here: mixture_of_agents: auxiliary\.moa .* is not configured$/m,
     );
     assert.equal(result.stdout.match(/^[a-z_]+ {2,}/gm)?.length, 18, 'every shipped distribution is listed');
+  });
+
+  it('marks the browser toolset when no Chromium can be found, naming what to install', () => {
+    const result = trajWith({ ...process.env, PATH: '/nonexistent' }, 'list');
+    assert.equal(result.status, 0, result.stderr);
+    assert.match(result.stdout, /^browser_only\s+browser 1\*$/m);
+    assert.match(result.stdout, /^\s+\* browser unavailable here: browser_navigate: no Chromium found on PATH/m);
   });
 
   it('shows the YAML and the empirical inclusion rates of a distribution', () => {
