@@ -147,8 +147,8 @@ class LocalSandbox implements Sandbox {
 
   /**
    * The spawn-host session running this sandbox's bubblewrap namespace, opened by the first
-   * command or by prepareCommands: rollouts that only use file tools (which work on the folder from this side) then
-   * never pay for a namespace, ~5 ms of CPU in bwrap and its init.
+   * command or by prepareCommands: rollouts that only use file tools (which work on the folder
+   * from this side) never pay for one (~10 ms for bwrap and its init).
    */
   private session?: Promise<string>;
   private shell?: PersistentShell;
@@ -164,6 +164,17 @@ class LocalSandbox implements Sandbox {
   ) {
     this.id = `local-${basename(root).replace(/^traj-sbx-[\d.]+-/, '')}-${randomBytes(2).toString('hex')}`;
     this.unregister = registerLiveSandbox(this);
+  }
+
+  /**
+   * The namespace commands run in (undefined without bubblewrap). Checked around the awaits of a
+   * command's start: no namespace is opened, and no command started, once dispose began.
+   */
+  private async commandSession(): Promise<string | undefined> {
+    this.assertLive();
+    const session = this.isolation ? await this.namespace(this.isolation) : undefined;
+    this.assertLive();
+    return session;
   }
 
   prepareCommands(): void {
@@ -207,9 +218,7 @@ class LocalSandbox implements Sandbox {
   async execInShell(command: string, options: ExecOptions = {}): Promise<ShellResult> {
     this.assertLive();
     const cwd = options.cwd === undefined ? undefined : await this.existingFolder(options.cwd);
-    this.assertLive();
-    const session = this.isolation ? await this.namespace(this.isolation) : undefined;
-    this.assertLive();
+    const session = await this.commandSession();
     this.shell ??= new PersistentShell((handlers) =>
       openShell(
         {
@@ -232,10 +241,7 @@ class LocalSandbox implements Sandbox {
   }
 
   private async spawnCommand(command: string, cwd: string, options: ExecOptions): Promise<ExecResult> {
-    // Checked again after the awaits of exec: a namespace is never opened once dispose began.
-    this.assertLive();
-    const session = this.isolation ? await this.namespace(this.isolation) : undefined;
-    this.assertLive();
+    const session = await this.commandSession();
     try {
       return await runCommand(
         {
