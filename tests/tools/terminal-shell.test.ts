@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test, type TestContext } from 'node:test';
-import { runAgent } from '../../src/agent/index.js';
-import { createModelClient } from '../../src/model/index.js';
 import { createLocalSandbox, createSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { callTool, reply, startScriptedServer, type ScriptFunction } from '../../src/testing/index.js';
-import { createToolRegistry, disposeToolState } from '../../src/tools/index.js';
+import { callTool, reply, type ScriptFunction } from '../../src/testing/index.js';
+import { createToolRegistry } from '../../src/tools/index.js';
 import { requireDockerOrSkip, uniqueRunName } from '../helpers/docker.js';
+import { scriptedTerminalRun } from './scripted-terminal-run.js';
 
 /** A model whose terminal calls lean on the shell keeping state, and one that times out. */
 const STEPS = [
@@ -27,31 +26,14 @@ interface Result {
   shell?: string;
 }
 
-async function runScripted(t: TestContext, sandbox: Sandbox, persistent: boolean): Promise<Result[]> {
-  const server = await startScriptedServer(script);
-  t.after(async () => {
-    await sandbox.dispose();
-    await server.close();
-  });
-  const model = createModelClient({ base_url: server.url, model: 'scripted', api_key_env: 'NO_KEY', max_retries: 0 });
-  const tools = createToolRegistry({ terminal: { persistent } }).select(['terminal'], { env: process.env });
-  const state = new Map<string, unknown>();
-  const result = await runAgent({
-    model,
-    tools,
+function runScripted(t: TestContext, sandbox: Sandbox, persistent: boolean): Promise<Result[]> {
+  return scriptedTerminalRun<Result>(
+    t,
     sandbox,
-    state,
-    maxTurns: 10,
-    messages: [
-      { role: 'system', content: 'test' },
-      { role: 'user', content: 'work in proj' },
-    ],
-  });
-  await disposeToolState(state);
-  assert.equal(result.finishReason, 'stop');
-  return result.messages
-    .filter((message) => message.role === 'tool')
-    .map((message) => JSON.parse(String(message.content)) as Result);
+    script,
+    'work in proj',
+    createToolRegistry({ terminal: { persistent } }),
+  );
 }
 
 async function persistentScenario(t: TestContext, sandbox: Sandbox): Promise<void> {

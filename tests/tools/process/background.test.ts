@@ -1,18 +1,11 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { describe, test, type TestContext } from 'node:test';
-import { runAgent } from '../../../src/agent/index.js';
-import { createModelClient } from '../../../src/model/index.js';
 import { createLocalSandbox, createSandbox, type Sandbox } from '../../../src/sandbox/index.js';
-import {
-  callTool,
-  reply,
-  startScriptedServer,
-  type ChatRequest,
-  type ScriptFunction,
-} from '../../../src/testing/index.js';
-import { createToolRegistry, disposeToolState } from '../../../src/tools/index.js';
+import { callTool, reply, type ChatRequest, type ScriptFunction } from '../../../src/testing/index.js';
+import { disposeToolState } from '../../../src/tools/index.js';
 import { requireDockerOrSkip, uniqueRunName } from '../../helpers/docker.js';
+import { scriptedTerminalRun } from '../scripted-terminal-run.js';
 import { callTool as runTool, jsonOf, toolContext } from '../tool-context.js';
 
 const lastResult = (request: ChatRequest) =>
@@ -47,30 +40,7 @@ const serverScenario: ScriptFunction = (request) => {
 };
 
 async function serverLifecycle(t: TestContext, sandbox: Sandbox) {
-  const server = await startScriptedServer(serverScenario);
-  t.after(async () => {
-    await sandbox.dispose();
-    await server.close();
-  });
-  const model = createModelClient({ base_url: server.url, model: 'scripted', api_key_env: 'NO_KEY', max_retries: 0 });
-  const tools = createToolRegistry().select(['terminal'], { env: process.env });
-  const state = new Map<string, unknown>();
-  const result = await runAgent({
-    model,
-    tools,
-    sandbox,
-    state,
-    maxTurns: 10,
-    messages: [
-      { role: 'system', content: 'test' },
-      { role: 'user', content: 'serve' },
-    ],
-  });
-  await disposeToolState(state);
-  assert.equal(result.finishReason, 'stop');
-  const results = result.messages
-    .filter((message) => message.role === 'tool')
-    .map((message) => JSON.parse(String(message.content)) as Record<string, unknown>);
+  const results = await scriptedTerminalRun<Record<string, unknown>>(t, sandbox, serverScenario, 'serve');
   assert.equal(results[0]!.id, 'proc_1');
   assert.equal(results[0]!.state, 'running');
   assert.equal(results[1]!.state, 'running', 'the server still runs after the wait timed out');
