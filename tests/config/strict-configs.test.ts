@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { loadApprovedCommands } from '../../src/chat/approved-commands.js';
 import { readRunConfigFile } from '../../src/cli/run-options.js';
 import { EndpointSchema, knownKeysAt, validate } from '../../src/config/index.js';
@@ -15,27 +15,12 @@ import { loadMcpServers } from '../../src/tools/mcp/index.js';
 import { closestMatch } from '../../src/util/closest-match.js';
 import { projectRoot } from '../../src/util/paths.js';
 import { runCli } from '../helpers/cli.js';
+import { configErrorOf, scratchFiles } from '../helpers/config-files.js';
 
-const scratch = mkdtempSync(join(tmpdir(), 'traj-strict-'));
-after(() => rmSync(scratch, { recursive: true, force: true }));
-
-function write(name: string, text: string): string {
-  const file = join(scratch, name);
-  mkdirSync(join(file, '..'), { recursive: true });
-  writeFileSync(file, text);
-  return file;
-}
+const { folder: scratch, write } = scratchFiles('traj-strict-');
 
 /** The ConfigError message `run` throws; fails the test when it does not throw one. */
-function configError(run: () => unknown): string {
-  try {
-    run();
-  } catch (error) {
-    assert.ok(error instanceof ConfigError, `expected a ConfigError, got ${String(error)}`);
-    return error.message;
-  }
-  assert.fail('expected a ConfigError');
-}
+const configError = (run: () => unknown): string => configErrorOf(run).message;
 
 /** A line of the message naming the file, the key path and the unknown key with its suggestion. */
 function assertUnknownKey(message: string, file: string, path: string, suggestion?: string): void {

@@ -1,19 +1,11 @@
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '../../src/errors.js';
 import { loadScriptFile } from '../../src/testing/index.js';
+import { scratchFiles } from '../helpers/config-files.js';
 
-const folder = mkdtempSync(join(tmpdir(), 'traj-script-file-'));
-after(() => rmSync(folder, { recursive: true, force: true }));
-
-function write(name: string, text: string): string {
-  const file = join(folder, name);
-  writeFileSync(file, text);
-  return file;
-}
+const { folder, write } = scratchFiles('traj-script-file-');
 
 const context = (index: number) => ({ index, turn: 0 });
 

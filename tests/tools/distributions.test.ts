@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
-import { ConfigError } from '../../src/errors.js';
+import { describe, it } from 'node:test';
 import { createToolRegistry } from '../../src/tools/builtin.js';
 import { buildRoot } from '../../src/util/paths.js';
+import { configErrorOf, scratchFiles } from '../helpers/config-files.js';
 import {
   listDistributions,
   loadDistribution,
@@ -14,24 +12,8 @@ import {
   simulateDistribution,
 } from '../../src/tools/distributions.js';
 
-const directory = mkdtempSync(join(tmpdir(), 'traj-distributions-'));
-after(() => rmSync(directory, { recursive: true, force: true }));
-
-function writeDistribution(name: string, text: string): string {
-  const file = join(directory, name);
-  writeFileSync(file, text);
-  return file;
-}
-
-function configError(run: () => unknown): ConfigError {
-  try {
-    run();
-  } catch (error) {
-    assert.ok(error instanceof ConfigError, `expected a ConfigError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail('no error was thrown');
-}
+const { write: writeDistribution } = scratchFiles('traj-distributions-');
+const configError = configErrorOf;
 
 describe('loading distributions', () => {
   it("ships Hermes Agent's 17 distributions with its probabilities, each valid against the built-in toolsets", () => {

@@ -1,9 +1,6 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
-import { ConfigError } from '../../src/errors.js';
+import { describe, test } from 'node:test';
 import {
   interpolate,
   isToolWanted,
@@ -16,26 +13,10 @@ import {
   uniqueMcpToolName,
 } from '../../src/tools/mcp/index.js';
 import { ToolFailure } from '../../src/tools/registry.js';
+import { configErrorOf, scratchFiles } from '../helpers/config-files.js';
 
-const scratch = mkdtempSync(join(tmpdir(), 'traj-mcp-config-'));
-after(() => rmSync(scratch, { recursive: true, force: true }));
-
-function write(name: string, text: string): string {
-  const file = join(scratch, name);
-  mkdirSync(join(file, '..'), { recursive: true });
-  writeFileSync(file, text);
-  return file;
-}
-
-function configError(run: () => unknown): string {
-  try {
-    run();
-  } catch (error) {
-    assert.ok(error instanceof ConfigError, `expected a ConfigError, got ${String(error)}`);
-    return error.message;
-  }
-  assert.fail('expected a ConfigError');
-}
+const { folder: scratch, write } = scratchFiles('traj-mcp-config-');
+const configError = (run: () => unknown): string => configErrorOf(run).message;
 
 describe('mcp_servers configuration', () => {
   test('stdio and HTTP entries are told apart by url; defaults are filled in', () => {
