@@ -6,19 +6,8 @@ import { fingerprintParts, type FingerprintInput } from '../../src/run/batch.js'
 import { createToolRegistry } from '../../src/tools/builtin.js';
 
 function parts(endpoint: Record<string, unknown>): Record<string, unknown> {
-  const input: FingerprintInput = {
-    endpoint: EndpointSchema.parse({ base_url: 'http://127.0.0.1:1/v1', model: 'm', ...endpoint }),
-    endpointIdentity: 'http://127.0.0.1:1/v1',
-    choice: { toolsets: ['terminal'] },
-    registry: createToolRegistry(),
-    maxTurns: 5,
-    systemPrompt: undefined,
-    seed: 0,
-    environment: { name: 'batch', version: '1' },
-    agent: 'model',
-    sandbox: { kind: 'local' },
-  };
-  return fingerprintParts(input);
+  const base = baseInput();
+  return fingerprintParts({ ...base, endpoint: EndpointSchema.parse({ ...base.endpoint, ...endpoint }) });
 }
 
 test('the fingerprint names a changed sampling setting', () => {
