@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { Browser } from 'playwright-core';
 import type { RunComparison } from '../../src/report/run-comparison.js';
 import { newcombeDifference } from '../../src/report/run-comparison.js';
 import type { EvalReport } from '../../src/report/report-schema.js';
@@ -15,6 +14,7 @@ import {
   type ScriptFunction,
 } from '../../src/testing/index.js';
 import { projectRoot } from '../../src/util/paths.js';
+import { chromiumMissing, launchChromium } from '../helpers/chromium.js';
 import { runCli, temporaryDirectory } from '../helpers/cli.js';
 
 /**
@@ -22,17 +22,6 @@ import { runCli, temporaryDirectory } from '../helpers/cli.js';
  * renders offline, shows exactly the numbers of report.json, escapes what the model wrote, and
  * a screenshot lands in test-results/report.png. Then `traj bench compare` on the two runs.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const INJECTION =
   'I could not fix it. <script>document.title = "pwned"</script><img src=x onerror="document.title = \'pwned\'"> & "quoted"';
 
@@ -54,10 +43,7 @@ const modelB: ScriptFunction = (request: ChatRequest, context) => {
 
 describe('the HTML report and run comparison', () => {
   it('renders in headless chromium with the numbers of report.json, escaped transcripts and no network; compare reports the deltas', async (t) => {
-    if (!existsSync(CHROMIUM)) {
-      if (process.env.CI) assert.fail(`${CHROMIUM} is missing (CI installs Debian's chromium)`);
-      return t.skip(`skipped: ${CHROMIUM} is missing (apt-get install -y chromium)`);
-    }
+    if (chromiumMissing(t)) return;
     const directory = temporaryDirectory(t);
     const server = await startScriptedServer(modelB);
     t.after(() => server.close());
@@ -87,9 +73,7 @@ describe('the HTML report and run comparison', () => {
     const report = JSON.parse(readFileSync(join(directory, 'datasets', 'demo-b', 'report.json'), 'utf8')) as EvalReport;
     assert.equal(report.summary.pass_rate.value, 2 / 3, 'the scenario: two of three tasks solved');
 
-    const { chromium } = await import('playwright-core');
-    const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-    t.after(() => browser.close());
+    const browser = await launchChromium(t);
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const requests: string[] = [];
     page.on('request', (request) => requests.push(request.url()));

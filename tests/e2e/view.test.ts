@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { callTool, conversationScript, reply, startScriptedServer, type ChatRequest } from '../../src/testing/index.js';
 import { projectRoot } from '../../src/util/paths.js';
+import { chromiumMissing, launchChromium } from '../helpers/chromium.js';
 import { runCli, startCli, temporaryDirectory, type CliResult } from '../helpers/cli.js';
 
 /**
@@ -13,16 +14,6 @@ import { runCli, startCli, temporaryDirectory, type CliResult } from '../helpers
  * filtering, a trajectory with a tool call, reasoning and judge verdicts, plots, compare. The
  * model's markup must show as text and never run. Screenshots land in test-results/.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--no-first-run',
-  '--disable-sync',
-];
 const INJECTION =
   'A haiku, of sorts. <script>document.title = "pwned"</script><img src=x onerror="document.title = \'pwned\'"> & "quoted"';
 const REASONING = 'The user wants facts; check the sandbox first.';
@@ -71,10 +62,7 @@ async function screenshot(page: Page, name: string): Promise<void> {
 
 describe('traj view in a browser', () => {
   it('lists runs, filters, opens a trajectory with tool call, reasoning and verdicts, plots and compares; markup stays text', async (t) => {
-    if (!existsSync(CHROMIUM)) {
-      if (process.env.CI) assert.fail(`${CHROMIUM} is missing (CI installs Debian's chromium)`);
-      return t.skip(`skipped: ${CHROMIUM} is missing (apt-get install -y chromium)`);
-    }
+    if (chromiumMissing(t)) return;
     const directory = temporaryDirectory(t);
     const good = await startScriptedServer(policy(false));
     const hostile = await startScriptedServer(policy(true));
@@ -129,9 +117,7 @@ describe('traj view in a browser', () => {
     const url = await waitForUrl(viewer);
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/$/, 'bound to loopback by default');
 
-    const { chromium } = await import('playwright-core');
-    const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-    t.after(() => browser.close());
+    const browser = await launchChromium(t);
     const page = await browser.newPage({ viewport: { width: 1280, height: 760 } });
     const requests: string[] = [];
     page.on('request', (request) => requests.push(request.url()));
