@@ -1,6 +1,21 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { cp, lstat, mkdir, mkdtemp, open, readFile, readlink, realpath, rm, stat } from 'node:fs/promises';
+import {
+  cp,
+  type FileHandle,
+  lstat,
+  mkdir,
+  mkdtemp,
+  open,
+  readdir,
+  readFile,
+  readlink,
+  realpath,
+  rm,
+  rmdir,
+  stat,
+  unlink,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { errorMessage, SandboxError } from '../errors.js';
@@ -86,7 +101,7 @@ export async function createLocalSandbox(options: SandboxOptions = { kind: 'loca
     });
   }
   const workdir = options.workdir ? join(root, subfolderName(options.workdir)) : root;
-  await mkdir(workdir, { recursive: true });
+  if (workdir !== root) await mkdir(workdir, { recursive: true });
   return new LocalSandbox(root, workdir, options.env ?? {}, isolation.mode === 'bwrap' ? config : undefined);
 }
 
@@ -306,9 +321,9 @@ class LocalSandbox implements Sandbox {
 
   async writeFile(path: string, data: Buffer | string): Promise<void> {
     this.assertLive();
-    const target = await this.resolvePath(path);
+    const { target, missingFolders } = await this.locate(path);
     try {
-      await mkdir(dirname(target), { recursive: true });
+      if (missingFolders) await mkdir(dirname(target), { recursive: true });
       await writeSingleLinked(target, data, path);
     } catch (error) {
       if (error instanceof SandboxError) throw error;
@@ -339,7 +354,7 @@ class LocalSandbox implements Sandbox {
       const session = await this.session?.catch(() => undefined);
       if (session) await closeSession(session);
     } finally {
-      if (this.owned) await rm(this.root, { recursive: true, force: true, maxRetries: 3 });
+      if (this.owned) await removeFolder(this.root);
     }
   }
 
@@ -354,6 +369,14 @@ class LocalSandbox implements Sandbox {
    * pointing out.
    */
   async resolvePath(path: string): Promise<string> {
+    return (await this.locate(path)).target;
+  }
+
+  /**
+   * resolvePath, also telling whether folders above the target are missing (a write must create
+   * them), so that a write into an existing folder costs no extra mkdir.
+   */
+  private async locate(path: string): Promise<{ target: string; missingFolders: boolean }> {
     const requested = resolve(this.workdir, path);
     this.assertInside(requested, path);
     const pending: string[] = [];
@@ -363,7 +386,7 @@ class LocalSandbox implements Sandbox {
       if (real !== undefined) {
         const target = join(real, ...pending);
         this.assertInside(target, path);
-        return target;
+        return { target, missingFolders: pending.length > 1 };
       }
       const link = await symlinkTarget(existing);
       if (link !== undefined) {
@@ -393,6 +416,12 @@ class LocalSandbox implements Sandbox {
  * command may have linked a file from outside the sandbox into it (possible without bubblewrap).
  */
 async function writeSingleLinked(target: string, data: Buffer | string, requested: string): Promise<void> {
+  const created = await open(target, NEW_FILE_FLAGS, 0o644).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'EEXIST') return undefined;
+    throw error;
+  });
+  // A file this call created has one link and no content: nothing to check or truncate.
+  if (created) return writeAndClose(created, data);
   const handle = await open(target, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
   try {
     const info = await handle.stat();
@@ -410,6 +439,35 @@ async function writeSingleLinked(target: string, data: Buffer | string, requeste
   } finally {
     await handle.close();
   }
+}
+
+const NEW_FILE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+
+async function writeAndClose(handle: FileHandle, data: Buffer | string): Promise<void> {
+  try {
+    await handle.writeFile(data);
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Delete a sandbox folder. The common case, a folder of plain files, takes one readdir, an
+ * unlink per file and one rmdir; anything else (subfolders, a race with a process still writing)
+ * falls back to a recursive rm, which retries.
+ */
+async function removeFolder(folder: string): Promise<void> {
+  try {
+    const entries = await readdir(folder, { withFileTypes: true });
+    if (entries.every((entry) => !entry.isDirectory())) {
+      await Promise.all(entries.map((entry) => unlink(join(folder, entry.name))));
+      await rmdir(folder);
+      return;
+    }
+  } catch {
+    // Fall through to the recursive removal, which copes with whatever happened here.
+  }
+  await rm(folder, { recursive: true, force: true, maxRetries: 3 });
 }
 
 async function symlinkTarget(path: string): Promise<string | undefined> {

@@ -57,6 +57,7 @@ function snippet(text: string, firstLine: number, lastLine: number): string {
 export const patchTool = defineTool({
   name: 'patch',
   toolset: 'file',
+  confinesOwnPaths: true,
   version: '1',
   description:
     'Replace one exact occurrence of old_text with new_text in a file. old_text must match the file exactly (whitespace included) and only once; ' +

@@ -30,6 +30,7 @@ function numbered(line: string, number: number): string {
 export const readFileTool = defineTool({
   name: 'read_file',
   toolset: 'file',
+  confinesOwnPaths: true,
   version: '1',
   description:
     'Read a text file, shown as numbered lines ("     7\\tcode"; the number and tab are not part of the file). ' +

@@ -50,6 +50,11 @@ interface ToolBase {
    * (Sandbox.prepareCommands) while the first model call is out.
    */
   runsCommands?: boolean;
+  /**
+   * Its `path` arguments reach the sandbox only through Sandbox.readFile/writeFile, which apply
+   * the confinement check themselves: the registry's check before the call would repeat it.
+   */
+  confinesOwnPaths?: boolean;
 }
 
 export interface ZodTool<S extends z.ZodObject = z.ZodObject> extends ToolBase {
@@ -280,7 +285,8 @@ export async function executeToolCall(
     args = parsed.data;
   }
   try {
-    if (tool.toolset === FILE_TOOLSET) await confinePaths(args as Record<string, unknown>, context.sandbox);
+    if (tool.toolset === FILE_TOOLSET && !tool.confinesOwnPaths)
+      await confinePaths(args as Record<string, unknown>, context.sandbox);
     const output = await tool.run(args as Record<string, unknown>, context);
     return finish(renderOutput(output), true);
   } catch (error) {

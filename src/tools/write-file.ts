@@ -13,6 +13,7 @@ export const WriteFileParameters = z.object({
 export const writeFileTool = defineTool({
   name: 'write_file',
   toolset: 'file',
+  confinesOwnPaths: true,
   version: '1',
   description:
     'Create or overwrite a text file with the given content, creating missing parent folders. To change part of a file, use patch.',
