@@ -93,8 +93,7 @@ export function aggregateStore(db: Database.Database, maxAttempts?: number): Sto
       .prepare(
         `SELECT COALESCE(SUM(prompt_tokens), 0) AS prompt, COALESCE(SUM(completion_tokens), 0) AS completion,
                 COALESCE(SUM(reasoning_tokens), 0) AS reasoning,
-                COALESCE(SUM(json_extract(record, '$.usage.cached_tokens')), 0) AS cached,
-                SUM(json_extract(record, '$.usage.cost')) AS cost FROM items WHERE record IS NOT NULL`,
+                COALESCE(SUM(cached_tokens), 0) AS cached, SUM(cost) AS cost FROM items WHERE record IS NOT NULL`,
       )
       .get() as StoreAggregates['tokens'],
     cost: costAggregates(db),
@@ -113,39 +112,29 @@ export function aggregateStore(db: Database.Database, maxAttempts?: number): Sto
   };
 }
 
-/**
- * Counted in the record text without parsing it: the key `"replaced_start":` occurs once per
- * compression and nowhere else unescaped (inside message strings its quotes are escaped).
- */
 function compressionCounts(count: (sql: string) => number): StoreAggregates['compressions'] {
-  const key = `'"replaced_start":'`;
-  const occurrences = `(length(record) - length(replace(record, ${key}, ''))) / length(${key})`;
   return {
-    rollouts: count(`SELECT COUNT(*) FROM items WHERE ${RECORDED} AND instr(record, ${key}) > 0`),
-    total: count(`SELECT COALESCE(SUM(${occurrences}), 0) FROM items WHERE ${RECORDED} AND instr(record, ${key}) > 0`),
+    rollouts: count(`SELECT COUNT(*) FROM items WHERE ${RECORDED} AND compressions > 0`),
+    total: count(`SELECT COALESCE(SUM(compressions), 0) FROM items WHERE ${RECORDED}`),
   };
 }
 
-/**
- * Cost sources per stored record (records from before cost accounting have none and count in no
- * source). A non-empty `unpriced_models` array is spelled `"unpriced_models":["`, so the records
- * with one are found without parsing the others.
- */
+/** Cost sources per stored record (records from before cost accounting have none and count in no source). */
 function costAggregates(db: Database.Database): CostAggregates {
   const sources = db
     .prepare(
-      `SELECT COALESCE(SUM(source = 'provider'), 0) AS provider, COALESCE(SUM(source = 'pricing'), 0) AS pricing,
-              COALESCE(SUM(source = 'mixed'), 0) AS mixed, COALESCE(SUM(source = 'unknown'), 0) AS unknown
-       FROM (SELECT json_extract(record, '$.usage.cost_source') AS source FROM items WHERE record IS NOT NULL)`,
+      `SELECT COALESCE(SUM(cost_source = 'provider'), 0) AS provider, COALESCE(SUM(cost_source = 'pricing'), 0) AS pricing,
+              COALESCE(SUM(cost_source = 'mixed'), 0) AS mixed, COALESCE(SUM(cost_source = 'unknown'), 0) AS unknown
+       FROM items WHERE record IS NOT NULL`,
     )
     .get() as CostAggregates['sources'];
-  const missing = `record IS NOT NULL AND instr(record, '"unpriced_models":["') > 0`;
+  const missing = 'record IS NOT NULL AND unpriced_models IS NOT NULL';
   return {
     sources,
     missingPrice: db.prepare(`SELECT COUNT(*) FROM items WHERE ${missing}`).pluck().get() as number,
     unpricedModels: db
       .prepare(
-        `SELECT DISTINCT m.value FROM items, json_each(items.record, '$.usage.unpriced_models') AS m WHERE ${missing} ORDER BY m.value`,
+        `SELECT DISTINCT m.value FROM items, json_each(items.unpriced_models) AS m WHERE ${missing} ORDER BY m.value`,
       )
       .pluck()
       .all() as string[],

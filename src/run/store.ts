@@ -35,10 +35,13 @@ export interface RecordColumns {
     prompt_tokens: number;
     completion_tokens: number;
     reasoning_tokens: number;
+    cached_tokens?: number;
     cost?: number | null;
+    cost_source?: string | null;
     unpriced_models?: string[];
   };
   tool_stats: unknown[];
+  compressions?: unknown[];
 }
 
 /** The counter of everything the run spent (USD), every invocation and attempt: what `--max-cost` limits. */
@@ -169,6 +172,7 @@ CREATE TABLE IF NOT EXISTS items (
   toolsets TEXT NOT NULL DEFAULT '[]', reward REAL, finish_reason TEXT, duration_ms INTEGER,
   completed INTEGER, has_reasoning INTEGER, reward_error INTEGER,
   prompt_tokens INTEGER, completion_tokens INTEGER, reasoning_tokens INTEGER, tool_stats TEXT,
+  cached_tokens INTEGER, cost REAL, cost_source TEXT, unpriced_models TEXT, compressions INTEGER,
   record TEXT, updated_at TEXT NOT NULL,
   UNIQUE (key, sample)
 );
@@ -185,8 +189,40 @@ CREATE TABLE IF NOT EXISTS web_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL,
 CREATE TABLE IF NOT EXISTS concurrency (segment INTEGER NOT NULL, at_ms INTEGER NOT NULL, level INTEGER NOT NULL);
 `;
 
-/** Columns added after the first release: stores written before them get them on open. */
-const ADDED_COLUMNS: Record<string, string> = { retryable: 'ALTER TABLE items ADD COLUMN retryable INTEGER' };
+/**
+ * Columns added after the first release: stores written before them get them on open, filled
+ * from the stored records when `backfill` says how.
+ */
+const ADDED_COLUMNS: Record<string, { type: string; backfill?: string }> = {
+  retryable: { type: 'INTEGER' },
+  cached_tokens: { type: 'INTEGER', backfill: `json_extract(record, '$.usage.cached_tokens')` },
+  cost: { type: 'REAL', backfill: `json_extract(record, '$.usage.cost')` },
+  cost_source: { type: 'TEXT', backfill: `json_extract(record, '$.usage.cost_source')` },
+  unpriced_models: {
+    type: 'TEXT',
+    backfill: `CASE WHEN instr(record, '"unpriced_models":["') > 0 THEN json_extract(record, '$.usage.unpriced_models') END`,
+  },
+  // `"replaced_start":` occurs once per compression and nowhere else unescaped.
+  compressions: {
+    type: 'INTEGER',
+    backfill: `(length(record) - length(replace(record, '"replaced_start":', ''))) / length('"replaced_start":')`,
+  },
+};
+
+/**
+ * The columns statistics aggregate, copied from a record when it is stored: summing them never
+ * parses the records (a few KB each), which at the end of a large run took longer than writing it out.
+ */
+function summaryColumns(record: RecordColumns | null) {
+  const usage = record?.usage;
+  return {
+    cached_tokens: usage?.cached_tokens ?? null,
+    cost: usage?.cost ?? null,
+    cost_source: usage?.cost_source ?? null,
+    unpriced_models: usage?.unpriced_models?.length ? JSON.stringify(usage.unpriced_models) : null,
+    compressions: record ? (record.compressions?.length ?? 0) : null,
+  };
+}
 
 /** Describe how two fingerprints differ, one line per changed part. */
 export function diffFingerprint(before: Record<string, unknown>, after: Record<string, unknown>): string[] {
@@ -229,7 +265,15 @@ export class RunStore {
     const present = new Set(
       (this.db.prepare('PRAGMA table_info(items)').all() as { name: string }[]).map((column) => column.name),
     );
-    for (const [name, sql] of Object.entries(ADDED_COLUMNS)) if (!present.has(name)) this.db.exec(sql);
+    const added = Object.entries(ADDED_COLUMNS).filter(([name]) => !present.has(name));
+    if (added.length === 0) return;
+    this.db.transaction(() => {
+      for (const [name, column] of added) this.db.exec(`ALTER TABLE items ADD COLUMN ${name} ${column.type}`);
+      const fills = added
+        .filter(([, column]) => column.backfill)
+        .map(([name, column]) => `${name} = ${column.backfill}`);
+      if (fills.length > 0) this.db.exec(`UPDATE items SET ${fills.join(', ')} WHERE record IS NOT NULL`);
+    })();
   }
 
   private prepare() {
@@ -247,7 +291,8 @@ export class RunStore {
         `UPDATE items SET status = @status, record = @record, error_class = @error_class, error_code = @error_code, error_message = @error_message,
          reward = @reward, finish_reason = @finish_reason, duration_ms = @duration_ms, completed = @completed, has_reasoning = @has_reasoning,
          reward_error = @reward_error, prompt_tokens = @prompt_tokens, completion_tokens = @completion_tokens, reasoning_tokens = @reasoning_tokens,
-         tool_stats = @tool_stats, retryable = @retryable, attempts = attempts + @failed, updated_at = @now WHERE key = @key AND sample = @sample`,
+         tool_stats = @tool_stats, retryable = @retryable, attempts = attempts + @failed, cached_tokens = @cached_tokens, cost = @cost,
+         cost_source = @cost_source, unpriced_models = @unpriced_models, compressions = @compressions, updated_at = @now WHERE key = @key AND sample = @sample`,
       ),
       release: db.prepare(
         `UPDATE items SET status = 'pending', updated_at = ? WHERE key = ? AND sample = ? AND status = 'pending'`,
@@ -448,6 +493,7 @@ export class RunStore {
       completion_tokens: record?.usage.completion_tokens ?? null,
       reasoning_tokens: record?.usage.reasoning_tokens ?? null,
       tool_stats: record ? JSON.stringify(record.tool_stats) : null,
+      ...summaryColumns(record),
       now: new Date().toISOString(),
     };
     const elapsed = segment ? Math.round(segment.elapsedMs) : 0;
@@ -495,27 +541,28 @@ export class RunStore {
 
   private recordedCost(): number {
     return (
-      (this.db
-        .prepare(`SELECT SUM(json_extract(record, '$.usage.cost')) FROM items WHERE record IS NOT NULL`)
-        .pluck()
-        .get() as number | null) ?? 0
+      (this.db.prepare(`SELECT SUM(cost) FROM items WHERE record IS NOT NULL`).pluck().get() as number | null) ?? 0
     );
   }
 
   /** Replace a stored record (re-scoring, advantages) without touching its status. */
-  updateRecord(key: string, sample: number, record: unknown, reward: number | null): void {
+  updateRecord(key: string, sample: number, record: RecordColumns, reward: number | null): void {
     this.flush();
-    const rewardError = (record as { reward_error?: unknown } | null)?.reward_error;
     this.db
-      .prepare('UPDATE items SET record = ?, reward = ?, reward_error = ?, updated_at = ? WHERE key = ? AND sample = ?')
-      .run(
-        JSON.stringify(record),
+      .prepare(
+        `UPDATE items SET record = @record, reward = @reward, reward_error = @reward_error, cached_tokens = @cached_tokens, cost = @cost,
+         cost_source = @cost_source, unpriced_models = @unpriced_models, compressions = @compressions, updated_at = @now
+         WHERE key = @key AND sample = @sample`,
+      )
+      .run({
+        record: JSON.stringify(record),
         reward,
-        Number(rewardError !== undefined && rewardError !== null),
-        new Date().toISOString(),
+        reward_error: Number(record.reward_error !== undefined && record.reward_error !== null),
+        ...summaryColumns(record),
+        now: new Date().toISOString(),
         key,
         sample,
-      );
+      });
   }
 
   startSegment(): number {

@@ -238,3 +238,58 @@ test('record selections: counts, streams in dataset or group order, distinct val
   assert.deepEqual(store.firstKeys(2), ['a1', 'a2']);
   assert.equal(store.getItem('b2', 1)?.row_index, 3);
 });
+
+test('statistics read summary columns; a store from before them gets them filled from its records on open', (t) => {
+  const directory = temporaryDirectory(t);
+  const path = join(directory, 'run.sqlite');
+  const compression = { replaced_start: 2, replaced_end: 5, summary: 'earlier turns' };
+  const store = RunStore.open(path);
+  land(store, {
+    key: 'priced',
+    record: columns({
+      usage: {
+        prompt_tokens: 10,
+        completion_tokens: 5,
+        reasoning_tokens: 0,
+        cached_tokens: 4,
+        cost: 0.25,
+        cost_source: 'pricing',
+      },
+      compressions: [compression, compression],
+    }),
+  });
+  land(store, {
+    key: 'unpriced',
+    record: columns({
+      usage: {
+        prompt_tokens: 1,
+        completion_tokens: 1,
+        reasoning_tokens: 0,
+        cached_tokens: 1,
+        cost: null,
+        cost_source: 'unknown',
+        unpriced_models: ['m-b', 'm-a'],
+      },
+    }),
+  });
+  store.flush();
+  const fresh = store.aggregates();
+  assert.deepEqual(fresh.tokens, { prompt: 11, completion: 6, reasoning: 0, cached: 5, cost: 0.25 });
+  assert.deepEqual(fresh.cost, {
+    sources: { provider: 0, pricing: 1, mixed: 0, unknown: 1 },
+    missingPrice: 1,
+    unpricedModels: ['m-a', 'm-b'],
+  });
+  assert.deepEqual(fresh.compressions, { rollouts: 1, total: 2 });
+  store.close();
+
+  // The same store as an older traj wrote it: no summary columns, only the records.
+  const db = openDatabase(path);
+  for (const column of ['cached_tokens', 'cost', 'cost_source', 'unpriced_models', 'compressions'])
+    db.exec(`ALTER TABLE items DROP COLUMN ${column}`);
+  db.close();
+  const reopened = RunStore.open(path);
+  t.after(() => reopened.close());
+  assert.deepEqual(reopened.aggregates(), fresh);
+  assert.equal(reopened.spentUsd(), 0.25);
+});
