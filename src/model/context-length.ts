@@ -1,4 +1,5 @@
 import type { Endpoint } from '../config/endpoint.js';
+import { nodeHttpFetch } from './http-fetch.js';
 
 /** Used when neither the config nor the server states the window; the overflow path catches a wrong guess. */
 export const DEFAULT_CONTEXT_LENGTH = 128_000;
@@ -57,7 +58,8 @@ export function resolveContextLength(endpoint: Endpoint, env: NodeJS.ProcessEnv 
 async function askServer(endpoint: Endpoint, env: NodeJS.ProcessEnv): Promise<number | undefined> {
   const key = env[endpoint.api_key_env];
   try {
-    const response = await fetch(`${endpoint.base_url.replace(/\/$/, '')}/models`, {
+    // nodeHttpFetch, not the global fetch: its first use in a thread costs tens of ms of start-up.
+    const response = await nodeHttpFetch(`${endpoint.base_url.replace(/\/$/, '')}/models`, {
       headers: key ? { authorization: `Bearer ${key}` } : {},
       signal: AbortSignal.timeout(2000),
     });

@@ -145,14 +145,6 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
       force: input.force,
     });
     const docker = input.settings.sandbox.kind === 'docker';
-    await preflight({
-      endpoint: input.callsModel === false ? undefined : input.endpoint,
-      images: docker ? [...new Set(input.images ?? [input.settings.sandbox.image ?? DEFAULT_DOCKER_IMAGE])] : [],
-      onNotice: input.onNotice,
-    });
-    if (docker) await pruneDockerLeftovers(input.run);
-    else await prepareLocalSandboxes(input);
-    const retried = input.retryFailed ? store.resetFailedAttempts() : 0;
     const choice = chooseWorkerCount({
       requested: input.workers,
       concurrency: input.concurrency,
@@ -163,19 +155,36 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
     // One gate for the endpoint, shared by every thread (model/concurrency.ts): the cap is exact, not split.
     const gate = runGate(input.settings.endpoint, input.concurrency);
     const settings = input.settings;
-    const pool = input.remote
-      ? await input.remote.open({
-          store,
-          settings,
-          fingerprint: store.meta()!.fingerprint,
-          maxAttempts: input.maxAttempts,
-        })
+    // The threads load their modules (a few hundred ms) while the preflight checks run.
+    const localPool = input.remote
+      ? undefined
       : new RolloutPool({
           workers: choice.workers,
           concurrency: input.concurrency,
           gate,
           onRetry: ({ attempt, delayMs, message }) => input.onEvent?.({ type: 'retrying', attempt, delayMs, message }),
         });
+    try {
+      await preflight({
+        endpoint: input.callsModel === false ? undefined : input.endpoint,
+        images: docker ? [...new Set(input.images ?? [input.settings.sandbox.image ?? DEFAULT_DOCKER_IMAGE])] : [],
+        onNotice: input.onNotice,
+      });
+      if (docker) await pruneDockerLeftovers(input.run);
+      else await prepareLocalSandboxes(input);
+    } catch (error) {
+      await localPool?.close();
+      throw error;
+    }
+    const retried = input.retryFailed ? store.resetFailedAttempts() : 0;
+    const pool =
+      localPool ??
+      (await input.remote!.open({
+        store,
+        settings,
+        fingerprint: store.meta()!.fingerprint,
+        maxAttempts: input.maxAttempts,
+      }));
     const localGate = pool instanceof RolloutPool ? pool.gate : undefined;
     const alreadyFinished = store.finishedCount();
     store.startSpendCounter();
