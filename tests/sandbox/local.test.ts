@@ -153,7 +153,10 @@ describe('local sandbox: lifecycle', () => {
     assert.notEqual(first.workdir, second.workdir);
     assert.notEqual(first.id, second.id);
     assert.match(basename(first.workdir), /^traj-sbx-/);
+    // A subfolder (the recursive removal) and plain files only (the one-readdir removal).
     await first.writeFile('sub/file.txt', 'x');
+    await second.writeFile('a.txt', 'a');
+    await second.writeFile('b.txt', 'b');
     await first.dispose();
     await second.dispose();
     assert.equal(existsSync(first.workdir), false);
