@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { readFile, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /**
@@ -73,26 +74,30 @@ export function createPidsCgroup(name: string, limit: number): string | undefine
   }
 }
 
-/** Remove a sandbox's cgroup once its processes are gone (they may take a moment to leave it). */
+/**
+ * Remove a sandbox's cgroup once its processes are gone (they may take a moment to leave it).
+ * Asynchronous on purpose: removing a cgroup waits in the kernel for tens of ms under load, and the
+ * spawn host, which relays every command of its thread's sandboxes, must not stall meanwhile.
+ */
 export async function removeCgroup(directory: string): Promise<void> {
   for (let attempt = 0; attempt < 50; attempt++) {
     try {
-      rmdirSync(directory);
+      await rmdir(directory);
       return;
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') return;
       if (code !== 'EBUSY') return;
-      killMembers(directory);
+      await killMembers(directory);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
 }
 
-function killMembers(directory: string): void {
+async function killMembers(directory: string): Promise<void> {
   let pids: string[] = [];
   try {
-    pids = readFileSync(join(directory, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean);
+    pids = (await readFile(join(directory, 'cgroup.procs'), 'utf8')).split('\n').filter(Boolean);
   } catch {
     return;
   }
