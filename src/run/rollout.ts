@@ -151,6 +151,12 @@ export interface RolloutServices {
     docker?: Record<string, unknown>;
     local?: Record<string, unknown>;
   }): Promise<Sandbox>;
+  /**
+   * Take over a finished rollout's teardown (its tool state and sandbox): the outcome returns
+   * without waiting for it, so the slot starts its next rollout sooner. Whoever takes it waits
+   * for every teardown before the thread stops. Unset: the rollout waits for its own.
+   */
+  deferTeardown?(teardown: Promise<void>): void;
 }
 
 class RolloutTimeout extends TrajError {}
@@ -282,10 +288,20 @@ export async function executeRollout(
   } finally {
     if (timer) clearTimeout(timer);
     interrupt.removeEventListener('abort', onInterrupt);
-    await disposeToolState(toolState);
-    await sandbox?.dispose().catch(() => undefined);
-    knowledge?.dispose();
+    const teardown = tearDown(toolState, sandbox, knowledge);
+    if (services.deferTeardown) services.deferTeardown(teardown);
+    else await teardown;
   }
+}
+
+async function tearDown(
+  toolState: Map<string, unknown>,
+  sandbox: Sandbox | undefined,
+  knowledge: RolloutKnowledge | undefined,
+): Promise<void> {
+  await disposeToolState(toolState);
+  await sandbox?.dispose().catch(() => undefined);
+  knowledge?.dispose();
 }
 
 /** The memory as the rollout left it and the skills it viewed go into the result, so the record keeps them. */

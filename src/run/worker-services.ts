@@ -18,9 +18,16 @@ import type { RolloutServices, RolloutSettings } from './rollout.js';
  * thread runs. MCP servers start lazily, only when a rollout draws their toolset.
  */
 export function createThreadServices(
-  options: Pick<ModelClientOptions, 'onRetry'> = {},
+  options: Pick<ModelClientOptions, 'onRetry'> & {
+    /**
+     * Rollouts hand their teardown to the services (see RolloutServices.deferTeardown) and close()
+     * waits for them: a pool thread's slots then never wait for a namespace or a folder to go.
+     */
+    deferTeardowns?: boolean;
+  } = {},
 ): RolloutServices & { close(): Promise<void> } {
   const models = new Map<string, ModelClient>();
+  const teardowns = new Set<Promise<void>>();
   // One registry per terminal mode (the settings of a run choose one; a thread may serve several runs).
   const registries = new Map<boolean, ToolRegistry>();
   let mcpPool: McpClientPool | undefined;
@@ -59,7 +66,17 @@ export function createThreadServices(
       return registry;
     },
     createSandbox: (options) => createSandbox(options),
+    ...(options.deferTeardowns
+      ? {
+          deferTeardown(teardown: Promise<void>) {
+            const settled = teardown.catch(() => {}).finally(() => teardowns.delete(settled));
+            teardowns.add(settled);
+          },
+        }
+      : {}),
     async close() {
+      // Sandboxes first: their namespaces run through the spawn host closed below.
+      await Promise.all([...teardowns]);
       await Promise.all([mcpPool?.closeAll(), closeSpawner(), closeBrowserEngines()]);
     },
   };

@@ -9,6 +9,7 @@ const interrupts = new Map<string, AbortController>();
 const channels = new Map<string, BroadcastChannel>();
 // A model call being retried is told to the main thread, so progress can show what the server says.
 const services = createThreadServices({
+  deferTeardowns: true,
   onRetry: (event) => {
     const message: ControlMessage = {
       type: 'retry',
