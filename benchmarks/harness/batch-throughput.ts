@@ -61,8 +61,14 @@ export async function batchThroughputBenchmark(
     if (measured.code !== 0) throw new Error(`traj batch exited ${measured.code}: ${measured.stderr.slice(-2000)}`);
     const callsPerRollout = options.toolTurns + 1;
     const modelCalls = options.prompts * callsPerRollout;
-    // Continuous dispatch bound: every slot busy all the time, no startup, no tool time.
-    const idealSeconds = (options.prompts * callsPerRollout * (options.latencyMs / 1000)) / options.concurrency;
+    // The latency bound: every slot busy all the time, no start-up, no tool time. A rollout is
+    // whole (its calls run one after another in one slot), so the slots that run one more rollout
+    // than the others set it: ceil(prompts / slots) rollouts of `callsPerRollout` calls each.
+    const rolloutSeconds = callsPerRollout * (options.latencyMs / 1000);
+    const idealSeconds = Math.ceil(options.prompts / options.concurrency) * rolloutSeconds;
+    // The same work spread as if rollouts could be split across slots: below what any schedule reaches
+    // when prompts is not a multiple of the slots (kept for comparison with earlier results).
+    const fractionalIdealSeconds = (options.prompts * rolloutSeconds) / options.concurrency;
     const wallSeconds = measured.wall_ms / 1000;
     return {
       scenario: options.name,
@@ -76,7 +82,10 @@ export async function batchThroughputBenchmark(
       children_cpu_s: round(measured.children_cpu_ms / 1000),
       achieved_rollouts_per_s: round(options.prompts / wallSeconds),
       ideal_rollouts_per_s: round(options.prompts / idealSeconds),
+      ideal_s: round(idealSeconds),
       achieved_over_ideal: round(idealSeconds / wallSeconds),
+      fractional_ideal_s: round(fractionalIdealSeconds),
+      achieved_over_fractional_ideal: round(fractionalIdealSeconds / wallSeconds),
       harness_cpu_ms_per_rollout: round(measured.cpu_ms / options.prompts),
       harness_cpu_ms_per_model_call: round(measured.cpu_ms / modelCalls),
       mock_server_cpu_s: round(server.cpuMs() / 1000),
