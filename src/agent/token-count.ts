@@ -28,11 +28,26 @@ export function estimateMessageTokens(messages: readonly Message[], count: Count
   return total;
 }
 
+/** Each spec's JSON length: specs are built once per tool, so every rollout's first estimate reuses them. */
+const specLengths = new WeakMap<ToolSpec, number>();
+
 export function estimateToolTokens(
   tools: readonly ToolSpec[] | undefined,
   count: CountTokens = estimateTextTokens,
 ): number {
-  return tools && tools.length > 0 ? count(JSON.stringify(tools)) : 0;
+  if (!tools || tools.length === 0) return 0;
+  if (count !== estimateTextTokens) return count(JSON.stringify(tools));
+  // The length of JSON.stringify(tools): brackets, commas, and each spec's own JSON.
+  let length = 2 + tools.length - 1;
+  for (const spec of tools) {
+    let own = specLengths.get(spec);
+    if (own === undefined) {
+      own = JSON.stringify(spec).length;
+      specLengths.set(spec, own);
+    }
+    length += own;
+  }
+  return Math.ceil(length / CHARS_PER_TOKEN);
 }
 
 /**
