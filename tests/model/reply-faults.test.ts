@@ -56,6 +56,14 @@ for (const stream of [false, true]) {
   });
 }
 
+test('a reply read whole keeps multi-byte text intact (the bytes decode once, not per chunk)', async () => {
+  const content = `${'é中🙂'.repeat(30_000)} end`;
+  await withServer([{ content }], async (server) => {
+    const response = await createModelClient(endpointFor(server), FAST).complete({ messages: HELLO });
+    assert.equal(response.message.content, content);
+  });
+});
+
 test('the same reply under the default cap is kept whole', async () => {
   const content = 'y'.repeat(2 * 1024 * 1024);
   await withServer([{ content }], async (server) => {
