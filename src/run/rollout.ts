@@ -243,7 +243,8 @@ export async function executeRollout(
         sandbox = lazy;
       }
       // Namespace start-up (~10 ms, serialised by the kernel across rollouts) then overlaps the first model call.
-      if (tools.some((tool) => tool.runsCommands)) sandbox.prepareCommands?.();
+      if (tools.some((tool) => tool.runsCommands))
+        sandbox.prepareCommands?.({ shell: tools.some((tool) => tool.usesShell) });
     } catch (error) {
       return outcome({ result: emptyResult(messages, 'api_error'), error: sandboxFault(error) });
     }

@@ -81,10 +81,10 @@ export class LazySandbox implements Sandbox {
     if (!this.disposed) this.materialize().catch(() => {});
   }
 
-  prepareCommands(): void {
+  prepareCommands(options?: { shell?: boolean }): void {
     if (this.disposed) return;
     this.materialize().then(
-      (sandbox) => sandbox.prepareCommands?.(),
+      (sandbox) => sandbox.prepareCommands?.(options),
       () => {},
     );
   }

@@ -192,8 +192,14 @@ class LocalSandbox implements Sandbox {
     return session;
   }
 
-  prepareCommands(): void {
-    if (this.isolation && !this.disposed) this.namespace(this.isolation).catch(() => {});
+  prepareCommands(options: { shell?: boolean } = {}): void {
+    if (this.disposed || !(this.isolation || options.shell)) return;
+    this.commandSession().then(
+      (session) => {
+        if (options.shell && !this.disposed) this.persistentShell(session).warm();
+      },
+      () => {},
+    );
   }
 
   private namespace(config: LocalSandboxConfig): Promise<string> {
@@ -234,6 +240,14 @@ class LocalSandbox implements Sandbox {
     this.assertLive();
     const cwd = options.cwd === undefined ? undefined : await this.existingFolder(options.cwd);
     const session = await this.commandSession();
+    const result = await this.persistentShell(session).run(command, { ...options, cwd });
+    if (this.disposed)
+      throw new SandboxError(`sandbox ${this.id} was disposed while the command ran`, { code: 'disposed' });
+    return result;
+  }
+
+  /** The rollout's one shell, in the namespace when there is one. */
+  private persistentShell(session: string | undefined): PersistentShell {
     this.shell ??= new PersistentShell((handlers) =>
       openShell(
         {
@@ -249,10 +263,7 @@ class LocalSandbox implements Sandbox {
         },
       ),
     );
-    const result = await this.shell.run(command, { ...options, cwd });
-    if (this.disposed)
-      throw new SandboxError(`sandbox ${this.id} was disposed while the command ran`, { code: 'disposed' });
-    return result;
+    return this.shell;
   }
 
   private async spawnCommand(command: string, cwd: string, options: ExecOptions): Promise<ExecResult> {

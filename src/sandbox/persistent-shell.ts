@@ -52,8 +52,14 @@ export class PersistentShell {
   private disposed = false;
   /** Why the shell was lost between calls (a background `kill $$`), told with the next result. */
   private lostBetweenCalls = false;
+  private called = false;
 
   constructor(private readonly start: ShellStarter) {}
+
+  /** Start the shell now, before any call: its start-up then overlaps other work (a model call). */
+  warm(): void {
+    if (!this.disposed && !this.process) this.spawn();
+  }
 
   /** Run one command; calls made while one runs wait their turn. */
   run(command: string, options: ExecOptions & { cwd?: string } = {}): Promise<ShellResult> {
@@ -77,6 +83,7 @@ export class PersistentShell {
     }
     const restarted = this.process === undefined && (this.state !== undefined || this.lostBetweenCalls);
     this.lostBetweenCalls = false;
+    this.called = true;
     const shell = this.process ?? this.spawn();
     const [first, second] = newNonce();
     const nonce = first + second;
@@ -154,7 +161,8 @@ export class PersistentShell {
     this.process = undefined;
     const call = this.call;
     if (!call) {
-      this.lostBetweenCalls = !this.disposed;
+      // A shell warmed up and lost before any call held nothing the model could miss.
+      this.lostBetweenCalls = !this.disposed && this.called;
       return;
     }
     if (error !== undefined && call.stop === undefined) {

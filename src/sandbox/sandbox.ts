@@ -59,10 +59,11 @@ export interface Sandbox {
   /** Copy a sandbox file or directory to the host. */
   download(remotePath: string, localPath: string): Promise<void>;
   /**
-   * Start, in the background, what the first command needs (a bubblewrap namespace), so that its
-   * start-up overlaps other work. Never throws: a failure surfaces on the first command.
+   * Start, in the background, what the first command needs (a bubblewrap namespace; with `shell`,
+   * the persistent shell too), so that its start-up overlaps other work. Never throws: a failure
+   * surfaces on the first command.
    */
-  prepareCommands?(): void;
+  prepareCommands?(options?: { shell?: boolean }): void;
   /** Idempotent; never throws for an already disposed sandbox. */
   dispose(): Promise<void>;
 }

@@ -50,6 +50,8 @@ interface ToolBase {
    * (Sandbox.prepareCommands) while the first model call is out.
    */
   runsCommands?: boolean;
+  /** Runs its commands in the rollout's persistent shell, which is then started early too. */
+  usesShell?: boolean;
   /**
    * Its `path` arguments reach the sandbox only through Sandbox.readFile/writeFile, which apply
    * the confinement check themselves: the registry's check before the call would repeat it.

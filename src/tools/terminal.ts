@@ -60,6 +60,7 @@ export const terminalTool = defineTool({
   name: 'terminal',
   toolset: 'terminal',
   runsCommands: true,
+  usesShell: true,
   version: '3',
   description:
     'Run a bash command in the sandbox and get its exit code and output (stdout, then stderr). ' +

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { readlinkSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createLocalSandbox } from '../../src/sandbox/index.js';
@@ -67,3 +68,43 @@ describe('local+bwrap: when the namespace starts', bwrap, () => {
     await assert.rejects(box.exec('true'), /disposed/);
   });
 });
+
+/** Shells of the persistent-shell protocol working in `folder` (seen from here, namespace or not). */
+function shellsIn(folder: string): number {
+  let pids: string[];
+  try {
+    pids = execFileSync('pgrep', ['-f', 'traj-exec:local'], { encoding: 'utf8' }).split('\n').filter(Boolean);
+  } catch {
+    return 0; // pgrep exits 1 when nothing matches
+  }
+  return pids.filter((pid) => {
+    try {
+      return readlinkSync(`/proc/${pid}/cwd`) === folder;
+    } catch {
+      return false; // ended meanwhile
+    }
+  }).length;
+}
+
+for (const isolation of ['none', 'bwrap'] as const) {
+  describe(`local+${isolation}: the persistent shell starts early`, isolation === 'bwrap' ? bwrap : {}, () => {
+    it('prepareCommands({shell: true}) starts it before any call; the first call runs in it', async () => {
+      const box = await createLocalSandbox({ kind: 'local', local: { isolation } });
+      try {
+        box.prepareCommands?.();
+        await sleep(200);
+        assert.equal(shellsIn(box.workdir), 0, 'without shell: true, no shell');
+        box.prepareCommands?.({ shell: true });
+        assert.ok(await eventually(() => shellsIn(box.workdir) === 1), 'a shell before the first call');
+        const result = await box.execInShell('pwd');
+        assert.equal(result.stdout, `${box.workdir}\n`);
+        assert.equal(result.shell, 'kept');
+        assert.equal(result.restored, undefined, 'the first call is not told of a restart');
+        assert.equal(shellsIn(box.workdir), 1, 'the same shell, not a second one');
+      } finally {
+        await box.dispose();
+      }
+      assert.ok(await eventually(() => shellsIn(box.workdir) === 0), 'dispose ends it');
+    });
+  });
+}
