@@ -33,7 +33,7 @@ import type { ModelClient } from '../model/types.js';
 import { LazySandbox } from '../sandbox/lazy-sandbox.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { BudgetSchema } from '../tools/budget.js';
-import { FILE_TOOLSET, toolSpec, type Tool, type ToolRegistry } from '../tools/registry.js';
+import { toolSpec, type Tool, type ToolRegistry } from '../tools/registry.js';
 import type { ToolServices } from '../tools/services.js';
 import { disposeToolState } from '../tools/tool-state.js';
 import { rolloutArtifacts } from './rollout-artifacts.js';
@@ -236,11 +236,8 @@ export async function executeRollout(
         sandbox = await create();
         await environment.setup(task.item, sandbox);
       } else {
-        // Without a setup step nothing needs the sandbox before the first tool call: create it then,
-        // or while the first model call is out when a file tool is offered.
-        const lazy = new LazySandbox(create, settings.sandbox.kind, workdir ?? '.', (error) => controller.abort(error));
-        if (tools.some((tool) => tool.toolset === FILE_TOOLSET)) lazy.prepare();
-        sandbox = lazy;
+        // Without a setup step nothing needs the sandbox before the first tool call: create it then.
+        sandbox = new LazySandbox(create, settings.sandbox.kind, workdir ?? '.', (error) => controller.abort(error));
       }
       // Namespace start-up (~10 ms, serialised by the kernel across rollouts) then overlaps the first model call.
       if (tools.some((tool) => tool.runsCommands))

@@ -73,14 +73,7 @@ export class LazySandbox implements Sandbox {
     return (await this.materialize()).download(remotePath, localPath);
   }
 
-  /**
-   * Creates the sandbox now, in the background, for a rollout whose tools will likely use it: its
-   * creation then overlaps the first model call. A failure is reported as a first use's would be.
-   */
-  prepare(): void {
-    if (!this.disposed) this.materialize().catch(() => {});
-  }
-
+  /** Creates the sandbox now, in the background; a failure is reported as a first use's would be. */
   prepareCommands(options?: { shell?: boolean }): void {
     if (this.disposed) return;
     this.materialize().then(

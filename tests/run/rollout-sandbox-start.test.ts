@@ -15,9 +15,9 @@ import {
 import { DEFAULT_BUDGET } from '../../src/tools/budget.js';
 
 /**
- * A rollout creates its sandbox folder while its first model call is out when it offers file
- * tools (their first call then finds it ready), and never when no offered tool uses a sandbox.
- * Local sandboxes go under TMPDIR: this file points it at a scratch folder of its own.
+ * A rollout's sandbox is created by its first tool call, never before: a rollout whose model
+ * answers without tools pays for no folder (or container). Local sandboxes go under TMPDIR: this
+ * file points it at a scratch folder of its own.
  */
 const scratch = mkdtempSync(join(tmpdir(), 'traj-sandbox-start-'));
 process.env.TMPDIR = scratch;
@@ -48,8 +48,12 @@ function settings(baseUrl: string): RolloutSettings {
   };
 }
 
-/** Holds the first model call until the test has looked at the temp dir; then one write_file, then an answer. */
-async function heldRollout(t: { after(fn: () => unknown): void }, toolsets: string[]) {
+/**
+ * Holds the first model call until the test has looked at the temp dir; then one write_file (or,
+ * with `callsTool` false, an answer at once), then an answer. The second request counts the folders.
+ */
+async function heldRollout(t: { after(fn: () => unknown): void }, toolsets: string[], callsTool = true) {
+  let foldersAtToolCall: number | undefined;
   let release!: () => void;
   const released = new Promise<void>((resolve) => {
     release = resolve;
@@ -59,10 +63,13 @@ async function heldRollout(t: { after(fn: () => unknown): void }, toolsets: stri
     firstCallArrived = resolve;
   });
   const server = await startScriptedServer(async (request: ChatRequest): Promise<ScriptedResponse> => {
-    if (request.messages.some((message) => message.role === 'tool')) return reply('saved');
+    if (request.messages.some((message) => message.role === 'tool')) {
+      foldersAtToolCall = sandboxFolders().length;
+      return reply('saved');
+    }
     firstCallArrived();
     await released;
-    return toolsets.includes('file') ? callTool('write_file', { path: 'note.txt', content: 'hi\n' }) : reply('done');
+    return callsTool ? callTool('write_file', { path: 'note.txt', content: 'hi\n' }) : reply('done');
   });
   t.after(() => server.close());
   const outcome = executeRollout(
@@ -71,24 +78,27 @@ async function heldRollout(t: { after(fn: () => unknown): void }, toolsets: stri
     new AbortController().signal,
   );
   await arrived;
-  // Creation runs beside the call: give it a moment to land before looking.
+  // Anything started beside the call would have landed by now.
   await new Promise((resolve) => setTimeout(resolve, 200));
   const duringFirstCall = sandboxFolders();
   release();
-  return { duringFirstCall, outcome: await outcome };
+  const result = await outcome;
+  return { duringFirstCall, foldersAtToolCall, outcome: result };
 }
 
-test('a rollout offering file tools has its sandbox folder before its first tool call', async (t) => {
-  const { duringFirstCall, outcome } = await heldRollout(t, ['file']);
-  assert.equal(duringFirstCall.length, 1, 'the folder exists while the first model call is out');
+test('a rollout offering file tools has no sandbox folder until its first tool call, and none after', async (t) => {
+  const { duringFirstCall, foldersAtToolCall, outcome } = await heldRollout(t, ['file']);
+  assert.deepEqual(duringFirstCall, [], 'no folder while the first model call is out');
+  assert.equal(foldersAtToolCall, 1, 'the write_file call made one');
   assert.equal(outcome.result.finishReason, 'stop');
   assert.match(String(outcome.result.messages.find((message) => message.role === 'tool')!.content), /bytes_written/);
   assert.deepEqual(sandboxFolders(), [], 'dispose removed it');
 });
 
-test('a rollout whose tools use no sandbox creates none', async (t) => {
-  const { duringFirstCall, outcome } = await heldRollout(t, ['todo']);
+test('a rollout whose model never calls a tool creates no sandbox', async (t) => {
+  const { duringFirstCall, foldersAtToolCall, outcome } = await heldRollout(t, ['file'], false);
   assert.deepEqual(duringFirstCall, []);
+  assert.equal(foldersAtToolCall, undefined);
   assert.equal(outcome.result.finishReason, 'stop');
   assert.deepEqual(sandboxFolders(), []);
 });
