@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { executeRollout, type RolloutServices, type RolloutSettings } from '../../src/run/rollout.js';
+import { createThreadServices } from '../../src/run/worker-services.js';
+import type { Sandbox } from '../../src/sandbox/sandbox.js';
+import { callTool, reply, startScriptedServer, type ChatRequest } from '../../src/testing/index.js';
+import { DEFAULT_BUDGET } from '../../src/tools/budget.js';
+
+/**
+ * Pool threads hand a finished rollout's teardown to their services: the outcome returns while
+ * the sandbox is still being disposed, and closing the services waits for it. Without
+ * `deferTeardowns` (traj ask, tests) a rollout returns only once its sandbox is gone.
+ */
+function settings(baseUrl: string): RolloutSettings {
+  return {
+    run: 'deferred-teardown-test',
+    endpoint: {
+      base_url: baseUrl,
+      model: 'scripted',
+      api_key_env: 'TRAJ_TEST_NO_KEY',
+      timeout_ms: 60_000,
+      max_retries: 0,
+      tool_call_format: 'native',
+    },
+    maxTurns: 4,
+    sandbox: { kind: 'local', local: { isolation: 'none' } },
+    budget: DEFAULT_BUDGET,
+    agent: 'model',
+    toolConcurrency: 4,
+  };
+}
+
+/** Thread services whose sandboxes finish disposing only when the test says so. */
+function withHeldDispose(deferTeardowns: boolean) {
+  const base = createThreadServices({ deferTeardowns });
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const state = { disposed: false };
+  const services: RolloutServices & { close(): Promise<void> } = {
+    ...base,
+    createSandbox: async (options) => {
+      const sandbox = await base.createSandbox(options);
+      return new Proxy(sandbox, {
+        get(target, property, receiver) {
+          if (property !== 'dispose') return Reflect.get(target, property, receiver);
+          return async () => {
+            await held;
+            await target.dispose();
+            state.disposed = true;
+          };
+        },
+      }) as Sandbox;
+    },
+  };
+  return { services, release, state };
+}
+
+async function rolloutWithOneFileCall(t: { after(fn: () => unknown): void }, services: RolloutServices) {
+  const server = await startScriptedServer((request: ChatRequest) =>
+    request.messages.some((message) => message.role === 'tool')
+      ? reply('saved')
+      : callTool('write_file', { path: 'note.txt', content: 'hi\n' }),
+  );
+  t.after(() => server.close());
+  return executeRollout(
+    {
+      key: 'k',
+      sample: 0,
+      toolsets: ['file'],
+      messages: [{ role: 'user', content: 'go' }],
+      settings: settings(server.url),
+    },
+    services,
+    new AbortController().signal,
+  );
+}
+
+test('with deferTeardowns the outcome returns before the sandbox is gone, and close waits for it', async (t) => {
+  const { services, release, state } = withHeldDispose(true);
+  const rollout = rolloutWithOneFileCall(t, services);
+  const first = await Promise.race([
+    rollout,
+    new Promise<'waiting'>((resolve) => setTimeout(resolve, 10_000, 'waiting')),
+  ]);
+  if (first === 'waiting') {
+    release();
+    await rollout;
+    assert.fail('the rollout waited for its held teardown');
+  }
+  const outcome = await rollout;
+  assert.equal(outcome.result.finishReason, 'stop');
+  assert.equal(state.disposed, false, 'the rollout did not wait for its teardown');
+  let closed = false;
+  const closing = services.close().then(() => {
+    closed = true;
+  });
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.equal(closed, false, 'close waits for the teardown');
+  release();
+  await closing;
+  assert.equal(state.disposed, true);
+});
+
+test('without it a rollout returns only once its sandbox is disposed', async (t) => {
+  const { services, release, state } = withHeldDispose(false);
+  t.after(() => services.close());
+  const pending = rolloutWithOneFileCall(t, services);
+  let returned = false;
+  void pending.then(() => {
+    returned = true;
+  });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal(returned, false, 'still waiting for the held dispose');
+  release();
+  const outcome = await pending;
+  assert.equal(outcome.result.finishReason, 'stop');
+  assert.equal(state.disposed, true);
+});
