@@ -6,7 +6,6 @@ import { loadEnvironment } from '../../src/eval/load-environment.js';
 import { keyedItems, type KeyedEnvironmentItem } from '../../src/run/environment-entries.js';
 import { executeRollout, type RolloutSettings } from '../../src/run/rollout.js';
 import { createThreadServices } from '../../src/run/worker-services.js';
-import { DEFAULT_BUDGET } from '../../src/tools/budget.js';
 import {
   callTool,
   conversationScript,
@@ -17,28 +16,12 @@ import {
 } from '../../src/testing/index.js';
 import { buildRoot } from '../../src/util/paths.js';
 import { temporaryDirectory } from '../helpers/cli.js';
+import { scriptedRolloutSettings } from '../helpers/rollout-settings.js';
 
 const FILE_TASK = join(buildRoot(), 'environments', 'file-task', 'index.js');
 
 function settings(baseUrl: string, environmentModule: string): RolloutSettings {
-  return {
-    run: 'environments-test',
-    endpoint: {
-      base_url: baseUrl,
-      model: 'policy',
-      api_key_env: 'NO_KEY',
-      timeout_ms: 30_000,
-      max_retries: 0,
-      concurrency: 8,
-      tool_call_format: 'native',
-    },
-    maxTurns: 4,
-    sandbox: { kind: 'local' },
-    budget: DEFAULT_BUDGET,
-    agent: 'model',
-    toolConcurrency: 4,
-    environmentModule,
-  };
+  return scriptedRolloutSettings(baseUrl, 'environments-test', { environmentModule });
 }
 
 /** A policy that acts on each file task by its instruction: right or deliberately wrong. */

@@ -5,7 +5,6 @@ import { after, describe, it } from 'node:test';
 import { loadTasks } from '../../environments/terminal-tasks/index.js';
 import { readTaskFolder, type TerminalTask } from '../../environments/terminal-tasks/task-folder.js';
 import type { VerifierDetails } from '../../environments/terminal-tasks/verifier.js';
-import { DEFAULT_BUDGET } from '../../src/tools/budget.js';
 import { executeRollout, type RolloutOutcome, type RolloutSettings } from '../../src/run/rollout.js';
 import { createThreadServices } from '../../src/run/worker-services.js';
 import {
@@ -17,6 +16,7 @@ import {
 } from '../../src/testing/index.js';
 import { buildRoot, projectRoot } from '../../src/util/paths.js';
 import { temporaryDirectory } from '../helpers/cli.js';
+import { scriptedRolloutSettings } from '../helpers/rollout-settings.js';
 
 /**
  * The terminal-tasks environment end to end in traj's local sandbox (no Docker): the executor a
@@ -28,24 +28,11 @@ const services = createThreadServices();
 after(() => services.close());
 
 function settings(agent: RolloutSettings['agent'], baseUrl = 'http://127.0.0.1:9/v1'): RolloutSettings {
-  return {
-    run: 'terminal-rollouts-test',
-    endpoint: {
-      base_url: baseUrl,
-      model: 'scripted',
-      api_key_env: 'TRAJ_TEST_NO_KEY',
-      timeout_ms: 60_000,
-      max_retries: 0,
-      concurrency: 8,
-      tool_call_format: 'native',
-    },
+  return scriptedRolloutSettings(baseUrl, 'terminal-rollouts-test', {
     maxTurns: 6,
-    sandbox: { kind: 'local' },
-    budget: DEFAULT_BUDGET,
     agent,
-    toolConcurrency: 4,
     environmentModule: join(buildRoot(), 'environments', 'terminal-tasks', 'index.js'),
-  };
+  });
 }
 
 function rollout(task: TerminalTask, agent: RolloutSettings['agent'], baseUrl?: string): Promise<RolloutOutcome> {

@@ -1,34 +1,20 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { executeRollout, type RolloutServices, type RolloutSettings } from '../../src/run/rollout.js';
+import { executeRollout, type RolloutServices } from '../../src/run/rollout.js';
 import { createThreadServices } from '../../src/run/worker-services.js';
 import type { Sandbox } from '../../src/sandbox/sandbox.js';
 import { callTool, reply, startScriptedServer, type ChatRequest } from '../../src/testing/index.js';
-import { DEFAULT_BUDGET } from '../../src/tools/budget.js';
+import { scriptedRolloutSettings } from '../helpers/rollout-settings.js';
 
 /**
  * Pool threads hand a finished rollout's teardown to their services: the outcome returns while
  * the sandbox is still being disposed, and closing the services waits for it. Without
  * `deferTeardowns` (traj ask, tests) a rollout returns only once its sandbox is gone.
  */
-function settings(baseUrl: string): RolloutSettings {
-  return {
-    run: 'deferred-teardown-test',
-    endpoint: {
-      base_url: baseUrl,
-      model: 'scripted',
-      api_key_env: 'TRAJ_TEST_NO_KEY',
-      timeout_ms: 60_000,
-      max_retries: 0,
-      tool_call_format: 'native',
-    },
-    maxTurns: 4,
+const settings = (baseUrl: string) =>
+  scriptedRolloutSettings(baseUrl, 'deferred-teardown-test', {
     sandbox: { kind: 'local', local: { isolation: 'none' } },
-    budget: DEFAULT_BUDGET,
-    agent: 'model',
-    toolConcurrency: 4,
-  };
-}
+  });
 
 /** Thread services whose sandboxes finish disposing only when the test says so. */
 function withHeldDispose(deferTeardowns: boolean) {

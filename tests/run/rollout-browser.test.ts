@@ -5,9 +5,9 @@ import { WebConfigSchema } from '../../src/config/web.js';
 import { executeRollout, type RolloutSettings } from '../../src/run/rollout.js';
 import { createThreadServices } from '../../src/run/worker-services.js';
 import { callTool, delayed, reply, startScriptedServer, type ChatRequest } from '../../src/testing/index.js';
-import { DEFAULT_BUDGET } from '../../src/tools/budget.js';
 import { findChromium, threadBrowserEngine } from '../../src/tools/index.js';
 import { startBrowserSite } from '../helpers/browser-site.js';
+import { scriptedRolloutSettings } from '../helpers/rollout-settings.js';
 
 /**
  * The rollout executor closes a rollout's browser context on every way a rollout ends: an
@@ -20,26 +20,12 @@ const browser = BrowserConfigSchema.parse({ navigation_timeout_ms: 10_000 });
 const engine = threadBrowserEngine(browser);
 
 function settings(baseUrl: string, extra: Partial<RolloutSettings> = {}): RolloutSettings {
-  return {
-    run: 'rollout-browser-test',
-    endpoint: {
-      base_url: baseUrl,
-      model: 'scripted',
-      api_key_env: 'TRAJ_TEST_NO_KEY',
-      timeout_ms: 60_000,
-      max_retries: 0,
-      concurrency: 8,
-      tool_call_format: 'native',
-    },
+  return scriptedRolloutSettings(baseUrl, 'rollout-browser-test', {
     maxTurns: 5,
-    sandbox: { kind: 'local' },
-    budget: DEFAULT_BUDGET,
-    agent: 'model',
-    toolConcurrency: 4,
     web: WebConfigSchema.parse({ allow_private: true }),
     browser,
     ...extra,
-  };
+  });
 }
 
 /** Navigate, then (the second model turn) answer after `holdMs`, or at once. */

@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { executeRollout, type RolloutSettings } from '../../src/run/rollout.js';
+import { executeRollout } from '../../src/run/rollout.js';
 import { createThreadServices } from '../../src/run/worker-services.js';
 import {
   callTool,
@@ -12,7 +12,7 @@ import {
   type ChatRequest,
   type ScriptedResponse,
 } from '../../src/testing/index.js';
-import { DEFAULT_BUDGET } from '../../src/tools/budget.js';
+import { scriptedRolloutSettings } from '../helpers/rollout-settings.js';
 
 /**
  * A rollout's sandbox is created by its first tool call, never before: a rollout whose model
@@ -29,24 +29,10 @@ after(async () => {
 
 const sandboxFolders = () => readdirSync(scratch).filter((name) => name.startsWith('traj-sbx-'));
 
-function settings(baseUrl: string): RolloutSettings {
-  return {
-    run: 'rollout-sandbox-start-test',
-    endpoint: {
-      base_url: baseUrl,
-      model: 'scripted',
-      api_key_env: 'TRAJ_TEST_NO_KEY',
-      timeout_ms: 60_000,
-      max_retries: 0,
-      tool_call_format: 'native',
-    },
-    maxTurns: 4,
+const settings = (baseUrl: string) =>
+  scriptedRolloutSettings(baseUrl, 'rollout-sandbox-start-test', {
     sandbox: { kind: 'local', local: { isolation: 'none' } },
-    budget: DEFAULT_BUDGET,
-    agent: 'model',
-    toolConcurrency: 4,
-  };
-}
+  });
 
 /**
  * Holds the first model call until the test has looked at the temp dir; then one write_file (or,
