@@ -154,9 +154,10 @@ export interface RolloutServices {
   /**
    * Take over a finished rollout's teardown (its tool state and sandbox): the outcome returns
    * without waiting for it, so the slot starts its next rollout sooner. Whoever takes it waits
-   * for every teardown before the thread stops. Unset: the rollout waits for its own.
+   * for every teardown before the thread stops. A promise back means too many are pending: the
+   * rollout waits for its own. Unset: the rollout always waits for its own.
    */
-  deferTeardown?(teardown: Promise<void>): void;
+  deferTeardown?(teardown: () => Promise<void>): Promise<void> | undefined;
 }
 
 class RolloutTimeout extends TrajError {}
@@ -286,9 +287,9 @@ export async function executeRollout(
   } finally {
     if (timer) clearTimeout(timer);
     interrupt.removeEventListener('abort', onInterrupt);
-    const teardown = tearDown(toolState, sandbox, knowledge);
-    if (services.deferTeardown) services.deferTeardown(teardown);
-    else await teardown;
+    const teardown = () => tearDown(toolState, sandbox, knowledge);
+    const own = services.deferTeardown ? services.deferTeardown(teardown) : teardown();
+    if (own) await own;
   }
 }
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { executeRollout, type RolloutServices } from '../../src/run/rollout.js';
-import { createThreadServices } from '../../src/run/worker-services.js';
+import { createThreadServices, type TeardownLimits } from '../../src/run/worker-services.js';
 import type { Sandbox } from '../../src/sandbox/sandbox.js';
 import { callTool, reply, startScriptedServer, type ChatRequest } from '../../src/testing/index.js';
 import { scriptedRolloutSettings } from '../helpers/rollout-settings.js';
@@ -17,13 +17,13 @@ const settings = (baseUrl: string) =>
   });
 
 /** Thread services whose sandboxes finish disposing only when the test says so. */
-function withHeldDispose(deferTeardowns: boolean) {
+function withHeldDispose(deferTeardowns: boolean | Partial<TeardownLimits>) {
   const base = createThreadServices({ deferTeardowns });
   let release!: () => void;
   const held = new Promise<void>((resolve) => {
     release = resolve;
   });
-  const state = { disposed: false };
+  const state = { disposed: false, started: 0, finished: 0 };
   const services: RolloutServices & { close(): Promise<void> } = {
     ...base,
     createSandbox: async (options) => {
@@ -32,8 +32,10 @@ function withHeldDispose(deferTeardowns: boolean) {
         get(target, property, receiver) {
           if (property !== 'dispose') return Reflect.get(target, property, receiver);
           return async () => {
+            state.started++;
             await held;
             await target.dispose();
+            state.finished++;
             state.disposed = true;
           };
         },
@@ -65,6 +67,8 @@ async function rolloutWithOneFileCall(t: { after(fn: () => unknown): void }, ser
 
 test('with deferTeardowns the outcome returns before the sandbox is gone, and close waits for it', async (t) => {
   const { services, release, state } = withHeldDispose(true);
+  // A failed assertion must not leave teardowns held.
+  t.after(release);
   const rollout = rolloutWithOneFileCall(t, services);
   const first = await Promise.race([
     rollout,
@@ -91,6 +95,8 @@ test('with deferTeardowns the outcome returns before the sandbox is gone, and cl
 
 test('without it a rollout returns only once its sandbox is disposed', async (t) => {
   const { services, release, state } = withHeldDispose(false);
+  // A failed assertion must not leave teardowns held.
+  t.after(release);
   t.after(() => services.close());
   const pending = rolloutWithOneFileCall(t, services);
   let returned = false;
@@ -103,4 +109,24 @@ test('without it a rollout returns only once its sandbox is disposed', async (t)
   const outcome = await pending;
   assert.equal(outcome.result.finishReason, 'stop');
   assert.equal(state.disposed, true);
+});
+
+test('a thread runs a few teardowns at once, and past the pending cap a rollout waits for its own', async (t) => {
+  const { services, release, state } = withHeldDispose({ atOnce: 2, mostPending: 3 });
+  // A failed assertion must not leave teardowns held.
+  t.after(release);
+  for (let index = 0; index < 3; index++) await rolloutWithOneFileCall(t, services);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.equal(state.started, 2, 'two teardowns run, the third waits its turn');
+  const fourth = rolloutWithOneFileCall(t, services);
+  let returned = false;
+  void fourth.then(() => {
+    returned = true;
+  });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal(returned, false, 'a fourth pending teardown is past the cap: that rollout waits');
+  release();
+  await fourth;
+  await services.close();
+  assert.equal(state.finished, 4);
 });
