@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import type { RunStatistics } from '../../src/run/run-statistics.js';
-import { measureCli, scratchDirectory, startMockServer } from './processes.js';
+import { measureCli, scratchDirectory, scriptedBatchArgs, startMockServer, writePrompts } from './processes.js';
 
 export interface AdaptiveConcurrencyOptions {
   prompts: number;
@@ -95,36 +95,22 @@ async function measure(
   ]);
   try {
     const dataset = join(scratch.path, 'prompts.jsonl');
-    writeFileSync(
-      dataset,
-      `${Array.from({ length: options.prompts }, (_, index) => JSON.stringify({ prompt: `rate ${index}` })).join('\n')}\n`,
-    );
+    writePrompts(dataset, options.prompts, 'rate');
     const config = join(scratch.path, 'run.yaml');
     // Every configuration runs the same 4×N rollouts; only the request gate differs (a fixed cap is
     // endpoint.concurrency with adaptive off), so rollout overheads overlap the model calls alike.
     writeFileSync(config, adaptive ? '{}\n' : `endpoint:\n  adaptive: false\n  concurrency: ${concurrency}\n`);
     const measured = await measureCli(
-      [
-        'batch',
+      scriptedBatchArgs(server.url, dataset, label, [
         '--config',
         config,
-        '--dataset',
-        dataset,
-        '--run',
-        label,
         '--toolsets',
         'file',
         '--max-turns',
         '1',
         '--concurrency',
         String(4 * options.limit),
-        '--base-url',
-        server.url,
-        '--model',
-        'traj-scripted',
-        '--api-key-env',
-        'NO_KEY',
-      ],
+      ]),
       { cwd: scratch.path },
     );
     if (measured.code !== 0)

@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { measureCli, scratchDirectory, startMockServer } from './processes.js';
+import { measureCli, scratchDirectory, scriptedBatchArgs, startMockServer, writePrompts } from './processes.js';
 
 export interface BatchThroughputOptions {
   name: string;
@@ -28,34 +28,20 @@ export async function batchThroughputBenchmark(
   const server = await startMockServer(['--latency-ms', String(options.latencyMs), ...script]);
   try {
     const dataset = join(scratch.path, 'prompts.jsonl');
-    writeFileSync(
-      dataset,
-      `${Array.from({ length: options.prompts }, (_, index) => JSON.stringify({ prompt: `benchmark prompt ${index}` })).join('\n')}\n`,
-    );
+    writePrompts(dataset, options.prompts, 'benchmark prompt');
     const config = join(scratch.path, 'run.yaml');
     writeFileSync(config, options.isolation ? `local:\n  isolation: ${options.isolation}\n` : '{}\n');
     const measured = await measureCli(
-      [
-        'batch',
+      scriptedBatchArgs(server.url, dataset, options.name, [
         '--config',
         config,
-        '--dataset',
-        dataset,
-        '--run',
-        options.name,
         '--toolsets',
         options.toolsets,
         '--concurrency',
         String(options.concurrency),
-        '--base-url',
-        server.url,
-        '--model',
-        'traj-scripted',
-        '--api-key-env',
-        'NO_KEY',
         '--max-turns',
         String(options.toolTurns + 2),
-      ],
+      ]),
       { cwd: scratch.path },
     );
     if (measured.code !== 0) throw new Error(`traj batch exited ${measured.code}: ${measured.stderr.slice(-2000)}`);

@@ -1,11 +1,37 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { buildRoot } from '../../src/util/paths.js';
 
 export const CLI = join(buildRoot(), 'src', 'cli', 'main.js');
+
+/** A JSONL dataset of `count` one-line prompts, `<prefix> <index>`. */
+export function writePrompts(path: string, count: number, prefix: string): void {
+  writeFileSync(
+    path,
+    `${Array.from({ length: count }, (_, index) => JSON.stringify({ prompt: `${prefix} ${index}` })).join('\n')}\n`,
+  );
+}
+
+/** `traj batch` of `dataset` as run `run` against the scripted endpoint at `url`, then the scenario's own flags. */
+export function scriptedBatchArgs(url: string, dataset: string, run: string, flags: string[]): string[] {
+  return [
+    'batch',
+    '--dataset',
+    dataset,
+    '--run',
+    run,
+    '--base-url',
+    url,
+    '--model',
+    'traj-scripted',
+    '--api-key-env',
+    'NO_KEY',
+    ...flags,
+  ];
+}
 
 /** `traj mock-server` in its own process, so its CPU never counts as the harness's. */
 export async function startMockServer(

@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { callTool, conversationScript, reply, startScriptedServer } from '../../src/testing/index.js';
 import { freePort, startRedis } from '../../tests/helpers/redis.js';
-import { CLI, measureCli } from './processes.js';
+import { CLI, measureCli, scriptedBatchArgs, writePrompts } from './processes.js';
 
 /** CPU work in the sandbox: a shell loop that keeps one core busy for a fraction of a second. */
 const CPU_COMMAND = "awk 'BEGIN { for (i = 0; i < 4000000; i++) s += i * i; print s }'";
@@ -24,31 +24,15 @@ export async function queueScaleBenchmark(prompts: number): Promise<Record<strin
   const redis = await startRedis({ port: await freePort() });
   try {
     const dataset = join(scratch, 'prompts.jsonl');
-    writeFileSync(
-      dataset,
-      `${Array.from({ length: prompts }, (_, index) => JSON.stringify({ prompt: `cpu task ${index}` })).join('\n')}\n`,
-    );
-    const base = [
-      'batch',
-      '--dataset',
-      dataset,
-      '--toolsets',
-      'terminal',
-      '--base-url',
-      server.url,
-      '--model',
-      'traj-scripted',
-      '--api-key-env',
-      'NO_KEY',
-      '--concurrency',
-      '12',
-    ];
-    const local = await measureCli([...base, '--run', 'local', '--workers', '1'], { cwd: scratch });
+    writePrompts(dataset, prompts, 'cpu task');
+    const batch = (run: string, flags: string[]) =>
+      scriptedBatchArgs(server.url, dataset, run, ['--toolsets', 'terminal', '--concurrency', '12', ...flags]);
+    const local = await measureCli(batch('local', ['--workers', '1']), { cwd: scratch });
     if (local.code !== 0) throw new Error(`local batch exited ${local.code}: ${local.stderr.slice(-1500)}`);
     const queued = async (workers: number) => {
       const children = Array.from({ length: workers }, () => startWorker(redis.url, scratch));
       try {
-        const measured = await measureCli([...base, '--run', `queue-${workers}`, '--queue', redis.url], {
+        const measured = await measureCli(batch(`queue-${workers}`, ['--queue', redis.url]), {
           cwd: scratch,
         });
         if (measured.code !== 0)

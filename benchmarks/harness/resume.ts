@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { PromptKeyer } from '../../src/run/prompt-key.js';
 import { openDatabase } from '../../src/util/sqlite.js';
 import { echoScript, startScriptedServer } from '../../src/testing/index.js';
-import { CLI, measureCli, scratchDirectory } from './processes.js';
+import { CLI, measureCli, scratchDirectory, scriptedBatchArgs } from './processes.js';
 
 /**
  * Resume of a large run that is almost done: time from starting `traj batch` until the first new
@@ -23,23 +23,7 @@ export async function resumeBenchmark(rows = 100_000, doneShare = 0.99): Promise
     }
     out.end();
     await once(out, 'finish');
-    const args = [
-      'batch',
-      '--dataset',
-      dataset,
-      '--run',
-      'resume',
-      '--toolsets',
-      'file',
-      '--concurrency',
-      '32',
-      '--base-url',
-      server.url,
-      '--model',
-      'traj-scripted',
-      '--api-key-env',
-      'NO_KEY',
-    ];
+    const args = scriptedBatchArgs(server.url, dataset, 'resume', ['--toolsets', 'file', '--concurrency', '32']);
     const first = await measureCli([...args, '--limit', '1'], { cwd: scratch.path });
     if (first.code !== 0) throw new Error(`setup run failed: ${first.stderr}`);
 

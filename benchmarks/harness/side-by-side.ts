@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI, scratchDirectory, startMockServer } from './processes.js';
+import { CLI, scratchDirectory, scriptedBatchArgs, startMockServer } from './processes.js';
 
 /**
  * promptfoo's own workload (N single-turn prompts, J in flight, L ms mock latency) run by traj and,
@@ -102,23 +102,12 @@ export async function sideBySideBenchmark(options: SideBySideOptions): Promise<R
 }
 
 function trajArgs(directory: string, url: string, options: SideBySideOptions, run: number): string[] {
-  return [
-    'batch',
-    '--dataset',
-    join(directory, 'prompts.jsonl'),
-    '--run',
-    `side-${run}`,
+  return scriptedBatchArgs(url, join(directory, 'prompts.jsonl'), `side-${run}`, [
     '--toolsets',
     'file',
     '--concurrency',
     String(options.concurrency),
-    '--base-url',
-    url,
-    '--model',
-    'traj-scripted',
-    '--api-key-env',
-    'NO_KEY',
-  ];
+  ]);
 }
 
 function promptfooArgs(options: SideBySideOptions): string[] {
