@@ -172,12 +172,15 @@ const SCENARIOS: Scenario[] = [
   },
 ];
 
+/** Wide enough for the longest scenario name and two spaces. */
+const NAME_COLUMN = Math.max(...SCENARIOS.map((scenario) => scenario.name.length)) + 2;
+
 function usage(): string {
   return [
     'usage: npm run bench [-- [--only a,b] [--quick]]',
     '',
     'scenarios:',
-    ...SCENARIOS.map((scenario) => `  ${scenario.name.padEnd(18)}${scenario.description}`),
+    ...SCENARIOS.map((scenario) => `  ${scenario.name.padEnd(NAME_COLUMN)}${scenario.description}`),
   ].join('\n');
 }
 
