@@ -346,25 +346,14 @@ test('auxiliary models (vision, mixture-of-agents) and a delegate_task sub-agent
   const dataset = join(directory, 'aux.jsonl');
   writeJsonl(dataset, prompts(2));
   const result = await runCli(
-    [
-      'batch',
-      '--config',
-      config,
-      '--dataset',
+    scriptedBatchArgs(
       dataset,
-      '--run',
       'aux',
-      '--base-url',
       server.url,
-      '--model',
-      'agent',
-      '--api-key-env',
       'NO_KEY',
-      '--toolsets',
-      'vision,moa,delegation',
-      '--workers',
-      '1',
-    ],
+      ['--config', config, '--toolsets', 'vision,moa,delegation', '--workers', '1'],
+      'agent',
+    ),
     { cwd: directory, env: { TRAJ_HOME: join(directory, 'home') } },
   );
   assert.equal(result.code, 0, result.stderr);

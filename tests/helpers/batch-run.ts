@@ -18,13 +18,14 @@ export function readRecords(directory: string, run: string): TrajectoryRecord[] 
     .map((line) => JSON.parse(line) as TrajectoryRecord);
 }
 
-/** `traj batch` of `dataset` against a scripted endpoint (model scripted-a), then the test's own flags. */
+/** `traj batch` of `dataset` against a scripted endpoint (model `model`, default scripted-a), then the test's own flags. */
 export function scriptedBatchArgs(
   dataset: string,
   run: string,
   baseUrl: string,
   keyVariable: string,
   flags: string[],
+  model = 'scripted-a',
 ): string[] {
   return [
     'batch',
@@ -35,7 +36,7 @@ export function scriptedBatchArgs(
     '--base-url',
     baseUrl,
     '--model',
-    'scripted-a',
+    model,
     '--api-key-env',
     keyVariable,
     ...flags,
