@@ -8,6 +8,7 @@ import { buildReport, writeReport } from '../../src/report/report.js';
 import { EvalReportSchema } from '../../src/report/report-schema.js';
 import { RunStore } from '../../src/run/store.js';
 import { buildRecord } from '../../src/trajectory/build-record.js';
+import { answeredResult } from '../helpers/agent-result.js';
 import { temporaryDirectory } from '../helpers/cli.js';
 
 function storeWith(
@@ -33,26 +34,7 @@ function storeWith(
     const record = buildRecord({
       key: row.key,
       sample: row.sample,
-      result: {
-        messages: [
-          { role: 'system', content: 's' },
-          { role: 'user', content: 'q' },
-          { role: 'assistant', content: 'a' },
-        ],
-        finishReason: 'stop',
-        turns: 1,
-        apiCalls: 1,
-        toolCalls: [],
-        usage: {
-          prompt_tokens: 10,
-          completion_tokens: 5,
-          reasoning_tokens: 0,
-          cached_tokens: 0,
-          cost: null,
-          ...row.cost,
-        },
-        timings: { started_at: new Date().toISOString(), duration_ms: 12, model_ms: 10, tool_ms: 0 },
-      },
+      result: answeredResult({ usage: row.cost }),
       tools: [],
       toolsets: row.toolsets,
       model: 'm',

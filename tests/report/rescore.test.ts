@@ -7,6 +7,7 @@ import { rescoreRun } from '../../src/report/rescore.js';
 import { RunStore } from '../../src/run/store.js';
 import { buildRecord } from '../../src/trajectory/build-record.js';
 import type { TrajectoryRecord } from '../../src/trajectory/record.js';
+import { answeredResult } from '../helpers/agent-result.js';
 import { temporaryDirectory } from '../helpers/cli.js';
 
 function storeWithAnswers(directory: string, answers: Record<string, string[]>): RunStore {
@@ -17,19 +18,13 @@ function storeWithAnswers(directory: string, answers: Record<string, string[]>):
       const record = buildRecord({
         key,
         sample,
-        result: {
-          messages: [
-            { role: 'system', content: 's' },
-            { role: 'user', content: `question ${key}` },
-            { role: 'assistant', content: answer },
-          ],
-          finishReason: 'stop',
-          turns: 1,
-          apiCalls: 1,
-          toolCalls: [],
-          usage: { prompt_tokens: 1, completion_tokens: 1, reasoning_tokens: 0, cached_tokens: 0, cost: null },
-          timings: { started_at: new Date().toISOString(), duration_ms: 1, model_ms: 1, tool_ms: 0 },
-        },
+        result: answeredResult({
+          question: `question ${key}`,
+          answer,
+          usage: { prompt_tokens: 1, completion_tokens: 1 },
+          durationMs: 1,
+          modelMs: 1,
+        }),
         tools: [],
         toolsets: [],
         model: 'm',

@@ -6,6 +6,7 @@ import type { Usage } from '../../src/model/messages.js';
 import { RunStore } from '../../src/run/store.js';
 import { buildRecord } from '../../src/trajectory/build-record.js';
 import { startViewer } from '../../src/view/index.js';
+import { answeredResult } from '../helpers/agent-result.js';
 import { temporaryDirectory } from '../helpers/cli.js';
 
 /** A run store written by the real store code, each rollout with the usage given. */
@@ -18,19 +19,7 @@ function writeRun(path: string, name: string, usages: Partial<Usage>[]): void {
     const record = buildRecord({
       key,
       sample: 0,
-      result: {
-        messages: [
-          { role: 'system', content: 's' },
-          { role: 'user', content: 'q' },
-          { role: 'assistant', content: 'a' },
-        ],
-        finishReason: 'stop',
-        turns: 1,
-        apiCalls: 1,
-        toolCalls: [],
-        usage: { prompt_tokens: 10, completion_tokens: 5, reasoning_tokens: 0, cached_tokens: 0, cost: null, ...usage },
-        timings: { started_at: new Date().toISOString(), duration_ms: 12, model_ms: 10, tool_ms: 0 },
-      },
+      result: answeredResult({ usage }),
       tools: [],
       toolsets: [],
       model: 'policy',
