@@ -69,22 +69,26 @@ describe('local+bwrap: when the namespace starts', bwrap, () => {
   });
 });
 
-/** Shells of the persistent-shell protocol working in `folder` (seen from here, namespace or not). */
-function shellsIn(folder: string): number {
+/** Pids of the persistent-shell protocol's shells working in `folder` (seen from here, namespace or not). */
+function shellPidsIn(folder: string): number[] {
   let pids: string[];
   try {
     pids = execFileSync('pgrep', ['-f', 'traj-exec:local'], { encoding: 'utf8' }).split('\n').filter(Boolean);
   } catch {
-    return 0; // pgrep exits 1 when nothing matches
+    return []; // pgrep exits 1 when nothing matches
   }
-  return pids.filter((pid) => {
-    try {
-      return readlinkSync(`/proc/${pid}/cwd`) === folder;
-    } catch {
-      return false; // ended meanwhile
-    }
-  }).length;
+  return pids
+    .filter((pid) => {
+      try {
+        return readlinkSync(`/proc/${pid}/cwd`) === folder;
+      } catch {
+        return false; // ended meanwhile
+      }
+    })
+    .map(Number);
 }
+
+const shellsIn = (folder: string) => shellPidsIn(folder).length;
 
 for (const isolation of ['none', 'bwrap'] as const) {
   describe(`local+${isolation}: the persistent shell starts early`, isolation === 'bwrap' ? bwrap : {}, () => {
@@ -105,6 +109,26 @@ for (const isolation of ['none', 'bwrap'] as const) {
         await box.dispose();
       }
       assert.ok(await eventually(() => shellsIn(box.workdir) === 0), 'dispose ends it');
+    });
+
+    it('a shell started early and killed before any call: the first call gets a new one, not told of a restart', async () => {
+      const box = await createLocalSandbox({ kind: 'local', local: { isolation } });
+      try {
+        box.prepareCommands?.({ shell: true });
+        assert.ok(await eventually(() => shellsIn(box.workdir) === 1));
+        const [early] = shellPidsIn(box.workdir);
+        process.kill(early!, 'SIGKILL');
+        assert.ok(await eventually(() => shellsIn(box.workdir) === 0), 'the early shell is gone');
+        // Its end reaches the sandbox once the spawn host gave its pipes up to 200 ms to drain
+        // (SHELL_DRAIN_MS); a call made before that meets the dying shell, as any call would.
+        await sleep(1_000);
+        const result = await box.execInShell('echo fresh');
+        assert.equal(result.stdout, 'fresh\n');
+        assert.equal(result.restored, undefined, 'nothing was lost: no call had run');
+        assert.notDeepEqual(shellPidsIn(box.workdir), [early], 'a new shell ran the call');
+      } finally {
+        await box.dispose();
+      }
     });
   });
 }
