@@ -166,14 +166,22 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineSum
       store.markDispatched(entry.key, entry.sample, entry.rowIndex, entry.task.toolsets);
       summary.dispatched++;
       emit({ type: 'dispatched', key: entry.key, sample: entry.sample });
+      let released = false;
       const rollout = runner
         .run({ ...entry.task, key: entry.key, sample: entry.sample, settings: options.settings })
         .then(
-          (outcome) => land(context, entry, outcome),
+          async (outcome) => {
+            if (landsAfterDispatch(context, outcome)) {
+              released = true;
+              slots.release();
+              await nextTurn();
+            }
+            land(context, entry, outcome);
+          },
           (error: unknown) => landCrash(context, entry, error),
         )
         .finally(() => {
-          slots.release();
+          if (!released) slots.release();
           inFlight.delete(rollout);
         });
       inFlight.add(rollout);
@@ -188,6 +196,27 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineSum
   if (summary.stopped && inFlight.size > 0) await graceThenInterrupt(options, inFlight);
   await Promise.allSettled([...inFlight]);
   return summary;
+}
+
+/**
+ * A clean outcome frees its slot before it lands: the next rollout is dispatched at once, and the
+ * record is built and queued for the store on the next turn of the event loop. When hundreds of
+ * rollouts end together (1,000 in flight), each replacement so waits for the dispatches before it,
+ * not for their landings too. An outcome that can stop dispatch (an error, a spend limit) lands
+ * before its slot is freed, so the stop stays exact. Until it lands its prompt is pending in the
+ * store, as any rollout in flight is: a kill in between re-runs it.
+ */
+function landsAfterDispatch(context: LandingContext, outcome: RolloutOutcome): boolean {
+  return (
+    !outcome.error &&
+    !outcome.interrupted &&
+    outcome.result.finishReason !== 'api_error' &&
+    context.options.maxCostUsd === undefined
+  );
+}
+
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 interface LandingContext {
