@@ -14,10 +14,23 @@ const agents = {
   'https:': new https.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY }),
 };
 
-/** Bodies up to this size with a Content-Length are buffered (the reply cap is still checked by the reader). */
+/**
+ * Replies up to this size that are not event streams are read whole, chunked or not (the reply
+ * cap is still checked by the reader); a longer one is passed on as a stream from where it got to.
+ */
 const BUFFERED_BODY_BYTES = 4 * 1024 * 1024;
 
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+
+/**
+ * The bytes of each reply read whole, by its Response: readCappedText takes them as they are, where
+ * reading the Response's own web stream cost more CPU than the rest of the exchange.
+ */
+const wholeBodies = new WeakMap<Response, Buffer>();
+
+export function wholeBodyOf(response: Response): Buffer | undefined {
+  return wholeBodies.get(response);
+}
 
 type FetchInput = string | URL | Request;
 
@@ -28,17 +41,13 @@ export function nodeHttpFetch(input: FetchInput, init: RequestInit = {}): Promis
   const url = input instanceof URL ? input : new URL(input);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return fetch(input, init);
   return new Promise<Response>((resolve, reject) => {
-    const headers: Record<string, string> = {};
-    new Headers(init.headers).forEach((value, name) => {
-      headers[name] = value;
-    });
     const secure = url.protocol === 'https:';
     const transport = secure ? https : http;
     const request = transport.request(
       url,
       {
         method: init.method ?? 'GET',
-        headers,
+        headers: plainHeaders(init.headers),
         agent: secure ? agents['https:'] : agents['http:'],
         signal: init.signal ?? undefined,
       },
@@ -54,16 +63,18 @@ export function nodeHttpFetch(input: FetchInput, init: RequestInit = {}): Promis
           resolve(new Response(null, init));
           return;
         }
-        const length = Number(response.headers['content-length']);
-        if (length >= 0 && length <= BUFFERED_BODY_BYTES) {
-          // A body of known, modest size (every non-streamed completion) is read whole: a web stream
-          // adapter per reply cost more CPU than the rest of the exchange.
-          readWhole(response).then((body) => resolve(new Response(body, init)), reject);
+        const streamed = (response.headers['content-type'] ?? '').includes('text/event-stream');
+        if (streamed || Number(response.headers['content-length']) > BUFFERED_BODY_BYTES) {
+          resolve(new Response(webStream(response), init));
           return;
         }
-        resolve(
-          new Response(Readable.toWeb(response) as WebReadableStream<Uint8Array> as ReadableStream<Uint8Array>, init),
-        );
+        readUpTo(response, BUFFERED_BODY_BYTES).then((read) => {
+          if (read.more) return resolve(new Response(webStream(Readable.from(joined(read.chunks, response))), init));
+          const whole = read.chunks.length === 1 ? read.chunks[0]! : Buffer.concat(read.chunks);
+          const reply = new Response(whole, init);
+          wholeBodies.set(reply, whole);
+          resolve(reply);
+        }, reject);
       },
     );
     request.on('error', reject);
@@ -71,11 +82,39 @@ export function nodeHttpFetch(input: FetchInput, init: RequestInit = {}): Promis
   });
 }
 
-function readWhole(response: http.IncomingMessage): Promise<Buffer> {
+/** The SDK passes a Headers: copied as they are, without a second Headers in between. */
+function plainHeaders(headers: RequestInit['headers']): Record<string, string> {
+  const plain: Record<string, string> = {};
+  (headers instanceof Headers ? headers : new Headers(headers)).forEach((value, name) => {
+    plain[name] = value;
+  });
+  return plain;
+}
+
+function webStream(body: Readable): ReadableStream<Uint8Array> {
+  return Readable.toWeb(body) as WebReadableStream<Uint8Array> as ReadableStream<Uint8Array>;
+}
+
+async function* joined(head: Buffer[], rest: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  yield* head;
+  yield* rest;
+}
+
+/** Chunks up to `limit` bytes; `more` when the body goes on past them (the rest is left unread). */
+function readUpTo(response: http.IncomingMessage, limit: number): Promise<{ chunks: Buffer[]; more: boolean }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    response.on('data', (chunk: Buffer) => chunks.push(chunk));
-    response.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    let bytes = 0;
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      bytes += chunk.byteLength;
+      if (bytes <= limit) return;
+      response.off('data', onData);
+      response.pause();
+      resolve({ chunks, more: true });
+    };
+    response.on('data', onData);
+    response.once('end', () => resolve({ chunks, more: false }));
     response.once('error', reject);
     // An abort, a timeout or a dropped connection: the body ended short (a settled promise ignores it).
     response.once('close', () => {

@@ -1,4 +1,5 @@
 import { ReplyTooLargeError } from './failure.js';
+import { wholeBodyOf } from './http-fetch.js';
 
 /**
  * Reading a reply's body under the endpoint's `max_reply_bytes`: a runaway reply (a model looping
@@ -22,8 +23,16 @@ async function* cappedChunks(body: ReadableStream<Uint8Array> | null, maxBytes: 
   }
 }
 
+/** One decode call per whole body: it keeps no state between calls. */
+const wholeDecoder = new TextDecoder();
+
 /** The whole body as text, or ReplyTooLargeError past the cap. */
 export async function readCappedText(response: Response, maxBytes: number): Promise<string> {
+  const whole = wholeBodyOf(response);
+  if (whole) {
+    if (whole.byteLength > maxBytes) throw new ReplyTooLargeError(maxBytes);
+    return wholeDecoder.decode(whole);
+  }
   const decoder = new TextDecoder();
   let text = '';
   for await (const chunk of cappedChunks(response.body, maxBytes)) text += decoder.decode(chunk, { stream: true });
