@@ -1,26 +1,9 @@
-import { runBatch } from '../run/batch-run.js';
-import { defaultOutputDirectory } from '../run/outputs.js';
-import { runTools } from '../run/run-setup.js';
 import { ConfigError } from '../errors.js';
+import { startLocalPool } from '../run/pool.js';
 import type { CommandDefinition } from './command.js';
 import { resolveEndpoint } from './endpoint.js';
-import { RunProgress } from './progress.js';
 import { RUN_OPTIONS, runConfigFrom } from './run-options.js';
-import { logRunStart, pipelineControls, progressHooks, runExitCode, runStopSignals } from './run-controls.js';
 import { exitCodeHelp } from './exit-codes.js';
-import { formatStatistics } from './summary.js';
-
-/** A warning the first time each toolset is dropped from a draw; statistics.json counts every drop. */
-export function warnOnce(log: (line: string) => void): (toolset: string, reason: string) => void {
-  const warned = new Set<string>();
-  return (toolset, reason) => {
-    if (warned.has(toolset)) return;
-    warned.add(toolset);
-    log(
-      `[traj] warning: toolset '${toolset}' is unavailable here (${reason}); it is dropped from the draws (counted in statistics.json "toolset_drops")`,
-    );
-  };
-}
 
 export const command: CommandDefinition = {
   name: 'batch',
@@ -47,46 +30,27 @@ ${exitCodeHelp()}`,
       throw new ConfigError('missing --dataset FILE (JSONL, Parquet, Arrow or hf://datasets/...)', {
         code: 'cli_usage',
       });
-    const outDir = config.out ?? defaultOutputDirectory(config.run);
     const log = (line: string) => process.stderr.write(`${line}\n`);
-    const tools = runTools(config);
-    const { endpoint, scripted, identity } = await resolveEndpoint(values, config.endpoint, {
+    const resolved = await resolveEndpoint(values, config.endpoint, {
       scriptedIfUnset: values['scripted-if-unset'] === true,
       log,
     });
-    const signals = runStopSignals(config, log);
-    let progress: RunProgress | undefined;
+    // The threads load openai, zod and the tools while this thread loads the rest of the run: the
+    // modules below are imported only now for that reason.
+    const pool = config.queue?.url
+      ? undefined
+      : startLocalPool({
+          workers: config.workers,
+          concurrency: config.concurrency,
+          endpoint: resolved.endpoint,
+          environment: false,
+        });
     try {
-      const result = await runBatch({
-        config: { ...config, dataset: config.dataset },
-        tools,
-        endpoint,
-        endpointIdentity: identity,
-        outDir,
-        force: values.force === true,
-        controls: {
-          ...pipelineControls(config, signals),
-          ...progressHooks(log, () => progress),
-        },
-        onDrop: warnOnce(log),
-        onStart(info, rows) {
-          logRunStart(log, info, `run '${config.run}': ${endpoint.model} at ${endpoint.base_url}`);
-          progress = new RunProgress(rows);
-          progress.watchRequests(info.requestsInFlight);
-          progress.watchSpend(info.spentUsd, info.maxCostUsd);
-          progress.watchConcurrency(info.concurrencyLevel);
-        },
-      });
-      progress?.stop();
-      process.stdout.write(`${formatStatistics(result.outputs.stats)}\n\n`);
-      process.stdout.write(
-        `wrote ${result.outputs.rows} trajectories to ${result.outputs.trajectories}\nstatistics: ${result.outputs.statistics}\n`,
-      );
-      return runExitCode(result.summary, result.outputs.stats, log, 'prompts') ?? 0;
+      const { executeBatch } = await import('./batch-execute.js');
+      return await executeBatch({ values, config: { ...config, dataset: config.dataset }, resolved, pool, log });
     } finally {
-      progress?.stop();
-      signals.dispose();
-      await scripted?.close();
+      await pool?.pool.close();
+      await resolved.scripted?.close();
     }
   },
 };

@@ -1,4 +1,3 @@
-import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Endpoint } from '../config/endpoint.js';
 import { DEFAULT_DOCKER_IMAGE } from '../sandbox/docker-config.js';
@@ -13,11 +12,10 @@ import {
   type RolloutRunner,
 } from './pipeline.js';
 import { ConcurrencySampler } from './concurrency-sampler.js';
-import { RolloutPool, runGate } from './pool.js';
+import { RolloutPool, runGate, startLocalPool, type LocalPool } from './pool.js';
 import { preflight } from './preflight.js';
 import type { RolloutSettings } from './rollout.js';
 import { RunStore } from './store.js';
-import { chooseWorkerCount } from './worker-count.js';
 
 export interface RunStartInfo {
   storePath: string;
@@ -81,6 +79,11 @@ export interface ExecuteRunInput {
   entries: (store: RunStore) => AsyncIterable<PipelineEntry>;
   filters: RecordFilter[];
   workers?: number;
+  /**
+   * Threads the caller started early (startLocalPool with this run's shape), so they load while it
+   * loads; executeRun owns them from here and closes them, also on a fault. Unused with `remote`.
+   */
+  pool?: LocalPool;
   concurrency: number;
   maxAttempts: number;
   /** Give every failed prompt fresh attempts before dispatching (--retry-failed). */
@@ -134,37 +137,36 @@ export function artifactsDirFor(checkpointsDir: string, run: string): string {
 export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResult> {
   const storePath = storePathFor(input.checkpointsDir, input.run);
   if (input.remote?.stop) return stopRemoteRun(input, input.remote.stop, storePath);
-  const store = RunStore.open(storePath);
+  // A pool the caller started (so its threads load while the caller loads) is closed here on any fault too.
+  let local = input.remote ? undefined : input.pool;
+  let store: RunStore;
   try {
-    store.acquireLock();
-    const { changes } = store.initRun({
-      name: input.run,
-      kind: input.kind,
-      config: input.config,
-      fingerprintParts: input.fingerprintParts,
-      force: input.force,
-    });
+    store = RunStore.open(storePath);
+  } catch (error) {
+    await local?.pool.close();
+    throw error;
+  }
+  try {
     const docker = input.settings.sandbox.kind === 'docker';
-    const choice = chooseWorkerCount({
-      requested: input.workers,
-      concurrency: input.concurrency,
-      environment: input.settings.environmentModule !== undefined,
-      cores: availableParallelism(),
-      requestCap: input.settings.endpoint.concurrency,
-    });
-    // One gate for the endpoint, shared by every thread (model/concurrency.ts): the cap is exact, not split.
-    const gate = runGate(input.settings.endpoint, input.concurrency);
     const settings = input.settings;
-    // The threads load their modules (a few hundred ms) while the preflight checks run.
-    const localPool = input.remote
-      ? undefined
-      : new RolloutPool({
-          workers: choice.workers,
-          concurrency: input.concurrency,
-          gate,
-          onRetry: ({ attempt, delayMs, message }) => input.onEvent?.({ type: 'retrying', attempt, delayMs, message }),
-        });
+    let changes: string[];
     try {
+      store.acquireLock();
+      ({ changes } = store.initRun({
+        name: input.run,
+        kind: input.kind,
+        config: input.config,
+        fingerprintParts: input.fingerprintParts,
+        force: input.force,
+      }));
+      local ??= input.remote
+        ? undefined
+        : startLocalPool({
+            workers: input.workers,
+            concurrency: input.concurrency,
+            endpoint: settings.endpoint,
+            environment: settings.environmentModule !== undefined,
+          });
       await preflight({
         endpoint: input.callsModel === false ? undefined : input.endpoint,
         images: docker ? [...new Set(input.images ?? [input.settings.sandbox.image ?? DEFAULT_DOCKER_IMAGE])] : [],
@@ -173,9 +175,14 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
       if (docker) await pruneDockerLeftovers(input.run);
       else await prepareLocalSandboxes(input);
     } catch (error) {
-      await localPool?.close();
+      await local?.pool.close();
       throw error;
     }
+    const localPool = local?.pool;
+    if (localPool)
+      localPool.onRetry = ({ attempt, delayMs, message }) =>
+        input.onEvent?.({ type: 'retrying', attempt, delayMs, message });
+    const gate = runGate(settings.endpoint, input.concurrency);
     const retried = input.retryFailed ? store.resetFailedAttempts() : 0;
     const pool =
       localPool ??
@@ -191,7 +198,7 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
     input.onStart?.({
       storePath,
       workers: pool.workers,
-      workersReason: choice.reason,
+      workersReason: local?.choice.reason ?? 'queued',
       concurrency: input.concurrency,
       requestCap: gate.limits.max,
       endpointCap: gate.limits.max < input.concurrency ? input.settings.endpoint.concurrency : undefined,

@@ -1,19 +1,19 @@
 import { randomUUID } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { BroadcastChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { ADAPTIVE_DEFAULTS, type Endpoint } from '../config/endpoint.js';
 import type { AimdLimits } from '../model/aimd.js';
 import { EndpointGate } from '../model/concurrency.js';
 import type { RolloutOutcome, RolloutTask } from './rollout.js';
-import type { ControlMessage, PoolTask } from './worker.js';
+import type { ControlMessage, PoolTask, PoolWorkerData } from './worker.js';
+import { chooseWorkerCount, type WorkerChoice } from './worker-count.js';
 
 export interface PoolOptions {
   /** Worker threads (chosen by the caller, see worker-count.ts). */
   workers: number;
   /** Rollouts in flight in total, spread over the threads. */
   concurrency: number;
-  /** A model call in some thread failed and is being retried. */
-  onRetry?: (retry: { attempt: number; delayMs: number; message: string }) => void;
   /** The run's endpoint: one concurrency gate shared by every thread (see runGate). */
   gate?: RunGate;
 }
@@ -39,6 +39,37 @@ export function runGate(endpoint: Endpoint, concurrency: number): RunGate {
   };
 }
 
+/** A run's local pool, and why it has that many threads (for the start line). */
+export interface LocalPool {
+  pool: RolloutPool;
+  choice: WorkerChoice;
+}
+
+/**
+ * Start a run's threads. Each loads openai, zod and the tools (~0.2 s) before its first rollout, so
+ * callers start the pool as soon as they know the run's shape: the threads load while the caller
+ * loads its own modules, opens the store and runs the preflight checks.
+ */
+export function startLocalPool(shape: {
+  /** --workers, when given. */
+  workers?: number;
+  concurrency: number;
+  endpoint: Endpoint;
+  /** The run loads an environment module (eval/bench). */
+  environment: boolean;
+}): LocalPool {
+  const choice = chooseWorkerCount({
+    requested: shape.workers,
+    concurrency: shape.concurrency,
+    environment: shape.environment,
+    cores: availableParallelism(),
+    requestCap: shape.endpoint.concurrency,
+  });
+  // One gate for the endpoint, shared by every thread (model/concurrency.ts): the cap is exact, not split.
+  const gate = runGate(shape.endpoint, shape.concurrency);
+  return { pool: new RolloutPool({ workers: choice.workers, concurrency: shape.concurrency, gate }), choice };
+}
+
 /**
  * A piscina pool of worker threads, each running many rollouts at once. Interrupts go over a
  * BroadcastChannel rather than piscina's abort (which terminates the thread): rollouts then end
@@ -52,6 +83,12 @@ export class RolloutPool {
   private readonly joined = new Set<number>();
   private readonly closed = new Set<number>();
   private onClosed?: () => void;
+  private closing?: Promise<void>;
+  /** Threads whose modules have loaded (see worker.ts, announceLoaded). */
+  private loadedThreads = 0;
+  private onLoaded?: () => void;
+  /** Told when a model call in some thread failed and is being retried. */
+  onRetry?: (retry: { attempt: number; delayMs: number; message: string }) => void;
   /** Model requests in flight in every thread (slot 0), see model/concurrency.ts. */
   private readonly requests = new Int32Array(new SharedArrayBuffer(4));
   /** The run endpoint's gate, shared with every thread: its level is the progress line's `conc`. */
@@ -72,11 +109,13 @@ export class RolloutPool {
       concurrentTasksPerWorker: Math.ceil(options.concurrency / this.workers),
       atomics: 'disabled',
       idleTimeout: 60_000,
+      workerData: { control: this.channelName } satisfies PoolWorkerData,
     });
     this.channel.onmessage = (event: unknown) => {
       const message = (event as { data: ControlMessage }).data;
+      if (message.type === 'loaded' && ++this.loadedThreads >= this.workers) this.onLoaded?.();
       if (message.type === 'joined') this.joined.add(message.thread);
-      if (message.type === 'retry') options.onRetry?.(message);
+      if (message.type === 'retry') this.onRetry?.(message);
       if (message.type === 'closed') {
         this.closed.add(message.thread);
         if ([...this.joined].every((thread) => this.closed.has(thread))) this.onClosed?.();
@@ -117,8 +156,35 @@ export class RolloutPool {
     this.channel.postMessage({ type: 'interrupt' } satisfies ControlMessage);
   }
 
-  /** Let every thread close its services (MCP servers), waiting up to 10 s, then stop the threads. */
-  async close(): Promise<void> {
+  /**
+   * Let every thread close its services (MCP servers), waiting up to 10 s, then stop the threads.
+   * Later calls wait for the first: a caller that started the pool closes it too on its error paths.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.closeThreads();
+    return this.closing;
+  }
+
+  private threadsLoaded(timeoutMs: number): Promise<void> {
+    if (this.loadedThreads >= this.workers) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      this.onLoaded = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  /** Whether close() was called. */
+  get isClosing(): boolean {
+    return this.closing !== undefined;
+  }
+
+  private async closeThreads(): Promise<void> {
+    // A pool closed right after it started (a config error found meanwhile) still has threads
+    // loading their modules: stopping one then aborts the process (see worker.ts).
+    await this.threadsLoaded(10_000);
     if (this.joined.size > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, 10_000);

@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { BroadcastChannel, threadId } from 'node:worker_threads';
+import { BroadcastChannel, threadId, workerData } from 'node:worker_threads';
 import { executeRollout, type RolloutOutcome, type RolloutTask } from './rollout.js';
 import { countRequestsInto, shareGates } from '../model/concurrency.js';
 import { createThreadServices } from './worker-services.js';
@@ -28,9 +28,29 @@ const services = createThreadServices({
 export type ControlMessage =
   | { type: 'interrupt' }
   | { type: 'close' }
+  | { type: 'loaded'; thread: number }
   | { type: 'joined'; thread: number }
   | { type: 'closed'; thread: number }
   | { type: 'retry'; attempt: number; delayMs: number; message: string };
+
+/** What the pool hands each thread at start (piscina's `workerData`). */
+export interface PoolWorkerData {
+  control: string;
+}
+
+announceLoaded(workerData as PoolWorkerData | undefined);
+
+/**
+ * This module's body runs once every module it imports has loaded. Until then a thread must not
+ * be terminated: Node 20 aborts the whole process (a V8 fatal error) when a thread is stopped
+ * while it instantiates its modules, so the pool waits for this before it closes.
+ */
+function announceLoaded(data: PoolWorkerData | undefined): void {
+  if (!data?.control) return;
+  const channel = new BroadcastChannel(data.control);
+  channel.postMessage({ type: 'loaded', thread: threadId } satisfies ControlMessage);
+  channel.close();
+}
 
 function retryText(failure: { status?: number; message: string }): string {
   return failure.status === undefined ? failure.message : `HTTP ${failure.status}: ${failure.message}`;
