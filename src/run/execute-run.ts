@@ -139,18 +139,14 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
   if (input.remote?.stop) return stopRemoteRun(input, input.remote.stop, storePath);
   // A pool the caller started (so its threads load while the caller loads) is closed here on any fault too.
   let local = input.remote ? undefined : input.pool;
-  let store: RunStore;
-  try {
-    store = RunStore.open(storePath);
-  } catch (error) {
-    await local?.pool.close();
-    throw error;
-  }
+  let opened: RunStore | undefined;
   try {
     const docker = input.settings.sandbox.kind === 'docker';
     const settings = input.settings;
+    let store: RunStore;
     let changes: string[];
     try {
+      store = opened = RunStore.open(storePath);
       store.acquireLock();
       ({ changes } = store.initRun({
         name: input.run,
@@ -245,8 +241,8 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
     const outputs = writeRunOutputs(store, input.outDir ?? join('datasets', input.run), input.maxAttempts);
     return { summary, outputs, storePath };
   } finally {
-    store.releaseLock();
-    store.close();
+    opened?.releaseLock();
+    opened?.close();
   }
 }
 

@@ -165,17 +165,6 @@ export class RolloutPool {
     return this.closing;
   }
 
-  private threadsLoaded(timeoutMs: number): Promise<void> {
-    if (this.loadedThreads >= this.workers) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, timeoutMs);
-      this.onLoaded = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-  }
-
   /** Whether close() was called. */
   get isClosing(): boolean {
     return this.closing !== undefined;
@@ -184,18 +173,28 @@ export class RolloutPool {
   private async closeThreads(): Promise<void> {
     // A pool closed right after it started (a config error found meanwhile) still has threads
     // loading their modules: stopping one then aborts the process (see worker.ts).
-    await this.threadsLoaded(10_000);
+    if (this.loadedThreads < this.workers)
+      await signalOrTimeout(10_000, (signal) => {
+        this.onLoaded = signal;
+      });
     if (this.joined.size > 0) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, 10_000);
-        this.onClosed = () => {
-          clearTimeout(timer);
-          resolve();
-        };
+      await signalOrTimeout(10_000, (signal) => {
+        this.onClosed = signal;
         this.channel.postMessage({ type: 'close' } satisfies ControlMessage);
       });
     }
     this.channel.close();
     await this.piscina.destroy();
   }
+}
+
+/** Resolves when `listen`'s callback is called, or after `timeoutMs`, whichever comes first. */
+function signalOrTimeout(timeoutMs: number, listen: (signal: () => void) => void): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, timeoutMs);
+    listen(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 }
