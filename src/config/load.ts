@@ -1,14 +1,16 @@
 import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
-import { parseDocument } from 'yaml';
 import { ConfigError } from '../errors.js';
+import { lazyRequire } from '../util/lazy-require.js';
 import { validate } from './validate.js';
 
 export { describeIssues, knownKeysAt, validate } from './validate.js';
 
+const yaml = lazyRequire<typeof import('yaml')>('yaml');
+
 /** Parse YAML (or JSON, a subset) text; syntax errors name the file, line and column. */
 export function parseYaml(text: string, file: string): unknown {
-  const document = parseDocument(text, { prettyErrors: true });
+  const document = yaml().parseDocument(text, { prettyErrors: true });
   if (document.errors.length > 0) {
     const first = document.errors[0]!;
     const position = first.linePos?.[0];

@@ -1,5 +1,5 @@
 import { JudgeVerdictSchema, type JudgeCache, type JudgeVerdict } from '../eval/judge.js';
-import { openCacheReader } from './store.js';
+import { openCacheReader } from './cache-reader.js';
 
 /** A verdict a rollout produced, written by the main thread with the rollout's result. */
 export interface JudgeCacheEntry {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { RunError } from '../errors.js';
 import { canonicalJson, sha256 } from '../util/hash.js';
 import { openDatabase } from '../util/sqlite.js';
@@ -135,22 +135,6 @@ function filterSql(filter: RecordSelection): { where: string; params: unknown[] 
     ...(present.length < filter.field.values.length ? [`${column} IS NULL`] : []),
   ];
   return { where: `status = ? AND (${conditions.join(' OR ')})`, params: [filter.status, ...present] };
-}
-
-/**
- * A read-only lookup in a run store's judge or web cache, for worker threads (only the main thread
- * writes the store; WAL lets readers beside the writer). Null when there is no store or no table yet.
- */
-export function openCacheReader(path: string, cache: 'judge' | 'web'): ((key: string) => string | undefined) | null {
-  try {
-    const db = new Database(path, { readonly: true, fileMustExist: true });
-    const sql =
-      cache === 'judge' ? 'SELECT verdict FROM judge_cache WHERE key = ?' : 'SELECT value FROM web_cache WHERE key = ?';
-    const statement = db.prepare<[string], string>(sql).pluck();
-    return (key) => statement.get(key);
-  } catch {
-    return null;
-  }
 }
 
 // A rowid table on purpose: rows carry whole records (~10 KB), and WITHOUT ROWID tables keep rows

@@ -1,5 +1,5 @@
 import type { WebCache } from '../tools/services.js';
-import { openCacheReader } from './store.js';
+import { openCacheReader } from './cache-reader.js';
 
 /** A page or search result a rollout fetched, written by the main thread with the rollout's result. */
 export interface WebCacheEntry {

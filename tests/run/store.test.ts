@@ -3,7 +3,8 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { RunError } from '../../src/errors.js';
-import { openCacheReader, RunStore, type RecordColumns, type ResultRow } from '../../src/run/store.js';
+import { openCacheReader } from '../../src/run/cache-reader.js';
+import { RunStore, type RecordColumns, type ResultRow } from '../../src/run/store.js';
 import { openDatabase } from '../../src/util/sqlite.js';
 import { temporaryDirectory } from '../helpers/cli.js';
 

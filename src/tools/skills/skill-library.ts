@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { writeFileAtomically } from '../../util/atomic-write.js';
+import { lazyRequire } from '../../util/lazy-require.js';
 import { injectionReason } from '../memory/injection.js';
 import { ToolFailure } from '../registry.js';
 
@@ -28,6 +28,7 @@ export const SKILLS_STATE_KEY = 'skills';
 const NAME = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
 const FRONT_MATTER = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?([\s\S]*)$/;
 const MAX_FILE_CHARS = 40_000;
+const yaml = lazyRequire<typeof import('yaml')>('yaml');
 
 export function parseSkillFile(
   text: string,
@@ -39,7 +40,7 @@ export function parseSkillFile(
       `${where}: SKILL.md must start with YAML front matter between --- lines`,
       'begin with ---\\nname: my-skill\\ndescription: what it does and when to use it\\n---',
     );
-  const fields = (parseYaml(match[1]!) ?? {}) as Record<string, unknown>;
+  const fields = (yaml().parse(match[1]!) ?? {}) as Record<string, unknown>;
   const { name, description, ...rest } = fields;
   if (typeof name !== 'string' || !NAME.test(name))
     throw new ToolFailure(
