@@ -1,5 +1,6 @@
 import { join, resolve } from 'node:path';
 import type { Endpoint } from '../config/endpoint.js';
+import type { BwrapStatus } from '../sandbox/bwrap.js';
 import { DEFAULT_DOCKER_IMAGE } from '../sandbox/docker-config.js';
 import { writeRunOutputs, type RunOutputs } from './outputs.js';
 import {
@@ -142,7 +143,7 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
   let opened: RunStore | undefined;
   try {
     const docker = input.settings.sandbox.kind === 'docker';
-    const settings = input.settings;
+    let settings = input.settings;
     let store: RunStore;
     let changes: string[];
     try {
@@ -163,13 +164,20 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
             endpoint: settings.endpoint,
             environment: settings.environmentModule !== undefined,
           });
-      await preflight({
+      const checked = preflight({
         endpoint: input.callsModel === false ? undefined : input.endpoint,
         images: docker ? [...new Set(input.images ?? [input.settings.sandbox.image ?? DEFAULT_DOCKER_IMAGE])] : [],
         onNotice: input.onNotice,
       });
-      if (docker) await pruneDockerLeftovers(input.run);
-      else await prepareLocalSandboxes(input);
+      if (docker) {
+        await checked;
+        await pruneDockerLeftovers(input.run);
+      } else {
+        // The bubblewrap probe and the folder sweep overlap the endpoint's answer.
+        const [, local] = await Promise.all([checked, prepareLocalSandboxes(input.settings.sandbox.local)]);
+        if (local.warning) input.onWarning?.(local.warning);
+        if (local.bwrap) settings = { ...settings, sandbox: { ...settings.sandbox, bwrap: local.bwrap } };
+      }
     } catch (error) {
       await local?.pool.close();
       throw error;
@@ -273,12 +281,19 @@ function segmentOutcome(summary: PipelineSummary | undefined, stop: AbortSignal 
 /**
  * Folders killed invocations left behind (any run's: a dead owner's folder is nobody's), and the
  * isolation check: an error for `isolation: bwrap` without bubblewrap, a warning for the fallback.
+ * The probe's answer is handed to every rollout, so worker threads never probe again.
  */
-async function prepareLocalSandboxes(input: ExecuteRunInput): Promise<void> {
-  const { localIsolationWarning, pruneSandboxFolders } = await import('../sandbox/index.js');
+async function prepareLocalSandboxes(
+  local: Record<string, unknown> | undefined,
+): Promise<{ warning: string | undefined; bwrap: BwrapStatus | undefined }> {
+  const { bwrapStatus, localIsolationWarning, parseLocalSandboxConfig, pruneSandboxFolders } = await import(
+    '../sandbox/index.js'
+  );
   await pruneSandboxFolders();
-  const warning = await localIsolationWarning(input.settings.sandbox.local);
-  if (warning) input.onWarning?.(warning);
+  const warning = await localIsolationWarning(local);
+  // Asked already by the warning (the answer is kept), unless isolation is off.
+  const bwrap = parseLocalSandboxConfig(local).isolation === 'none' ? undefined : await bwrapStatus();
+  return { warning, bwrap };
 }
 
 /** Containers a previous, killed invocation of this run left behind (or, at the end, this one). */

@@ -30,6 +30,7 @@ import {
 } from '../errors.js';
 import { addUsage, emptyUsage, type Message, type ToolSpec } from '../model/messages.js';
 import type { ModelClient } from '../model/types.js';
+import { BwrapStatusSchema } from '../sandbox/bwrap.js';
 import { LazySandbox } from '../sandbox/lazy-sandbox.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { BudgetSchema } from '../tools/budget.js';
@@ -60,6 +61,8 @@ export const RolloutSettingsSchema = z.object({
     hostFolder: z.string().optional(),
     docker: z.record(z.string(), z.unknown()).optional(),
     local: z.record(z.string(), z.unknown()).optional(),
+    /** Local only: the main thread's bubblewrap probe, so rollouts in worker threads need none of their own. */
+    bwrap: BwrapStatusSchema.optional(),
   }),
   budget: BudgetSchema,
   agent: z.enum(['model', 'noop', 'oracle']).default('model'),
@@ -232,6 +235,7 @@ export async function executeRollout(
           key: task.key,
           docker: settings.sandbox.docker,
           local: settings.sandbox.local,
+          ...(settings.sandbox.bwrap ? { bwrap: settings.sandbox.bwrap } : {}),
         });
       if (environment?.setup) {
         sandbox = await create();

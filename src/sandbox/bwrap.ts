@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { lstatSync, readdirSync, readlinkSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
+import { z } from 'zod';
 import { pidsCgroupBase } from './process-limit.js';
 import { baseEnvironment } from './scrub-environment.js';
 
@@ -14,6 +15,7 @@ const SYSTEM_PATHS = ['/usr', '/etc', '/bin', '/sbin', '/lib', '/lib32', '/lib64
 /** /etc entries are walked this deep for files only their owner may read (see masks()). */
 const ETC_DEPTH = 6;
 
+let systemFolders: string[] | undefined;
 let systemView: string[] | undefined;
 
 /**
@@ -23,7 +25,13 @@ let systemView: string[] | undefined;
  * the system as an unprivileged user would.
  */
 function systemOptions(): string[] {
-  if (systemView) return systemView;
+  systemView ??= [...systemFolderOptions(), ...(process.getuid?.() === 0 ? masks('/etc', ETC_DEPTH) : [])];
+  return systemView;
+}
+
+/** The system folders alone: enough for the probe, which need not walk /etc (~20 ms as root). */
+function systemFolderOptions(): string[] {
+  if (systemFolders) return systemFolders;
   const options: string[] = [];
   for (const path of SYSTEM_PATHS) {
     let info: Stats;
@@ -35,8 +43,7 @@ function systemOptions(): string[] {
     if (info.isSymbolicLink()) options.push('--symlink', readlinkSync(path), path);
     else if (info.isDirectory()) options.push('--ro-bind', path, path);
   }
-  if (process.getuid?.() === 0) options.push(...masks('/etc', ETC_DEPTH));
-  systemView = options;
+  systemFolders = options;
   return options;
 }
 
@@ -72,6 +79,8 @@ export interface BwrapViewOptions {
   root?: string;
   workdir?: string;
   network: boolean;
+  /** The probe's view: the system folders without the /etc masks (it runs only `perl -e 'exit 0'`). */
+  probe?: boolean;
 }
 
 /**
@@ -92,7 +101,7 @@ export function bwrapOptions(view: BwrapViewOptions): string[] {
     '--hostname',
     'traj-sandbox',
     ...(view.network ? [] : ['--unshare-net']),
-    ...systemOptions(),
+    ...(view.probe ? systemFolderOptions() : systemOptions()),
     '--proc',
     '/proc',
     '--dev',
@@ -112,19 +121,24 @@ export function bwrapOptions(view: BwrapViewOptions): string[] {
   return options;
 }
 
-export type BwrapStatus = { usable: true } | { usable: false; reason: string };
+export const BwrapStatusSchema = z.discriminatedUnion('usable', [
+  z.object({ usable: z.literal(true) }),
+  z.object({ usable: z.literal(false), reason: z.string() }),
+]);
+export type BwrapStatus = z.infer<typeof BwrapStatusSchema>;
 
 let probe: Promise<BwrapStatus> | undefined;
 let probedBinary: string | undefined;
 
 /**
  * Whether bubblewrap can make a sandbox here: the binary exists, the kernel lets it create the
- * namespaces, and perl (the sandbox's init) runs inside. Asked once per process (~5 ms).
+ * namespaces, and perl (the sandbox's init) runs inside. Asked once per thread (~15 ms: a bwrap and a perl);
+ * a run asks in its main thread and hands the answer to its rollouts.
  */
 export function bwrapStatus(): Promise<BwrapStatus> {
   if (probe && probedBinary === bwrapBinary()) return probe;
   probedBinary = bwrapBinary();
-  const [binary, ...options] = bwrapOptions({ network: false });
+  const [binary, ...options] = bwrapOptions({ network: false, probe: true });
   probe = new Promise((resolve) => {
     execFile(
       binary!,

@@ -31,3 +31,4 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
   }
 }
 export { LazySandbox } from './lazy-sandbox.js';
+export { bwrapStatus, BwrapStatusSchema, type BwrapStatus } from './bwrap.js';

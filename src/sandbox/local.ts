@@ -19,7 +19,7 @@ import {
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { errorMessage, SandboxError } from '../errors.js';
-import { bwrapOptions, bwrapStatus, processLimitAvailable } from './bwrap.js';
+import { bwrapOptions, bwrapStatus, processLimitAvailable, type BwrapStatus } from './bwrap.js';
 import { registerLiveSandbox } from './live-sandboxes.js';
 import { parseLocalSandboxConfig, type LocalSandboxConfig } from './local-config.js';
 import { sandboxFolderPrefix } from './local-prune.js';
@@ -39,9 +39,9 @@ export type LocalIsolation = { mode: 'bwrap' } | { mode: 'none'; requested: 'aut
  * What `isolation` gives here: 'bwrap' when asked for (an error if bubblewrap is unusable),
  * 'none' when asked for, and for 'auto' bwrap when usable, else none with the reason.
  */
-export async function resolveLocalIsolation(config: LocalSandboxConfig): Promise<LocalIsolation> {
+export async function resolveLocalIsolation(config: LocalSandboxConfig, known?: BwrapStatus): Promise<LocalIsolation> {
   if (config.isolation === 'none') return { mode: 'none', requested: 'none' };
-  const status = await bwrapStatus();
+  const status = known ?? (await bwrapStatus());
   if (status.usable) return { mode: 'bwrap' };
   if (config.isolation === 'auto') return { mode: 'none', requested: 'auto', reason: status.reason };
   throw new SandboxError(
@@ -87,7 +87,7 @@ export async function localIsolationWarning(local: Record<string, unknown> | und
  */
 export async function createLocalSandbox(options: SandboxOptions = { kind: 'local' }): Promise<Sandbox> {
   const config = parseLocalSandboxConfig(options.local);
-  const isolation = await resolveLocalIsolation(config);
+  const isolation = await resolveLocalIsolation(config, options.bwrap);
   if (options.hostFolder !== undefined)
     return hostFolderSandbox(options.hostFolder, options.env ?? {}, isolation, config);
   let root: string;

@@ -1,3 +1,5 @@
+import type { BwrapStatus } from './bwrap.js';
+
 /** Where an agent's commands run and its files live. One per rollout; disposed in `finally`. */
 export interface ExecOptions {
   /** Kill the command's whole process tree after this long (default 120 s). */
@@ -88,6 +90,11 @@ export interface SandboxOptions {
   docker?: Record<string, unknown>;
   /** Local backend settings: isolation (bwrap|none|auto), network, pids_limit (local-config.ts). */
   local?: Record<string, unknown>;
+  /**
+   * Local backend: what bubblewrap can do here, when the caller already probed it (a run probes
+   * once in its main thread); without it the sandbox probes itself, once per thread.
+   */
+  bwrap?: BwrapStatus;
 }
 
 export const DEFAULT_EXEC_TIMEOUT_MS = 120_000;
