@@ -1,6 +1,7 @@
 export * from './messages.js';
 export * from './types.js';
-export { createModelClient, isLocalEndpoint, type ModelClientOptions } from './client.js';
+export { createModelClient, type ModelClientOptions } from './client.js';
+export { apiKeyFor, isLocalEndpoint } from './api-key.js';
 export { parseHermesToolCalls, INVALID_TOOL_CALL_NAME, type HermesParseResult } from './hermes.js';
 export {
   extractReasoning,

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Endpoint } from '../config/endpoint.js';
 import { errorMessage, isTrajError, ModelError, SandboxError } from '../errors.js';
-import { createModelClient, isLocalEndpoint } from '../model/client.js';
+import { apiKeyFor } from '../model/api-key.js';
 import { nodeHttpFetch } from '../model/http-fetch.js';
 
 /**
@@ -32,9 +32,9 @@ export async function preflight(input: PreflightInput): Promise<void> {
  * gateways have no /models route) and the run goes on; its first completion tells the rest.
  */
 async function checkEndpoint(endpoint: Endpoint, input: PreflightInput): Promise<void> {
-  // Creating a client checks that the key variable is set when the endpoint needs one (api_key_missing).
-  createModelClient(endpoint);
-  const key = process.env[endpoint.api_key_env] ?? (isLocalEndpoint(endpoint.base_url) ? 'none' : '');
+  // api_key_missing when the endpoint needs a key and its variable is unset. The SDK itself is not
+  // loaded here: only worker threads call the model.
+  const key = apiKeyFor(endpoint, process.env);
   const url = `${endpoint.base_url.replace(/\/+$/, '')}/models`;
   const attempts = input.attempts ?? 3;
   let delayMs = input.retryDelayMs ?? 500;

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError } from '../../src/errors.js';
-import { createModelClient, isLocalEndpoint } from '../../src/model/client.js';
+import { isLocalEndpoint } from '../../src/model/api-key.js';
+import { createModelClient } from '../../src/model/client.js';
 import type { Message } from '../../src/model/messages.js';
 import { callTool, reply } from '../../src/testing/index.js';
 import { endpointFor, FAST, HELLO, withServer } from './scripted-endpoint.js';

@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { test } from 'node:test';
+import { projectRoot } from '../../src/util/paths.js';
+
+const SOURCE = join(projectRoot(), 'src');
+
+/**
+ * The packages a file loads before its first line runs: static imports and re-exports, followed
+ * through src/ (type-only ones are erased, and dynamic `import()` waits for first use).
+ */
+function staticPackages(entry: string): Map<string, string[]> {
+  const reached = new Map<string, string[]>();
+  const seen = new Set<string>();
+  const walk = (file: string, chain: string[]) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const text = readFileSync(file, 'utf8');
+    const pattern = /^\s*(?:import|export)\s+(?!type\b)(?:[^'";]*?\s+from\s+)?['"]([^'"]+)['"]/gm;
+    for (const match of text.matchAll(pattern)) {
+      const target = match[1]!;
+      const here = [...chain, relative(SOURCE, file)];
+      if (target.startsWith('.')) {
+        const path = resolve(dirname(file), target.replace(/\.js$/, '.ts'));
+        if (existsSync(path)) walk(path, here);
+      } else if (!target.startsWith('node:')) {
+        const name = target.startsWith('@') ? target.split('/').slice(0, 2).join('/') : target.split('/')[0]!;
+        if (!reached.has(name)) reached.set(name, here);
+      }
+    }
+  };
+  walk(join(SOURCE, entry), []);
+  return reached;
+}
+
+function assertNotLoaded(entry: string, packages: string[], why: string): void {
+  const reached = staticPackages(entry);
+  for (const name of packages) {
+    const chain = reached.get(name);
+    assert.equal(chain, undefined, `${entry} loads ${name} at start (${why}): ${chain?.join(' → ')} → ${name}`);
+  }
+}
+
+test('traj batch starts its worker threads before it loads the SDK, SQLite or YAML', () => {
+  assertNotLoaded('cli/batch.ts', ['openai', 'better-sqlite3', 'yaml'], 'the pool starts right after this');
+});
+
+test('the main thread of a run never loads the openai SDK: only worker threads call the model', () => {
+  assertNotLoaded('cli/batch-execute.ts', ['openai'], 'preflight needs no SDK');
+  assertNotLoaded('run/execute-run.ts', ['openai'], 'preflight needs no SDK');
+});
+
+test('a worker thread loads neither SQLite nor YAML before a rollout needs them', () => {
+  assertNotLoaded('run/worker.ts', ['better-sqlite3', 'yaml'], 'each thread would pay ~30 ms');
+  assert.ok(staticPackages('run/worker.ts').has('openai'), 'the walk follows static imports');
+});
