@@ -1,4 +1,4 @@
-import OpenAI from 'openai';
+import { OpenAI } from './openai-sdk.js';
 import type {
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionCreateParamsStreaming,

@@ -1,4 +1,4 @@
-import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from './openai-sdk.js';
 import { ModelError, type ErrorCode } from '../errors.js';
 import { isContextOverflow } from './context-overflow.js';
 import { errorBodyMessage, errorTextMessage, rememberedErrorBody } from './error-body.js';

@@ -4,7 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { APIConnectionError } from 'openai';
+import { APIConnectionError } from '../../src/model/openai-sdk.js';
 import { ConfigError, DatasetError, ModelError, RunError, SandboxError, serializeError } from '../../src/errors.js';
 import { modelErrorFor } from '../../src/model/failure.js';
 import { CircuitBreaker } from '../../src/run/circuit-breaker.js';
