@@ -14,7 +14,7 @@ import {
 } from './pipeline.js';
 import { ConcurrencySampler } from './concurrency-sampler.js';
 import { RolloutPool, runGate, startLocalPool, type LocalPool } from './pool.js';
-import { preflight } from './preflight.js';
+import { preflight, type PreflightResult } from './preflight.js';
 import type { RolloutSettings } from './rollout.js';
 import { RunStore } from './store.js';
 
@@ -169,15 +169,18 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
         images: docker ? [...new Set(input.images ?? [input.settings.sandbox.image ?? DEFAULT_DOCKER_IMAGE])] : [],
         onNotice: input.onNotice,
       });
+      let found: PreflightResult;
       if (docker) {
-        await checked;
+        found = await checked;
         await pruneDockerLeftovers(input.run);
       } else {
         // The bubblewrap probe and the folder sweep overlap the endpoint's answer.
-        const [, local] = await Promise.all([checked, prepareLocalSandboxes(input.settings.sandbox.local)]);
+        const [answer, local] = await Promise.all([checked, prepareLocalSandboxes(input.settings.sandbox.local)]);
+        found = answer;
         if (local.warning) input.onWarning?.(local.warning);
         if (local.bwrap) settings = { ...settings, sandbox: { ...settings.sandbox, bwrap: local.bwrap } };
       }
+      if (found.contextLength) settings = { ...settings, contextLength: found.contextLength };
     } catch (error) {
       await local?.pool.close();
       throw error;

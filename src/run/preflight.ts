@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Endpoint } from '../config/endpoint.js';
 import { errorMessage, isTrajError, ModelError, SandboxError } from '../errors.js';
 import { apiKeyFor } from '../model/api-key.js';
+import { type ContextLength, contextLengthFromModels, DEFAULT_CONTEXT_LENGTH } from '../model/context-length.js';
 import { nodeHttpFetch } from '../model/http-fetch.js';
 
 /**
@@ -21,9 +22,18 @@ export interface PreflightInput {
   retryDelayMs?: number;
 }
 
-export async function preflight(input: PreflightInput): Promise<void> {
-  if (input.endpoint) await checkEndpoint(input.endpoint, input);
+export interface PreflightResult {
+  /**
+   * The model's window from the same `/models` answer (or endpoint.context_length): handed to the
+   * rollouts, so no worker thread asks the server again. Undefined when no model is called.
+   */
+  contextLength?: ContextLength;
+}
+
+export async function preflight(input: PreflightInput): Promise<PreflightResult> {
+  const contextLength = input.endpoint ? await checkEndpoint(input.endpoint, input) : undefined;
   if (input.images.length > 0) await checkImages(input.images);
+  return contextLength ? { contextLength } : {};
 }
 
 /**
@@ -31,7 +41,7 @@ export async function preflight(input: PreflightInput): Promise<void> {
  * `model_auth` fault, no answer at all `model_unreachable`. Any other answer is not decisive (some
  * gateways have no /models route) and the run goes on; its first completion tells the rest.
  */
-async function checkEndpoint(endpoint: Endpoint, input: PreflightInput): Promise<void> {
+async function checkEndpoint(endpoint: Endpoint, input: PreflightInput): Promise<ContextLength> {
   // api_key_missing when the endpoint needs a key and its variable is unset. The SDK itself is not
   // loaded here: only worker threads call the model.
   const key = apiKeyFor(endpoint, process.env);
@@ -73,8 +83,21 @@ async function checkEndpoint(endpoint: Endpoint, input: PreflightInput): Promise
         { code: 'model_auth', details: { baseURL: endpoint.base_url, model: endpoint.model, status: response.status } },
       );
     }
-    return;
+    return contextLengthOf(endpoint, response.ok ? body : '');
   }
+}
+
+/** What resolveContextLength would conclude in a worker thread from this answer. */
+function contextLengthOf(endpoint: Endpoint, body: string): ContextLength {
+  if (endpoint.context_length) return { tokens: endpoint.context_length, source: 'config' };
+  let listing: unknown;
+  try {
+    listing = JSON.parse(body);
+  } catch {
+    listing = undefined;
+  }
+  const tokens = contextLengthFromModels(listing, endpoint.model);
+  return tokens ? { tokens, source: 'server' } : { tokens: DEFAULT_CONTEXT_LENGTH, source: 'default' };
 }
 
 /** The server's own words: `error.message` of a JSON body, else the start of the text. */

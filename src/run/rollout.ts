@@ -74,6 +74,10 @@ export const RolloutSettingsSchema = z.object({
   /** The LLM judge panel reward hooks may call (eval). */
   judges: JudgeSettingsSchema.optional(),
   compression: CompressionSettingsSchema.optional(),
+  /** The model's window as the run's preflight learned it: rollouts then ask no server for it. */
+  contextLength: z
+    .object({ tokens: z.number().int().positive(), source: z.enum(['config', 'server', 'default']) })
+    .optional(),
   /** Seed folder of the memory (each rollout works on a private copy); absent: memory off. */
   memory: z.string().optional(),
   /** Skill folders, read-only unless skillsWritable. */
@@ -373,7 +377,7 @@ async function runRolloutAgent(
 /** The model's window and the compression settings; `summarize` is the auxiliary summariser or the main model. */
 async function contextWindowFor(settings: RolloutSettings, summarize: Summarizer): Promise<ContextWindowOptions> {
   const compression = CompressionSettingsSchema.parse(settings.compression ?? {});
-  const window = await resolveContextLength(settings.endpoint);
+  const window = settings.contextLength ?? (await resolveContextLength(settings.endpoint));
   return {
     contextLength: window.tokens,
     threshold: compression.threshold,

@@ -69,6 +69,8 @@ export interface ScriptedServer {
   maxInFlight(): number;
   /** Chat requests refused with 429 by `rateLimitAbove` (not in requestCount). */
   rateLimitedCount(): number;
+  /** GET /v1/models requests received (a run's preflight; its rollouts reuse that answer). */
+  modelListingCount(): number;
   close(): Promise<void>;
 }
 
@@ -88,6 +90,7 @@ export async function startScriptedServer(
   let inFlight = 0;
   let maxInFlight = 0;
   let rateLimited = 0;
+  let modelListings = 0;
 
   const wait = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -194,6 +197,7 @@ export async function startScriptedServer(
         send(response, 500, { error: { message: `scripted server failed: ${String(error)}`, type: 'server_error' } }),
       );
     } else if (request.method === 'GET' && path === '/v1/models') {
+      modelListings++;
       send(response, 200, {
         object: 'list',
         data: [
@@ -235,6 +239,7 @@ export async function startScriptedServer(
     inFlight: () => inFlight,
     maxInFlight: () => maxInFlight,
     rateLimitedCount: () => rateLimited,
+    modelListingCount: () => modelListings,
     close: () =>
       new Promise<void>((resolve) => {
         for (const timer of timers) clearTimeout(timer);

@@ -53,6 +53,8 @@ test('traj batch: a rollout past the threshold is compressed, finishes, and its 
     cwd: directory,
   });
   assert.equal(result.code, 0, result.stderr);
+  // Asked once, by the preflight: the worker thread took the window from its answer.
+  assert.equal(server.modelListingCount(), 1);
   const [record] = records(directory, 'long');
   assert.equal(record!.finish_reason, 'stop');
   assert.equal(record!.completed, true);
