@@ -15,9 +15,11 @@ export function rolloutArtifacts(
 ): { sink?: ArtifactSink; paths: string[] } {
   const paths: string[] = [];
   if (!root) return { paths };
-  const folder = join(root, `${createHash('sha256').update(key).digest('hex').slice(0, 16)}-${sample}`);
+  // Named on the first save: most rollouts keep no file, and a hash per rollout is not free.
+  let folder: string | undefined;
   const sink: ArtifactSink = {
     async save(name, data) {
+      folder ??= join(root, `${createHash('sha256').update(key).digest('hex').slice(0, 16)}-${sample}`);
       const safe = name.replace(/[^\w.-]/g, '_').replace(/^\.+/, '') || 'artifact';
       const path = join(folder, `${String(paths.length + 1).padStart(3, '0')}-${safe}`);
       paths.push(path);

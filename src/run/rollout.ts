@@ -169,6 +169,8 @@ export interface RolloutServices {
 
 class RolloutTimeout extends TrajError {}
 
+const DEFAULT_COMPRESSION = CompressionSettingsSchema.parse({});
+
 /**
  * One rollout: sandbox → environment setup → agent → reward over the same sandbox → dispose
  * (always). Never throws; every failure is classified in the outcome.
@@ -376,7 +378,8 @@ async function runRolloutAgent(
 
 /** The model's window and the compression settings; `summarize` is the auxiliary summariser or the main model. */
 async function contextWindowFor(settings: RolloutSettings, summarize: Summarizer): Promise<ContextWindowOptions> {
-  const compression = CompressionSettingsSchema.parse(settings.compression ?? {});
+  // Settings arrive validated (defaults applied): only an absent section needs its defaults.
+  const compression = settings.compression ?? DEFAULT_COMPRESSION;
   const window = settings.contextLength ?? (await resolveContextLength(settings.endpoint));
   return {
     contextLength: window.tokens,
