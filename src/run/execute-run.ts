@@ -141,6 +141,7 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
   // A pool the caller started (so its threads load while the caller loads) is closed here on any fault too.
   let local = input.remote ? undefined : input.pool;
   let opened: RunStore | undefined;
+  let closing: Promise<void> | undefined;
   try {
     const docker = input.settings.sandbox.kind === 'docker';
     let settings = input.settings;
@@ -241,17 +242,22 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
     } finally {
       sampler?.stop();
       store.endSegment(segmentId, performance.now() - started, segmentOutcome(summary, input.stop));
-      await (pool instanceof RolloutPool
-        ? pool.close()
-        : pool.close(segmentOutcome(summary, input.stop) === 'finished'));
-      // Rollouts dispose their own containers; this catches any a worker thread could not.
-      if (docker) await pruneDockerLeftovers(input.run, true);
+      // No rollout runs any more: the threads stop while the outputs are written.
+      closing =
+        pool instanceof RolloutPool ? pool.close() : pool.close(segmentOutcome(summary, input.stop) === 'finished');
+      if (docker) {
+        await closing;
+        // Rollouts dispose their own containers; this catches any a worker thread could not.
+        await pruneDockerLeftovers(input.run, true);
+      }
       input.onPipelineDone?.();
     }
     await input.afterPipeline?.(store);
     const outputs = writeRunOutputs(store, input.outDir ?? join('datasets', input.run), input.maxAttempts);
     return { summary, outputs, storePath };
   } finally {
+    // Also on a fault after the pipeline: the threads are stopped before the caller goes on.
+    await closing;
     opened?.releaseLock();
     opened?.close();
   }
