@@ -8,9 +8,9 @@ import { buildRoot } from '../../src/util/paths.js';
 import { temporaryDirectory } from '../helpers/cli.js';
 
 const installed = (
-  JSON.parse(
-    readFileSync(join(dirname(createRequire(import.meta.url).resolve('openai')), 'package.json'), 'utf8'),
-  ) as { version: string }
+  JSON.parse(readFileSync(join(dirname(createRequire(import.meta.url).resolve('openai')), 'package.json'), 'utf8')) as {
+    version: string;
+  }
 ).version;
 
 function vendorFolder(directory: string, version: string): string {
