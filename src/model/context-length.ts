@@ -1,15 +1,16 @@
+import { z } from 'zod';
 import type { Endpoint } from '../config/endpoint.js';
 import { nodeHttpFetch } from './http-fetch.js';
 
 /** Used when neither the config nor the server states the window; the overflow path catches a wrong guess. */
 export const DEFAULT_CONTEXT_LENGTH = 128_000;
 
-export type ContextLengthSource = 'config' | 'server' | 'default';
-
-export interface ContextLength {
-  tokens: number;
-  source: ContextLengthSource;
-}
+export const ContextLengthSchema = z.object({
+  tokens: z.number().int().positive(),
+  source: z.enum(['config', 'server', 'default']),
+});
+export type ContextLength = z.infer<typeof ContextLengthSchema>;
+export type ContextLengthSource = ContextLength['source'];
 
 /**
  * The model's window as `/v1/models` reports it: vLLM `max_model_len`, OpenRouter `context_length`
@@ -35,6 +36,16 @@ export function contextLengthFromModels(listing: unknown, model: string): number
   return undefined;
 }
 
+/**
+ * The window from `endpoint.context_length`, else from a `/models` listing (undefined when the
+ * server gave none), else the default: one rule for a worker thread's own ask and a run's preflight.
+ */
+export function contextLengthOf(endpoint: Endpoint, listing: unknown): ContextLength {
+  if (endpoint.context_length) return { tokens: endpoint.context_length, source: 'config' };
+  const tokens = contextLengthFromModels(listing, endpoint.model);
+  return tokens ? { tokens, source: 'server' } : { tokens: DEFAULT_CONTEXT_LENGTH, source: 'default' };
+}
+
 const known = new Map<string, Promise<ContextLength>>();
 
 /**
@@ -43,19 +54,18 @@ const known = new Map<string, Promise<ContextLength>>();
  * seconds counts as saying nothing.
  */
 export function resolveContextLength(endpoint: Endpoint, env: NodeJS.ProcessEnv = process.env): Promise<ContextLength> {
-  if (endpoint.context_length) return Promise.resolve({ tokens: endpoint.context_length, source: 'config' });
+  if (endpoint.context_length) return Promise.resolve(contextLengthOf(endpoint, undefined));
   const key = `${endpoint.base_url}\n${endpoint.model}`;
   let answer = known.get(key);
   if (!answer) {
-    answer = askServer(endpoint, env).then((tokens) =>
-      tokens ? { tokens, source: 'server' as const } : { tokens: DEFAULT_CONTEXT_LENGTH, source: 'default' as const },
-    );
+    answer = askServer(endpoint, env).then((listing) => contextLengthOf(endpoint, listing));
     known.set(key, answer);
   }
   return answer;
 }
 
-async function askServer(endpoint: Endpoint, env: NodeJS.ProcessEnv): Promise<number | undefined> {
+/** The server's `/models` listing, or undefined when it gave none. */
+async function askServer(endpoint: Endpoint, env: NodeJS.ProcessEnv): Promise<unknown> {
   const key = env[endpoint.api_key_env];
   try {
     // nodeHttpFetch, not the global fetch: its first use in a thread costs tens of ms of start-up.
@@ -64,7 +74,7 @@ async function askServer(endpoint: Endpoint, env: NodeJS.ProcessEnv): Promise<nu
       signal: AbortSignal.timeout(2000),
     });
     if (!response.ok) return undefined;
-    return contextLengthFromModels(await response.json(), endpoint.model);
+    return await response.json();
   } catch {
     return undefined;
   }

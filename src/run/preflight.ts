@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Endpoint } from '../config/endpoint.js';
 import { errorMessage, isTrajError, ModelError, SandboxError } from '../errors.js';
 import { apiKeyFor } from '../model/api-key.js';
-import { type ContextLength, contextLengthFromModels, DEFAULT_CONTEXT_LENGTH } from '../model/context-length.js';
+import { type ContextLength, contextLengthOf } from '../model/context-length.js';
 import { nodeHttpFetch } from '../model/http-fetch.js';
 
 /**
@@ -83,21 +83,17 @@ async function checkEndpoint(endpoint: Endpoint, input: PreflightInput): Promise
         { code: 'model_auth', details: { baseURL: endpoint.base_url, model: endpoint.model, status: response.status } },
       );
     }
-    return contextLengthOf(endpoint, response.ok ? body : '');
+    // The same rule a worker thread's own ask follows (context-length.ts).
+    return contextLengthOf(endpoint, response.ok ? jsonOrUndefined(body) : undefined);
   }
 }
 
-/** What resolveContextLength would conclude in a worker thread from this answer. */
-function contextLengthOf(endpoint: Endpoint, body: string): ContextLength {
-  if (endpoint.context_length) return { tokens: endpoint.context_length, source: 'config' };
-  let listing: unknown;
+function jsonOrUndefined(text: string): unknown {
   try {
-    listing = JSON.parse(body);
+    return JSON.parse(text);
   } catch {
-    listing = undefined;
+    return undefined;
   }
-  const tokens = contextLengthFromModels(listing, endpoint.model);
-  return tokens ? { tokens, source: 'server' } : { tokens: DEFAULT_CONTEXT_LENGTH, source: 'default' };
 }
 
 /** The server's own words: `error.message` of a JSON body, else the start of the text. */

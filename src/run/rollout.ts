@@ -3,7 +3,7 @@ import { buildSystemPrompt } from '../agent/system-prompt.js';
 import type { ContextWindowOptions } from '../agent/context-window.js';
 import { runAgent } from '../agent/loop.js';
 import { summarizerFor, type Summarizer } from '../agent/summarizer.js';
-import { resolveContextLength } from '../model/context-length.js';
+import { ContextLengthSchema, resolveContextLength } from '../model/context-length.js';
 import type { AgentResult } from '../agent/result.js';
 import { CompressionSettingsSchema } from '../config/compression.js';
 import { AuxiliaryModelsSchema } from '../config/auxiliary.js';
@@ -30,7 +30,7 @@ import {
 } from '../errors.js';
 import { addUsage, emptyUsage, type Message, type ToolSpec } from '../model/messages.js';
 import type { ModelClient } from '../model/types.js';
-import { BwrapStatusSchema } from '../sandbox/bwrap.js';
+import { BwrapStatusSchema, type BwrapStatus } from '../sandbox/bwrap.js';
 import { LazySandbox } from '../sandbox/lazy-sandbox.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { BudgetSchema } from '../tools/budget.js';
@@ -75,9 +75,7 @@ export const RolloutSettingsSchema = z.object({
   judges: JudgeSettingsSchema.optional(),
   compression: CompressionSettingsSchema.optional(),
   /** The model's window as the run's preflight learned it: rollouts then ask no server for it. */
-  contextLength: z
-    .object({ tokens: z.number().int().positive(), source: z.enum(['config', 'server', 'default']) })
-    .optional(),
+  contextLength: ContextLengthSchema.optional(),
   /** Seed folder of the memory (each rollout works on a private copy); absent: memory off. */
   memory: z.string().optional(),
   /** Skill folders, read-only unless skillsWritable. */
@@ -157,6 +155,7 @@ export interface RolloutServices {
     key: string;
     docker?: Record<string, unknown>;
     local?: Record<string, unknown>;
+    bwrap?: BwrapStatus;
   }): Promise<Sandbox>;
   /**
    * Take over a finished rollout's teardown (its tool state and sandbox): the outcome returns
