@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { callTool, reply, startScriptedServer } from '../../src/testing/index.js';
 import { bwrapSuiteOptions } from '../helpers/bwrap.js';
-import { prompts, scriptedBatchArgs, writeJsonl } from '../helpers/batch-run.js';
+import { prompts, readRecords, scriptedBatchArgs, writeJsonl } from '../helpers/batch-run.js';
 import { runCli, temporaryDirectory } from '../helpers/cli.js';
 
 const bwrap = await bwrapSuiteOptions();
@@ -44,11 +44,9 @@ describe('the bubblewrap probe', bwrap, () => {
     );
     assert.equal(result.code, 0, result.stderr);
     assert.doesNotMatch(result.stderr, /NOT isolated/);
-    const records = readFileSync(join(directory, 'datasets', 'probe-once', 'trajectories.jsonl'), 'utf8')
-      .trim()
-      .split('\n');
+    const records = readRecords(directory, 'probe-once');
     assert.equal(records.length, 8);
-    assert.match(records[0]!, /saved/);
+    assert.equal(records[0]!.messages.at(-1)?.content, 'saved');
     const probes = starts();
     assert.equal(probes.length, 1, `bwrap started ${probes.length} times:\n${probes.join('')}`);
     assert.match(probes[0]!, /perl -e exit 0/);
