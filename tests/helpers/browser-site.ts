@@ -49,7 +49,8 @@ const PAGES: Record<string, string> = {
     '<img src="/pixel.png" alt="a red dot"><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" alt="inline">',
   ),
   '/download': page('Files', '<a href="/file.txt">Get the report</a>'),
-  '/busy': page('Busy', '<h1>Busy page</h1><script>setTimeout(() => { for (;;) {} }, 300);</script>'),
+  // The script spins only once clicked, so the page is whole for navigate's snapshot however slow the machine.
+  '/busy': page('Busy', '<h1>Busy page</h1><button onclick="for (;;) {}">Spin forever</button>'),
   '/dialog': page('Alert', '<button onclick="alert(\'Hello from the page\')">Show alert</button>'),
 };
 

@@ -217,8 +217,12 @@ describe('browser tools in real headless Chromium', { skip }, () => {
     const context = rollout(
       services({ allow_private: true }, { navigation_timeout_ms: 1_000, action_timeout_ms: 500 }),
     );
-    assert.match(await ok('browser_navigate', { url: `${site.url}/busy` }, context), /heading "Busy page"/);
-    await new Promise((resolve) => setTimeout(resolve, 500)); // the script is spinning now
+    const busy = await ok('browser_navigate', { url: `${site.url}/busy` }, context);
+    assert.match(busy, /heading "Busy page"/);
+    const spin = refOf(busy, /button "Spin forever"/);
+    // The click's own action timeout ends it; the script keeps spinning.
+    const clicked = errorOf(await callTool('browser_click', { ref: spin }, context));
+    assert.match(clicked.error, /Timeout 500ms exceeded|did not respond within 3500 ms/);
     const stuck = errorOf(await callTool('browser_scroll', { direction: 'down' }, context));
     assert.match(stuck.error, /the page did not respond within 3500 ms/);
     assert.match(await ok('browser_close', {}, context), /closed/);
