@@ -3,6 +3,7 @@ import { BroadcastChannel, threadId, workerData } from 'node:worker_threads';
 import { executeRollout, type RolloutOutcome, type RolloutTask } from './rollout.js';
 import { countRequestsInto, shareGates } from '../model/concurrency.js';
 import { createThreadServices } from './worker-services.js';
+import { ROLLOUT_STARTS_PER_TURN, StartPacer } from './start-pacer.js';
 
 /** The piscina worker: runs rollouts concurrently inside this thread. */
 const interrupts = new Map<string, AbortController>();
@@ -86,7 +87,11 @@ export type PoolTask = RolloutTask & {
   gates?: Record<string, SharedArrayBuffer>;
 };
 
+/** A first wave of hundreds of tasks begins a few per turn, so its requests leave as it is set up. */
+const pacer = new StartPacer(ROLLOUT_STARTS_PER_TURN);
+
 export default async function runRollout(task: PoolTask): Promise<RolloutOutcome> {
+  await pacer.slot();
   countRequestsInto(task.requests);
   shareGates(task.gates);
   return withSharedTools(await executeRollout(task, services, controllerFor(task.control).signal));
