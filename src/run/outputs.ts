@@ -5,23 +5,32 @@ import { writeFileAtomically } from '../util/atomic-write.js';
 import { computeStatistics, type RunStatistics } from './run-statistics.js';
 import type { ItemStatus, RunStore } from './store.js';
 
-/** Stream stored records to JSONL without parsing them (the store keeps them as JSON text). */
-export function writeRecordsJsonl(store: RunStore, path: string, statuses: ItemStatus[] = ['done']): number {
+/** Stream stored records to JSONL as the bytes the store holds: no parsing, no decoding. */
+export function writeRecordsJsonl(store: RunStore, path: string, status: ItemStatus = 'done'): number {
   let rows = 0;
   writeFileAtomically(path, (fd) => {
-    let buffer = '';
-    for (const item of store.items({ status: statuses })) {
-      if (item.record === null) continue;
-      buffer += `${item.record}\n`;
+    let pending: Buffer[] = [];
+    let size = 0;
+    for (const record of store.recordBytes(status)) {
+      pending.push(record, NEWLINE);
+      size += record.length + 1;
       rows++;
-      if (buffer.length > 1 << 20) {
-        writeSync(fd, buffer);
-        buffer = '';
+      if (size > 1 << 20) {
+        writeWhole(fd, Buffer.concat(pending, size));
+        pending = [];
+        size = 0;
       }
     }
-    if (buffer) writeSync(fd, buffer);
+    writeWhole(fd, Buffer.concat(pending, size));
   });
   return rows;
+}
+
+const NEWLINE = Buffer.from('\n');
+
+/** writeSync may write only part of a buffer (a signal, a full disk): the rest goes after it. */
+function writeWhole(fd: number, bytes: Buffer): void {
+  for (let offset = 0; offset < bytes.length; ) offset += writeSync(fd, bytes, offset);
 }
 
 export interface RunOutputs {

@@ -294,3 +294,33 @@ test('statistics read summary columns; a store from before them gets them filled
   assert.deepEqual(reopened.aggregates(), fresh);
   assert.equal(reopened.spentUsd(), 0.25);
 });
+
+test('record bytes: one status in dataset order, exactly as stored, by an index an older store gets on open', (t) => {
+  const directory = temporaryDirectory(t);
+  const path = join(directory, 'run.sqlite');
+  const store = RunStore.open(path);
+  land(store, { key: 'late', record: columns({ category: 'ünïcode' }) }, 2);
+  land(store, { key: 'early', record: columns({ category: 'first' }) }, 0);
+  land(store, { key: 'failed', status: 'failed', record: columns() }, 1);
+  const bytes = () => [...store.recordBytes('done')].map((record) => record.toString('utf8'));
+  assert.deepEqual(bytes(), [
+    JSON.stringify(columns({ category: 'first' })),
+    JSON.stringify(columns({ category: 'ünïcode' })),
+  ]);
+  store.close();
+
+  // The store as an older traj left it: only the status index, so every read out sorted the records.
+  const db = openDatabase(path);
+  db.exec('DROP INDEX items_order; CREATE INDEX items_status ON items(status)');
+  db.close();
+  const reopened = RunStore.open(path);
+  t.after(() => reopened.close());
+  const schema = openDatabase(path);
+  const indexes = schema
+    .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'items' AND sql IS NOT NULL")
+    .pluck()
+    .all();
+  schema.close();
+  assert.deepEqual(indexes, ['items_order']);
+  assert.equal([...reopened.recordBytes('done')].length, 2);
+});
