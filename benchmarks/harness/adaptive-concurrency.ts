@@ -2,7 +2,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import type { RunStatistics } from '../../src/run/run-statistics.js';
-import { measureCli, scratchDirectory, scriptedBatchArgs, startMockServer, writePrompts } from './processes.js';
+import { measureCli, scratchDirectory, startMockServer, writePrompts } from './processes.js';
+import { scriptedBatchArgs } from '../../src/testing/index.js';
 
 export interface AdaptiveConcurrencyOptions {
   prompts: number;
@@ -101,7 +102,7 @@ async function measure(
     // endpoint.concurrency with adaptive off), so rollout overheads overlap the model calls alike.
     writeFileSync(config, adaptive ? '{}\n' : `endpoint:\n  adaptive: false\n  concurrency: ${concurrency}\n`);
     const measured = await measureCli(
-      scriptedBatchArgs(server.url, dataset, label, [
+      scriptedBatchArgs(dataset, label, server.url, 'NO_KEY', [
         '--config',
         config,
         '--toolsets',

@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { measureCli, scratchDirectory, scriptedBatchArgs, startMockServer, writePrompts } from './processes.js';
+import { measureCli, scratchDirectory, startMockServer, writePrompts } from './processes.js';
+import { scriptedBatchArgs } from '../../src/testing/index.js';
 
 export interface BatchThroughputOptions {
   name: string;
@@ -32,7 +33,7 @@ export async function batchThroughputBenchmark(
     const config = join(scratch.path, 'run.yaml');
     writeFileSync(config, options.isolation ? `local:\n  isolation: ${options.isolation}\n` : '{}\n');
     const measured = await measureCli(
-      scriptedBatchArgs(server.url, dataset, options.name, [
+      scriptedBatchArgs(dataset, options.name, server.url, 'NO_KEY', [
         '--config',
         config,
         '--toolsets',

@@ -15,24 +15,6 @@ export function writePrompts(path: string, count: number, prefix: string): void 
   );
 }
 
-/** `traj batch` of `dataset` as run `run` against the scripted endpoint at `url`, then the scenario's own flags. */
-export function scriptedBatchArgs(url: string, dataset: string, run: string, flags: string[]): string[] {
-  return [
-    'batch',
-    '--dataset',
-    dataset,
-    '--run',
-    run,
-    '--base-url',
-    url,
-    '--model',
-    'traj-scripted',
-    '--api-key-env',
-    'NO_KEY',
-    ...flags,
-  ];
-}
-
 /** `traj mock-server` in its own process, so its CPU never counts as the harness's. */
 export async function startMockServer(
   args: string[],

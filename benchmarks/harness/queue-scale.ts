@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { callTool, conversationScript, reply, startScriptedServer } from '../../src/testing/index.js';
 import { freePort, startRedis } from '../../tests/helpers/redis.js';
-import { CLI, measureCli, scriptedBatchArgs, writePrompts } from './processes.js';
+import { CLI, measureCli, writePrompts } from './processes.js';
+import { scriptedBatchArgs } from '../../src/testing/index.js';
 
 /** CPU work in the sandbox: a shell loop that keeps one core busy for a fraction of a second. */
 const CPU_COMMAND = "awk 'BEGIN { for (i = 0; i < 4000000; i++) s += i * i; print s }'";
@@ -26,7 +27,13 @@ export async function queueScaleBenchmark(prompts: number): Promise<Record<strin
     const dataset = join(scratch, 'prompts.jsonl');
     writePrompts(dataset, prompts, 'cpu task');
     const batch = (run: string, flags: string[]) =>
-      scriptedBatchArgs(server.url, dataset, run, ['--toolsets', 'terminal', '--concurrency', '12', ...flags]);
+      scriptedBatchArgs(dataset, run, server.url, 'NO_KEY', [
+        '--toolsets',
+        'terminal',
+        '--concurrency',
+        '12',
+        ...flags,
+      ]);
     const local = await measureCli(batch('local', ['--workers', '1']), { cwd: scratch });
     if (local.code !== 0) throw new Error(`local batch exited ${local.code}: ${local.stderr.slice(-1500)}`);
     const queued = async (workers: number) => {

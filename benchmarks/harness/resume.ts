@@ -5,7 +5,8 @@ import { once } from 'node:events';
 import { PromptKeyer } from '../../src/run/prompt-key.js';
 import { openDatabase } from '../../src/util/sqlite.js';
 import { echoScript, startScriptedServer } from '../../src/testing/index.js';
-import { CLI, measureCli, scratchDirectory, scriptedBatchArgs } from './processes.js';
+import { CLI, measureCli, scratchDirectory } from './processes.js';
+import { scriptedBatchArgs } from '../../src/testing/index.js';
 
 /**
  * Resume of a large run that is almost done: time from starting `traj batch` until the first new
@@ -23,7 +24,12 @@ export async function resumeBenchmark(rows = 100_000, doneShare = 0.99): Promise
     }
     out.end();
     await once(out, 'finish');
-    const args = scriptedBatchArgs(server.url, dataset, 'resume', ['--toolsets', 'file', '--concurrency', '32']);
+    const args = scriptedBatchArgs(dataset, 'resume', server.url, 'NO_KEY', [
+      '--toolsets',
+      'file',
+      '--concurrency',
+      '32',
+    ]);
     const first = await measureCli([...args, '--limit', '1'], { cwd: scratch.path });
     if (first.code !== 0) throw new Error(`setup run failed: ${first.stderr}`);
 

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI, scratchDirectory, scriptedBatchArgs, startMockServer } from './processes.js';
+import { CLI, scratchDirectory, startMockServer } from './processes.js';
+import { scriptedBatchArgs } from '../../src/testing/index.js';
 
 /**
  * promptfoo's own workload (N single-turn prompts, J in flight, L ms mock latency) run by traj and,
@@ -102,7 +103,7 @@ export async function sideBySideBenchmark(options: SideBySideOptions): Promise<R
 }
 
 function trajArgs(directory: string, url: string, options: SideBySideOptions, run: number): string[] {
-  return scriptedBatchArgs(url, join(directory, 'prompts.jsonl'), `side-${run}`, [
+  return scriptedBatchArgs(join(directory, 'prompts.jsonl'), `side-${run}`, url, 'NO_KEY', [
     '--toolsets',
     'file',
     '--concurrency',

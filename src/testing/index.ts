@@ -5,3 +5,4 @@ export * from './echo-script.js';
 export * from './server.js';
 export * from './script-file.js';
 export * from './fixture-replay.js';
+export * from './batch-args.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { connectDocker } from '../../src/sandbox/docker-engine.js';
-import { startScriptedServer, echoScript } from '../../src/testing/index.js';
+import { echoScript, scriptedBatchArgs, startScriptedServer } from '../../src/testing/index.js';
 import type { TrajectoryRecord } from '../../src/trajectory/record.js';
 import { runCli, startCli, temporaryDirectory } from '../helpers/cli.js';
 import { requireDockerOrSkip } from '../helpers/docker.js';
@@ -23,25 +23,14 @@ function writePrompts(path: string, count: number): void {
 }
 
 function args(dataset: string, run: string, url: string): string[] {
-  return [
-    'batch',
-    '--dataset',
+  return scriptedBatchArgs(
     dataset,
-    '--run',
     run,
-    '--sandbox',
-    'docker',
-    '--toolsets',
-    'terminal',
-    '--concurrency',
-    '8',
-    '--base-url',
     url,
-    '--model',
-    'm',
-    '--api-key-env',
     'NO_KEY',
-  ];
+    ['--sandbox', 'docker', '--toolsets', 'terminal', '--concurrency', '8'],
+    'm',
+  );
 }
 
 test('traj batch --sandbox docker: 20 prompts at concurrency 8 run in containers and leave none behind', async (t) => {

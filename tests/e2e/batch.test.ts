@@ -9,7 +9,14 @@ import { runCli, startCli, temporaryDirectory } from '../helpers/cli.js';
 import { prompts, readRecords, scriptedBatchArgs, writeJsonl } from '../helpers/batch-run.js';
 
 function batchArgs(dataset: string, run: string, baseUrl: string, extra: string[] = []): string[] {
-  return scriptedBatchArgs(dataset, run, baseUrl, 'NO_KEY', ['--workers', '2', '--concurrency', '8', ...extra]);
+  return scriptedBatchArgs(
+    dataset,
+    run,
+    baseUrl,
+    'NO_KEY',
+    ['--workers', '2', '--concurrency', '8', ...extra],
+    'scripted-a',
+  );
 }
 
 /** Prompts the scripted server saw a first model call for (one per rollout). */

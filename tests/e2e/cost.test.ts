@@ -24,7 +24,14 @@ function readStatistics(directory: string, run: string): RunStatistics {
 function batch(directory: string, run: string, url: string, count: number, extra: string[] = []): string[] {
   const dataset = join(directory, `${run}.jsonl`);
   writeJsonl(dataset, prompts(count));
-  return scriptedBatchArgs(dataset, run, url, 'NO_KEY', ['--workers', '1', '--concurrency', '4', ...extra]);
+  return scriptedBatchArgs(
+    dataset,
+    run,
+    url,
+    'NO_KEY',
+    ['--workers', '1', '--concurrency', '4', ...extra],
+    'scripted-a',
+  );
 }
 
 /** Prompt number N of `prompts()`. */
@@ -85,7 +92,7 @@ test('a price table computes the cost from tokens, cached prompt tokens at cache
   const dataset = join(directory, 'priced.jsonl');
   writeJsonl(dataset, prompts(5));
   const resumed = await runCli(
-    scriptedBatchArgs(dataset, 'priced', server.url, 'NO_KEY', ['--workers', '1', '--config', config]),
+    scriptedBatchArgs(dataset, 'priced', server.url, 'NO_KEY', ['--workers', '1', '--config', config], 'scripted-a'),
     { cwd: directory },
   );
   assert.equal(resumed.code, 0, resumed.stderr);

@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
-import { assistantTurns, startScriptedServer, type ScriptFunction } from '../../src/testing/index.js';
+import {
+  assistantTurns,
+  scriptedBatchArgs,
+  startScriptedServer,
+  type ScriptFunction,
+} from '../../src/testing/index.js';
 import { readParquet, rowToRecord } from '../export/duckdb.js';
 import { runCli, temporaryDirectory } from '../helpers/cli.js';
 import { startHubStandIn } from '../helpers/hub-stand-in.js';
@@ -35,26 +40,14 @@ before(async () => {
     const dataset = join(directory, 'prompts.jsonl');
     writeFileSync(dataset, `${PROMPTS.map((row) => JSON.stringify(row)).join('\n')}\n`);
     const batch = await runCli(
-      [
-        'batch',
-        '--dataset',
+      scriptedBatchArgs(
         dataset,
-        '--run',
         'mixed',
-        '--base-url',
         server.url,
-        '--model',
-        'scripted-a',
-        '--api-key-env',
         'NO_KEY',
-        '--toolsets',
-        'terminal',
-        '--require-reasoning',
-        '--workers',
-        '1',
-        '--concurrency',
-        '4',
-      ],
+        ['--toolsets', 'terminal', '--require-reasoning', '--workers', '1', '--concurrency', '4'],
+        'scripted-a',
+      ),
       { cwd: directory },
     );
     assert.equal(batch.code, 0, batch.stderr);

@@ -18,27 +18,4 @@ export function readRecords(directory: string, run: string): TrajectoryRecord[] 
     .map((line) => JSON.parse(line) as TrajectoryRecord);
 }
 
-/** `traj batch` of `dataset` against a scripted endpoint (model `model`, default scripted-a), then the test's own flags. */
-export function scriptedBatchArgs(
-  dataset: string,
-  run: string,
-  baseUrl: string,
-  keyVariable: string,
-  flags: string[],
-  model = 'scripted-a',
-): string[] {
-  return [
-    'batch',
-    '--dataset',
-    dataset,
-    '--run',
-    run,
-    '--base-url',
-    baseUrl,
-    '--model',
-    model,
-    '--api-key-env',
-    keyVariable,
-    ...flags,
-  ];
-}
+export { scriptedBatchArgs } from '../../src/testing/index.js';
