@@ -1,7 +1,7 @@
 import { runAgent } from '../../src/agent/loop.js';
 import { createModelClient } from '../../src/model/client.js';
 import { createLocalSandbox } from '../../src/sandbox/index.js';
-import { createToolRegistry } from '../../src/tools/builtin.js';
+import { loadToolRegistry } from '../../src/tools/builtin.js';
 import { startMockServer } from './processes.js';
 
 export interface AgentLoopOptions {
@@ -31,7 +31,7 @@ export async function agentLoopBenchmark(
       api_key_env: 'NO_KEY',
       concurrency: options.loops,
     });
-    const tools = createToolRegistry().select(['terminal'], { env: process.env });
+    const tools = (await loadToolRegistry()).select(['terminal'], { env: process.env });
     const one = async (index: number) => {
       const sandbox = await createLocalSandbox({ kind: 'local' });
       try {

@@ -2,7 +2,7 @@ import { runAgent } from '../../src/agent/loop.js';
 import { createModelClient } from '../../src/model/client.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { callTool, delayed, reply, startScriptedServer, type ScriptFunction } from '../../src/testing/index.js';
-import { createToolRegistry } from '../../src/tools/builtin.js';
+import { loadToolRegistry } from '../../src/tools/builtin.js';
 
 export interface ExecuteCodeBenchOptions {
   calls: number;
@@ -38,7 +38,7 @@ export async function executeCodeBenchmark(options: ExecuteCodeBenchOptions): Pr
     latency_ms: options.latencyMs,
     repeats: options.repeats,
   };
-  const tools = createToolRegistry().select(['terminal', 'code_execution'], { env: process.env });
+  const tools = (await loadToolRegistry()).select(['terminal', 'code_execution'], { env: process.env });
   for (const backend of options.backends) {
     for (const mode of ['script', 'turns'] as const) {
       const server = await startScriptedServer(script(mode, options.calls, options.latencyMs));

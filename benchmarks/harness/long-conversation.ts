@@ -2,7 +2,7 @@ import { modelSummarizer, runAgent, SUMMARIZER_PROMPT } from '../../src/agent/in
 import { createModelClient } from '../../src/model/client.js';
 import { createLocalSandbox } from '../../src/sandbox/index.js';
 import { startScriptedServer, type ChatRequest, type Script } from '../../src/testing/index.js';
-import { createToolRegistry } from '../../src/tools/builtin.js';
+import { loadToolRegistry } from '../../src/tools/builtin.js';
 
 export interface LongConversationOptions {
   turns: number;
@@ -87,7 +87,7 @@ async function once(
       api_key_env: 'NO_KEY',
       max_retries: 0,
     });
-    const tools = createToolRegistry().select(['terminal'], { env: process.env });
+    const tools = (await loadToolRegistry()).select(['terminal'], { env: process.env });
     const started = performance.now();
     const result = await runAgent({
       model,

@@ -1,6 +1,6 @@
 import { ConfigError } from '../errors.js';
 import type { ToolSpec } from '../model/messages.js';
-import { createToolRegistry } from '../tools/builtin.js';
+import { builtinRegistry } from '../tools/builtin.js';
 import { toolSpec, type Tool, type ToolRegistry } from '../tools/registry.js';
 import type { ToolServices } from '../tools/services.js';
 import type { CommandApprover } from './approval.js';
@@ -28,7 +28,7 @@ export class ChatTools {
       terminal?: { persistent: boolean };
     } = {},
   ) {
-    this.registry = createToolRegistry({ terminal: options.terminal });
+    this.registry = builtinRegistry({ terminal: options.terminal });
     for (const name of Object.keys(options.mcpServers ?? {})) this.registry.declareToolset(`mcp:${name}`);
   }
 
@@ -44,6 +44,7 @@ export class ChatTools {
   /** The tools of the named toolsets, in registration order; unknown names are a ConfigError. */
   async select(toolsets: readonly string[], where = 'toolsets'): Promise<Tool[]> {
     this.registry.assertToolsets(toolsets, where);
+    await this.registry.load(toolsets);
     const missingMcp = toolsets.filter(
       (toolset) => toolset.startsWith('mcp:') && !this.registry.all().some((tool) => tool.toolset === toolset),
     );
@@ -56,7 +57,8 @@ export class ChatTools {
   }
 
   /** Tools of the named toolsets that cannot be offered here, with the reason (e.g. no search backend). */
-  unavailable(toolsets: readonly string[]): Array<{ name: string; toolset: string; reason: string }> {
+  async unavailable(toolsets: readonly string[]): Promise<Array<{ name: string; toolset: string; reason: string }>> {
+    await this.registry.load(toolsets);
     return this.registry.unavailableTools(toolsets, {
       env: this.options.env ?? process.env,
       services: this.options.services,

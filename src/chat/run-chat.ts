@@ -134,7 +134,7 @@ export async function runChat(launch: ChatLaunch): Promise<number> {
         ? await ChatSession.fork(launch.fork, settings, services)
         : await ChatSession.start(settings, services);
     chat = new Chat({ session, settings, services, input, output, style, checkpointsDir: launch.checkpointsDir });
-    banner(chat, sandbox, approver !== undefined);
+    await banner(chat, sandbox, approver !== undefined);
     if (launch.fork) showFork(chat, launch.fork);
     else if (launch.resume) showTail(chat, style);
     await runRepl(chat, commands);
@@ -200,7 +200,7 @@ function modelClients(): (endpoint: Endpoint) => ModelClient {
   };
 }
 
-function banner(chat: Chat, sandbox: Sandbox, guarded: boolean): void {
+async function banner(chat: Chat, sandbox: Sandbox, guarded: boolean): Promise<void> {
   const { session, style } = chat;
   const origin = session.forkedFrom ? ` (${forkLabel(session.forkedFrom)})` : '';
   chat.print(style.bold(`traj chat · session ${session.id}${origin}`));
@@ -212,7 +212,7 @@ function banner(chat: Chat, sandbox: Sandbox, guarded: boolean): void {
   chat.print(
     style.dim(`sandbox ${sandbox.kind} ${sandbox.workdir}${guarded ? ' · dangerous commands ask first' : ''}`),
   );
-  for (const tool of chat.services.tools.unavailable(session.toolsets))
+  for (const tool of await chat.services.tools.unavailable(session.toolsets))
     chat.print(style.red(`${tool.name} [${tool.toolset}] is not offered: ${tool.reason}`));
   chat.print(style.dim('/help lists commands · Ctrl-C interrupts a turn, twice at the prompt quits'));
 }

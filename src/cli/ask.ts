@@ -5,7 +5,7 @@ import { loadToolConfig } from '../config/tool-config.js';
 import { ConfigError } from '../errors.js';
 import type { RolloutServices } from '../run/rollout.js';
 import { runSingleRollout } from '../run/single-rollout.js';
-import { BUILTIN_TOOLS, createToolRegistry } from '../tools/builtin.js';
+import { builtinRegistry, builtinTools } from '../tools/builtin.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { ENDPOINT_OPTIONS, integerOption, listOption, stringOption, type CommandDefinition } from './command.js';
 import { resolveEndpoint } from './endpoint.js';
@@ -59,7 +59,7 @@ stay there. Dangerous commands (rm -rf, git reset --hard, …) are refused unles
         code: 'cli_usage',
       });
     const toolsets = listOption(values, 'toolsets') ?? ['terminal', 'file'];
-    createToolRegistry().assertToolsets(toolsets, '--toolsets');
+    builtinRegistry().assertToolsets(toolsets, '--toolsets');
     const sandbox = stringOption(values, 'sandbox') ?? 'local';
     if (sandbox !== 'local' && sandbox !== 'docker')
       throw new ConfigError(`--sandbox: expected local or docker, got '${sandbox}'`, { code: 'cli_usage' });
@@ -121,8 +121,8 @@ stay there. Dangerous commands (rm -rf, git reset --hard, …) are refused unles
 function guardedServices(services: RolloutServices): RolloutServices {
   const approver = new CommandApprover(async () => 'deny', { ids: () => loadApprovedCommands(), add: () => undefined });
   const guard = guardTerminal(approver);
-  const registry = new ToolRegistry().register(
-    ...BUILTIN_TOOLS.map((tool) => (tool.name === guard.name ? guard : tool)),
-  );
-  return { ...services, registry: async () => registry };
+  let registry: Promise<ToolRegistry> | undefined;
+  const guarded = async () =>
+    new ToolRegistry().register(...(await builtinTools()).map((tool) => (tool.name === guard.name ? guard : tool)));
+  return { ...services, registry: () => (registry ??= guarded()) };
 }

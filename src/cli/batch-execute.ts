@@ -35,7 +35,7 @@ export async function executeBatch(input: BatchCommandInput): Promise<number> {
   const { values, config, log } = input;
   const { endpoint, identity } = input.resolved;
   const outDir = config.out ?? defaultOutputDirectory(config.run);
-  const tools = runTools(config);
+  const tools = await runTools(config);
   const signals = runStopSignals(config, log);
   let progress: RunProgress | undefined;
   try {

@@ -2,7 +2,7 @@ import { relative } from 'node:path';
 import { EndpointSchema, endpointFromEnvironment, type Endpoint } from '../config/endpoint.js';
 import { ConfigError } from '../errors.js';
 import { availabilityContext } from '../run/batch.js';
-import { createToolRegistry } from '../tools/builtin.js';
+import { builtinRegistry, loadToolRegistry } from '../tools/builtin.js';
 import {
   listDistributions,
   loadDistribution,
@@ -41,14 +41,14 @@ export const command: CommandDefinition = {
   async run({ values, positionals }) {
     const [action, target, ...extra] = positionals;
     if (action === 'list' && !target) {
-      const registry = createToolRegistry();
+      const registry = await loadToolRegistry();
       const context = availabilityContext({ endpoint: runEndpoint() });
       const unavailable = (toolset: string) => registry.unavailableReason(toolset, context);
       process.stdout.write(formatList(listDistributions(registry), unavailable));
       return 0;
     }
     if (action === 'show' && target && extra.length === 0) {
-      const distribution = loadDistribution(target, createToolRegistry());
+      const distribution = loadDistribution(target, builtinRegistry());
       const seed = stringOption(values, 'seed') ?? '0';
       const draws = integerOption(values, 'draws') ?? 10_000;
       process.stdout.write(formatShow(distribution, seed, draws));

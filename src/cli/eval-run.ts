@@ -89,7 +89,7 @@ export async function runEval(
     environmentConfig,
   );
   const agent = agentOption(values);
-  const plan = planEnvironmentRun(config, environment, agent);
+  const plan = await planEnvironmentRun(config, environment, agent);
   const samples = integerOption(values, 'samples') ?? environmentConfig.samples ?? 1;
   const passThreshold =
     numberOption(values, 'pass-threshold') ?? environmentConfig.pass_threshold ?? environment.passThreshold ?? 1;

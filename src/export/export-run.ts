@@ -3,6 +3,7 @@ import { join, relative } from 'node:path';
 import { ConfigError, RunError } from '../errors.js';
 import { computeStatistics } from '../run/run-statistics.js';
 import { RunStore, type RecordOrder } from '../run/store.js';
+import { builtinTools } from '../tools/builtin.js';
 import { writeFileAtomically } from '../util/atomic-write.js';
 import type { TrajectoryRecord } from '../trajectory/record.js';
 import { arrowFormat } from './arrow-format.js';
@@ -150,8 +151,13 @@ async function splitWriter(
         order: GROUP_ORDER,
         units: (records) => atroposGroups(recordsOf(records), counts),
       };
-    case 'hermes':
-      return { format: jsonlFormat as ShardFormat<unknown>, units: (records) => hermesLines(recordsOf(records)) };
+    case 'hermes': {
+      const knownTools = (await builtinTools()).map((tool) => tool.name);
+      return {
+        format: jsonlFormat as ShardFormat<unknown>,
+        units: (records) => hermesLines(recordsOf(records), knownTools),
+      };
+    }
     default:
       return { format: (await parquetFormat(view)) as ShardFormat<unknown>, units: asRecords };
   }

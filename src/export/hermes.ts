@@ -1,4 +1,3 @@
-import { createToolRegistry } from '../tools/builtin.js';
 import { hermesLine, toHermesRecord } from '../trajectory/hermes-record.js';
 import type { TrajectoryRecord } from '../trajectory/record.js';
 import type { CardColumn } from './dataset-card.js';
@@ -7,15 +6,15 @@ import type { ShardUnit } from './shards.js';
 /** Prompts per batch in hermes-agent's batch runner examples; sets metadata.batch_num. */
 export const HERMES_BATCH_SIZE = 10;
 
-/** One line per rollout, as hermes-agent's batch runner writes it (see trajectory/hermes-record.ts). */
+/**
+ * One line per rollout, as hermes-agent's batch runner writes it (see trajectory/hermes-record.ts).
+ * `knownTools` (every built-in tool name) pads tool_stats, as Hermes pads with every tool it knows.
+ */
 export function* hermesLines(
   records: Iterable<TrajectoryRecord>,
+  knownTools: readonly string[],
   batchSize = HERMES_BATCH_SIZE,
 ): Generator<ShardUnit<string>> {
-  // Every built-in tool name pads tool_stats, as Hermes pads with every tool it knows.
-  const knownTools = createToolRegistry()
-    .all()
-    .map((tool) => tool.name);
   for (const record of records) {
     const line = hermesLine(toHermesRecord(record, { knownTools, batchSize }));
     yield { value: line, bytes: line.length };

@@ -74,7 +74,7 @@ export class QueueCoordinator implements RemoteRunner {
     redis.on('error', () => undefined);
     const run = options.settings.run;
     const stalledMs = Math.round((options.stalledSeconds ?? 30) * 1000);
-    const announcement = describeAnnouncement({
+    const announcement = await describeAnnouncement({
       run,
       fingerprint: options.fingerprint,
       settings: options.settings,

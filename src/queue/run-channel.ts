@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { RolloutSettingsSchema } from '../run/rollout.js';
-import { createToolRegistry } from '../tools/builtin.js';
+import { builtinTools } from '../tools/builtin.js';
 import { toolSpec } from '../tools/registry.js';
 import { codeVersion } from './code-version.js';
 
@@ -61,11 +61,8 @@ export function jobIdFor(key: string, sample: number, attempt: number): string {
   return `${encodeURIComponent(key)}~${sample}~${attempt}`;
 }
 
-export function toolsFingerprint(): string {
-  const specs = createToolRegistry()
-    .all()
-    .map(toolSpec)
-    .sort((a, b) => a.function.name.localeCompare(b.function.name));
+export async function toolsFingerprint(): Promise<string> {
+  const specs = (await builtinTools()).map(toolSpec).sort((a, b) => a.function.name.localeCompare(b.function.name));
   return sha256(JSON.stringify(specs)).slice(0, 16);
 }
 
@@ -78,13 +75,13 @@ function sha256(data: string | Buffer): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
-export function describeAnnouncement(
+export async function describeAnnouncement(
   fields: Omit<RunAnnouncement, 'codeVersion' | 'toolsFingerprint' | 'environmentHash' | 'announcedAt'>,
-): RunAnnouncement {
+): Promise<RunAnnouncement> {
   return {
     ...fields,
     codeVersion: codeVersion(),
-    toolsFingerprint: toolsFingerprint(),
+    toolsFingerprint: await toolsFingerprint(),
     environmentHash: environmentHash(fields.settings.environmentModule),
     announcedAt: new Date().toISOString(),
   };
@@ -108,12 +105,15 @@ export async function readRun(redis: Redis, run: string): Promise<RunAnnouncemen
  * Why this worker must not take the run's jobs, one line per difference, or [] when it may. A
  * `sandbox` the worker was started with must be the run's.
  */
-export function refusalReasons(announcement: RunAnnouncement, worker: { sandbox?: 'local' | 'docker' }): string[] {
+export async function refusalReasons(
+  announcement: RunAnnouncement,
+  worker: { sandbox?: 'local' | 'docker' },
+): Promise<string[]> {
   const reasons: string[] = [];
   const own = codeVersion();
   if (announcement.codeVersion !== own)
     reasons.push(`code version differs: the run's is ${announcement.codeVersion}, this worker's is ${own}`);
-  const tools = toolsFingerprint();
+  const tools = await toolsFingerprint();
   if (announcement.toolsFingerprint !== tools)
     reasons.push(
       `fingerprint differs (tool schemas): the run's is ${announcement.toolsFingerprint}, this worker's is ${tools}`,

@@ -86,12 +86,12 @@ export class QueueWorker {
         await this.followInterrupts(current);
         continue;
       }
-      this.attach(announcement);
+      await this.attach(announcement);
     }
   }
 
-  private attach(announcement: RunAnnouncement): void {
-    const reasons = refusalReasons(announcement, { sandbox: this.options.sandbox });
+  private async attach(announcement: RunAnnouncement): Promise<void> {
+    const reasons = await refusalReasons(announcement, { sandbox: this.options.sandbox });
     if (reasons.length > 0) {
       const text = reasons.join('; ');
       if (this.refused.get(announcement.run) !== text)

@@ -5,7 +5,7 @@ import { createSandbox } from '../sandbox/index.js';
 import { LazySandbox } from '../sandbox/lazy-sandbox.js';
 import type { RunStore } from '../run/store.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
-import { createToolRegistry } from '../tools/builtin.js';
+import { builtinRegistry } from '../tools/builtin.js';
 import { executeToolCall, type Tool } from '../tools/registry.js';
 import type { Environment } from '../eval/environment.js';
 import { JudgeVerdictSchema, type JudgeCache, type JudgeSettings } from '../eval/judge.js';
@@ -156,11 +156,9 @@ async function replaySandbox<Item>(input: RescoreInput<Item>, item: Item, record
 }
 
 async function replayToolCalls(record: TrajectoryRecord, sandbox: Sandbox): Promise<void> {
-  const registry = createToolRegistry();
-  const tools: Tool[] = registry.select(
-    record.toolsets.filter((toolset) => registry.hasToolset(toolset)),
-    { env: process.env },
-  );
+  const registry = builtinRegistry();
+  const toolsets = record.toolsets.filter((toolset) => registry.hasToolset(toolset));
+  const tools: Tool[] = (await registry.load(toolsets)).select(toolsets, { env: process.env });
   const state = new Map<string, unknown>();
   const signal = new AbortController().signal;
   for (const message of record.messages) {

@@ -118,10 +118,7 @@ export interface FingerprintInput {
 /** The settings whose change makes a resumed run a different run (DESIGN.md "The run store"). */
 export function fingerprintParts(input: FingerprintInput): Record<string, unknown> {
   const candidates = new Set(candidateToolsets(input.choice));
-  const schemas = input.registry
-    .all()
-    .filter((tool) => candidates.has(tool.toolset))
-    .map(toolSpec);
+  const schemas = input.registry.toolsOf([...candidates]).map(toolSpec);
   return {
     model: input.endpoint.model,
     base_url: input.endpointIdentity,

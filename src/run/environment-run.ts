@@ -97,7 +97,11 @@ export interface EnvironmentRunInput {
 }
 
 /** The tools an environment run offers, checked before anything starts (an oracle run needs the oracle hook). */
-export function planEnvironmentRun(config: RunConfig, environment: Environment, agent: EvalAgent): RunTools {
+export async function planEnvironmentRun(
+  config: RunConfig,
+  environment: Environment,
+  agent: EvalAgent,
+): Promise<RunTools> {
   if (agent === 'oracle' && !environment.oracle) {
     throw new ConfigError(`--agent oracle: environment '${environment.name}' has no oracle (reference solution) hook`, {
       code: 'oracle_missing',

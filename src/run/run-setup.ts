@@ -5,10 +5,10 @@ import { validate } from '../config/validate.js';
 import { ConfigError } from '../errors.js';
 import { MessageSchema, type Message } from '../model/messages.js';
 import { DEFAULT_BUDGET } from '../tools/budget.js';
-import { createToolRegistry } from '../tools/builtin.js';
+import { builtinRegistry } from '../tools/builtin.js';
 import { loadDistribution } from '../tools/distributions.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import { fingerprintParts, type ToolsetChoice } from './batch.js';
+import { candidateToolsets, fingerprintParts, type ToolsetChoice } from './batch.js';
 import { artifactsDirFor, storePathFor, type ExecuteRunInput } from './execute-run.js';
 import type { RolloutSettings } from './rollout.js';
 import type { RunConfig } from './run-config.js';
@@ -19,22 +19,30 @@ import { knowledgeFingerprint, knowledgeFolder } from './rollout-knowledge.js';
  * prompt): the tool registry, the toolset choice, the rollout settings and the system prompt.
  */
 
-/** The registry for choosing tools on the main thread: built-ins plus the configured MCP servers' toolsets. */
+/**
+ * The registry for choosing tools on the main thread: the built-in toolsets plus the configured MCP
+ * servers' toolsets, all known by name; no tool is loaded yet.
+ */
 export function runRegistry(config: RunConfig): ToolRegistry {
-  const registry = createToolRegistry({ terminal: config.terminal });
+  const registry = builtinRegistry({ terminal: config.terminal });
   for (const name of Object.keys(config.mcp_servers ?? {})) registry.declareToolset(`mcp:${name}`);
   return registry;
 }
 
-/** The tools a run may offer: the registry and the toolset choice, checked before anything starts. */
+/**
+ * The tools a run may offer: the registry, with the tools of every toolset the run may draw
+ * loaded, and the toolset choice, checked before anything starts.
+ */
 export interface RunTools {
   registry: ToolRegistry;
   choice: ToolsetChoice;
 }
 
-export function runTools(config: RunConfig): RunTools {
+export async function runTools(config: RunConfig): Promise<RunTools> {
   const registry = runRegistry(config);
-  return { registry, choice: toolsetChoice(config, registry) };
+  const choice = toolsetChoice(config, registry);
+  await registry.load(candidateToolsets(choice));
+  return { registry, choice };
 }
 
 export function toolsetChoice(

@@ -2,7 +2,7 @@ import type { Endpoint } from '../config/endpoint.js';
 import { resolveAuxiliary } from '../config/auxiliary.js';
 import type { ToolConfig } from '../config/tool-config.js';
 import { DEFAULT_BUDGET } from '../tools/budget.js';
-import { createToolRegistry } from '../tools/builtin.js';
+import { loadToolRegistry } from '../tools/builtin.js';
 import { availabilityContext } from './batch.js';
 import { executeRollout, type RolloutOutcome, type RolloutServices, type RolloutSettings } from './rollout.js';
 import { createThreadServices } from './worker-services.js';
@@ -31,7 +31,7 @@ export async function runSingleRollout(input: SingleRolloutInput): Promise<Rollo
     auxiliary: resolveAuxiliary(input.toolConfig.auxiliary, endpoint),
     browser: input.toolConfig.browser,
   };
-  const registry = createToolRegistry();
+  const registry = await loadToolRegistry({ toolsets: input.toolsets });
   for (const tool of registry.unavailableTools(input.toolsets, availabilityContext({ endpoint, ...toolSettings })))
     input.onUnavailable?.(tool);
   const threadServices = createThreadServices();

@@ -7,7 +7,7 @@ import type { ModelClient } from '../model/types.js';
 import { createSandbox } from '../sandbox/index.js';
 import { closeSpawner } from '../sandbox/spawner.js';
 import { closeBrowserEngines } from '../tools/browser/engine.js';
-import { createToolRegistry } from '../tools/builtin.js';
+import { builtinRegistry } from '../tools/builtin.js';
 import type { McpClientPool } from '../tools/mcp/client-pool.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { ToolServices } from '../tools/services.js';
@@ -27,6 +27,15 @@ export interface TeardownLimits {
  */
 const TEARDOWN_LIMITS: TeardownLimits = { atOnce: 4, mostPending: 64 };
 
+export interface ThreadServices extends RolloutServices {
+  /**
+   * Import the built-in tools of `toolsets` (a rollout's `registry` call does too): a pool thread
+   * does it before pacing a rollout's start, see worker.ts.
+   */
+  loadTools(settings: RolloutSettings, toolsets: readonly string[]): Promise<void>;
+  close(): Promise<void>;
+}
+
 /**
  * The services of one thread (a piscina worker, or the main thread for `traj ask`): model clients,
  * the tool registry and MCP server connections are built once and shared by every rollout the
@@ -41,7 +50,7 @@ export function createThreadServices(
      */
     deferTeardowns?: boolean | Partial<TeardownLimits>;
   } = {},
-): RolloutServices & { close(): Promise<void> } {
+): ThreadServices {
   const models = new Map<string, ModelClient>();
   const teardowns = new Set<Promise<void>>();
   const limits = { ...TEARDOWN_LIMITS, ...(typeof options.deferTeardowns === 'object' ? options.deferTeardowns : {}) };
@@ -59,6 +68,15 @@ export function createThreadServices(
     }
     return client;
   };
+  const builtins = async (settings: RolloutSettings, toolsets: readonly string[]): Promise<ToolRegistry> => {
+    const persistent = settings.terminal?.persistent ?? true;
+    let registry = registries.get(persistent);
+    if (!registry) {
+      registry = builtinRegistry({ terminal: { persistent } });
+      registries.set(persistent, registry);
+    }
+    return registry.load(toolsets);
+  };
   return {
     model: (settings: RolloutSettings) => clientFor(settings.endpoint, settings.pricing),
     tools: (settings: RolloutSettings): ToolServices => ({
@@ -69,13 +87,11 @@ export function createThreadServices(
       codeExecution: settings.codeExecution,
       model: (endpoint) => clientFor(endpoint, settings.pricing),
     }),
+    async loadTools(settings: RolloutSettings, toolsets: readonly string[]) {
+      await builtins(settings, toolsets);
+    },
     async registry(settings: RolloutSettings, toolsets: readonly string[]) {
-      const persistent = settings.terminal?.persistent ?? true;
-      let registry = registries.get(persistent);
-      if (!registry) {
-        registry = createToolRegistry({ terminal: { persistent } });
-        registries.set(persistent, registry);
-      }
+      const registry = await builtins(settings, toolsets);
       if (toolsets.some((toolset) => toolset.startsWith('mcp:'))) {
         const mcp = await import('../tools/mcp/index.js');
         mcpPool ??= new mcp.McpClientPool();

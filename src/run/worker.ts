@@ -3,7 +3,9 @@ import { BroadcastChannel, threadId, workerData } from 'node:worker_threads';
 import { executeRollout, type RolloutOutcome, type RolloutTask } from './rollout.js';
 import { countRequestsInto, shareGates } from '../model/concurrency.js';
 import { createThreadServices } from './worker-services.js';
+import { retryText } from './retry-text.js';
 import { ROLLOUT_STARTS_PER_TURN, StartPacer } from './start-pacer.js';
+import { toolsKeyOf } from './tool-specs-memo.js';
 
 /** The piscina worker: runs rollouts concurrently inside this thread. */
 const interrupts = new Map<string, AbortController>();
@@ -53,10 +55,6 @@ function announceLoaded(data: PoolWorkerData | undefined): void {
   channel.close();
 }
 
-function retryText(failure: { status?: number; message: string }): string {
-  return failure.status === undefined ? failure.message : `HTTP ${failure.status}: ${failure.message}`;
-}
-
 /** Each pool has its own control channel, so two runs in one process never stop each other. */
 function controllerFor(channelName: string): AbortController {
   let controller = interrupts.get(channelName);
@@ -91,6 +89,9 @@ export type PoolTask = RolloutTask & {
 const pacer = new StartPacer(ROLLOUT_STARTS_PER_TURN);
 
 export default async function runRollout(task: PoolTask): Promise<RolloutOutcome> {
+  // Tools load before the pacer, not after it: a first wave waiting on one import would wake as
+  // one and be set up all at once. A failed import is met again, and reported, by the rollout.
+  await services.loadTools(task.settings, task.toolsets).catch(() => undefined);
   await pacer.slot();
   countRequestsInto(task.requests);
   shareGates(task.gates);
@@ -109,8 +110,4 @@ function withSharedTools(outcome: RolloutOutcome): RolloutOutcome {
   if (sentTools.has(toolsKey)) return { ...outcome, tools: [], toolsKey };
   sentTools.add(toolsKey);
   return { ...outcome, toolsKey };
-}
-
-function toolsKeyOf(tools: readonly { function: { name: string } }[]): string {
-  return tools.map((tool) => tool.function.name).join('\n');
 }

@@ -1,57 +1,98 @@
-import { BROWSER_TOOLS } from './browser/index.js';
-import { executeCodeTool } from './code/execute-code.js';
-import { processManageTool } from './process/process-manage.js';
-import { delegateTaskTool } from './delegate/delegate-task.js';
-import { imageGenerateTool } from './image/image-generate.js';
-import { memoryTool } from './memory/memory.js';
-import { mixtureOfAgentsTool } from './moa/mixture-of-agents.js';
-import { patchTool } from './patch.js';
-import { readFileTool } from './read-file.js';
 import { ToolRegistry, type Tool } from './registry.js';
-import { searchFilesTool } from './search-files.js';
-import { sessionSearchTool } from './session-search.js';
-import { skillManageTool, skillsListTool, skillViewTool } from './skills/skill-tools.js';
-import { terminalTool, terminalToolFor } from './terminal.js';
-import { visionAnalyzeTool } from './vision/vision-analyze.js';
-import { webExtractTool } from './web/web-extract.js';
-import { webSearchTool } from './web/web-search.js';
-import { todoReadTool, todoWriteTool } from './todo.js';
-import { writeFileTool } from './write-file.js';
+
+export interface BuiltinOptions {
+  /** `persistent: false` swaps in the terminal that starts a fresh shell per call. */
+  terminal?: { persistent: boolean };
+}
+
+interface BuiltinToolset {
+  name: string;
+  load(options: BuiltinOptions): Promise<readonly Tool[]>;
+}
 
 /**
- * The tools traj ships, in the order they are offered: toolsets terminal, file, todo, web, vision,
- * moa, image_gen and browser, then memory, skills and session_search (these act on what the caller
- * puts in the run state; chat does), then code_execution and delegation.
+ * The toolsets traj ships, in the order their tools are offered: terminal, file, todo, web,
+ * vision, moa, image_gen and browser, then memory, skills and session_search (these act on what
+ * the caller puts in the run state; chat does), then code_execution and delegation.
+ *
+ * Each imports its own modules when first asked for: a worker thread of a `file` run does not
+ * compile the browser, web or code-execution tools before its first model request.
  */
-export const BUILTIN_TOOLS: readonly Tool[] = [
-  terminalTool,
-  processManageTool,
-  readFileTool,
-  writeFileTool,
-  patchTool,
-  searchFilesTool,
-  todoWriteTool,
-  todoReadTool,
-  webSearchTool,
-  webExtractTool,
-  visionAnalyzeTool,
-  mixtureOfAgentsTool,
-  imageGenerateTool,
-  ...BROWSER_TOOLS,
-  memoryTool,
-  skillsListTool,
-  skillViewTool,
-  skillManageTool,
-  sessionSearchTool,
-  executeCodeTool,
-  delegateTaskTool,
+export const BUILTIN_TOOLSETS: readonly BuiltinToolset[] = [
+  {
+    name: 'terminal',
+    load: async (options) => {
+      const [{ terminalToolFor }, { processManageTool }] = await Promise.all([
+        import('./terminal.js'),
+        import('./process/process-manage.js'),
+      ]);
+      return [terminalToolFor(options.terminal?.persistent ?? true), processManageTool];
+    },
+  },
+  {
+    name: 'file',
+    load: async () => {
+      const [{ readFileTool }, { writeFileTool }, { patchTool }, { searchFilesTool }] = await Promise.all([
+        import('./read-file.js'),
+        import('./write-file.js'),
+        import('./patch.js'),
+        import('./search-files.js'),
+      ]);
+      return [readFileTool, writeFileTool, patchTool, searchFilesTool];
+    },
+  },
+  {
+    name: 'todo',
+    load: async () => {
+      const { todoWriteTool, todoReadTool } = await import('./todo.js');
+      return [todoWriteTool, todoReadTool];
+    },
+  },
+  {
+    name: 'web',
+    load: async () => {
+      const [{ webSearchTool }, { webExtractTool }] = await Promise.all([
+        import('./web/web-search.js'),
+        import('./web/web-extract.js'),
+      ]);
+      return [webSearchTool, webExtractTool];
+    },
+  },
+  { name: 'vision', load: async () => [(await import('./vision/vision-analyze.js')).visionAnalyzeTool] },
+  { name: 'moa', load: async () => [(await import('./moa/mixture-of-agents.js')).mixtureOfAgentsTool] },
+  { name: 'image_gen', load: async () => [(await import('./image/image-generate.js')).imageGenerateTool] },
+  { name: 'browser', load: async () => (await import('./browser/index.js')).BROWSER_TOOLS },
+  { name: 'memory', load: async () => [(await import('./memory/memory.js')).memoryTool] },
+  {
+    name: 'skills',
+    load: async () => {
+      const { skillsListTool, skillViewTool, skillManageTool } = await import('./skills/skill-tools.js');
+      return [skillsListTool, skillViewTool, skillManageTool];
+    },
+  },
+  { name: 'session_search', load: async () => [(await import('./session-search.js')).sessionSearchTool] },
+  { name: 'code_execution', load: async () => [(await import('./code/execute-code.js')).executeCodeTool] },
+  { name: 'delegation', load: async () => [(await import('./delegate/delegate-task.js')).delegateTaskTool] },
 ];
 
 /**
- * A fresh registry holding the built-in tools; callers add MCP and other tools to it.
- * `terminal.persistent: false` swaps in the terminal that starts a fresh shell per call.
+ * A fresh registry that knows every built-in toolset by name and has loaded none of their tools:
+ * callers `load` the toolsets they offer, and add MCP and other tools to it.
  */
-export function createToolRegistry(options: { terminal?: { persistent: boolean } } = {}): ToolRegistry {
-  const terminal = terminalToolFor(options.terminal?.persistent ?? true);
-  return new ToolRegistry().register(...BUILTIN_TOOLS.map((tool) => (tool === terminalTool ? terminal : tool)));
+export function builtinRegistry(options: BuiltinOptions = {}): ToolRegistry {
+  const registry = new ToolRegistry();
+  for (const toolset of BUILTIN_TOOLSETS) registry.declareToolset(toolset.name, () => toolset.load(options));
+  return registry;
+}
+
+/** A fresh registry with the tools of `toolsets` loaded (every built-in toolset when omitted). */
+export function loadToolRegistry(
+  options: BuiltinOptions & { toolsets?: readonly string[] } = {},
+): Promise<ToolRegistry> {
+  return builtinRegistry(options).load(options.toolsets ?? BUILTIN_TOOLSETS.map((toolset) => toolset.name));
+}
+
+/** Every built-in tool, in the order offered (the persistent terminal). */
+export async function builtinTools(): Promise<Tool[]> {
+  return (await loadToolRegistry()).all();
 }

@@ -120,15 +120,54 @@ function withoutSafeIntegerBounds<T>(value: T): T {
   return Object.fromEntries(entries.map(([key, item]) => [key, withoutSafeIntegerBounds(item)])) as T;
 }
 
-/** All tools traj knows in this process, grouped into toolsets. Instances, not a global. */
+/** Loads the tools of a toolset declared before its code is needed (the built-ins, see builtin.ts). */
+export type ToolsetLoader = () => Promise<readonly Tool[]>;
+
+/**
+ * All tools traj knows in this process, grouped into toolsets. Instances, not a global.
+ *
+ * A toolset may be declared with a loader: its name is valid at once, and its tools are imported
+ * only by `load` (a run that offers `file` never loads the browser's code). Tools are listed in
+ * the order their toolsets were declared or first registered, however the loads interleave, so a
+ * rollout is offered the same tools in the same order whatever loaded first.
+ */
 export class ToolRegistry {
   private readonly tools = new Map<string, Tool>();
-  /** Toolsets whose tools are only known once a server starts (MCP); valid names before that. */
+  /** Toolsets whose tools are only known once loaded or once a server starts (MCP); valid names before that. */
   private readonly declared = new Set<string>();
+  private readonly loaders = new Map<string, ToolsetLoader>();
+  private readonly loading = new Map<string, Promise<void>>();
+  private readonly loaded = new Set<string>();
+  private readonly ranks = new Map<string, number>();
+  private ordered: Tool[] | undefined;
 
-  declareToolset(name: string): this {
+  declareToolset(name: string, load?: ToolsetLoader): this {
     this.declared.add(name);
+    this.rankOf(name);
+    if (load) this.loaders.set(name, load);
     return this;
+  }
+
+  /** Import the tools of the named toolsets that have a loader and are not loaded yet; other names are ignored. */
+  async load(toolsets: readonly string[]): Promise<this> {
+    await Promise.all(toolsets.map((name) => this.loadOne(name)));
+    return this;
+  }
+
+  private loadOne(name: string): Promise<void> {
+    const load = this.loaders.get(name);
+    if (!load) return Promise.resolve();
+    let pending = this.loading.get(name);
+    if (!pending) {
+      pending = load().then((tools) => {
+        this.register(...tools);
+        this.loaded.add(name);
+      });
+      // A failed import is not remembered: the next load tries again and reports its own error.
+      pending.catch(() => this.loading.delete(name));
+      this.loading.set(name, pending);
+    }
+    return pending;
   }
 
   register(...tools: Tool[]): this {
@@ -141,17 +180,30 @@ export class ToolRegistry {
           },
         );
       }
+      this.rankOf(tool.toolset);
       this.tools.set(tool.name, tool);
     }
+    this.ordered = undefined;
     return this;
+  }
+
+  private rankOf(toolset: string): number {
+    let rank = this.ranks.get(toolset);
+    if (rank === undefined) {
+      rank = this.ranks.size;
+      this.ranks.set(toolset, rank);
+    }
+    return rank;
   }
 
   get(name: string): Tool | undefined {
     return this.tools.get(name);
   }
 
+  /** Every loaded tool, by toolset in declaration order, then in registration order. */
   all(): Tool[] {
-    return [...this.tools.values()];
+    this.ordered ??= [...this.tools.values()].sort((a, b) => this.rankOf(a.toolset) - this.rankOf(b.toolset));
+    return [...this.ordered];
   }
 
   toolsetNames(): string[] {
@@ -173,8 +225,19 @@ export class ToolRegistry {
     }
   }
 
+  /**
+   * A toolset asked about before its tools were loaded would look empty (nothing to offer, nothing
+   * unavailable): a harness bug, never a run without those tools.
+   */
+  private assertLoaded(toolsets: readonly string[]): void {
+    const unloaded = toolsets.filter((name) => this.loaders.has(name) && !this.loaded.has(name));
+    if (unloaded.length > 0)
+      throw new Error(`toolsets ${unloaded.join(', ')} are declared but not loaded: await registry.load() first`);
+  }
+
   /** Why a toolset cannot be offered here, or undefined when every tool in it is available. */
   unavailableReason(toolset: string, context: AvailabilityContext): string | undefined {
+    this.assertLoaded([toolset]);
     for (const tool of this.all()) {
       if (tool.toolset !== toolset || !tool.available) continue;
       const verdict = tool.available(context);
@@ -188,6 +251,7 @@ export class ToolRegistry {
     toolsets: readonly string[],
     context: AvailabilityContext,
   ): Array<{ name: string; toolset: string; reason: string }> {
+    this.assertLoaded(toolsets);
     const wanted = new Set(toolsets);
     return this.all().flatMap((tool) => {
       if (!wanted.has(tool.toolset) || !tool.available) return [];
@@ -196,9 +260,17 @@ export class ToolRegistry {
     });
   }
 
-  /** The available tools of the named toolsets, in registration order. */
+  /** Every tool of the named toolsets, available here or not, in the order `all` lists them. */
+  toolsOf(toolsets: readonly string[]): Tool[] {
+    this.assertLoaded(toolsets);
+    const wanted = new Set(toolsets);
+    return this.all().filter((tool) => wanted.has(tool.toolset));
+  }
+
+  /** The available tools of the named toolsets, in the order `all` lists them. */
   select(toolsets: readonly string[], context: AvailabilityContext): Tool[] {
     this.assertToolsets(toolsets);
+    this.assertLoaded(toolsets);
     const wanted = new Set(toolsets);
     return this.all().filter((tool) => wanted.has(tool.toolset) && (tool.available?.(context) ?? true) === true);
   }

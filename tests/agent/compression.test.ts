@@ -13,7 +13,7 @@ import {
 import { createModelClient, isContextOverflow, toWireMessages, type Message } from '../../src/model/index.js';
 import { modelErrorFor } from '../../src/model/failure.js';
 import { createLocalSandbox } from '../../src/sandbox/index.js';
-import { createToolRegistry } from '../../src/tools/builtin.js';
+import { loadToolRegistry } from '../../src/tools/builtin.js';
 import { toolSpec } from '../../src/tools/registry.js';
 import { buildRecord, rebuildRequests, validateRecord } from '../../src/trajectory/index.js';
 import { startScriptedServer, type ChatRequest, type Script, type ScriptedResponse } from '../../src/testing/index.js';
@@ -36,7 +36,7 @@ async function setup(t: { after(fn: () => unknown): void }, script: Script) {
     { base_url: server.url, model: 'scripted', api_key_env: 'NO_KEY', max_retries: 3 },
     { retry: { baseDelayMs: 1, maxDelayMs: 2 } },
   );
-  const tools = createToolRegistry().select(['terminal', 'todo'], { env: process.env });
+  const tools = (await loadToolRegistry()).select(['terminal', 'todo'], { env: process.env });
   const messages: Message[] = [
     { role: 'system', content: 'You are a test agent.' },
     { role: 'user', content: 'Run ten steps, then say done.' },

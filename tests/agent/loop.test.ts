@@ -5,7 +5,7 @@ import { GRACE_PROMPT, runAgent, type AgentEvent } from '../../src/agent/index.j
 import { createModelClient } from '../../src/model/index.js';
 import type { Message } from '../../src/model/messages.js';
 import { createLocalSandbox } from '../../src/sandbox/index.js';
-import { createToolRegistry } from '../../src/tools/builtin.js';
+import { loadToolRegistry } from '../../src/tools/builtin.js';
 import { defineTool, type Tool } from '../../src/tools/registry.js';
 import {
   callTool,
@@ -31,7 +31,10 @@ async function setup(
     await server.close();
   });
   const model = createModelClient({ base_url: server.url, model: 'scripted', api_key_env: 'NO_KEY', max_retries: 0 });
-  const tools = [...createToolRegistry({ terminal }).select(['terminal', 'file'], { env: process.env }), ...extraTools];
+  const tools = [
+    ...(await loadToolRegistry({ terminal })).select(['terminal', 'file'], { env: process.env }),
+    ...extraTools,
+  ];
   const messages: Message[] = [
     { role: 'system', content: 'You are a test agent.' },
     { role: 'user', content: 'Create hello.txt, read it back, then answer.' },

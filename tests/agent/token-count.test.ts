@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CHARS_PER_TOKEN, estimateToolTokens } from '../../src/agent/token-count.js';
-import { createToolRegistry } from '../../src/tools/builtin.js';
+import { loadToolRegistry } from '../../src/tools/builtin.js';
 import { toolSpec } from '../../src/tools/registry.js';
 
-const specs = createToolRegistry()
-  .all()
-  .map((tool) => toolSpec(tool));
+const specs = (await loadToolRegistry()).all().map((tool) => toolSpec(tool));
 const estimateOfWholeJson = (list: typeof specs) => Math.ceil(JSON.stringify(list).length / CHARS_PER_TOKEN);
 
 test('the tool estimate is the JSON of the specs, whichever specs and however often it is asked', () => {

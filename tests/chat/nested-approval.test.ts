@@ -6,7 +6,7 @@ import { guardTerminal } from '../../src/chat/guarded-terminal.js';
 import { createModelClient } from '../../src/model/index.js';
 import { createLocalSandbox } from '../../src/sandbox/index.js';
 import { callTool, reply, startScriptedServer, type ChatRequest } from '../../src/testing/index.js';
-import { createToolRegistry } from '../../src/tools/index.js';
+import { loadToolRegistry } from '../../src/tools/index.js';
 
 const turn = (request: ChatRequest) => request.messages.filter((message) => message.role === 'assistant').length;
 
@@ -37,7 +37,7 @@ test('a dangerous command from an execute_code script or a sub-agent goes throug
     await server.close();
   });
   const guard = guardTerminal(approver);
-  const tools = createToolRegistry()
+  const tools = (await loadToolRegistry())
     .select(['terminal', 'code_execution', 'delegation'], { env: process.env })
     .map((tool) => (tool.name === guard.name ? guard : tool));
   const model = createModelClient({ base_url: server.url, model: 'scripted', api_key_env: 'NO_KEY', max_retries: 0 });

@@ -7,7 +7,7 @@ import { loadToolConfig, resolveAuxiliary } from '../../src/config/index.js';
 import { EndpointSchema } from '../../src/config/endpoint.js';
 import { fingerprintParts } from '../../src/run/batch.js';
 import { diffFingerprint } from '../../src/run/store.js';
-import { createToolRegistry } from '../../src/tools/index.js';
+import { loadToolRegistry } from '../../src/tools/index.js';
 import { temporaryDirectory } from '../helpers/cli.js';
 
 function withHome<T>(home: string, work: () => T): T {
@@ -89,9 +89,9 @@ test('auxiliary models fill unset fields from the main endpoint; vision falls ba
   );
 });
 
-test('the run fingerprint includes the auxiliary models the toolsets use, and only then', () => {
+test('the run fingerprint includes the auxiliary models the toolsets use, and only then', async () => {
   const main = EndpointSchema.parse({ base_url: 'http://127.0.0.1:9/v1', model: 'main' });
-  const registry = createToolRegistry();
+  const registry = await loadToolRegistry();
   const parts = (toolsets: string[], aggregator: string) =>
     fingerprintParts({
       endpoint: main,

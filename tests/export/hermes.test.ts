@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { exportRun } from '../../src/export/index.js';
-import { createToolRegistry } from '../../src/tools/builtin.js';
+import { loadToolRegistry } from '../../src/tools/builtin.js';
 import { hermesLine, toHermesRecord, type HermesRecord } from '../../src/trajectory/hermes-record.js';
 import { RunStore } from '../../src/run/store.js';
 import type { TrajectoryRecord } from '../../src/trajectory/record.js';
@@ -27,9 +27,7 @@ test('hermes: one batch-runner line per done rollout, each exactly the converter
   const store = RunStore.open(storePath);
   const stored = [...store.items({ status: 'done' })].map((row) => JSON.parse(row.record!) as TrajectoryRecord);
   store.close();
-  const knownTools = createToolRegistry()
-    .all()
-    .map((tool) => tool.name);
+  const knownTools = (await loadToolRegistry()).all().map((tool) => tool.name);
   assert.deepEqual(
     lines,
     stored.map((record) => hermesLine(toHermesRecord(record, { knownTools, batchSize: 10 }))),

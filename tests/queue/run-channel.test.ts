@@ -52,19 +52,22 @@ test('job ids: one per prompt key, sample and recorded failures; never a ":" (Bu
   );
 });
 
-test('a worker refuses a run whose code version, tool schemas, environment module or sandbox differ, and says which', () => {
-  const own = describeAnnouncement({ run: 'r', fingerprint: 'f', settings, stalledMs: 1000, maxStalls: 3 });
-  assert.deepEqual(refusalReasons(own, {}), []);
-  assert.deepEqual(refusalReasons(own, { sandbox: 'local' }), []);
+test('a worker refuses a run whose code version, tool schemas, environment module or sandbox differ, and says which', async () => {
+  const own = await describeAnnouncement({ run: 'r', fingerprint: 'f', settings, stalledMs: 1000, maxStalls: 3 });
+  assert.deepEqual(await refusalReasons(own, {}), []);
+  assert.deepEqual(await refusalReasons(own, { sandbox: 'local' }), []);
   assert.match(
-    refusalReasons({ ...own, codeVersion: '0.0.1+deadbeef' }, {})[0]!,
+    (await refusalReasons({ ...own, codeVersion: '0.0.1+deadbeef' }, {}))[0]!,
     /^code version differs: the run's is 0\.0\.1\+deadbeef, this worker's is /,
   );
-  assert.match(refusalReasons({ ...own, toolsFingerprint: 'other' }, {})[0]!, /^fingerprint differs \(tool schemas\)/);
-  const elsewhere = { ...own, settings: { ...settings, environmentModule: '/nowhere/env.js' }, environmentHash: 'abc' };
-  assert.match(refusalReasons(elsewhere, {})[0]!, /\/nowhere\/env\.js does not exist on this worker/);
   assert.match(
-    refusalReasons(own, { sandbox: 'docker' })[0]!,
+    (await refusalReasons({ ...own, toolsFingerprint: 'other' }, {}))[0]!,
+    /^fingerprint differs \(tool schemas\)/,
+  );
+  const elsewhere = { ...own, settings: { ...settings, environmentModule: '/nowhere/env.js' }, environmentHash: 'abc' };
+  assert.match((await refusalReasons(elsewhere, {}))[0]!, /\/nowhere\/env\.js does not exist on this worker/);
+  assert.match(
+    (await refusalReasons(own, { sandbox: 'docker' }))[0]!,
     /sandbox differs: the run uses local, this worker was started with --sandbox docker/,
   );
 });

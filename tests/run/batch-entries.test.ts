@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { batchEntries } from '../../src/run/batch.js';
 import type { PipelineEntry, WorkItem } from '../../src/run/pipeline.js';
 import { RunStore } from '../../src/run/store.js';
-import { createToolRegistry } from '../../src/tools/builtin.js';
+import { loadToolRegistry } from '../../src/tools/builtin.js';
 import { temporaryDirectory } from '../helpers/cli.js';
 
 async function collect(entries: AsyncIterable<PipelineEntry>): Promise<WorkItem[]> {
@@ -22,7 +22,7 @@ test('an unavailable toolset is dropped from every draw and each drop is counted
     `${Array.from({ length: 20 }, (_, index) => JSON.stringify({ prompt: `row ${index}` })).join('\n')}\n`,
   );
   // The built-in web toolset, with no search backend configured in this environment.
-  const registry = createToolRegistry();
+  const registry = await loadToolRegistry();
   const store = RunStore.open(join(directory, 'store.sqlite'));
   t.after(() => store.close());
   const warnings: string[] = [];
@@ -67,7 +67,7 @@ test('keys and draws depend only on (seed, key): reordered rows keep their tools
             reader: {},
             choice: { distribution: { name: 'balanced', toolsets: { terminal: 0.5, file: 0.5, todo: 0.3 } } },
             seed,
-            registry: createToolRegistry(),
+            registry: await loadToolRegistry(),
             store,
           }),
         )

@@ -3,7 +3,9 @@ import { test } from 'node:test';
 import { EndpointSchema } from '../../src/config/endpoint.js';
 import { diffFingerprint } from '../../src/run/store.js';
 import { fingerprintParts, type FingerprintInput } from '../../src/run/batch.js';
-import { createToolRegistry } from '../../src/tools/builtin.js';
+import { loadToolRegistry } from '../../src/tools/builtin.js';
+
+const BASE_REGISTRY = await loadToolRegistry();
 
 function parts(endpoint: Record<string, unknown>): Record<string, unknown> {
   const base = baseInput();
@@ -22,14 +24,15 @@ test('reasoning_echo other than the default changes the fingerprint; the default
   assert.equal(diffFingerprint(parts({}), parts({ reasoning_echo: 'never' })).length, 1);
 });
 
-test('vision on the main endpoint takes its stable identity: the scripted endpoint on a new port is the same run', () => {
+test('vision on the main endpoint takes its stable identity: the scripted endpoint on a new port is the same run', async () => {
+  const registry = await loadToolRegistry();
   const scripted = (port: number) => {
     const endpoint = EndpointSchema.parse({ base_url: `http://127.0.0.1:${port}/v1`, model: 'm' });
     return fingerprintParts({
       endpoint,
       endpointIdentity: 'traj-scripted',
       choice: { toolsets: ['terminal', 'vision'] },
-      registry: createToolRegistry(),
+      registry,
       maxTurns: 5,
       systemPrompt: undefined,
       seed: 0,
@@ -56,7 +59,7 @@ function baseInput(): FingerprintInput {
     endpoint: EndpointSchema.parse({ base_url: 'http://127.0.0.1:1/v1', model: 'm' }),
     endpointIdentity: 'http://127.0.0.1:1/v1',
     choice: { toolsets: ['terminal'] },
-    registry: createToolRegistry(),
+    registry: BASE_REGISTRY,
     maxTurns: 5,
     systemPrompt: undefined,
     seed: 0,

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { runAgent } from '../../src/agent/index.js';
 import { createModelClient } from '../../src/model/client.js';
 import { createLocalSandbox } from '../../src/sandbox/index.js';
-import { BUILTIN_TOOLS, readFileTool, terminalTool } from '../../src/tools/index.js';
+import { builtinTools, readFileTool, terminalTool } from '../../src/tools/index.js';
 import { echoScript, startScriptedServer } from '../../src/testing/index.js';
 
 /** The demo path end to end: the echo script drives the real loop, tools and a local sandbox. */
@@ -12,7 +12,7 @@ test('the echo script drives a real agent run: terminal echo, then a final answe
   const sandbox = await createLocalSandbox();
   try {
     const model = createModelClient({ base_url: server.url, model: 'traj-scripted' }, { env: {} });
-    for (const tools of [BUILTIN_TOOLS, [terminalTool]]) {
+    for (const tools of [await builtinTools(), [terminalTool]]) {
       const result = await runAgent({
         model,
         tools: [...tools],

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { createToolRegistry } from '../../src/tools/builtin.js';
+import { loadToolRegistry } from '../../src/tools/builtin.js';
 import { buildRoot } from '../../src/util/paths.js';
 import { configErrorOf, scratchFiles } from '../helpers/config-files.js';
 import {
@@ -16,8 +16,8 @@ const { write: writeDistribution } = scratchFiles('traj-distributions-');
 const configError = configErrorOf;
 
 describe('loading distributions', () => {
-  it("ships Hermes Agent's 17 distributions with its probabilities, each valid against the built-in toolsets", () => {
-    const registry = createToolRegistry();
+  it("ships Hermes Agent's 17 distributions with its probabilities, each valid against the built-in toolsets", async () => {
+    const registry = await loadToolRegistry();
     const names = listDistributions(registry).map((distribution) => distribution.name);
     const hermes = [
       'default',
@@ -67,12 +67,13 @@ describe('loading distributions', () => {
     assert.match(development.text, /^name: development$/m);
   });
 
-  it('refuses an unknown toolset at load, listing the known ones', () => {
+  it('refuses an unknown toolset at load, listing the known ones', async () => {
     const file = writeDistribution(
       'browse.yaml',
       'name: browse\ndescription: needs a spreadsheet\ntoolsets:\n  terminal: 0.5\n  spreadsheet: 0.9\n',
     );
-    const error = configError(() => loadDistribution(file, createToolRegistry()));
+    const registry = await loadToolRegistry();
+    const error = configError(() => loadDistribution(file, registry));
     assert.match(
       error.message,
       /browse\.yaml: toolsets: unknown toolset 'spreadsheet'; known toolsets: browser, code_execution, delegation, file, image_gen, memory, moa, session_search, skills, terminal, todo, vision, web/,

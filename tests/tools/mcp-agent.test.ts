@@ -7,7 +7,7 @@ import { runAgent } from '../../src/agent/index.js';
 import { createModelClient } from '../../src/model/client.js';
 import type { ToolMessage } from '../../src/model/messages.js';
 import { createSandbox } from '../../src/sandbox/index.js';
-import { createToolRegistry } from '../../src/tools/builtin.js';
+import { loadToolRegistry } from '../../src/tools/builtin.js';
 import { McpClientPool, parseMcpServers, registerMcpToolsets } from '../../src/tools/mcp/index.js';
 import { callTool, callTools, conversationScript, reply, startScriptedServer } from '../../src/testing/index.js';
 import { filesystemServerScript, stdioFixture } from '../fixtures/mcp/fixture.js';
@@ -34,7 +34,7 @@ test('an agent run against the scripted endpoint calls MCP tools (SDK-built and 
   const pool = new McpClientPool();
   const sandbox = await createSandbox({ kind: 'local' });
   try {
-    const registry = createToolRegistry();
+    const registry = await loadToolRegistry();
     const servers = parseMcpServers({
       test: stdioFixture(),
       fs: { command: process.execPath, args: [filesystemServerScript(), root], include: ['read_text_file'] },

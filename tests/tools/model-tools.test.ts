@@ -15,7 +15,7 @@ import {
   type ChatRequest,
   type ScriptedServer,
 } from '../../src/testing/index.js';
-import { createToolRegistry, type ToolServices } from '../../src/tools/index.js';
+import { loadToolRegistry, type ToolServices } from '../../src/tools/index.js';
 import { requireDockerOrSkip, uniqueRunName } from '../helpers/docker.js';
 import { startWebStandIn } from '../helpers/web-stand-in.js';
 
@@ -75,7 +75,7 @@ async function runWithTool(
       clients.get(JSON.stringify(target)) ??
       clients.set(JSON.stringify(target), createModelClient(target)).get(JSON.stringify(target))!,
   };
-  const tools = createToolRegistry().select(toolsets, { env: {}, services });
+  const tools = (await loadToolRegistry()).select(toolsets, { env: {}, services });
   const messages: Message[] = [
     { role: 'system', content: 'test' },
     { role: 'user', content: 'go' },
@@ -241,8 +241,8 @@ describe('vision_analyze, mixture_of_agents and image_generate, called as a mode
     }
   });
 
-  test('availability names what is missing: moa and image_gen need auxiliary config, vision needs a model', () => {
-    const registry = createToolRegistry();
+  test('availability names what is missing: moa and image_gen need auxiliary config, vision needs a model', async () => {
+    const registry = await loadToolRegistry();
     const main = EndpointSchema.parse({ base_url: 'http://127.0.0.1:1/v1', model: 'agent' });
     const services = (auxiliary: ToolServices['auxiliary']): ToolServices => ({
       web: DEFAULT_WEB_CONFIG,

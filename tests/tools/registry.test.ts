@@ -4,7 +4,8 @@ import { z } from 'zod';
 import { ConfigError } from '../../src/errors.js';
 import { createLocalSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import {
-  createToolRegistry,
+  builtinRegistry,
+  loadToolRegistry,
   defineTool,
   executeToolCall,
   toolSpec,
@@ -69,8 +70,8 @@ describe('ToolRegistry', () => {
     );
   });
 
-  it('an unknown toolset is an error that lists the known toolsets', () => {
-    const registry = createToolRegistry();
+  it('an unknown toolset is an error that lists the known toolsets', async () => {
+    const registry = await loadToolRegistry();
     assert.throws(
       () => registry.select(['terminal', 'spreadsheet'], { env: {} }),
       (error: unknown) => {
@@ -86,8 +87,8 @@ describe('ToolRegistry', () => {
     );
   });
 
-  it('the built-in registry holds the terminal, file, todo, web, vision, moa, image_gen, browser, memory, skills, session_search, code_execution and delegation toolsets', () => {
-    const registry = createToolRegistry();
+  it('the built-in registry holds the terminal, file, todo, web, vision, moa, image_gen, browser, memory, skills, session_search, code_execution and delegation toolsets', async () => {
+    const registry = await loadToolRegistry();
     assert.deepEqual(registry.toolsetNames(), [
       'browser',
       'code_execution',
@@ -110,8 +111,47 @@ describe('ToolRegistry', () => {
     assert.deepEqual(names(['todo']), ['todo_write', 'todo_read']);
   });
 
-  it('every built-in parameter is described in its JSON Schema', () => {
-    for (const tool of createToolRegistry().all()) {
+  it('built-in toolsets are known by name at once and load only when asked for, in one fixed order', async () => {
+    const registry = builtinRegistry();
+    assert.equal(registry.all().length, 0, 'nothing loaded yet');
+    assert.equal(registry.hasToolset('browser'), true);
+    assert.doesNotThrow(() => registry.assertToolsets(['file', 'browser']));
+    assert.throws(() => registry.select(['file'], { env: {} }), /file are declared but not loaded/);
+    assert.throws(() => registry.toolsOf(['file']), /not loaded/);
+    await Promise.all([registry.load(['todo']), registry.load(['todo', 'file'])]);
+    assert.deepEqual(
+      registry.all().map((tool) => tool.name),
+      ['read_file', 'write_file', 'patch', 'search_files', 'todo_write', 'todo_read'],
+      'file before todo, as the catalog lists them, though todo loaded first; each loaded once',
+    );
+    await registry.load(['terminal', 'mcp:github']);
+    const everything = await loadToolRegistry();
+    const order = (tools: readonly { name: string }[]) => tools.map((tool) => tool.name);
+    assert.deepEqual(
+      order(registry.select(['todo', 'terminal', 'file'], { env: {} })),
+      order(everything.select(['terminal', 'file', 'todo'], { env: {} })),
+      'the same tools in the same order, whichever toolsets loaded first',
+    );
+  });
+
+  it('a toolset whose import failed is loaded again on the next call, not remembered as failed', async () => {
+    let calls = 0;
+    const registry = new ToolRegistry().declareToolset('demo', async () => {
+      calls++;
+      if (calls === 1) throw new Error('disk hiccup');
+      return [echo];
+    });
+    await assert.rejects(registry.load(['demo']), /disk hiccup/);
+    await registry.load(['demo']);
+    assert.deepEqual(
+      registry.select(['demo'], { env: {} }).map((tool) => tool.name),
+      ['echo'],
+    );
+    assert.equal(calls, 2);
+  });
+
+  it('every built-in parameter is described in its JSON Schema', async () => {
+    for (const tool of (await loadToolRegistry()).all()) {
       const { parameters } = toolSpec(tool).function;
       assert.equal(parameters.type, 'object', tool.name);
       assert.equal('$schema' in parameters, false);

@@ -4,7 +4,7 @@ import { runAgent } from '../../src/agent/index.js';
 import { createModelClient } from '../../src/model/index.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { startScriptedServer, type ScriptFunction } from '../../src/testing/index.js';
-import { createToolRegistry, disposeToolState, type ToolRegistry } from '../../src/tools/index.js';
+import { loadToolRegistry, disposeToolState, type ToolRegistry } from '../../src/tools/index.js';
 
 /**
  * The agent loop over `sandbox` with the terminal toolset, its model a scripted server: the tool
@@ -15,8 +15,9 @@ export async function scriptedTerminalRun<Result>(
   sandbox: Sandbox,
   script: ScriptFunction,
   prompt: string,
-  registry: ToolRegistry = createToolRegistry(),
+  registry?: ToolRegistry,
 ): Promise<Result[]> {
+  registry ??= await loadToolRegistry();
   const server = await startScriptedServer(script);
   t.after(async () => {
     await sandbox.dispose();

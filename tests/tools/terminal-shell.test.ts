@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test, type TestContext } from 'node:test';
 import { createLocalSandbox, createSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { callTool, reply, type ScriptFunction } from '../../src/testing/index.js';
-import { createToolRegistry } from '../../src/tools/index.js';
+import { loadToolRegistry } from '../../src/tools/index.js';
 import { requireDockerOrSkip, uniqueRunName } from '../helpers/docker.js';
 import { scriptedTerminalRun } from './scripted-terminal-run.js';
 
@@ -26,13 +26,13 @@ interface Result {
   shell?: string;
 }
 
-function runScripted(t: TestContext, sandbox: Sandbox, persistent: boolean): Promise<Result[]> {
+async function runScripted(t: TestContext, sandbox: Sandbox, persistent: boolean): Promise<Result[]> {
   return scriptedTerminalRun<Result>(
     t,
     sandbox,
     script,
     'work in proj',
-    createToolRegistry({ terminal: { persistent } }),
+    await loadToolRegistry({ terminal: { persistent } }),
   );
 }
 

@@ -1,5 +1,5 @@
 import type { Sandbox } from '../../src/sandbox/index.js';
-import { createToolRegistry, executeToolCall, type ToolCallOutcome, type ToolContext } from '../../src/tools/index.js';
+import { loadToolRegistry, executeToolCall, type ToolCallOutcome, type ToolContext } from '../../src/tools/index.js';
 
 /** A tool context over a real sandbox, as the agent loop builds it. */
 export function toolContext(sandbox: Sandbox, overrides: Partial<ToolContext> = {}): ToolContext {
@@ -13,9 +13,9 @@ export function toolContext(sandbox: Sandbox, overrides: Partial<ToolContext> = 
   };
 }
 
-const builtin = createToolRegistry().all();
+const builtin = (await loadToolRegistry()).all();
 /** The built-ins under `terminal.persistent: false`: a fresh shell per terminal call. */
-export const freshShellTools = createToolRegistry({ terminal: { persistent: false } }).all();
+export const freshShellTools = (await loadToolRegistry({ terminal: { persistent: false } })).all();
 
 /** Call a built-in tool the way the loop does: JSON arguments in, the model-visible outcome back. */
 export function callTool(name: string, args: unknown, context: ToolContext, tools = builtin): Promise<ToolCallOutcome> {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { createToolRegistry } from '../../src/tools/builtin.js';
+import { loadToolRegistry } from '../../src/tools/builtin.js';
 import { toolSpec } from '../../src/tools/registry.js';
 import { projectRoot } from '../../src/util/paths.js';
 
@@ -13,10 +13,8 @@ import { projectRoot } from '../../src/util/paths.js';
  */
 const SNAPSHOT = join(projectRoot(), 'tests', 'tools', 'golden', 'tool-schemas.json');
 
-test('every built-in tool JSON Schema matches the snapshot', () => {
-  const specs = createToolRegistry()
-    .all()
-    .map((tool) => toolSpec(tool));
+test('every built-in tool JSON Schema matches the snapshot', async () => {
+  const specs = (await loadToolRegistry()).all().map((tool) => toolSpec(tool));
   const text = `${JSON.stringify(specs, null, 2)}\n`;
   if (process.env.TRAJ_UPDATE_SNAPSHOTS === '1' || !existsSync(SNAPSHOT)) writeFileSync(SNAPSHOT, text);
   assert.equal(
@@ -26,12 +24,8 @@ test('every built-in tool JSON Schema matches the snapshot', () => {
   );
 });
 
-test("no integer parameter carries zod's safe-integer bounds; a tool's own bounds stay", () => {
-  const text = JSON.stringify(
-    createToolRegistry()
-      .all()
-      .map((tool) => toolSpec(tool)),
-  );
+test("no integer parameter carries zod's safe-integer bounds; a tool's own bounds stay", async () => {
+  const text = JSON.stringify((await loadToolRegistry()).all().map((tool) => toolSpec(tool)));
   assert.ok(!text.includes('9007199254740991'), 'no ±9007199254740991 in any schema');
   assert.match(text, /"type":"integer"/, 'there are integer parameters to check');
   assert.match(text, /"type":"integer","(exclusiveM|m)inimum"/, 'a bound a tool sets itself is kept');

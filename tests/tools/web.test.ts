@@ -4,7 +4,7 @@ import { DEFAULT_WEB_CONFIG, WebConfigSchema, type WebConfig } from '../../src/c
 import { createModelClient } from '../../src/model/client.js';
 import { createLocalSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { reply, startScriptedServer, type ChatRequest } from '../../src/testing/index.js';
-import { countingWebCache, createToolRegistry, type ToolServices } from '../../src/tools/index.js';
+import { countingWebCache, loadToolRegistry, type ToolServices } from '../../src/tools/index.js';
 import { ARTICLE_HTML, PDF_LINES, startWebStandIn, type WebStandIn } from '../helpers/web-stand-in.js';
 import { callTool, errorOf, jsonOf, toolContext } from './tool-context.js';
 
@@ -202,8 +202,8 @@ describe('web_search backends (stand-ins answering in each documented format)', 
     assert.match(errorOf(outcome).error, /web search failed: search backend answered HTTP 401/);
   });
 
-  test('with no backend configured the web toolset is unavailable, naming what to set', () => {
-    const registry = createToolRegistry();
+  test('with no backend configured the web toolset is unavailable, naming what to set', async () => {
+    const registry = await loadToolRegistry();
     assert.match(
       registry.unavailableReason('web', { env: {}, services: services() })!,
       /web_search: no search backend configured: set TRAJ_SEARXNG_URL, BRAVE_API_KEY, TAVILY_API_KEY or FIRECRAWL_API_KEY/,

@@ -7,7 +7,7 @@ import { createModelClient } from '../../../src/model/index.js';
 import { createLocalSandbox, createSandbox, type Sandbox } from '../../../src/sandbox/index.js';
 import { callTool, reply, startScriptedServer, type ScriptFunction } from '../../../src/testing/index.js';
 import { buildRecord } from '../../../src/trajectory/index.js';
-import { createToolRegistry, toolSpec } from '../../../src/tools/index.js';
+import { loadToolRegistry, toolSpec } from '../../../src/tools/index.js';
 import { requireDockerOrSkip, uniqueRunName } from '../../helpers/docker.js';
 
 /** The parent sends one execute_code call with `code`, then answers. */
@@ -30,7 +30,7 @@ async function runScript(
     await server.close();
   });
   const model = createModelClient({ base_url: server.url, model: 'scripted', api_key_env: 'NO_KEY', max_retries: 0 });
-  const tools = createToolRegistry().select(['terminal', 'file', 'code_execution'], { env: process.env });
+  const tools = (await loadToolRegistry()).select(['terminal', 'file', 'code_execution'], { env: process.env });
   const services = {
     web: DEFAULT_WEB_CONFIG,
     auxiliary: {},

@@ -13,7 +13,7 @@ import {
   type ChatRequest,
   type ScriptFunction,
 } from '../../../src/testing/index.js';
-import { createToolRegistry, toolSpec } from '../../../src/tools/index.js';
+import { loadToolRegistry, toolSpec } from '../../../src/tools/index.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -55,7 +55,7 @@ async function setup(t: TestContext, script: ScriptFunction, sandbox?: Sandbox) 
     await server.close();
   });
   const model = createModelClient({ base_url: server.url, model: 'scripted', api_key_env: 'NO_KEY', max_retries: 0 });
-  const tools = createToolRegistry().select(['terminal', 'file', 'delegation'], { env: process.env });
+  const tools = (await loadToolRegistry()).select(['terminal', 'file', 'delegation'], { env: process.env });
   return { server, sandbox: box, model, tools };
 }
 
