@@ -59,7 +59,7 @@ export function logRunStart(log: (line: string) => void, info: RunStartInfo, wha
   if (info.fingerprintChanges.length > 0)
     log(`[traj] --force: continuing although settings changed:\n  ${info.fingerprintChanges.join('\n  ')}`);
   const resumed = info.alreadyFinished > 0 ? `, resuming (${info.alreadyFinished} already finished)` : '';
-  if (info.workers === 0) {
+  if (info.queued) {
     // A queued run (--queue) has no local workers: `traj worker` processes elsewhere run its rollouts.
     log(`[traj] ${what}, queued, ${info.concurrency} in flight on traj workers, store ${info.storePath}${resumed}`);
     return;
@@ -73,7 +73,10 @@ export function logRunStart(log: (line: string) => void, info: RunStartInfo, wha
 
 /** What runs in parallel and what bounds it: rollouts in flight, the request cap, the threads and why. */
 export function concurrencyLine(info: RunStartInfo): string {
-  const threads = `${info.workers} worker thread${info.workers === 1 ? '' : 's'} (${info.workersReason})`;
+  const threads =
+    info.workers === 0
+      ? `on the main thread (${info.workersReason})`
+      : `${info.workers} worker thread${info.workers === 1 ? '' : 's'} (${info.workersReason})`;
   const cap =
     info.endpointCap === undefined
       ? `model requests capped at ${info.requestCap} (--concurrency)`

@@ -45,7 +45,7 @@ export const RUN_OPTIONS: Record<string, OptionSpec> = {
     type: 'string',
     value: 'N',
     description:
-      'worker threads (default: from the run: 1 per 512 rollouts in flight for a plain batch, 1 per core with an environment)',
+      'worker threads; 0 runs the rollouts on the main thread (default: from the run: a plain batch runs up to 64 rollouts in flight on the main thread, then 1 thread per 512; an eval or bench 1 per core)',
   },
   concurrency: {
     type: 'string',
@@ -167,7 +167,7 @@ export function runConfigFrom(values: ParsedCommand['values'], defaults: Partial
     dataset: stringOption(values, 'dataset'),
     distribution: stringOption(values, 'distribution'),
     toolsets: listOption(values, 'toolsets'),
-    workers: integerOption(values, 'workers'),
+    workers: integerOption(values, 'workers', { min: 0 }),
     concurrency: integerOption(values, 'concurrency'),
     max_turns: integerOption(values, 'max-turns'),
     sandbox: stringOption(values, 'sandbox'),

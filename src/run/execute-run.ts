@@ -13,13 +13,16 @@ import {
   type RolloutRunner,
 } from './pipeline.js';
 import { ConcurrencySampler } from './concurrency-sampler.js';
-import { RolloutPool, runGate, startLocalPool, type LocalPool } from './pool.js';
+import { runGate, startLocalPool, type LocalPool } from './pool.js';
 import { preflight, type PreflightResult } from './preflight.js';
 import type { RolloutSettings } from './rollout.js';
 import { RunStore } from './store.js';
 
 export interface RunStartInfo {
   storePath: string;
+  /** Rollouts run by `traj worker` processes elsewhere (--queue), not on this machine. */
+  queued: boolean;
+  /** Worker threads on this machine: 0 when the rollouts run on the main thread. */
   workers: number;
   /** Why that many threads: `--workers`, or the rule worker-count.ts applied to the run's shape. */
   workersReason: string;
@@ -192,26 +195,28 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
         input.onEvent?.({ type: 'retrying', attempt, delayMs, message });
     const gate = runGate(settings.endpoint, input.concurrency);
     const retried = input.retryFailed ? store.resetFailedAttempts() : 0;
-    const pool =
-      localPool ??
-      (await input.remote!.open({
-        store,
-        settings,
-        fingerprint: store.meta()!.fingerprint,
-        maxAttempts: input.maxAttempts,
-      }));
-    const localGate = pool instanceof RolloutPool ? pool.gate : undefined;
+    const remotePool = localPool
+      ? undefined
+      : await input.remote!.open({
+          store,
+          settings,
+          fingerprint: store.meta()!.fingerprint,
+          maxAttempts: input.maxAttempts,
+        });
+    const pool = localPool ?? remotePool!;
+    const localGate = localPool?.gate;
     const alreadyFinished = store.finishedCount();
     store.startSpendCounter();
     input.onStart?.({
       storePath,
+      queued: !localPool,
       workers: pool.workers,
       workersReason: local?.choice.reason ?? 'queued',
       concurrency: input.concurrency,
       requestCap: gate.limits.max,
       endpointCap: gate.limits.max < input.concurrency ? input.settings.endpoint.concurrency : undefined,
       adaptive: gate.limits.adaptive ? { min: gate.limits.min, max: gate.limits.max } : undefined,
-      requestsInFlight: pool instanceof RolloutPool ? () => pool.requestsInFlight() : undefined,
+      requestsInFlight: localPool ? () => localPool.requestsInFlight() : undefined,
       concurrencyLevel: localGate ? () => localGate.snapshot() : undefined,
       fingerprintChanges: changes,
       alreadyFinished,
@@ -243,8 +248,7 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
       sampler?.stop();
       store.endSegment(segmentId, performance.now() - started, segmentOutcome(summary, input.stop));
       // No rollout runs any more: the threads stop while the outputs are written.
-      closing =
-        pool instanceof RolloutPool ? pool.close() : pool.close(segmentOutcome(summary, input.stop) === 'finished');
+      closing = localPool ? localPool.close() : remotePool!.close(segmentOutcome(summary, input.stop) === 'finished');
       if (docker) {
         await closing;
         // Rollouts dispose their own containers; this catches any a worker thread could not.

@@ -7,6 +7,9 @@ import type { AimdLimits } from '../model/aimd.js';
 import { EndpointGate } from '../model/concurrency.js';
 import type { RolloutOutcome, RolloutTask } from './rollout.js';
 import type { ControlMessage, PoolTask, PoolWorkerData } from './worker.js';
+import { InProcessRunner } from './in-process-runner.js';
+import type { RolloutRunner } from './pipeline.js';
+import { ToolSpecsMemo } from './tool-specs-memo.js';
 import { chooseWorkerCount, type WorkerChoice } from './worker-count.js';
 
 export interface PoolOptions {
@@ -39,16 +42,32 @@ export function runGate(endpoint: Endpoint, concurrency: number): RunGate {
   };
 }
 
+/** What runs a run's rollouts on this machine: worker threads (RolloutPool) or this thread (InProcessRunner). */
+export interface LocalRunner extends RolloutRunner {
+  /** Worker threads: 0 when the rollouts run on this thread. */
+  readonly workers: number;
+  /** The run endpoint's gate: its level is the progress line's `conc`. */
+  readonly gate?: EndpointGate;
+  /** Told when a model call failed and is being retried. */
+  onRetry?: (retry: { attempt: number; delayMs: number; message: string }) => void;
+  requestsInFlight(): number;
+  /** Close the rollouts' services (MCP servers, sandboxes still going) and stop the threads. */
+  close(): Promise<void>;
+  /** Whether close() was called. */
+  readonly isClosing: boolean;
+}
+
 /** A run's local pool, and why it has that many threads (for the start line). */
 export interface LocalPool {
-  pool: RolloutPool;
+  pool: LocalRunner;
   choice: WorkerChoice;
 }
 
 /**
- * Start a run's threads. Each loads openai, zod and the tools (~0.2 s) before its first rollout, so
- * callers start the pool as soon as they know the run's shape: the threads load while the caller
- * loads its own modules, opens the store and runs the preflight checks.
+ * Start a run's threads, or its runner on this thread when the shape needs none (worker-count.ts).
+ * A thread loads openai, zod and the tools (~0.1 s) before its first rollout, so callers start the
+ * pool as soon as they know the run's shape: the threads load while the caller loads its own
+ * modules, opens the store and runs the preflight checks.
  */
 export function startLocalPool(shape: {
   /** --workers, when given. */
@@ -67,7 +86,11 @@ export function startLocalPool(shape: {
   });
   // One gate for the endpoint, shared by every thread (model/concurrency.ts): the cap is exact, not split.
   const gate = runGate(shape.endpoint, shape.concurrency);
-  return { pool: new RolloutPool({ workers: choice.workers, concurrency: shape.concurrency, gate }), choice };
+  const pool =
+    choice.workers === 0
+      ? new InProcessRunner({ gate })
+      : new RolloutPool({ workers: choice.workers, concurrency: shape.concurrency, gate });
+  return { pool, choice };
 }
 
 /**
@@ -75,7 +98,7 @@ export function startLocalPool(shape: {
  * BroadcastChannel rather than piscina's abort (which terminates the thread): rollouts then end
  * through their own abort path and dispose their sandboxes.
  */
-export class RolloutPool {
+export class RolloutPool implements LocalRunner {
   private readonly piscina: Piscina<PoolTask, RolloutOutcome>;
   private readonly channelName = `traj-control-${randomUUID()}`;
   private readonly channel = new BroadcastChannel(this.channelName);
@@ -138,17 +161,10 @@ export class RolloutPool {
   }
 
   /** Tool specs by their key: each thread sends them with its first outcome (see worker.ts). */
-  private readonly tools = new Map<string, RolloutOutcome['tools']>();
+  private readonly tools = new ToolSpecsMemo();
 
   private withTools(outcome: RolloutOutcome): RolloutOutcome {
-    if (outcome.toolsKey === undefined) return outcome;
-    let known = this.tools.get(outcome.toolsKey);
-    if (!known) {
-      known = outcome.tools;
-      this.tools.set(outcome.toolsKey, known);
-    }
-    // The same array for every later outcome: the records' system-prompt memo keys on it.
-    return known === outcome.tools ? outcome : { ...outcome, tools: known };
+    return outcome.toolsKey === undefined ? outcome : this.tools.shared(outcome);
   }
 
   /** Ask every in-flight rollout to stop (their sandboxes are disposed by the rollouts themselves). */

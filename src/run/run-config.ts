@@ -33,7 +33,7 @@ export const RunConfigSchema = z.strictObject({
   dataset: z.string().optional().describe('JSONL / Parquet / Arrow file or hf://datasets/ORG/NAME/PATH'),
   distribution: z.string().optional().describe('toolset distribution name or YAML path'),
   toolsets: z.array(z.string()).optional().describe('fixed toolsets for every prompt (instead of a distribution)'),
-  workers: z.number().int().positive().optional(),
+  workers: z.number().int().nonnegative().optional(),
   concurrency: z.number().int().positive().default(32),
   max_turns: z.number().int().positive().default(10),
   sandbox: z.enum(['local', 'docker']).default('local'),

@@ -7,7 +7,7 @@
  * runs spread over the cores as before.
  */
 export interface RunShape {
-  /** --workers, when given: always obeyed (bounded by the rollouts in flight). */
+  /** --workers, when given: always obeyed (bounded by the rollouts in flight); 0 runs them on the main thread. */
   requested?: number;
   /** Rollouts in flight in total (--concurrency). */
   concurrency: number;
@@ -28,10 +28,23 @@ export interface WorkerChoice {
 /** Rollouts in flight one thread carries before a plain batch gets another thread. */
 export const ROLLOUTS_PER_IO_THREAD = 512;
 
+/**
+ * Rollouts in flight up to which a plain batch runs them on the main thread, beside its store:
+ * no thread to start (loading openai, zod and the tools a second time) and no round trip between
+ * threads per rollout. On promptfoo's workload (500 prompts, 32 in flight, 50 ms) that took the
+ * wall time from 1.22 s to 1.13 s and the CPU from 1.10 s to 0.90 s. Past it, the main thread's
+ * share of the rollouts' CPU (~1 ms per model call against a fast endpoint) would make the
+ * store wait, so a thread takes them.
+ */
+export const IN_PROCESS_ROLLOUTS = 64;
+
 export function chooseWorkerCount(shape: RunShape): WorkerChoice {
   const atMost = (count: number) =>
     Math.max(1, Math.min(count, shape.concurrency, shape.requestCap ?? Number.POSITIVE_INFINITY));
+  if (shape.requested === 0) return { workers: 0, reason: '--workers 0' };
   if (shape.requested !== undefined) return { workers: atMost(shape.requested), reason: '--workers' };
+  if (!shape.environment && shape.concurrency <= IN_PROCESS_ROLLOUTS)
+    return { workers: 0, reason: `I/O-bound, at most ${IN_PROCESS_ROLLOUTS} rollouts in flight: no thread needed` };
   if (shape.environment)
     return { workers: atMost(shape.cores), reason: 'one per core: environment hooks run in the threads' };
   const workers = atMost(Math.min(shape.cores, Math.ceil(shape.concurrency / ROLLOUTS_PER_IO_THREAD)));

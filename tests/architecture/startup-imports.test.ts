@@ -12,6 +12,11 @@ const SOURCE = join(projectRoot(), 'src');
  * loader (model/openai-sdk.ts) counts as openai: it imports the SDK at its top level.
  */
 function staticPackages(entry: string): Map<string, string[]> {
+  return staticGraph(entry).packages;
+}
+
+/** The packages (with the chain that reaches each) and the src/ files a file loads at start. */
+function staticGraph(entry: string): { packages: Map<string, string[]>; files: Set<string> } {
   const reached = new Map<string, string[]>();
   const seen = new Set<string>();
   const walk = (file: string, chain: string[]) => {
@@ -33,7 +38,7 @@ function staticPackages(entry: string): Map<string, string[]> {
     }
   };
   walk(join(SOURCE, entry), []);
-  return reached;
+  return { packages: reached, files: new Set([...seen].map((file) => relative(SOURCE, file))) };
 }
 
 function assertNotLoaded(entry: string, packages: string[], why: string): void {
@@ -48,7 +53,7 @@ test('traj batch starts its worker threads before it loads the SDK, SQLite or YA
   assertNotLoaded('cli/batch.ts', ['openai', 'better-sqlite3', 'yaml'], 'the pool starts right after this');
 });
 
-test('the main thread of a run never loads the openai SDK: only worker threads call the model', () => {
+test('the main thread of a run loads the openai SDK only when its rollouts run there (no worker threads)', () => {
   assertNotLoaded('cli/batch-execute.ts', ['openai'], 'preflight needs no SDK');
   assertNotLoaded('run/execute-run.ts', ['openai'], 'preflight needs no SDK');
 });
@@ -56,4 +61,20 @@ test('the main thread of a run never loads the openai SDK: only worker threads c
 test('a worker thread loads neither SQLite nor YAML before a rollout needs them', () => {
   assertNotLoaded('run/worker.ts', ['better-sqlite3', 'yaml'], 'each thread would pay ~30 ms');
   assert.ok(staticPackages('run/worker.ts').has('openai'), 'the walk follows static imports to the SDK');
+});
+
+test('no tool is loaded at start: a run imports the toolsets it offers when it offers them', () => {
+  const tools = [
+    'tools/read-file.ts',
+    'tools/terminal.ts',
+    'tools/browser/browser-navigate.ts',
+    'tools/web/web-extract.ts',
+    'tools/code/execute-code.ts',
+    'tools/delegate/delegate-task.ts',
+  ];
+  for (const entry of ['run/worker.ts', 'cli/batch.ts', 'cli/batch-execute.ts', 'run/in-process-runner.ts']) {
+    const { files } = staticGraph(entry);
+    assert.ok(files.has('tools/builtin.ts') || entry !== 'run/worker.ts', `${entry}: the walk reaches the catalog`);
+    for (const tool of tools) assert.ok(!files.has(tool), `${entry} loads ${tool} at start`);
+  }
 });

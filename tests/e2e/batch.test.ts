@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 import { startScriptedServer, echoScript, type ScriptFunction } from '../../src/testing/index.js';
 import { TrajectoryRecordSchema, type TrajectoryRecord } from '../../src/trajectory/record.js';
@@ -295,7 +295,16 @@ test('config typos and unknown toolsets are clear errors', async (t) => {
   );
 });
 
-test('SIGINT: stop dispatching, interrupted rollouts go back to pending, exit 130, resume finishes', async (t) => {
+// Both places a rollout runs: on the main thread (a light run's default) and on a worker thread.
+for (const [workers, where] of [
+  ['0', /on the main thread/],
+  ['1', /1 worker thread/],
+] as const)
+  test(`SIGINT: stop dispatching, interrupted rollouts go back to pending, exit 130, resume finishes (--workers ${workers})`, async (t) => {
+    await sigintRun(t, workers, where);
+  });
+
+async function sigintRun(t: TestContext, workers: string, where: RegExp): Promise<void> {
   const directory = temporaryDirectory(t);
   const server = await startScriptedServer(echoScript, { latencyMs: 300 });
   t.after(() => server.close());
@@ -306,6 +315,8 @@ test('SIGINT: stop dispatching, interrupted rollouts go back to pending, exit 13
     'terminal',
     '--concurrency',
     '4',
+    '--workers',
+    workers,
     '--grace-period',
     '0',
   ]);
@@ -315,6 +326,7 @@ test('SIGINT: stop dispatching, interrupted rollouts go back to pending, exit 13
   child.kill('SIGINT');
   const stopped = await done;
   assert.equal(stopped.code, 130, stopped.stderr);
+  assert.match(stopped.stderr, where);
   assert.match(stopped.stderr, /Resume with the same command/);
   const db = new Database(join(directory, 'checkpoints', 'sigint.sqlite'), { readonly: true });
   const counts = Object.fromEntries(
@@ -332,7 +344,7 @@ test('SIGINT: stop dispatching, interrupted rollouts go back to pending, exit 13
   const resumed = await runCli(args, { cwd: directory });
   assert.equal(resumed.code, 0, resumed.stderr);
   assert.equal(readRecords(directory, 'sigint').length, 30);
-});
+}
 
 test('--rollout-timeout fails a stuck rollout as infra; --completed-only discards unfinished ones', async (t) => {
   const directory = temporaryDirectory(t);

@@ -1,9 +1,17 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { chooseWorkerCount, ROLLOUTS_PER_IO_THREAD } from '../../src/run/worker-count.js';
+import { chooseWorkerCount, IN_PROCESS_ROLLOUTS, ROLLOUTS_PER_IO_THREAD } from '../../src/run/worker-count.js';
+
+test('a plain batch of up to 64 rollouts in flight runs them on the main thread, and says why', () => {
+  const light = chooseWorkerCount({ concurrency: 32, environment: false, cores: 2 });
+  assert.equal(light.workers, 0);
+  assert.match(light.reason, /at most 64 rollouts in flight/);
+  assert.equal(chooseWorkerCount({ concurrency: IN_PROCESS_ROLLOUTS, environment: false, cores: 2 }).workers, 0);
+  assert.equal(chooseWorkerCount({ concurrency: IN_PROCESS_ROLLOUTS + 1, environment: false, cores: 2 }).workers, 1);
+  assert.equal(chooseWorkerCount({ concurrency: 1, environment: true, cores: 2 }).workers, 1, 'environments: threads');
+});
 
 test('a plain batch gets one thread until its rollouts in flight outgrow one thread', () => {
-  assert.equal(chooseWorkerCount({ concurrency: 32, environment: false, cores: 2 }).workers, 1);
   assert.equal(chooseWorkerCount({ concurrency: ROLLOUTS_PER_IO_THREAD, environment: false, cores: 8 }).workers, 1);
   assert.equal(chooseWorkerCount({ concurrency: ROLLOUTS_PER_IO_THREAD + 1, environment: false, cores: 8 }).workers, 2);
   assert.equal(chooseWorkerCount({ concurrency: 1000, environment: false, cores: 2 }).workers, 2);
@@ -29,5 +37,8 @@ test('--workers is obeyed, bounded by the rollouts in flight and an explicit req
     chooseWorkerCount({ requested: 6, concurrency: 32, environment: false, cores: 2, requestCap: 2 }).workers,
     2,
   );
-  assert.equal(chooseWorkerCount({ requested: 0, concurrency: 32, environment: false, cores: 2 }).workers, 1);
+  assert.deepEqual(chooseWorkerCount({ requested: 0, concurrency: 500, environment: true, cores: 2 }), {
+    workers: 0,
+    reason: '--workers 0',
+  });
 });
