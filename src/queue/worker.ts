@@ -1,7 +1,8 @@
 import { availableParallelism } from 'node:os';
 import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { RolloutPool, runGate } from '../run/pool.js';
+import { RolloutPool } from '../run/pool.js';
+import { runGate } from '../run/run-gate.js';
 import type { RolloutOutcome } from '../run/rollout.js';
 import { bullConnection, checkReachable, connect, parseQueueUrl, type QueueAddress } from './connection.js';
 import { settleWithin, type QueuedTask } from './coordinator.js';

@@ -13,7 +13,8 @@ import {
   type RolloutRunner,
 } from './pipeline.js';
 import { ConcurrencySampler } from './concurrency-sampler.js';
-import { runGate, startLocalPool, type LocalPool } from './pool.js';
+import { startLocalPool, type LocalPool } from './pool.js';
+import { runGate } from './run-gate.js';
 import { preflight, type PreflightResult } from './preflight.js';
 import type { RolloutSettings } from './rollout.js';
 import { RunStore } from './store.js';

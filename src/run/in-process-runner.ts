@@ -1,9 +1,10 @@
 import { setMaxListeners } from 'node:events';
-import { countRequestsInto, EndpointGate, shareGates } from '../model/concurrency.js';
-import type { LocalRunner, RunGate } from './pool.js';
+import type { EndpointGate } from '../model/concurrency.js';
+import type { LocalRunner } from './pool.js';
 import type { RolloutOutcome, RolloutTask } from './rollout.js';
 import { ROLLOUT_STARTS_PER_TURN, StartPacer } from './start-pacer.js';
 import { retryText } from './retry-text.js';
+import { RunCounters, type RunGate } from './run-gate.js';
 import { ToolSpecsMemo } from './tool-specs-memo.js';
 import type { ThreadServices } from './worker-services.js';
 
@@ -11,14 +12,13 @@ import type { ThreadServices } from './worker-services.js';
  * A run's rollouts on this thread, beside its store and progress: for a light run (see
  * worker-count.ts) this saves starting a thread that loads openai, zod and the tools a second
  * time, and a round trip between threads for every rollout. What it runs is what a pool thread
- * runs (worker.ts): the same services, start pacing, request counting and gate.
+ * runs (worker.ts, through thread-rollout.ts): the same services, start pacing, request counting
+ * and gate.
  */
 export class InProcessRunner implements LocalRunner {
   readonly workers = 0;
-  readonly gate?: EndpointGate;
   onRetry?: (retry: { attempt: number; delayMs: number; message: string }) => void;
-  private readonly requests = new Int32Array(new SharedArrayBuffer(4));
-  private readonly gates: Record<string, SharedArrayBuffer> = {};
+  private readonly counters: RunCounters;
   private readonly interrupts = new AbortController();
   private readonly pacer = new StartPacer(ROLLOUT_STARTS_PER_TURN);
   private readonly tools = new ToolSpecsMemo();
@@ -27,10 +27,7 @@ export class InProcessRunner implements LocalRunner {
   private closing?: Promise<void>;
 
   constructor(options: { gate?: RunGate }) {
-    if (options.gate) {
-      this.gate = EndpointGate.create(options.gate.limits);
-      this.gates[options.gate.baseURL] = this.gate.buffer;
-    }
+    this.counters = new RunCounters(options.gate);
     // Every rollout in flight listens to it: hundreds at once is expected, not a leak.
     setMaxListeners(0, this.interrupts.signal);
     this.loaded = load((retry) => this.onRetry?.(retry));
@@ -39,20 +36,26 @@ export class InProcessRunner implements LocalRunner {
   }
 
   async run(task: RolloutTask): Promise<RolloutOutcome> {
-    const { executeRollout, services } = await this.loaded;
-    await services.loadTools(task.settings, task.toolsets).catch(() => undefined);
-    await this.pacer.slot();
-    countRequestsInto(this.requests);
-    shareGates(this.gates);
-    return this.tools.shared(await executeRollout(task, services, this.interrupts.signal));
+    const { runThreadRollout, services } = await this.loaded;
+    const outcome = await runThreadRollout(
+      task,
+      this.counters,
+      { services, pacer: this.pacer },
+      this.interrupts.signal,
+    );
+    return this.tools.shared(outcome);
   }
 
   interrupt(): void {
     this.interrupts.abort(new Error('interrupted by the user'));
   }
 
+  get gate(): EndpointGate | undefined {
+    return this.counters.gate;
+  }
+
   requestsInFlight(): number {
-    return Atomics.load(this.requests, 0);
+    return this.counters.requestsInFlight();
   }
 
   get isClosing(): boolean {
@@ -69,18 +72,18 @@ export class InProcessRunner implements LocalRunner {
 }
 
 interface Loaded {
-  executeRollout: typeof import('./rollout.js').executeRollout;
+  runThreadRollout: typeof import('./thread-rollout.js').runThreadRollout;
   services: ThreadServices;
 }
 
 async function load(onRetry: NonNullable<InProcessRunner['onRetry']>): Promise<Loaded> {
-  const [{ executeRollout }, { createThreadServices }] = await Promise.all([
-    import('./rollout.js'),
+  const [{ runThreadRollout }, { createThreadServices }] = await Promise.all([
+    import('./thread-rollout.js'),
     import('./worker-services.js'),
   ]);
   const services = createThreadServices({
     deferTeardowns: true,
     onRetry: (event) => onRetry({ attempt: event.attempt, delayMs: event.delayMs, message: retryText(event.failure) }),
   });
-  return { executeRollout, services };
+  return { runThreadRollout, services };
 }

@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { BroadcastChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import { ADAPTIVE_DEFAULTS, type Endpoint } from '../config/endpoint.js';
-import type { AimdLimits } from '../model/aimd.js';
-import { EndpointGate } from '../model/concurrency.js';
+import type { Endpoint } from '../config/endpoint.js';
+import type { EndpointGate } from '../model/concurrency.js';
 import type { RolloutOutcome, RolloutTask } from './rollout.js';
 import type { ControlMessage, PoolTask, PoolWorkerData } from './worker.js';
 import { InProcessRunner } from './in-process-runner.js';
+import { RunCounters, runGate, type RunGate } from './run-gate.js';
 import type { RolloutRunner } from './pipeline.js';
 import { ToolSpecsMemo } from './tool-specs-memo.js';
 import { chooseWorkerCount, type WorkerChoice } from './worker-count.js';
@@ -19,27 +19,6 @@ export interface PoolOptions {
   concurrency: number;
   /** The run's endpoint: one concurrency gate shared by every thread (see runGate). */
   gate?: RunGate;
-}
-
-/** The endpoint whose gate the pool shares over its threads, and the gate's range. */
-export interface RunGate {
-  baseURL: string;
-  limits: AimdLimits;
-}
-
-/**
- * The run's gate for its endpoint: the cap is endpoint.concurrency, never above --concurrency (a
- * rollout has one request in flight at a time, so that many is no cap at all).
- */
-export function runGate(endpoint: Endpoint, concurrency: number): RunGate {
-  return {
-    baseURL: endpoint.base_url,
-    limits: {
-      min: endpoint.min_concurrency ?? ADAPTIVE_DEFAULTS.min_concurrency,
-      max: Math.min(endpoint.concurrency ?? concurrency, concurrency),
-      adaptive: endpoint.adaptive ?? ADAPTIVE_DEFAULTS.adaptive,
-    },
-  };
 }
 
 /** What runs a run's rollouts on this machine: worker threads (RolloutPool) or this thread (InProcessRunner). */
@@ -112,18 +91,12 @@ export class RolloutPool implements LocalRunner {
   private onLoaded?: () => void;
   /** Told when a model call in some thread failed and is being retried. */
   onRetry?: (retry: { attempt: number; delayMs: number; message: string }) => void;
-  /** Model requests in flight in every thread (slot 0), see model/concurrency.ts. */
-  private readonly requests = new Int32Array(new SharedArrayBuffer(4));
-  /** The run endpoint's gate, shared with every thread: its level is the progress line's `conc`. */
-  readonly gate?: EndpointGate;
-  private readonly gates: Record<string, SharedArrayBuffer> = {};
+  /** Model requests in flight and the endpoint's gate, shared with every thread. */
+  private readonly counters: RunCounters;
   readonly workers: number;
 
   constructor(options: PoolOptions) {
-    if (options.gate) {
-      this.gate = EndpointGate.create(options.gate.limits);
-      this.gates[options.gate.baseURL] = this.gate.buffer;
-    }
+    this.counters = new RunCounters(options.gate);
     this.workers = Math.max(1, Math.min(options.workers, options.concurrency));
     this.piscina = new Piscina({
       filename: new URL('./worker.js', import.meta.url).href,
@@ -150,14 +123,18 @@ export class RolloutPool implements LocalRunner {
     const outcome = await this.piscina.run({
       ...task,
       control: this.channelName,
-      requests: this.requests,
-      gates: this.gates,
+      requests: this.counters.requests,
+      gates: this.counters.gates,
     });
     return this.withTools(outcome);
   }
 
+  get gate(): EndpointGate | undefined {
+    return this.counters.gate;
+  }
+
   requestsInFlight(): number {
-    return Atomics.load(this.requests, 0);
+    return this.counters.requestsInFlight();
   }
 
   /** Tool specs by their key: each thread sends them with its first outcome (see worker.ts). */

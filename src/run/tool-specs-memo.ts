@@ -15,7 +15,8 @@ export function toolsKeyOf(tools: readonly { function: { name: string } }[]): st
 export class ToolSpecsMemo {
   private readonly byKey = new Map<string, ToolSpecs>();
 
-  shared(outcome: RolloutOutcome, key = outcome.toolsKey ?? toolsKeyOf(outcome.tools)): RolloutOutcome {
+  shared(outcome: RolloutOutcome): RolloutOutcome {
+    const key = outcome.toolsKey ?? toolsKeyOf(outcome.tools);
     let known = this.byKey.get(key);
     if (!known) {
       known = outcome.tools;

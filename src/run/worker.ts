@@ -1,10 +1,10 @@
 import { setMaxListeners } from 'node:events';
 import { BroadcastChannel, threadId, workerData } from 'node:worker_threads';
-import { executeRollout, type RolloutOutcome, type RolloutTask } from './rollout.js';
-import { countRequestsInto, shareGates } from '../model/concurrency.js';
+import type { RolloutOutcome, RolloutTask } from './rollout.js';
 import { createThreadServices } from './worker-services.js';
 import { retryText } from './retry-text.js';
 import { ROLLOUT_STARTS_PER_TURN, StartPacer } from './start-pacer.js';
+import { runThreadRollout } from './thread-rollout.js';
 import { toolsKeyOf } from './tool-specs-memo.js';
 
 /** The piscina worker: runs rollouts concurrently inside this thread. */
@@ -89,13 +89,7 @@ export type PoolTask = RolloutTask & {
 const pacer = new StartPacer(ROLLOUT_STARTS_PER_TURN);
 
 export default async function runRollout(task: PoolTask): Promise<RolloutOutcome> {
-  // Tools load before the pacer, not after it: a first wave waiting on one import would wake as
-  // one and be set up all at once. A failed import is met again, and reported, by the rollout.
-  await services.loadTools(task.settings, task.toolsets).catch(() => undefined);
-  await pacer.slot();
-  countRequestsInto(task.requests);
-  shareGates(task.gates);
-  return withSharedTools(await executeRollout(task, services, controllerFor(task.control).signal));
+  return withSharedTools(await runThreadRollout(task, task, { services, pacer }, controllerFor(task.control).signal));
 }
 
 /** Tool sets (by their names) whose specs this thread already sent to the main thread. */

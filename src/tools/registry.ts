@@ -202,16 +202,21 @@ export class ToolRegistry {
 
   /** Every loaded tool, by toolset in declaration order, then in registration order. */
   all(): Tool[] {
+    return [...this.listed()];
+  }
+
+  /** The order of `all`, kept until the next registration; the lookups below read it without a copy. */
+  private listed(): readonly Tool[] {
     this.ordered ??= [...this.tools.values()].sort((a, b) => this.rankOf(a.toolset) - this.rankOf(b.toolset));
-    return [...this.ordered];
+    return this.ordered;
   }
 
   toolsetNames(): string[] {
-    return [...new Set([...this.all().map((tool) => tool.toolset), ...this.declared])].sort();
+    return [...new Set([...this.listed().map((tool) => tool.toolset), ...this.declared])].sort();
   }
 
   hasToolset(name: string): boolean {
-    return this.declared.has(name) || this.all().some((tool) => tool.toolset === name);
+    return this.declared.has(name) || this.listed().some((tool) => tool.toolset === name);
   }
 
   /** Throws a ConfigError listing the known toolsets when a name is unknown. */
@@ -238,7 +243,7 @@ export class ToolRegistry {
   /** Why a toolset cannot be offered here, or undefined when every tool in it is available. */
   unavailableReason(toolset: string, context: AvailabilityContext): string | undefined {
     this.assertLoaded([toolset]);
-    for (const tool of this.all()) {
+    for (const tool of this.listed()) {
       if (tool.toolset !== toolset || !tool.available) continue;
       const verdict = tool.available(context);
       if (verdict !== true) return `${tool.name}: ${verdict}`;
@@ -253,7 +258,7 @@ export class ToolRegistry {
   ): Array<{ name: string; toolset: string; reason: string }> {
     this.assertLoaded(toolsets);
     const wanted = new Set(toolsets);
-    return this.all().flatMap((tool) => {
+    return this.listed().flatMap((tool) => {
       if (!wanted.has(tool.toolset) || !tool.available) return [];
       const verdict = tool.available(context);
       return verdict === true ? [] : [{ name: tool.name, toolset: tool.toolset, reason: verdict }];
@@ -264,7 +269,7 @@ export class ToolRegistry {
   toolsOf(toolsets: readonly string[]): Tool[] {
     this.assertLoaded(toolsets);
     const wanted = new Set(toolsets);
-    return this.all().filter((tool) => wanted.has(tool.toolset));
+    return this.listed().filter((tool) => wanted.has(tool.toolset));
   }
 
   /** The available tools of the named toolsets, in the order `all` lists them. */
@@ -272,7 +277,7 @@ export class ToolRegistry {
     this.assertToolsets(toolsets);
     this.assertLoaded(toolsets);
     const wanted = new Set(toolsets);
-    return this.all().filter((tool) => wanted.has(tool.toolset) && (tool.available?.(context) ?? true) === true);
+    return this.listed().filter((tool) => wanted.has(tool.toolset) && (tool.available?.(context) ?? true) === true);
   }
 }
 

@@ -107,16 +107,20 @@ test('duplicate prompts each produce one record; the same seed draws the same to
   );
 });
 
-test('SIGKILL mid-run then rerun: every prompt exactly once, statistics cumulative', async (t) => {
+// A kill ends the process wherever its rollouts run: on worker threads or on the main thread.
+for (const workers of ['2', '0'])
+  test(`SIGKILL mid-run then rerun: every prompt exactly once, statistics cumulative (--workers ${workers})`, async (t) => {
+    await killedRun(t, workers);
+  });
+
+async function killedRun(t: TestContext, workers: string): Promise<void> {
   const directory = temporaryDirectory(t);
   const server = await startScriptedServer(echoScript, { latencyMs: 150 });
   t.after(() => server.close());
   const dataset = join(directory, 'kill.jsonl');
   writeJsonl(dataset, prompts(40));
-  const { child, done } = startCli(
-    batchArgs(dataset, 'killed', server.url, ['--toolsets', 'terminal', '--concurrency', '4']),
-    { cwd: directory },
-  );
+  const flags = ['--toolsets', 'terminal', '--concurrency', '4', '--workers', workers];
+  const { child, done } = startCli(batchArgs(dataset, 'killed', server.url, flags), { cwd: directory });
   const store = join(directory, 'checkpoints', 'killed.sqlite');
   for (let tries = 0; tries < 300; tries++) {
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -138,10 +142,8 @@ test('SIGKILL mid-run then rerun: every prompt exactly once, statistics cumulati
   assert.ok(before >= 6 && before < 40, `killed after ${before} prompts`);
 
   const firstCallsBefore = firstCallPrompts(server.requests).length;
-  const rerun = await runCli(
-    batchArgs(dataset, 'killed', server.url, ['--toolsets', 'terminal', '--concurrency', '4']),
-    { cwd: directory },
-  );
+  const rerun = await runCli(batchArgs(dataset, 'killed', server.url, flags), { cwd: directory });
+  assert.match(rerun.stderr, workers === '0' ? /on the main thread/ : /2 worker threads/);
   assert.equal(rerun.code, 0, rerun.stderr);
   const records = readRecords(directory, 'killed');
   assert.equal(records.length, 40);
@@ -155,7 +157,7 @@ test('SIGKILL mid-run then rerun: every prompt exactly once, statistics cumulati
   assert.equal(stats.prompts.done, 40);
   assert.equal(stats.segments, 2);
   assert.ok(stats.tools[0].calls >= 40);
-});
+}
 
 test('rows inserted and reordered before a resume: only the new rows run', async (t) => {
   const directory = temporaryDirectory(t);
