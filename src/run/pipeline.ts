@@ -8,6 +8,7 @@ import { decideFailure, type FailureDecision } from './failure-policy.js';
 import { Semaphore } from './semaphore.js';
 import { budgetStopReason, SpendMeter, type BudgetStop } from './spend-limit.js';
 import type { ErrorClass, ItemStatus, RunStore } from './store.js';
+import { withStoredStates } from './stored-states.js';
 
 /** One rollout to run: the key it is stored under and everything the worker needs. */
 export interface WorkItem {
@@ -143,7 +144,7 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineSum
   const alreadyOver = context.spend.check();
   if (alreadyOver) stopForBudget(context, alreadyOver);
   try {
-    for await (const entry of options.entries) {
+    for await (const { entry, state } of withStoredStates(options.entries, store)) {
       if (stop.aborted) break;
       if ('bad' in entry) {
         store.addBadRow(entry.line, entry.reason);
@@ -151,7 +152,6 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineSum
         emit({ type: 'bad_row', line: entry.line, reason: entry.reason });
         continue;
       }
-      const state = store.lookup(entry.key, entry.sample);
       if (state?.status === 'done' || state?.status === 'discarded') {
         summary.skipped++;
         emit({ type: 'skipped', key: entry.key, status: state.status });

@@ -19,6 +19,11 @@ export interface ItemState {
   retryable: number | null;
 }
 
+/** How `lookupMany` names one (key, sample). */
+export function stateKey(key: string, sample: number): string {
+  return `${sample}:${key}`;
+}
+
 /** The process that holds a run: one traj process per run store at a time. */
 export interface RunLock {
   pid: number;
@@ -269,6 +274,10 @@ export class RunStore {
       lookup: db.prepare<[string, number], ItemState>(
         'SELECT status, attempts, retryable FROM items WHERE key = ? AND sample = ?',
       ),
+      // One statement for many keys: a resume looks up every row, and one call per row cost twice as much.
+      lookupMany: db.prepare<[string], ItemState & { key: string; sample: number }>(
+        'SELECT items.key AS key, sample, status, attempts, retryable FROM json_each(?) AS wanted JOIN items ON items.key = wanted.value',
+      ),
       // A dispatch uses no attempt: a rollout cut off by a kill never landed, so it never failed.
       dispatch: db.prepare(
         `INSERT INTO items (key, sample, row_index, status, attempts, toolsets, updated_at) VALUES (@key, @sample, @row_index, 'pending', 0, @toolsets, @now)
@@ -367,6 +376,16 @@ export class RunStore {
   /** Reads committed state: keys are unique in a stream, so no queued write concerns a lookup. */
   lookup(key: string, sample: number): ItemState | undefined {
     return this.statements.lookup.get(key, sample);
+  }
+
+  /** `lookup` for many keys at once: the state of each (key, sample) that has one, by `stateKey`. */
+  lookupMany(items: ReadonlyArray<{ key: string; sample: number }>): Map<string, ItemState> {
+    const keys = [...new Set(items.map((item) => item.key))];
+    const states = new Map<string, ItemState>();
+    for (const { key, sample, ...state } of this.statements.lookupMany.all(JSON.stringify(keys))) {
+      states.set(stateKey(key, sample), state);
+    }
+    return states;
   }
 
   /** Queue a write for the transaction that commits at the end of this event-loop turn. */

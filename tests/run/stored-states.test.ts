@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { test, type TestContext } from 'node:test';
+import type { PipelineEntry, WorkItem } from '../../src/run/pipeline.js';
+import { RunStore } from '../../src/run/store.js';
+import { withStoredStates } from '../../src/run/stored-states.js';
+import { temporaryDirectory } from '../helpers/cli.js';
+
+function openStore(t: TestContext): RunStore {
+  const store = RunStore.open(join(temporaryDirectory(t), 'run.sqlite'));
+  t.after(() => store.close());
+  return store;
+}
+
+function item(key: string, sample = 0): WorkItem {
+  return {
+    key,
+    sample,
+    rowIndex: 0,
+    group: null,
+    task: { toolsets: [], messages: [] },
+    source: { dataset: 'd', row: 1, fields: {} },
+  };
+}
+
+async function* source(entries: PipelineEntry[], failAfter?: Error): AsyncGenerator<PipelineEntry> {
+  yield* entries;
+  if (failAfter) throw failAfter;
+}
+
+function land(store: RunStore, key: string, sample: number, status: 'done' | 'failed'): void {
+  store.markDispatched(key, sample, 0, []);
+  store.saveResult({ key, sample, status, record: null, retryable: false });
+}
+
+test('every entry comes out in order with its own (key, sample) state, across batches of every size', async (t) => {
+  const store = openStore(t);
+  const entries: PipelineEntry[] = [];
+  for (let index = 0; index < 1000; index++) {
+    entries.push(item(`k${index}`, 0), item(`k${index}`, 1));
+    if (index % 97 === 0) entries.push({ bad: true, line: index, reason: 'not JSON' });
+    // Sample 0 of every third key is done; sample 1 of every fifth failed for good.
+    if (index % 3 === 0) land(store, `k${index}`, 0, 'done');
+    if (index % 5 === 0) land(store, `k${index}`, 1, 'failed');
+  }
+  store.flush();
+
+  const seen: string[] = [];
+  for await (const { entry, state } of withStoredStates(source(entries), store)) {
+    if ('bad' in entry) {
+      assert.equal(state, undefined);
+      seen.push(`bad:${entry.line}`);
+      continue;
+    }
+    const index = Number(entry.key.slice(1));
+    const expected =
+      entry.sample === 0 ? (index % 3 === 0 ? 'done' : undefined) : index % 5 === 0 ? 'failed' : undefined;
+    assert.equal(state?.status, expected, `${entry.key} sample ${entry.sample}`);
+    if (expected === 'failed') assert.deepEqual(state, { status: 'failed', attempts: 1, retryable: 0 });
+    seen.push(`${entry.key}/${entry.sample}`);
+  }
+  assert.deepEqual(
+    seen,
+    entries.map((entry) => ('bad' in entry ? `bad:${entry.line}` : `${entry.key}/${entry.sample}`)),
+  );
+});
+
+test('a read error comes after every entry read before it', async (t) => {
+  const store = openStore(t);
+  const failure = new Error('row 21: not JSON');
+  const entries = Array.from({ length: 20 }, (_, index) => item(`k${index}`));
+  const seen: string[] = [];
+  await assert.rejects(async () => {
+    for await (const { entry } of withStoredStates(source(entries, failure), store)) {
+      if (!('bad' in entry)) seen.push(entry.key);
+    }
+  }, failure);
+  assert.equal(seen.length, 20, 'the 20 rows before the error were yielded');
+});
+
+test('a consumer that stops early closes the reader', async (t) => {
+  const store = openStore(t);
+  let closed = false;
+  async function* reader(): AsyncGenerator<PipelineEntry> {
+    try {
+      for (let index = 0; ; index++) yield item(`k${index}`);
+    } finally {
+      closed = true;
+    }
+  }
+  let taken = 0;
+  for await (const _ of withStoredStates(reader(), store)) {
+    if (++taken === 3) break;
+  }
+  assert.equal(closed, true);
+});
