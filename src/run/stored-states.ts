@@ -7,36 +7,43 @@ export interface EntryWithState {
   state?: ItemState;
 }
 
-const FIRST_BATCH = 8;
 const MAX_BATCH = 256;
 
 /**
- * The pipeline's entries, in order, each with its stored state, read from the store a batch at a
- * time: a resume looks up every row, and one lookup per row was a fifth of a 100,000-row resume.
- * Batches start small and double, so the first rollout is not held behind a long read. Reading
- * ahead is safe because keys are unique in a stream: a key's state changes only once it is
- * dispatched, after it was yielded. A read error comes after the entries read before it.
+ * The pipeline's entries, in order, each with its stored state. A resume looks up every row, and
+ * one statement per row was a fifth of a 100,000-row resume; so while rows keep coming back
+ * finished (done or discarded: skipped without a slot), they are read and looked up in batches
+ * that double up to 256. The first row that will be dispatched drops the batch back to one row,
+ * so a fresh run still reads one row per free slot, as the pipeline pulls. Reading ahead is safe
+ * because keys are unique in a stream: a key's state changes only once it is dispatched, after it
+ * was yielded. A read error comes after the entries read before it.
  */
 export async function* withStoredStates(
   entries: AsyncIterable<PipelineEntry>,
-  store: Pick<RunStore, 'lookupMany'>,
+  store: Pick<RunStore, 'lookup' | 'lookupMany'>,
 ): AsyncGenerator<EntryWithState> {
   const iterator = entries[Symbol.asyncIterator]();
-  let size = FIRST_BATCH;
+  let size = 1;
   let ended = false;
   try {
     for (;;) {
       const { batch, failure } = await readBatch(iterator, size);
       ended = failure !== undefined || batch.length < size;
-      yield* withStates(batch, store);
+      const stated = withStates(batch, store);
+      yield* stated;
       if (failure) throw failure.error;
       if (ended) return;
-      size = Math.min(size * 2, MAX_BATCH);
+      size = stated.every(isSkipped) ? Math.min(size * 2, MAX_BATCH) : 1;
     }
   } finally {
     // A consumer that stops early closes the reader, as a plain for-await over it would.
     if (!ended) await iterator.return?.();
   }
+}
+
+/** Skipped without taking a slot: a bad row, or a row that finished in an earlier invocation. */
+function isSkipped({ entry, state }: EntryWithState): boolean {
+  return 'bad' in entry || state?.status === 'done' || state?.status === 'discarded';
 }
 
 async function readBatch(
@@ -56,8 +63,10 @@ async function readBatch(
   return { batch };
 }
 
-function withStates(batch: PipelineEntry[], store: Pick<RunStore, 'lookupMany'>): EntryWithState[] {
+function withStates(batch: PipelineEntry[], store: Pick<RunStore, 'lookup' | 'lookupMany'>): EntryWithState[] {
   const items = batch.filter((entry): entry is WorkItem => !('bad' in entry));
+  const [only] = items;
+  if (batch.length === 1 && only) return [{ entry: only, state: store.lookup(only.key, only.sample) }];
   const states = items.length > 0 ? store.lookupMany(items) : new Map<string, ItemState>();
   return batch.map((entry) =>
     'bad' in entry ? { entry } : { entry, state: states.get(stateKey(entry.key, entry.sample)) },

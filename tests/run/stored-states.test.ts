@@ -94,3 +94,62 @@ test('a consumer that stops early closes the reader', async (t) => {
   }
   assert.equal(closed, true);
 });
+
+/** A source that counts the entries read from it. */
+function counted(entries: PipelineEntry[]): { source: AsyncGenerator<PipelineEntry>; read: () => number } {
+  let read = 0;
+  async function* source(): AsyncGenerator<PipelineEntry> {
+    for (const entry of entries) {
+      read++;
+      yield entry;
+    }
+  }
+  return { source: source(), read: () => read };
+}
+
+test('a fresh run reads one row per row taken: nothing is read ahead of the pipeline', async (t) => {
+  const store = openStore(t);
+  const { source, read } = counted(Array.from({ length: 50 }, (_, index) => item(`k${index}`)));
+  let taken = 0;
+  for await (const _ of withStoredStates(source, store)) {
+    taken++;
+    assert.equal(read(), taken, `row ${taken}: ${read()} rows read`);
+  }
+  assert.equal(taken, 50);
+});
+
+test('a resume reads finished rows in growing batches, and drops back to one row at the first to dispatch', async (t) => {
+  const store = openStore(t);
+  const entries = Array.from({ length: 1200 }, (_, index) => item(`k${index}`));
+  for (let index = 0; index < 1000; index++) land(store, `k${index}`, 0, 'done');
+  store.flush();
+  const calls = { one: 0, many: 0 };
+  const counting = {
+    lookup(key: string, sample: number) {
+      calls.one++;
+      return store.lookup(key, sample);
+    },
+    lookupMany(items: ReadonlyArray<{ key: string; sample: number }>) {
+      calls.many++;
+      return store.lookupMany(items);
+    },
+  };
+  const { source, read } = counted(entries);
+  let taken = 0;
+  let readAtFirstNew = 0;
+  for await (const { state } of withStoredStates(source, counting)) {
+    taken++;
+    if (taken === 1001) readAtFirstNew = read();
+    // Once the batch holding the first new row is used up, rows are read one per row taken again.
+    if (readAtFirstNew > 0 && taken > readAtFirstNew) assert.equal(read(), taken, `row ${taken}: read ahead`);
+    assert.equal(state?.status, taken <= 1000 ? 'done' : undefined);
+  }
+  assert.ok(calls.many <= 12, `1,000 finished rows took ${calls.many} batched lookups`);
+  assert.ok(readAtFirstNew - 1001 < 256, 'read-ahead is bounded by the largest batch');
+  // One single lookup opens the run; every row after that batch is looked up on its own.
+  assert.equal(
+    calls.one,
+    1 + 1200 - readAtFirstNew,
+    'the rows before it were looked up in batches, the rows after it one at a time',
+  );
+});
