@@ -7,7 +7,7 @@ import { CircuitBreaker } from './circuit-breaker.js';
 import { decideFailure, type FailureDecision } from './failure-policy.js';
 import { Semaphore } from './semaphore.js';
 import { budgetStopReason, SpendMeter, type BudgetStop } from './spend-limit.js';
-import type { ErrorClass, ItemStatus, RunStore } from './store.js';
+import { isFinished, type ErrorClass, type ItemStatus, type RunStore } from './store.js';
 import { withStoredStates } from './stored-states.js';
 
 /** One rollout to run: the key it is stored under and everything the worker needs. */
@@ -152,7 +152,7 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineSum
         emit({ type: 'bad_row', line: entry.line, reason: entry.reason });
         continue;
       }
-      if (state?.status === 'done' || state?.status === 'discarded') {
+      if (isFinished(state)) {
         summary.skipped++;
         emit({ type: 'skipped', key: entry.key, status: state.status });
         continue;

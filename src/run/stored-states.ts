@@ -1,5 +1,5 @@
 import type { PipelineEntry, WorkItem } from './pipeline.js';
-import { stateKey, type ItemState, type RunStore } from './store.js';
+import { isFinished, stateKey, type ItemState, type RunStore } from './store.js';
 
 export interface EntryWithState {
   entry: PipelineEntry;
@@ -43,7 +43,7 @@ export async function* withStoredStates(
 
 /** Skipped without taking a slot: a bad row, or a row that finished in an earlier invocation. */
 function isSkipped({ entry, state }: EntryWithState): boolean {
-  return 'bad' in entry || state?.status === 'done' || state?.status === 'discarded';
+  return 'bad' in entry || isFinished(state);
 }
 
 async function readBatch(
