@@ -8,10 +8,23 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
  * costs about half the CPU per request of the built-in fetch (undici with web streams), which
  * is what bounds a worker thread's throughput against a fast endpoint. Bodies it cannot send
  * itself (streams, forms) go to the built-in fetch.
+ *
+ * Idle sockets are all kept (an agent's default keeps 256): when a burst of replies lands before
+ * the next requests go out, as each wave of a high-concurrency run does, the default closed the
+ * rest and the next burst opened them again, a TLS handshake each against a remote endpoint.
+ * The server's keep-alive timeout still closes the ones left idle.
  */
 const agents = {
-  'http:': new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY }),
-  'https:': new https.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY }),
+  'http:': new http.Agent({
+    keepAlive: true,
+    maxSockets: Number.POSITIVE_INFINITY,
+    maxFreeSockets: Number.POSITIVE_INFINITY,
+  }),
+  'https:': new https.Agent({
+    keepAlive: true,
+    maxSockets: Number.POSITIVE_INFINITY,
+    maxFreeSockets: Number.POSITIVE_INFINITY,
+  }),
 };
 
 /**

@@ -56,3 +56,20 @@ test('an event stream is never buffered: its events reach the reader as they com
   finish();
   await reader.cancel();
 });
+
+test('a burst of replies keeps every connection for the next burst, past the 256 idle sockets an agent keeps by default', async (t) => {
+  const server = createServer((_request, response) => response.end('{}'));
+  let connections = 0;
+  server.on('connection', () => connections++);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/chat/completions`;
+  const burst = () =>
+    Promise.all(Array.from({ length: 300 }, () => nodeHttpFetch(url, { method: 'POST', body: '{}' }))).then((replies) =>
+      Promise.all(replies.map((reply) => reply.text())),
+    );
+  await burst();
+  assert.equal(connections, 300);
+  await burst();
+  assert.equal(connections, 300, 'the second burst reconnected instead of reusing idle sockets');
+});
