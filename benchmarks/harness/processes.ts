@@ -15,10 +15,16 @@ export function writePrompts(path: string, count: number, prefix: string): void 
   );
 }
 
+export interface MockServer {
+  url: string;
+  child: ChildProcess;
+  /** CPU the server process has used so far (user + system). */
+  cpuMs(): number;
+  stop(): Promise<void>;
+}
+
 /** `traj mock-server` in its own process, so its CPU never counts as the harness's. */
-export async function startMockServer(
-  args: string[],
-): Promise<{ url: string; child: ChildProcess; cpuMs(): number; stop(): Promise<void> }> {
+export async function startMockServer(args: string[]): Promise<MockServer> {
   const child = spawn(process.execPath, [CLI, 'mock-server', '--port', '0', ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
