@@ -14,17 +14,14 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
  * rest and the next burst opened them again, a TLS handshake each against a remote endpoint.
  * The server's keep-alive timeout still closes the ones left idle.
  */
+const AGENT_OPTIONS = {
+  keepAlive: true,
+  maxSockets: Number.POSITIVE_INFINITY,
+  maxFreeSockets: Number.POSITIVE_INFINITY,
+};
 const agents = {
-  'http:': new http.Agent({
-    keepAlive: true,
-    maxSockets: Number.POSITIVE_INFINITY,
-    maxFreeSockets: Number.POSITIVE_INFINITY,
-  }),
-  'https:': new https.Agent({
-    keepAlive: true,
-    maxSockets: Number.POSITIVE_INFINITY,
-    maxFreeSockets: Number.POSITIVE_INFINITY,
-  }),
+  'http:': new http.Agent(AGENT_OPTIONS),
+  'https:': new https.Agent(AGENT_OPTIONS),
 };
 
 /**
