@@ -70,7 +70,7 @@ test('a rollout arriving alone begins at once, also right after a burst', async 
 // With 96 the margin (~40 ms) was once eaten by the server's own turn under the full suite's load.
 const WAVE = 192;
 
-test('traj batch: a first wave of 192 rollouts on one thread sends its first requests before its last rollouts begin', async (t) => {
+test(`traj batch: a first wave of ${WAVE} rollouts on one thread sends its first requests before its last rollouts begin`, async (t) => {
   const directory = temporaryDirectory(t);
   const arrivals: number[] = [];
   // The script sees each request as it arrives, then answers after a model's latency.
