@@ -249,9 +249,6 @@ export async function executeRollout(
         // Without a setup step nothing needs the sandbox before the first tool call: create it then.
         sandbox = new LazySandbox(create, settings.sandbox.kind, workdir ?? '.', (error) => controller.abort(error));
       }
-      // Namespace start-up (~10 ms, serialised by the kernel across rollouts) then overlaps the first model call.
-      if (tools.some((tool) => tool.runsCommands))
-        sandbox.prepareCommands?.({ shell: tools.some((tool) => tool.usesShell) });
     } catch (error) {
       return outcome({ result: emptyResult(messages, 'api_error'), error: sandboxFault(error) });
     }

@@ -81,6 +81,33 @@ export interface BwrapViewOptions {
   network: boolean;
   /** The probe's view: the system folders without the /etc masks (it runs only `perl -e 'exit 0'`). */
   probe?: boolean;
+  /**
+   * Commands run as this unprivileged user, in a user namespace of their own (set when traj runs
+   * as root): root inside maps to nobody outside, so no capability or kernel interface reaches the host.
+   */
+  user?: SandboxUser;
+}
+
+/** A host user that sandboxed commands run as. */
+export interface SandboxUser {
+  uid: number;
+  gid: number;
+}
+
+/** The user commands run as when traj is root: nobody (65534), unless TRAJ_SANDBOX_UID names another. */
+export function unprivilegedUser(): SandboxUser {
+  const uid = Number(process.env.TRAJ_SANDBOX_UID ?? 65534);
+  const gid = Number(process.env.TRAJ_SANDBOX_GID ?? uid);
+  return { uid, gid };
+}
+
+/**
+ * The program that starts bubblewrap as `user`: setpriv (util-linux) drops the real and effective
+ * ids and every supplementary group before bubblewrap runs, so its namespaces belong to that user.
+ */
+export function asUser(user: SandboxUser | undefined): string[] {
+  if (!user) return [];
+  return ['setpriv', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--'];
 }
 
 /**
@@ -101,9 +128,18 @@ export function bwrapOptions(view: BwrapViewOptions): string[] {
     '--hostname',
     'traj-sandbox',
     ...(view.network ? [] : ['--unshare-net']),
+    ...(view.user ? ['--unshare-user', '--disable-userns'] : []),
     ...(view.probe ? systemFolderOptions() : systemOptions()),
     '--proc',
     '/proc',
+    // Kernel settings stay read-only even for a root inside: a writable core_pattern runs a
+    // program of the sandbox's choosing as host root.
+    '--ro-bind',
+    '/proc/sys',
+    '/proc/sys',
+    '--ro-bind-try',
+    '/proc/sysrq-trigger',
+    '/proc/sysrq-trigger',
     '--dev',
     '/dev',
     '--tmpfs',
@@ -122,7 +158,15 @@ export function bwrapOptions(view: BwrapViewOptions): string[] {
 }
 
 export const BwrapStatusSchema = z.discriminatedUnion('usable', [
-  z.object({ usable: z.literal(true) }),
+  z.object({
+    usable: z.literal(true),
+    /**
+     * Set when traj runs as root but commands cannot run as an unprivileged user in a user
+     * namespace here (the kernel refuses one to that user): why. They then run as root with no
+     * capabilities, /proc/sys read-only and the seccomp filter.
+     */
+    rootInside: z.string().optional(),
+  }),
   z.object({ usable: z.literal(false), reason: z.string() }),
 ]);
 export type BwrapStatus = z.infer<typeof BwrapStatusSchema>;
@@ -132,14 +176,27 @@ let probedBinary: string | undefined;
 
 /**
  * Whether bubblewrap can make a sandbox here: the binary exists, the kernel lets it create the
- * namespaces, and perl (the sandbox's init) runs inside. Asked once per thread (~15 ms: a bwrap and a perl);
- * a run asks in its main thread and hands the answer to its rollouts.
+ * namespaces, and perl (the sandbox's init) runs inside. As root it is asked first as the
+ * unprivileged sandbox user. Asked once per thread (~15 ms: a bwrap and a perl); a run asks in
+ * its main thread and hands the answer to its rollouts.
  */
 export function bwrapStatus(): Promise<BwrapStatus> {
   if (probe && probedBinary === bwrapBinary()) return probe;
   probedBinary = bwrapBinary();
-  const [binary, ...options] = bwrapOptions({ network: false, probe: true });
-  probe = new Promise((resolve) => {
+  probe = (async (): Promise<BwrapStatus> => {
+    if (process.getuid?.() !== 0) return probeAs(undefined);
+    const unprivileged = await probeAs(unprivilegedUser());
+    if (unprivileged.usable) return unprivileged;
+    const asRoot = await probeAs(undefined);
+    // When bubblewrap fails as root too, the problem is bubblewrap itself: say that.
+    return asRoot.usable ? { usable: true, rootInside: unprivileged.reason } : asRoot;
+  })();
+  return probe;
+}
+
+function probeAs(user: SandboxUser | undefined): Promise<BwrapStatus> {
+  const [binary, ...options] = [...asUser(user), ...bwrapOptions({ network: false, probe: true, user })];
+  return new Promise((resolve) => {
     execFile(
       binary!,
       [...options, 'perl', '-e', 'exit 0'],
@@ -149,13 +206,12 @@ export function bwrapStatus(): Promise<BwrapStatus> {
         const code = (error as NodeJS.ErrnoException).code;
         const reason =
           code === 'ENOENT'
-            ? `${binary} not found (install the bubblewrap package)`
-            : `${binary} failed: ${stderr.trim() || error.message}`;
+            ? `${binary} not found (install the ${user ? 'util-linux' : 'bubblewrap'} package)`
+            : `${[binary, ...options.slice(0, user ? 5 : 0)].join(' ')} failed: ${stderr.trim() || error.message}`;
         resolve({ usable: false, reason });
       },
     );
   });
-  return probe;
 }
 
 /** Whether a per-sandbox process limit (a pids cgroup) can be set here. */

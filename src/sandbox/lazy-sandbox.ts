@@ -57,8 +57,8 @@ export class LazySandbox implements Sandbox {
     return (await this.materialize()).resolvePath(path);
   }
 
-  async readFile(path: string): Promise<Buffer> {
-    return (await this.materialize()).readFile(path);
+  async readFile(path: string, options?: { maxBytes?: number }): Promise<Buffer> {
+    return (await this.materialize()).readFile(path, options);
   }
 
   async writeFile(path: string, data: Buffer | string): Promise<void> {
@@ -71,15 +71,6 @@ export class LazySandbox implements Sandbox {
 
   async download(remotePath: string, localPath: string): Promise<void> {
     return (await this.materialize()).download(remotePath, localPath);
-  }
-
-  /** Creates the sandbox now, in the background; a failure is reported as a first use's would be. */
-  prepareCommands(options?: { shell?: boolean }): void {
-    if (this.disposed) return;
-    this.materialize().then(
-      (sandbox) => sandbox.prepareCommands?.(options),
-      () => {},
-    );
   }
 
   async dispose(): Promise<void> {

@@ -1,25 +1,24 @@
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
-import {
-  cp,
-  type FileHandle,
-  lstat,
-  mkdir,
-  mkdtemp,
-  open,
-  readdir,
-  readFile,
-  readlink,
-  realpath,
-  rm,
-  rmdir,
-  stat,
-  unlink,
-} from 'node:fs/promises';
+import { chown, mkdir, mkdtemp, readdir, realpath, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { basename, join } from 'node:path';
 import { errorMessage, SandboxError } from '../errors.js';
-import { bwrapOptions, bwrapStatus, processLimitAvailable, type BwrapStatus } from './bwrap.js';
+import {
+  type BwrapStatus,
+  bwrapOptions,
+  bwrapStatus,
+  processLimitAvailable,
+  type SandboxUser,
+  unprivilegedUser,
+} from './bwrap.js';
+import {
+  type ConfinedFolder,
+  downloadConfined,
+  readConfined,
+  resolveConfined,
+  uploadConfined,
+  writeConfined,
+} from './confined-files.js';
 import { registerLiveSandbox } from './live-sandboxes.js';
 import { parseLocalSandboxConfig, type LocalSandboxConfig } from './local-config.js';
 import { sandboxFolderPrefix } from './local-prune.js';
@@ -31,9 +30,9 @@ import { baseEnvironment, scrubEnvironment } from './scrub-environment.js';
 import { SHELL_ARGV } from './shell-protocol.js';
 import { closeSession, openSession, openShell, runCommand } from './spawner.js';
 
-const MAX_SYMLINK_HOPS = 40;
-
-export type LocalIsolation = { mode: 'bwrap' } | { mode: 'none'; requested: 'auto' | 'none'; reason?: string };
+export type LocalIsolation =
+  | { mode: 'bwrap'; rootInside?: string }
+  | { mode: 'none'; requested: 'auto' | 'none'; reason?: string };
 
 /**
  * What `isolation` gives here: 'bwrap' when asked for (an error if bubblewrap is unusable),
@@ -42,7 +41,7 @@ export type LocalIsolation = { mode: 'bwrap' } | { mode: 'none'; requested: 'aut
 export async function resolveLocalIsolation(config: LocalSandboxConfig, known?: BwrapStatus): Promise<LocalIsolation> {
   if (config.isolation === 'none') return { mode: 'none', requested: 'none' };
   const status = known ?? (await bwrapStatus());
-  if (status.usable) return { mode: 'bwrap' };
+  if (status.usable) return status.rootInside ? { mode: 'bwrap', rootInside: status.rootInside } : { mode: 'bwrap' };
   if (config.isolation === 'auto') return { mode: 'none', requested: 'auto', reason: status.reason };
   throw new SandboxError(
     `local sandbox isolation 'bwrap' is not available: ${status.reason} (set isolation: none to run commands as plain processes)`,
@@ -69,6 +68,12 @@ export async function localIsolationWarning(local: Record<string, unknown> | und
       '[traj]   sandbox folder, read /proc/PID/environ of traj (API keys included), reach the network, outlive the',
       '[traj]   rollout through setsid, and fork without limit. Install bubblewrap, use --sandbox docker, or set',
       "[traj]   'local: {isolation: none}' in the run config to accept this.",
+    ].join('\n');
+  }
+  if (isolation.rootInside) {
+    return [
+      `[traj] warning: sandboxed commands run as root (without capabilities, /proc/sys read-only, seccomp on): the kernel`,
+      `[traj]   refuses a user namespace to the unprivileged sandbox user here (${isolation.rootInside}).`,
     ].join('\n');
   }
   if (!processLimitAvailable()) {
@@ -102,7 +107,26 @@ export async function createLocalSandbox(options: SandboxOptions = { kind: 'loca
   }
   const workdir = options.workdir ? join(root, subfolderName(options.workdir)) : root;
   if (workdir !== root) await mkdir(workdir, { recursive: true });
-  return new LocalSandbox(root, workdir, options.env ?? {}, isolation.mode === 'bwrap' ? config : undefined);
+  const user = isolation.mode === 'bwrap' ? sandboxUser(isolation) : undefined;
+  if (user) await ownFolders(root, workdir, user);
+  return new LocalSandbox(root, workdir, options.env ?? {}, isolation.mode === 'bwrap' ? { config, user } : undefined);
+}
+
+/**
+ * The user a fresh sandbox's commands run as: nobody when traj is root (and the kernel gives that
+ * user a namespace), else traj's own user (undefined: nothing to change).
+ */
+function sandboxUser(isolation: Extract<LocalIsolation, { mode: 'bwrap' }>): SandboxUser | undefined {
+  if (process.getuid?.() !== 0 || isolation.rootInside) return undefined;
+  return unprivilegedUser();
+}
+
+/** Give the fresh folder (and the workdir inside it) to the sandbox user: its commands write there. */
+async function ownFolders(root: string, workdir: string, user: SandboxUser): Promise<void> {
+  for (let folder = workdir; ; folder = join(folder, '..')) {
+    await chown(folder, user.uid, user.gid);
+    if (folder === root) return;
+  }
 }
 
 const realTemporaryFolders = new Map<string, Promise<string>>();
@@ -140,7 +164,14 @@ async function hostFolderSandbox(
     });
   }
   const root = await realpath(folder);
-  return new LocalSandbox(root, root, env, isolation.mode === 'bwrap' ? config : undefined, false);
+  // As root, a user's own folder is worked on as its owner; a folder root owns keeps root (without capabilities).
+  const user =
+    isolation.mode === 'bwrap' && info.uid !== 0 && !isolation.rootInside
+      ? { uid: info.uid, gid: info.gid }
+      : undefined;
+  const isolated =
+    isolation.mode === 'bwrap' ? { config, user: process.getuid?.() === 0 ? user : undefined } : undefined;
+  return new LocalSandbox(root, root, env, isolated, false);
 }
 
 function subfolderName(workdir: string): string {
@@ -162,7 +193,7 @@ class LocalSandbox implements Sandbox {
 
   /**
    * The spawn-host session running this sandbox's bubblewrap namespace, opened by the first
-   * command or by prepareCommands: rollouts that only use file tools (which work on the folder
+   * command: rollouts that only use file tools (which work on the folder
    * from this side) never pay for one (~10 ms for bwrap and its init).
    */
   private session?: Promise<string>;
@@ -172,14 +203,18 @@ class LocalSandbox implements Sandbox {
     private readonly root: string,
     readonly workdir: string,
     private readonly baseEnv: Record<string, string>,
-    /** Set when commands run under bubblewrap. */
-    private readonly isolation: LocalSandboxConfig | undefined,
+    /** Set when commands run under bubblewrap, with the user they run as when it is not traj's. */
+    private readonly isolation: { config: LocalSandboxConfig; user?: SandboxUser } | undefined,
     /** False for a user's own folder (--workdir): dispose stops processes but deletes nothing. */
     private readonly owned = true,
   ) {
     this.id = `local-${basename(root).replace(/^traj-sbx-[\d.]+-/, '')}-${randomBytes(2).toString('hex')}`;
     this.unregister = registerLiveSandbox(this);
+    this.folder = { root, workdir, id: this.id, ...(isolation?.user ? { owner: isolation.user } : {}) };
   }
+
+  /** What the file operations are confined to, and who owns what they create. */
+  private readonly folder: ConfinedFolder;
 
   /**
    * The namespace commands run in (undefined without bubblewrap). Checked around the awaits of a
@@ -187,19 +222,9 @@ class LocalSandbox implements Sandbox {
    */
   private async commandSession(): Promise<string | undefined> {
     this.assertLive();
-    const session = this.isolation ? await this.namespace(this.isolation) : undefined;
+    const session = this.isolation ? await this.namespace(this.isolation.config) : undefined;
     this.assertLive();
     return session;
-  }
-
-  prepareCommands(options: { shell?: boolean } = {}): void {
-    if (this.disposed || !(this.isolation || options.shell)) return;
-    this.commandSession().then(
-      (session) => {
-        if (options.shell && !this.disposed) this.persistentShell(session).warm();
-      },
-      () => {},
-    );
   }
 
   private namespace(config: LocalSandboxConfig): Promise<string> {
@@ -208,10 +233,13 @@ class LocalSandbox implements Sandbox {
   }
 
   private async openNamespace(config: LocalSandboxConfig): Promise<string> {
+    const user = this.isolation?.user;
     const spec: NamespaceSpec = {
-      bwrap: bwrapOptions({ root: this.root, workdir: this.workdir, network: config.network }),
+      bwrap: bwrapOptions({ root: this.root, workdir: this.workdir, network: config.network, user }),
       env: { ...baseEnvironment(), HOME: this.workdir },
       cgroup: { name: basename(this.root), pidsLimit: config.pids_limit },
+      seccomp: true,
+      ...(user ? { user } : {}),
     };
     try {
       await openSession(this.id, spec);
@@ -320,38 +348,24 @@ class LocalSandbox implements Sandbox {
     return scrubEnvironment({ ...baseEnvironment(), HOME: this.workdir, ...this.baseEnv, ...extra });
   }
 
-  async readFile(path: string): Promise<Buffer> {
+  async readFile(path: string, options: { maxBytes?: number } = {}): Promise<Buffer> {
     this.assertLive();
-    const target = await this.resolvePath(path);
-    try {
-      return await readFile(target);
-    } catch (error) {
-      throw fileError(error, path, this.id, 'read');
-    }
+    return readConfined(this.folder, path, options.maxBytes);
   }
 
   async writeFile(path: string, data: Buffer | string): Promise<void> {
     this.assertLive();
-    const { target, missingFolders } = await this.locate(path);
-    try {
-      if (missingFolders) await mkdir(dirname(target), { recursive: true });
-      await writeSingleLinked(target, data, path);
-    } catch (error) {
-      if (error instanceof SandboxError) throw error;
-      throw fileError(error, path, this.id, 'write');
-    }
+    await writeConfined(this.folder, path, data);
   }
 
   async upload(localPath: string, remotePath: string): Promise<void> {
     this.assertLive();
-    const target = await this.resolvePath(remotePath);
-    await copyTree(localPath, target, `upload ${localPath} to ${remotePath} in sandbox ${this.id}`);
+    await uploadConfined(this.folder, localPath, remotePath);
   }
 
   async download(remotePath: string, localPath: string): Promise<void> {
     this.assertLive();
-    const source = await this.resolvePath(remotePath);
-    await copyTree(source, resolve(localPath), `download ${remotePath} from sandbox ${this.id}`);
+    await downloadConfined(this.folder, remotePath, localPath);
   }
 
   async dispose(): Promise<void> {
@@ -369,96 +383,18 @@ class LocalSandbox implements Sandbox {
     }
   }
 
-  private assertLive(): void {
-    if (this.disposed) throw new SandboxError(`sandbox ${this.id} is already disposed`, { code: 'disposed' });
-  }
-
   /**
-   * The confinement check of every file operation and file tool: the real host path for a
-   * sandbox path (the same path commands see, with or without bubblewrap), refusing any that
-   * leaves the workdir: `..`, an absolute path elsewhere, or a symlink (also a dangling one)
-   * pointing out.
+   * The confinement check of the file tools that hand a path to a command (search_files, a cwd):
+   * the host path a sandbox path names (the same path commands see, with or without bubblewrap),
+   * refusing any that leaves the workdir: `..`, an absolute path elsewhere, or a symlink pointing
+   * out. File reads and writes do not use it: they open through the same walk (confined-files.ts).
    */
   async resolvePath(path: string): Promise<string> {
-    return (await this.locate(path)).target;
+    return resolveConfined(this.folder, path);
   }
 
-  /**
-   * resolvePath, also telling whether folders above the target are missing (a write must create
-   * them), so that a write into an existing folder costs no extra mkdir.
-   */
-  private async locate(path: string): Promise<{ target: string; missingFolders: boolean }> {
-    const requested = resolve(this.workdir, path);
-    this.assertInside(requested, path);
-    const pending: string[] = [];
-    let existing = requested;
-    for (let hops = 0; hops <= MAX_SYMLINK_HOPS; ) {
-      const real = await realpath(existing).catch(() => undefined);
-      if (real !== undefined) {
-        const target = join(real, ...pending);
-        this.assertInside(target, path);
-        return { target, missingFolders: pending.length > 1 };
-      }
-      const link = await symlinkTarget(existing);
-      if (link !== undefined) {
-        existing = resolve(dirname(existing), link);
-        hops++;
-        continue;
-      }
-      pending.unshift(basename(existing));
-      existing = dirname(existing);
-    }
-    throw new SandboxError(`too many levels of symbolic links in '${path}'`, { code: 'path_loop' });
-  }
-
-  private assertInside(target: string, requested: string): void {
-    const fromWorkdir = relative(this.workdir, target);
-    const leaves = fromWorkdir === '..' || fromWorkdir.startsWith(`..${sep}`) || isAbsolute(fromWorkdir);
-    if (!leaves) return;
-    throw new SandboxError(`path '${requested}' is outside the sandbox workdir ${this.workdir}`, {
-      code: 'path_escape',
-      details: { path: requested, workdir: this.workdir },
-    });
-  }
-}
-
-/**
- * Write without following a final symlink, and refuse a file with more than one hard link: a
- * command may have linked a file from outside the sandbox into it (possible without bubblewrap).
- */
-async function writeSingleLinked(target: string, data: Buffer | string, requested: string): Promise<void> {
-  const created = await open(target, NEW_FILE_FLAGS, 0o644).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'EEXIST') return undefined;
-    throw error;
-  });
-  // A file this call created has one link and no content: nothing to check or truncate.
-  if (created) return writeAndClose(created, data);
-  const handle = await open(target, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
-  try {
-    const info = await handle.stat();
-    if (info.nlink > 1) {
-      throw new SandboxError(
-        `'${requested}' has ${info.nlink} hard links; writing it could change a file outside the sandbox, so it is refused`,
-        {
-          code: 'hard_link',
-          details: { path: requested },
-        },
-      );
-    }
-    await handle.truncate(0);
-    await handle.writeFile(data);
-  } finally {
-    await handle.close();
-  }
-}
-
-const NEW_FILE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
-
-async function writeAndClose(handle: FileHandle, data: Buffer | string): Promise<void> {
-  try {
-    await handle.writeFile(data);
-  } finally {
-    await handle.close();
+  private assertLive(): void {
+    if (this.disposed) throw new SandboxError(`sandbox ${this.id} is already disposed`, { code: 'disposed' });
   }
 }
 
@@ -479,40 +415,4 @@ async function removeFolder(folder: string): Promise<void> {
     // Fall through to the recursive removal, which copes with whatever happened here.
   }
   await rm(folder, { recursive: true, force: true, maxRetries: 3 });
-}
-
-async function symlinkTarget(path: string): Promise<string | undefined> {
-  const info = await lstat(path).catch(() => undefined);
-  return info?.isSymbolicLink() ? readlink(path) : undefined;
-}
-
-function fileError(error: unknown, path: string, sandboxId: string, action: 'read' | 'write'): SandboxError {
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'ENOENT')
-    return new SandboxError(`no such file: '${path}' in sandbox ${sandboxId}`, { code: 'not_found', cause: error });
-  if (code === 'EISDIR')
-    return new SandboxError(`'${path}' is a directory, not a file (sandbox ${sandboxId})`, {
-      code: 'is_directory',
-      cause: error,
-    });
-  return new SandboxError(`cannot ${action} '${path}' in sandbox ${sandboxId}: ${errorMessage(error)}`, {
-    code: `${action}_failed`,
-    cause: error,
-  });
-}
-
-async function copyTree(source: string, target: string, what: string): Promise<void> {
-  try {
-    await mkdir(dirname(target), { recursive: true });
-    await cp(source, target, { recursive: true, force: true, verbatimSymlinks: true });
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new SandboxError(
-      `cannot ${what}: ${code === 'ENOENT' ? `no such file or directory '${source}'` : errorMessage(error)}`,
-      {
-        code: code === 'ENOENT' ? 'not_found' : 'copy_failed',
-        cause: error,
-      },
-    );
-  }
 }

@@ -1,8 +1,11 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, type SpawnOptions, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { PassThrough } from 'node:stream';
+import type { Writable } from 'node:stream';
+import { asUser, type SandboxUser } from './bwrap.js';
 import { NAMESPACE_INIT_SCRIPT } from './namespace-init.js';
 import { createPidsCgroup, removeCgroup } from './process-limit.js';
+import { seccompFilter } from './seccomp-filter.js';
 import type { CommandRequest, Launcher, StartedCommand } from './process-group.js';
 
 /** How to start one sandbox's namespaces: plain data, it crosses IPC to the spawn host. */
@@ -13,7 +16,14 @@ export interface NamespaceSpec {
   env: Record<string, string>;
   /** Name of the pids cgroup to create (the sandbox folder's name), with its limit. */
   cgroup?: { name: string; pidsLimit: number };
+  /** Start bubblewrap as this user (traj is root): its namespaces, and every command, are that user's. */
+  user?: SandboxUser;
+  /** Load the seccomp filter (seccomp-filter.ts) where one exists for this machine. */
+  seccomp?: boolean;
 }
+
+/** The file descriptor bubblewrap reads the seccomp filter from. */
+const SECCOMP_FD = 3;
 
 /** How long dispose waits for the namespace to empty after its init was told to exit. */
 const CLOSE_GRACE_MS = 3_000;
@@ -36,15 +46,29 @@ export class NamespaceSession {
   readonly ready: Promise<void>;
 
   constructor(spec: NamespaceSpec) {
-    const program = [...spec.bwrap, 'perl', '-e', NAMESPACE_INIT_SCRIPT];
+    const filter = spec.seccomp ? seccompFilter() : undefined;
+    const program = [
+      ...asUser(spec.user),
+      ...spec.bwrap,
+      ...(filter ? ['--seccomp', String(SECCOMP_FD)] : []),
+      'perl',
+      '-e',
+      NAMESPACE_INIT_SCRIPT,
+    ];
     if (spec.cgroup) this.cgroup = createPidsCgroup(spec.cgroup.name, spec.cgroup.pidsLimit);
-    // In the cgroup before bubblewrap forks anything: a shell joins it, then becomes bubblewrap.
-    this.child = this.cgroup
-      ? spawn('/bin/sh', ['-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', this.cgroup, ...program], {
-          env: spec.env,
-          stdio: 'pipe',
-        })
-      : spawn(program[0]!, program.slice(1), { env: spec.env, stdio: 'pipe' });
+    const options: SpawnOptions = { env: spec.env, stdio: filter ? ['pipe', 'pipe', 'pipe', 'pipe'] : 'pipe' };
+    // In the cgroup before bubblewrap forks anything: a shell (still root) joins it, then becomes
+    // setpriv and bubblewrap.
+    this.child = (
+      this.cgroup
+        ? spawn('/bin/sh', ['-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', this.cgroup, ...program], options)
+        : spawn(program[0]!, program.slice(1), options)
+    ) as ChildProcessWithoutNullStreams;
+    if (filter) {
+      const channel = this.child.stdio[SECCOMP_FD] as Writable;
+      channel.on('error', () => {});
+      channel.end(filter);
+    }
     this.child.stdin.on('error', () => {});
     this.child.stderr.on('data', (chunk: Buffer) => {
       this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_KEPT);

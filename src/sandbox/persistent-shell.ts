@@ -56,11 +56,6 @@ export class PersistentShell {
 
   constructor(private readonly start: ShellStarter) {}
 
-  /** Start the shell now, before any call: its start-up then overlaps other work (a model call). */
-  warm(): void {
-    if (!this.disposed && !this.process) this.spawn();
-  }
-
   /** Run one command; calls made while one runs wait their turn. */
   run(command: string, options: ExecOptions & { cwd?: string } = {}): Promise<ShellResult> {
     const turn = this.queue.then(() => this.runNow(command, options));

@@ -54,18 +54,16 @@ export interface Sandbox {
    * the sandbox (`..`, an absolute path outside, a symlink pointing out).
    */
   resolvePath(path: string): Promise<string>;
-  readFile(path: string): Promise<Buffer>;
+  /**
+   * A regular file's bytes. Refused without blocking: a FIFO, socket or device; refused unread: a
+   * file over `maxBytes` (default 32 MiB), so a tool's memory is bounded whatever the file.
+   */
+  readFile(path: string, options?: { maxBytes?: number }): Promise<Buffer>;
   writeFile(path: string, data: Buffer | string): Promise<void>;
   /** Copy a host file or directory into the sandbox. */
   upload(localPath: string, remotePath: string): Promise<void>;
   /** Copy a sandbox file or directory to the host. */
   download(remotePath: string, localPath: string): Promise<void>;
-  /**
-   * Start, in the background, what the first command needs (a bubblewrap namespace; with `shell`,
-   * the persistent shell too), so that its start-up overlaps other work. Never throws: a failure
-   * surfaces on the first command.
-   */
-  prepareCommands?(options?: { shell?: boolean }): void;
   /** Idempotent; never throws for an already disposed sandbox. */
   dispose(): Promise<void>;
 }

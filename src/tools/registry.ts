@@ -46,13 +46,6 @@ interface ToolBase {
   /** `true`, or a reason why the tool cannot be offered here (e.g. a missing API key). */
   available?: (context: AvailabilityContext) => true | string;
   /**
-   * Runs commands in the sandbox: a rollout offering it has the sandbox get ready for commands
-   * (Sandbox.prepareCommands) while the first model call is out.
-   */
-  runsCommands?: boolean;
-  /** Runs its commands in the rollout's persistent shell, which is then started early too. */
-  usesShell?: boolean;
-  /**
    * Its `path` arguments reach the sandbox only through Sandbox.readFile/writeFile, which apply
    * the confinement check themselves: the registry's check before the call would repeat it.
    */

@@ -59,8 +59,6 @@ export function terminalToolFor(persistent: boolean): Tool {
 export const terminalTool = defineTool({
   name: 'terminal',
   toolset: 'terminal',
-  runsCommands: true,
-  usesShell: true,
   version: '3',
   description:
     'Run a bash command in the sandbox and get its exit code and output (stdout, then stderr). ' +
@@ -79,7 +77,6 @@ export const terminalTool = defineTool({
 const freshTerminalTool = defineTool({
   name: 'terminal',
   toolset: 'terminal',
-  runsCommands: true,
   version: '2',
   description:
     'Run a bash command in the sandbox and get its exit code and output (stdout, then stderr). ' +

@@ -21,7 +21,6 @@ export const ExecuteCodeParameters = z.object({
 export const executeCodeTool = defineTool({
   name: 'execute_code',
   toolset: 'code_execution',
-  runsCommands: true,
   version: '1',
   description:
     'Run a Python 3 script in the sandbox that can call tools in a loop: `from traj_tools import terminal, read_file, write_file, ...` ' +
