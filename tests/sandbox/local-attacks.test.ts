@@ -1,0 +1,217 @@
+import assert from 'node:assert/strict';
+import { execFile, execFileSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { createLocalSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { bwrapSuiteOptions } from '../helpers/bwrap.js';
+
+/**
+ * The local sandbox tried as an attacker would, as root and as an unprivileged user (as root,
+ * this file runs itself again as uid 65534): kernel settings, a symlink swapped while the file
+ * tools work, files that block or never end. Every assertion counts what got through.
+ */
+
+const bwrap = await bwrapSuiteOptions();
+const nested = process.env.TRAJ_ATTACKS_NESTED === '1';
+const who = process.getuid?.() === 0 ? 'as root' : `as uid ${process.getuid?.()}`;
+const withBwrap = () => createLocalSandbox({ kind: 'local', local: { isolation: 'bwrap' } });
+const plain = () => createLocalSandbox({ kind: 'local', local: { isolation: 'none' } });
+
+/** A host folder outside every sandbox with a secret (0600) and a file a write must not reach. */
+function hostFolder(): { folder: string; secret: string; marker: string; target: string } {
+  const folder = mkdtempSync(join(tmpdir(), 'traj-attack-host-'));
+  const marker = `HOST-SECRET-${process.pid}-${Date.now()}`;
+  const secret = join(folder, 'secret.txt');
+  writeFileSync(secret, marker);
+  chmodSync(secret, 0o600);
+  const target = join(folder, 'target.txt');
+  writeFileSync(target, 'untouched');
+  return { folder, secret, marker, target };
+}
+
+/**
+ * The background swapper, a tight Perl loop of renames: `x` flips between a regular file and a
+ * link to the host secret, `d` between a folder inside and a link to the host folder.
+ */
+function swapperScript(host: { folder: string; secret: string }): string {
+  const loop = [
+    'while (1) {',
+    `  symlink("${host.secret}", "x.new"); rename("x.new", "x");`,
+    '  open(my $f, ">", "x.new"); print $f "inside"; close($f); rename("x.new", "x");',
+    `  symlink("${host.folder}", "d.new"); rename("d.new", "d");`,
+    '  symlink("realdir", "d.new"); rename("d.new", "d");',
+    '}',
+  ].join(' ');
+  return [
+    'printf inside > real.txt; mkdir -p realdir; printf inside > realdir/secret.txt; printf inside > realdir/target.txt',
+    `(perl -e '${loop}') >/dev/null 2>&1 &`,
+    'sleep 0.2',
+  ].join('\n');
+}
+
+function runRaceAttack(label: string, make: () => Promise<Sandbox>): void {
+  it(`${label}: a symlink swapper plus 200 reads and 200 writes gives 0 host reads and 0 writes outside`, async () => {
+    const host = hostFolder();
+    const box = await make();
+    const tally = { hostReads: 0, insideReads: 0, refused: 0, writes: 0 };
+    try {
+      await box.exec(swapperScript(host), { timeoutMs: 10_000 });
+      for (let round = 0; round < 100; round++) {
+        for (const path of ['x', 'd/secret.txt']) {
+          const text = await box.readFile(path).then(String, () => undefined);
+          if (text === undefined) tally.refused++;
+          else if (text.includes(host.marker)) tally.hostReads++;
+          else tally.insideReads++;
+        }
+        for (const path of ['x', 'd/target.txt']) {
+          await box.writeFile(path, `payload ${round}`).then(
+            () => tally.writes++,
+            () => tally.refused++,
+          );
+        }
+      }
+    } finally {
+      await box.dispose();
+    }
+    const outside = readdirSync(host.folder).sort();
+    const target = readFileSync(host.target, 'utf8');
+    rmSync(host.folder, { recursive: true, force: true });
+    assert.equal(tally.hostReads, 0, `host reads: ${JSON.stringify(tally)}`);
+    assert.equal(target, 'untouched', 'the host file was written through a swapped link');
+    assert.deepEqual(outside, ['secret.txt', 'target.txt'], 'a file was created outside the sandbox');
+    // The attack ran: some calls met the regular file, some met the link.
+    assert.ok(tally.insideReads > 0 && tally.writes > 0, JSON.stringify(tally));
+    assert.ok(tally.refused > 0, `the swapper never showed a link: ${JSON.stringify(tally)}`);
+  });
+}
+
+function runBlockingFileAttacks(label: string, make: () => Promise<Sandbox>): void {
+  // Before the fix a FIFO blocked the read for good: the timeout turns that into a failure.
+  it(`${label}: reading a FIFO, a socket or a device fails at once, naming what it is`, {
+    timeout: 60_000,
+  }, async () => {
+    const box = await make();
+    const server = createServer();
+    try {
+      await box.exec('mkfifo pipe && ln -s /dev/zero zero');
+      await new Promise<void>((resolve) => server.listen(join(box.workdir, 'socket'), resolve));
+      if (process.getuid?.() === 0) execFileSync('mknod', [join(box.workdir, 'device'), 'c', '1', '5']);
+      for (const [path, code] of [
+        ['pipe', 'not_regular_file'],
+        ['socket', 'not_regular_file'],
+        ['zero', 'path_escape'],
+        ['/dev/zero', 'path_escape'],
+        ...(process.getuid?.() === 0 ? [['device', 'not_regular_file']] : []),
+      ] as const) {
+        await assert.rejects(box.readFile(path), { code }, path);
+      }
+      await assert.rejects(box.writeFile('pipe', 'x'), { code: 'not_regular_file' }, 'a FIFO with no reader');
+    } finally {
+      server.close();
+      await box.dispose();
+    }
+  });
+
+  it(`${label}: three reads of a 2 GB sparse file are refused unread, RSS within 50 MB`, async () => {
+    const box = await make();
+    try {
+      await box.exec('truncate -s 2G big');
+      const before = process.memoryUsage().rss;
+      const results = await Promise.allSettled([box.readFile('big'), box.readFile('big'), box.readFile('big')]);
+      const grown = process.memoryUsage().rss - before;
+      for (const result of results) {
+        assert.equal(result.status, 'rejected');
+        assert.match(String(result.reason), /2147483648 bytes, over the \d+-byte limit/);
+      }
+      assert.ok(grown < 50 * 1024 * 1024, `RSS grew ${grown} bytes`);
+    } finally {
+      await box.dispose();
+    }
+  });
+}
+
+/** Writes every readable file under /proc/sys and /sys back with its own value; prints what it wrote. */
+const WRITE_BACK = [
+  'tried=0',
+  'for f in $(find /proc/sys /sys -type f 2>/dev/null); do',
+  '  v=$(cat "$f" 2>/dev/null) || continue',
+  '  tried=$((tried+1))',
+  '  if (printf "%s\\n" "$v" > "$f") 2>/dev/null; then echo "WROTE $f"; fi',
+  'done',
+  'echo "TRIED $tried"',
+  '(echo h > /proc/sysrq-trigger) 2>/dev/null && echo "WROTE /proc/sysrq-trigger"',
+  'true',
+].join('\n');
+
+async function assertKernelReadOnly(box: Sandbox): Promise<void> {
+  const { stdout } = await box.exec(WRITE_BACK, { timeoutMs: 120_000 });
+  const wrote = stdout.split('\n').filter((line) => line.startsWith('WROTE'));
+  assert.deepEqual(wrote, [], 'kernel settings written from the sandbox');
+  assert.ok(Number(/TRIED (\d+)/.exec(stdout)?.[1]) > 100, `too few settings tried: ${stdout.slice(-200)}`);
+}
+
+describe(`local+bwrap under attack, ${who}`, bwrap, () => {
+  it('no file under /proc/sys or /sys takes a write, even of its current value', async () => {
+    const box = await withBwrap();
+    try {
+      await assertKernelReadOnly(box);
+      const { stdout } = await box.exec('id -u; grep -E "^(NoNewPrivs|Seccomp):" /proc/self/status; unshare -U true');
+      const [uid] = stdout.split('\n');
+      if (process.getuid?.() === 0) assert.notEqual(uid, '0', 'as root, commands run as an unprivileged user');
+      assert.match(stdout, /NoNewPrivs:\s+1/);
+      assert.match(stdout, /Seccomp:\s+2/, 'a seccomp filter is loaded');
+    } finally {
+      await box.dispose();
+    }
+  });
+
+  if (process.getuid?.() === 0) {
+    it('a root-owned --workdir keeps root inside, and still no kernel setting takes a write', async () => {
+      const folder = mkdtempSync(join(tmpdir(), 'traj-attack-workdir-'));
+      const box = await createLocalSandbox({ kind: 'local', hostFolder: folder, local: { isolation: 'bwrap' } });
+      try {
+        assert.equal((await box.exec('id -u')).stdout, '0\n');
+        await assertKernelReadOnly(box);
+        const mounted = await box.exec('mount -t tmpfs none /tmp');
+        assert.notEqual(mounted.exitCode, 0, 'mount is refused');
+      } finally {
+        await box.dispose();
+        rmSync(folder, { recursive: true, force: true });
+      }
+    });
+  }
+
+  runRaceAttack('local+bwrap', withBwrap);
+  runBlockingFileAttacks('local+bwrap', withBwrap);
+
+  if (process.getuid?.() === 0 && !nested) {
+    it('the same attacks hold when traj runs as an unprivileged user (this file again, as uid 65534)', async () => {
+      const file = fileURLToPath(import.meta.url);
+      const run = await promisify(execFile)(
+        'setpriv',
+        ['--reuid=65534', '--regid=65534', '--clear-groups', '--', process.execPath, file],
+        { env: { ...childEnvironment(), TRAJ_ATTACKS_NESTED: '1', HOME: tmpdir() }, timeout: 300_000 },
+      ).catch((error: { stdout?: string; stderr?: string }) => error);
+      const out = `${run.stdout ?? ''}${run.stderr ?? ''}`;
+      assert.match(out, /^# fail 0$/m, out.slice(-3_000));
+      assert.match(out, /under attack, as uid 65534/);
+      assert.ok(Number(/^# pass (\d+)$/m.exec(out)?.[1]) >= 5, out.slice(-3_000));
+    });
+  }
+});
+
+/** This process's environment without the test runner's marker (the child is a runner of its own). */
+function childEnvironment(): NodeJS.ProcessEnv {
+  const { NODE_TEST_CONTEXT: _, ...rest } = process.env;
+  return rest;
+}
+
+describe(`local+none under attack, ${who}`, () => {
+  runRaceAttack('local+none', plain);
+  runBlockingFileAttacks('local+none', plain);
+});
