@@ -12,7 +12,7 @@ import type { RunProgress } from './progress.js';
 
 export { EXIT_INTERRUPTED } from './exit-codes.js';
 
-/** SIGINT/SIGTERM for a run: the first stops dispatching, the second interrupts in-flight rollouts. */
+/** SIGINT/SIGTERM for a run: a first SIGINT stops dispatching, a second (or SIGTERM) interrupts in-flight rollouts. */
 export function runStopSignals(config: RunConfig, log: (line: string) => void): StopSignals {
   return installStopSignals(
     () =>

@@ -1,6 +1,8 @@
 /**
- * SIGINT/SIGTERM handling for long runs: the first signal stops dispatching (in-flight work gets a
- * grace period), the second interrupts what is still running at once.
+ * SIGINT/SIGTERM handling for long runs: the first SIGINT stops dispatching (in-flight work gets a
+ * grace period), a second interrupts what is still running at once. SIGTERM does both at once:
+ * it is what supervisors send (docker stop, Kubernetes, CI) with a SIGKILL ~10 s behind it, so
+ * in-flight work is interrupted, lands as pending and the process exits, whatever its tools do.
  */
 export interface StopSignals {
   stop: AbortSignal;
@@ -12,10 +14,10 @@ export function installStopSignals(onFirst: (signal: string) => void, onSecond: 
   const stop = new AbortController();
   const interruptNow = new AbortController();
   const handler = (signal: NodeJS.Signals) => {
-    if (!stop.signal.aborted) {
-      stop.abort();
-      onFirst(signal);
-    } else if (!interruptNow.signal.aborted) {
+    const first = !stop.signal.aborted;
+    if (first) stop.abort();
+    if (first && signal !== 'SIGTERM') onFirst(signal);
+    else if (!interruptNow.signal.aborted) {
       interruptNow.abort();
       onSecond(signal);
     }

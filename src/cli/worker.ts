@@ -25,8 +25,8 @@ schemas, environment module) match its own; it refuses the others and says which
 Each job is one rollout, run on the same pool and executor as a local run (sandboxes, tools,
 environments, judges, MCP servers); its outcome is the job's result, landed by the coordinator.
 The model endpoint's key is read from this machine's environment (e.g. OPENAI_API_KEY).
-SIGINT/SIGTERM: stop taking jobs and finish the running ones; a second signal interrupts them
-(their jobs then go to another worker after the run's --stalled-interval).
+SIGINT: stop taking jobs and finish the running ones; a second SIGINT, or SIGTERM at once,
+interrupts them (their jobs then go to another worker after the run's --stalled-interval).
 Example:
   traj worker --queue redis://10.0.0.5:6379 --concurrency 16 --sandbox docker`,
   async run({ values }) {

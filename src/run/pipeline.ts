@@ -192,10 +192,23 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineSum
       error instanceof Error ? error : new DatasetError(errorMessage(error), { code: 'dataset_unreadable' });
     context.halt(`dataset error: ${summary.inputError.message}`, false);
   }
+  // Every row may be out before the user stops: the stop must still reach what is in flight.
+  await settledOrStopped([...inFlight], options.stop);
   summary.stopped = Boolean(options.stop?.aborted);
   if (summary.stopped && inFlight.size > 0) await graceThenInterrupt(options, inFlight);
   await Promise.allSettled([...inFlight]);
   return summary;
+}
+
+async function settledOrStopped(rollouts: Promise<void>[], stop: AbortSignal | undefined): Promise<void> {
+  if (!stop || stop.aborted) return;
+  let onStop = () => {};
+  const stopped = new Promise<void>((resolve) => {
+    onStop = resolve;
+    stop.addEventListener('abort', onStop, { once: true });
+  });
+  await Promise.race([Promise.allSettled(rollouts), stopped]);
+  stop.removeEventListener('abort', onStop);
 }
 
 /**
@@ -242,6 +255,8 @@ async function graceThenInterrupt(options: PipelineOptions, inFlight: Set<Promis
   let timer: NodeJS.Timeout | undefined;
   const graceOver = new Promise<void>((resolve) => {
     timer = setTimeout(resolve, options.graceMs ?? 30_000);
+    // SIGTERM aborts both signals at once: an already aborted one fires no event.
+    if (options.interruptNow?.aborted) resolve();
     options.interruptNow?.addEventListener('abort', () => resolve(), { once: true });
   });
   await Promise.race([Promise.allSettled([...inFlight]), graceOver]);

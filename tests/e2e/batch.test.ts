@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
-import { startScriptedServer, echoScript, type ScriptFunction } from '../../src/testing/index.js';
+import { callTool, startScriptedServer, echoScript, type ScriptFunction } from '../../src/testing/index.js';
 import { TrajectoryRecordSchema, type TrajectoryRecord } from '../../src/trajectory/record.js';
 import { runCli, startCli, temporaryDirectory } from '../helpers/cli.js';
 import { prompts, readRecords, scriptedBatchArgs, writeJsonl } from '../helpers/batch-run.js';
@@ -347,6 +347,49 @@ async function sigintRun(t: TestContext, workers: string, where: RegExp): Promis
   assert.equal(resumed.code, 0, resumed.stderr);
   assert.equal(readRecords(directory, 'sigint').length, 30);
 }
+
+test('one SIGTERM ends a batch whose rollouts are stuck in tools (a FIFO read, a blocked cat) within 10 s, exit 130', {
+  timeout: 120_000,
+}, async (t) => {
+  const directory = temporaryDirectory(t);
+  // Each rollout makes a FIFO, reads it with read_file (refused at once), then blocks in `cat` on it.
+  const script: ScriptFunction = (request) => {
+    const turns = request.messages.filter((message) => message.role === 'assistant').length;
+    if (turns === 0) return callTool('terminal', { command: 'mkfifo p' });
+    if (turns === 1) return callTool('read_file', { path: 'p' });
+    if (turns === 2) return callTool('terminal', { command: 'cat p', timeout: 600 });
+    return { content: 'done' };
+  };
+  const server = await startScriptedServer(script);
+  t.after(() => server.close());
+  const dataset = join(directory, 'stuck.jsonl');
+  // Every row is dispatched before the signal: the stop must reach rollouts with nothing left to dispatch.
+  writeJsonl(dataset, prompts(4));
+  const args = batchArgs(dataset, 'stuck', server.url, ['--toolsets', 'terminal,file', '--concurrency', '4']);
+  const { child, done } = startCli(args, { cwd: directory });
+  t.after(() => child.kill('SIGKILL'));
+  // The third request of a rollout carries read_file's answer and is answered with the blocking cat.
+  const third = () => server.requests.filter((request) => request.messages.length === 6);
+  for (let tries = 0; tries < 1200 && third().length < 4; tries++)
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(third().length, 4, 'four rollouts reached the blocking cat');
+  for (const request of third())
+    assert.match(String(request.messages.at(-1)?.content), /FIFO/, 'read_file of the FIFO answered at once');
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const signalled = Date.now();
+  child.kill('SIGTERM');
+  const stopped = await done;
+  const took = Date.now() - signalled;
+  assert.equal(stopped.code, 130, stopped.stderr);
+  assert.ok(took < 10_000, `SIGTERM took ${took} ms to end the run`);
+  const db = new Database(join(directory, 'checkpoints', 'stuck.sqlite'), { readonly: true });
+  const counts = Object.fromEntries(
+    db.prepare('SELECT status, COUNT(*) FROM items GROUP BY status').raw().all() as [string, number][],
+  );
+  db.close();
+  assert.equal(counts.failed ?? 0, 0, 'interrupted rollouts are not failures');
+  assert.equal(counts.done ?? 0, 0);
+});
 
 test('--rollout-timeout fails a stuck rollout as infra; --completed-only discards unfinished ones', async (t) => {
   const directory = temporaryDirectory(t);
