@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** The network policy of every tool that fetches (src/tools/web/network-policy.ts applies it). */
+/** The network policy of every tool that fetches (src/tools/network/network-policy.ts applies it). */
 export const NetworkPolicySchema = z.strictObject({
   allow_domains: z
     .array(z.string().min(1))

@@ -4,7 +4,7 @@ import { DEFAULT_WEB_CONFIG, type NetworkPolicy } from '../../config/web.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
 import { ToolFailure, type AvailabilityContext, type ToolContext } from '../registry.js';
 import type { ToolResource } from '../tool-state.js';
-import { checkUrl, urlRefusal } from '../web/network-policy.js';
+import { checkUrl, urlRefusal } from '../network/network-policy.js';
 import { browserAvailability, threadBrowserEngine, type BrowserEngine } from './engine.js';
 import { capSnapshot, renderSnapshot, type AriaNode } from './snapshot.js';
 

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import { NetworkPolicyError, policyLookup, urlRefusal, type NetworkPolicy } from './network-policy.js';
+import { NetworkPolicyError, policyLookup, urlRefusal, type NetworkPolicy } from '../network/network-policy.js';
 
 export interface FetchLimits {
   /** The whole fetch, redirects included. */
