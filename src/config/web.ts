@@ -15,7 +15,9 @@ export const NetworkPolicySchema = z.strictObject({
   allow_private: z
     .boolean()
     .default(false)
-    .describe('allow loopback, link-local and private addresses (local test servers); refused by default'),
+    .describe(
+      "allow loopback, private, link-local and the other special-purpose addresses, and this host's own (local test servers); refused by default",
+    ),
 });
 export type NetworkPolicy = z.infer<typeof NetworkPolicySchema>;
 

@@ -1,6 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
 import { NetworkPolicySchema, type NetworkPolicy } from '../../config/web.js';
+import { specialAddress } from './special-addresses.js';
 
 /**
  * Where tools that fetch may go. Every fetch a model can steer (web_extract, vision_analyze of a
@@ -12,43 +13,9 @@ export { NetworkPolicySchema, type NetworkPolicy };
 
 export const DEFAULT_NETWORK_POLICY: NetworkPolicy = { allow_domains: [], deny_domains: [], allow_private: false };
 
-/** Addresses no fetch reaches unless `allow_private`: loopback, private, link-local, CGNAT, multicast, reserved. */
-const BLOCKED = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  BLOCKED.addSubnet(network, prefix, 'ipv4');
-}
-for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-  // NAT64: the IPv4 address it carries could be a private one.
-  ['64:ff9b::', 96],
-] as const) {
-  BLOCKED.addSubnet(network, prefix, 'ipv6');
-}
-
-/** True for an address a default policy refuses (IPv4-mapped IPv6 is judged as the IPv4 it carries). */
+/** True for an address a default policy refuses: special-purpose ranges and this host's own addresses. */
 export function isPrivateAddress(address: string): boolean {
-  const bare = address.replace(/^\[|\]$/g, '');
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare);
-  if (mapped) return BLOCKED.check(mapped[1]!, 'ipv4');
-  const family = isIP(bare);
-  if (family === 0) return false;
-  return BLOCKED.check(bare, family === 4 ? 'ipv4' : 'ipv6');
+  return specialAddress(address) !== undefined;
 }
 
 function normalizeDomain(domain: string): string {
@@ -71,12 +38,17 @@ export function domainRefusal(hostname: string, policy: NetworkPolicy): string |
   return undefined;
 }
 
-const PRIVATE_REASON = 'a loopback, private or link-local address; these are refused unless web.allow_private is true';
+const UNLESS = 'these are refused unless web.allow_private is true';
+
+/** What about this address the policy refuses ("a loopback address (127.0.0.0/8)"), or undefined. */
+function refusedKind(address: string, policy: NetworkPolicy): string | undefined {
+  return policy.allow_private ? undefined : specialAddress(address);
+}
 
 /** Why the policy refuses this resolved address, or undefined. */
 export function addressRefusal(address: string, policy: NetworkPolicy): string | undefined {
-  if (policy.allow_private || !isPrivateAddress(address)) return undefined;
-  return `${address} is ${PRIVATE_REASON}`;
+  const kind = refusedKind(address, policy);
+  return kind && `${address} is ${kind}; ${UNLESS}`;
 }
 
 /** A refusal of the policy: tools turn it into a result the model reads. */
@@ -124,10 +96,12 @@ export function policyLookup(
     dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, '', 0);
       const list = addresses as LookupAddress[];
-      const refused = list.find((entry) => addressRefusal(entry.address, policy) !== undefined);
+      const refused = list
+        .map((entry) => ({ address: entry.address, kind: refusedKind(entry.address, policy) }))
+        .find((entry) => entry.kind !== undefined);
       if (refused || list.length === 0) {
         const reason = refused
-          ? `${hostname} resolves to ${refused.address}, ${PRIVATE_REASON}`
+          ? `${hostname} resolves to ${refused.address}, ${refused.kind}; ${UNLESS}`
           : `${hostname} has no address`;
         const failure = new NetworkPolicyError(hostname, reason) as NetworkPolicyError & NodeJS.ErrnoException;
         return callback(failure, '', 0);
