@@ -176,13 +176,56 @@ describe('network policy', () => {
   test('every redirect hop is checked: a redirect to a denied host is refused', async (t) => {
     const site = await startWebStandIn();
     t.after(() => site.close());
+    const port = new URL(site.url).port;
     await assert.rejects(
       fetchUrl(`${site.url}/to-localhost`, policy({ allow_private: true, deny_domains: ['localhost'] }), limits),
-      /localhost is in web\.deny_domains/,
+      {
+        message: `refused by the network policy: redirect from ${site.url}/to-localhost to http://localhost:${port}/article: localhost is in web.deny_domains (localhost)`,
+      },
     );
     assert.equal(site.hits.get('/article'), undefined);
     const followed = await fetchUrl(`${site.url}/r3`, policy({ allow_private: true }), limits);
     assert.equal(followed.finalUrl, `${site.url}/article`);
     assert.equal(followed.redirects.length, 3);
+  });
+
+  test('web.allow_private_origins lets exactly that host and port through; every other private address stays refused', async (t) => {
+    const site = await startWebStandIn();
+    t.after(() => site.close());
+    const { port } = new URL(site.url);
+    const listed = policy({ allow_private_origins: [site.url] });
+    assert.equal(urlRefusal(`${site.url}/article`, listed), undefined);
+    assert.match(urlRefusal(`http://127.0.0.1:${Number(port) + 1}/`, listed)!, /127\.0\.0\.1 is a loopback address/);
+    assert.match(urlRefusal('http://127.0.0.2/', listed)!, /loopback/);
+    assert.match(urlRefusal('http://169.254.169.254/', listed)!, /link-local/);
+    // The same server under another name is another origin.
+    assert.match((await checkUrl(`http://localhost:${port}/`, listed))!, /localhost resolves to 127\.0\.0\.1/);
+    assert.equal(
+      await checkUrl(`http://localhost:${port}/`, policy({ allow_private_origins: [`http://localhost:${port}`] })),
+      undefined,
+    );
+    const fetched = await fetchUrl(`${site.url}/r2`, listed, limits);
+    assert.equal(fetched.finalUrl, `${site.url}/article`, 'redirects within the listed origin are followed');
+    await assert.rejects(fetchUrl(`${site.url}/to-localhost`, listed, limits), {
+      message: new RegExp(
+        `^refused by the network policy: redirect from ${site.url}/to-localhost to http://localhost:${port}/article: localhost resolves to 127\\.0\\.0\\.1, a loopback address`,
+      ),
+    });
+    assert.match(
+      urlRefusal(`${site.url}/`, policy({ deny_domains: ['127.0.0.1'], allow_private_origins: [site.url] }))!,
+      /deny_domains/,
+    );
+  });
+
+  test('web.allow_private_origins takes origins only (scheme, host, port)', () => {
+    for (const origin of ['http://127.0.0.1:8080', 'https://localhost', 'http://[::1]:3000/'])
+      assert.equal(policy({ allow_private_origins: [origin] }).allow_private_origins?.[0], origin);
+    for (const bad of ['127.0.0.1:8080', 'http://127.0.0.1:8080/admin', 'ftp://host', 'http://u:p@host', 'http://h/?q'])
+      assert.throws(
+        () => policy({ allow_private_origins: [bad] }),
+        /must be an origin such as http:\/\/127\.0\.0\.1:8080/,
+        bad,
+      );
+    assert.equal('allow_private_origins' in policy(), false, 'absent unless set: run fingerprints do not change');
   });
 });

@@ -7,7 +7,8 @@ import { specialAddress } from './special-addresses.js';
  * Where tools that fetch may go. Every fetch a model can steer (web_extract, vision_analyze of a
  * URL, a browser) asks this module first, and again on every redirect hop, about the address the
  * host name RESOLVES to: a page must not be able to make the harness reach an internal service.
- * The schema (`web.allow_domains`, `web.deny_domains`, `web.allow_private`) lives in config/.
+ * The schema (`web.allow_domains`, `web.deny_domains`, `web.allow_private`,
+ * `web.allow_private_origins`) lives in config/.
  */
 export { NetworkPolicySchema, type NetworkPolicy };
 
@@ -57,10 +58,42 @@ export class NetworkPolicyError extends Error {
   constructor(
     readonly url: string,
     readonly reason: string,
+    /** The hop that redirected here, when this URL is a redirect's target. */
+    readonly from?: string,
   ) {
-    super(`refused by the network policy: ${url}: ${reason}`);
+    super(`refused by the network policy: ${from ? `redirect from ${from} to ${url}` : url}: ${reason}`);
     this.name = 'NetworkPolicyError';
   }
+}
+
+/** Host (no brackets) and port: what a connection, proxied or not, is made to. */
+export function endpointKey(hostname: string, port: number): string {
+  return `${hostname.replace(/^\[|\]$/g, '').toLowerCase()} ${port}`;
+}
+
+/** endpointKey of the connection a URL makes (the scheme's port when it names none). */
+export function urlEndpointKey(url: URL): string {
+  return endpointKey(url.hostname, Number(url.port) || (/^(https|wss):$/.test(url.protocol) ? 443 : 80));
+}
+
+/**
+ * The policy one connection is judged by: web.allow_private_origins lifts the address check for
+ * the listed host and port only (a local test site), so a redirect anywhere else is still judged.
+ * The scheme is not compared: a proxied connection shows only host and port, the same server.
+ */
+export function policyForHost(hostname: string, port: number, policy: NetworkPolicy): NetworkPolicy {
+  return policyForEndpoint(endpointKey(hostname, port), policy);
+}
+
+/** policyForHost for the host and port a URL connects to. */
+export function policyForUrl(url: URL, policy: NetworkPolicy): NetworkPolicy {
+  return policyForEndpoint(urlEndpointKey(url), policy);
+}
+
+function policyForEndpoint(wanted: string, policy: NetworkPolicy): NetworkPolicy {
+  if (policy.allow_private || !policy.allow_private_origins?.length) return policy;
+  const listed = policy.allow_private_origins.some((origin) => urlEndpointKey(new URL(origin)) === wanted);
+  return listed ? { ...policy, allow_private: true } : policy;
 }
 
 /**
@@ -80,7 +113,7 @@ export function urlRefusal(url: string | URL, policy: NetworkPolicy): string | u
   const refusal = domainRefusal(parsed.hostname, policy);
   if (refusal) return refusal;
   const literal = parsed.hostname.replace(/^\[|\]$/g, '');
-  return isIP(literal) ? addressRefusal(literal, policy) : undefined;
+  return isIP(literal) ? addressRefusal(literal, policyForUrl(parsed, policy)) : undefined;
 }
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
@@ -119,10 +152,10 @@ export function policyLookup(
 export async function checkUrl(url: string, policy: NetworkPolicy): Promise<string | undefined> {
   const early = urlRefusal(url, policy);
   if (early) return early;
-  const { hostname } = new URL(url);
-  if (isIP(hostname.replace(/^\[|\]$/g, ''))) return undefined;
+  const parsed = new URL(url);
+  if (isIP(parsed.hostname.replace(/^\[|\]$/g, ''))) return undefined;
   return new Promise((resolve) => {
-    policyLookup(policy)(hostname, { all: true }, (error) =>
+    policyLookup(policyForUrl(parsed, policy))(parsed.hostname, { all: true }, (error) =>
       resolve(error ? (error instanceof NetworkPolicyError ? error.reason : error.message) : undefined),
     );
   });
