@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** The network policy of every tool that fetches (src/tools/web/network-policy.ts applies it). */
+/** The network policy of every tool that fetches (src/tools/network/network-policy.ts applies it). */
 export const NetworkPolicySchema = z.strictObject({
   allow_domains: z
     .array(z.string().min(1))
@@ -15,9 +15,27 @@ export const NetworkPolicySchema = z.strictObject({
   allow_private: z
     .boolean()
     .default(false)
-    .describe('allow loopback, link-local and private addresses (local test servers); refused by default'),
+    .describe(
+      "allow loopback, private, link-local and the other special-purpose addresses, and this host's own (local test servers); refused by default",
+    ),
+  allow_private_origins: z
+    .array(z.string().refine(isOrigin, 'must be an origin such as http://127.0.0.1:8080 (scheme, host, port only)'))
+    .optional()
+    .describe(
+      'origins (http://host:port) fetched even at a private address, while every other private address stays refused: a local test site without web.allow_private',
+    ),
 });
 export type NetworkPolicy = z.infer<typeof NetworkPolicySchema>;
+
+function isOrigin(text: string): boolean {
+  try {
+    const url = new URL(text);
+    const bare = !url.username && !url.password && url.pathname === '/' && !url.search && !url.hash;
+    return bare && /^https?:$/.test(url.protocol);
+  } catch {
+    return false;
+  }
+}
 
 export const SEARCH_BACKENDS = ['searxng', 'brave', 'tavily', 'firecrawl'] as const;
 export type SearchBackendName = (typeof SEARCH_BACKENDS)[number];

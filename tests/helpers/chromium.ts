@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import type { TestContext } from 'node:test';
+import { it, type TestContext } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { CHROMIUM_FLAGS } from '../../src/tools/browser/index.js';
+import { CHROMIUM_FLAGS, findChromium } from '../../src/tools/browser/index.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 
@@ -20,4 +20,15 @@ export async function launchChromium(t: TestContext): Promise<Browser> {
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
   t.after(() => browser.close());
   return browser;
+}
+
+/**
+ * For a suite of browser-tool tests (they launch the Chromium found on PATH): `{ skip: reason }`
+ * without one; under CI that is also a failing test, so the browser tests cannot silently skip there.
+ */
+export function browserSuiteOptions(): { skip?: string } {
+  if (findChromium()) return {};
+  const reason = 'skipped: no chromium on PATH (apt-get install chromium)';
+  if (process.env.CI) it('a Chromium is on PATH (CI installs the chromium package)', () => assert.fail(reason));
+  return { skip: reason };
 }

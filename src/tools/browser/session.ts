@@ -1,12 +1,19 @@
-import type { Browser, BrowserContext, Download, Locator, Page, Route } from 'playwright-core';
+import type { Browser, BrowserContext, Download, Locator, Page, Request, Route } from 'playwright-core';
 import { DEFAULT_BROWSER_CONFIG, type BrowserConfig } from '../../config/browser.js';
 import { DEFAULT_WEB_CONFIG, type NetworkPolicy } from '../../config/web.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
 import { ToolFailure, type AvailabilityContext, type ToolContext } from '../registry.js';
 import type { ToolResource } from '../tool-state.js';
-import { checkUrl, urlRefusal } from '../web/network-policy.js';
+import { checkUrl, NetworkPolicyError, urlRefusal } from '../network/network-policy.js';
 import { browserAvailability, threadBrowserEngine, type BrowserEngine } from './engine.js';
+import { endpointKeyOf, startPolicyProxy, type PolicyProxy, type ProxyFailure } from './policy-proxy.js';
 import { capSnapshot, renderSnapshot, type AriaNode } from './snapshot.js';
+
+/** Why a navigation of the page failed, as the model reads it; `refused` when the network policy refused it. */
+export interface NavigationFailure {
+  message: string;
+  refused: boolean;
+}
 
 /** Key of the rollout's browser session in ToolContext.state (disposed with the state). */
 export const BROWSER_STATE_KEY = 'browser';
@@ -17,7 +24,7 @@ const MAX_DOWNLOAD_BYTES = 100_000_000;
 const REF_PATTERN = /^(?:f\d+)?e\d+$/;
 
 export const POLICY_HINT =
-  'only public http(s) addresses are opened by default; a local test server needs web.allow_private: true in the config';
+  'only public http(s) addresses are opened by default; a local test server needs its origin in web.allow_private_origins (or web.allow_private: true) in the config';
 
 function firstLine(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).split('\n')[0]!.replace(/^\w+\.\w+: /, '');
@@ -39,6 +46,11 @@ export class BrowserSession implements ToolResource {
   private refs = new Set<string>();
   private notes: string[] = [];
   private readonly verdicts = new Map<string, Promise<string | undefined>>();
+  private proxy: PolicyProxy | undefined;
+  /** Why the proxy did not connect a host and port (endpointKey), for the request that failed there. */
+  private readonly proxyFailures = new Map<string, ProxyFailure>();
+  /** Why the page's own navigation failed: browser_navigate's error, or a note of the next result. */
+  private navigationFailure: NavigationFailure | undefined;
   private readonly downloads = new Set<Promise<void>>();
   private queue: Promise<unknown> = Promise.resolve();
   private disposed = false;
@@ -120,9 +132,17 @@ export class BrowserSession implements ToolResource {
     this.refs = rendered.refs;
     const snapshot = capSnapshot(rendered.text || '(the page shows nothing)', this.config.snapshot_max_chars);
     const lines = [...(options.lead ? [options.lead] : []), `URL: ${page.url()}`, `Title: ${await page.title()}`];
-    for (const note of this.notes.splice(0)) lines.push(`Note: ${note}`);
+    const failed = this.takeNavigationFailure();
+    for (const note of [...(failed ? [failed.message] : []), ...this.notes.splice(0)]) lines.push(`Note: ${note}`);
     lines.push(`Snapshot${options.full ? ' (full)' : ''}:`, snapshot.text);
     return lines.join('\n');
+  }
+
+  /** Why the page's latest navigation failed at the policy or the proxy (once), or undefined. */
+  takeNavigationFailure(): NavigationFailure | undefined {
+    const failure = this.navigationFailure;
+    this.navigationFailure = undefined;
+    return failure;
   }
 
   /** Close the context (browser_close); the next call opens a fresh one. */
@@ -132,6 +152,7 @@ export class BrowserSession implements ToolResource {
     this.page = undefined;
     this.refs = new Set();
     await context?.close().catch(() => undefined);
+    await this.dropProxy();
   }
 
   async dispose(): Promise<void> {
@@ -140,13 +161,21 @@ export class BrowserSession implements ToolResource {
   }
 
   private async open(): Promise<void> {
-    const { browser, context } = await this.engine.newContext({
-      acceptDownloads: true,
-      serviceWorkers: 'block',
-      viewport: { width: 1280, height: 800 },
-    });
+    this.proxy = await this.startProxy();
+    const { browser, context } = await this.engine
+      .newContext({
+        acceptDownloads: true,
+        serviceWorkers: 'block',
+        viewport: { width: 1280, height: 800 },
+        ...(this.proxy ? { proxy: { server: this.proxy.url } } : {}),
+      })
+      .catch(async (error: unknown) => {
+        await this.dropProxy();
+        throw error;
+      });
     if (this.disposed) {
       await context.close().catch(() => undefined);
+      await this.dropProxy();
       throw new ToolFailure('the browser of this rollout is closed: the rollout has ended');
     }
     this.browser = browser;
@@ -155,6 +184,23 @@ export class BrowserSession implements ToolResource {
     context.setDefaultNavigationTimeout(this.config.navigation_timeout_ms);
     await context.route('**/*', (route) => this.filter(route));
     context.on('page', (page) => this.adopt(page));
+    context.on('requestfailed', (request) => this.proxyFailed(request));
+  }
+
+  /**
+   * A browser we launch connects through the policy proxy. One reached over cdp_url may run
+   * elsewhere (a hosted service, a container) and could not reach a proxy on our loopback; it has
+   * only the route, which does not see redirect hops.
+   */
+  private async startProxy(): Promise<PolicyProxy | undefined> {
+    if (this.engine.config.cdp_url) return undefined;
+    return startPolicyProxy(this.policy, (failure) => this.proxyFailures.set(failure.key, failure));
+  }
+
+  private async dropProxy(): Promise<void> {
+    const proxy = this.proxy;
+    this.proxy = undefined;
+    await proxy?.close();
   }
 
   /** New pages (the first one, popups, target=_blank) become the page calls act on. */
@@ -168,24 +214,62 @@ export class BrowserSession implements ToolResource {
     });
   }
 
-  /** Every request of every page passes the network policy, not just the URLs the model typed. */
+  /**
+   * The first hop of every request of every page passes the network policy here, judged with its
+   * whole URL. Redirect hops never reach a route; the proxy judges those (proxyFailed).
+   */
   private async filter(route: Route): Promise<void> {
-    const url = route.request().url();
-    const refusal = await this.refusal(url);
+    const refusal = await this.refusal(route.request().url());
     if (refusal) {
-      this.note(`refused by the network policy: ${url.slice(0, 200)}: ${refusal}`);
+      this.refused(route.request(), refusal);
       await route.abort('blockedbyclient').catch(() => undefined);
       return;
     }
     await route.continue().catch(() => undefined);
   }
 
+  /** A request the proxy did not connect: Chromium says only "SOCKS connection failed"; the proxy knows why. */
+  private proxyFailed(request: Request): void {
+    if (!/ERR_SOCKS_CONNECTION_FAILED/.test(request.failure()?.errorText ?? '')) return;
+    const key = endpointKeyOf(request.url()) ?? '';
+    const failure = this.proxyFailures.get(key);
+    if (!failure) return;
+    if (failure.refused) return this.refused(request, failure.reason);
+    // A refused connection or a missing host may be different next time; a policy verdict is not.
+    this.proxyFailures.delete(key);
+    if (this.isPageNavigation(request))
+      this.navigationFailure = {
+        message: `could not open ${request.url().slice(0, 200)}: ${failure.reason}`,
+        refused: false,
+      };
+  }
+
+  /** A refusal, named with its URL and the hop that redirected to it: the page's own navigation fails, anything else is a note. */
+  private refused(request: Request, reason: string): void {
+    const message = new NetworkPolicyError(
+      request.url().slice(0, 200),
+      reason,
+      request.redirectedFrom()?.url().slice(0, 200),
+    ).message;
+    if (this.isPageNavigation(request)) this.navigationFailure = { message, refused: true };
+    else this.note(message);
+  }
+
+  private isPageNavigation(request: Request): boolean {
+    try {
+      return request.isNavigationRequest() && request.frame() === this.page?.mainFrame();
+    } catch {
+      return false; // a service worker's request has no frame
+    }
+  }
+
   /** The policy's verdict on a URL; host names are resolved once per session. */
   async refusal(url: string): Promise<string | undefined> {
     const early = urlRefusal(url, this.policy);
     if (early) return early;
-    const { protocol, hostname } = new URL(url);
-    const key = `${protocol}//${hostname}`;
+    const { protocol, host } = new URL(url);
+    // The port is part of the key: web.allow_private_origins names a host and port.
+    const key = `${protocol}//${host}`;
     let verdict = this.verdicts.get(key);
     if (!verdict) {
       verdict = checkUrl(url, this.policy);
@@ -231,6 +315,7 @@ export class BrowserSession implements ToolResource {
     this.context = undefined;
     this.page = undefined;
     this.refs = new Set();
+    void this.dropProxy();
     throw new ToolFailure(
       "the browser crashed and was restarted; this rollout's pages, cookies and refs are gone",
       'call browser_navigate to open the page again',

@@ -1,7 +1,13 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import { NetworkPolicyError, policyLookup, urlRefusal, type NetworkPolicy } from './network-policy.js';
+import {
+  NetworkPolicyError,
+  policyForUrl,
+  policyLookup,
+  urlRefusal,
+  type NetworkPolicy,
+} from '../network/network-policy.js';
 
 export interface FetchLimits {
   /** The whole fetch, redirects included. */
@@ -48,13 +54,18 @@ export async function fetchUrl(
   accept = '*/*',
 ): Promise<FetchedUrl> {
   const deadline = AbortSignal.timeout(limits.timeoutMs);
-  const combined = signal ? AbortSignal.any([signal, deadline]) : deadline;
+  const clock: Clock = {
+    signal: signal ? AbortSignal.any([signal, deadline]) : deadline,
+    deadline,
+    timeoutMs: limits.timeoutMs,
+  };
   const redirects: string[] = [];
   let current = url;
   for (;;) {
+    const hop: Hop = { url: current, from: redirects.at(-1) };
     const refusal = urlRefusal(current, policy);
-    if (refusal) throw new FetchFailure(new NetworkPolicyError(current, refusal).message, 'policy');
-    const response = await request(current, policy, combined, accept, limits.timeoutMs, deadline);
+    if (refusal) throw new FetchFailure(new NetworkPolicyError(current, refusal, hop.from).message, 'policy');
+    const response = await request(hop, policy, accept, clock);
     const location = response.headers.location;
     if (response.statusCode && response.statusCode >= 300 && response.statusCode < 400 && location) {
       response.resume();
@@ -67,7 +78,7 @@ export async function fetchUrl(
       current = new URL(location, current).toString();
       continue;
     }
-    const { body, truncated } = await readCapped(response, limits.maxBytes, combined, limits.timeoutMs, deadline);
+    const { body, truncated } = await readCapped(response, limits.maxBytes, clock);
     return {
       url,
       finalUrl: current,
@@ -80,15 +91,21 @@ export async function fetchUrl(
   }
 }
 
-async function request(
-  url: string,
-  policy: NetworkPolicy,
-  signal: AbortSignal,
-  accept: string,
-  timeoutMs: number,
-  deadline: AbortSignal,
-): Promise<IncomingMessage> {
-  const parsed = new URL(url);
+/** One request of a fetch, and the one that redirected to it (refusals name both). */
+interface Hop {
+  url: string;
+  from: string | undefined;
+}
+
+/** The fetch's abort signal (caller or deadline) and its deadline alone, to tell a timeout apart. */
+interface Clock {
+  signal: AbortSignal;
+  deadline: AbortSignal;
+  timeoutMs: number;
+}
+
+async function request(hop: Hop, policy: NetworkPolicy, accept: string, clock: Clock): Promise<IncomingMessage> {
+  const parsed = new URL(hop.url);
   const transport = parsed.protocol === 'https:' ? await import('node:https') : await import('node:http');
   return new Promise((resolve, reject) => {
     const outgoing = transport.request(
@@ -96,23 +113,24 @@ async function request(
       {
         method: 'GET',
         headers: { 'user-agent': USER_AGENT, accept, 'accept-encoding': 'gzip, deflate, br' },
-        lookup: policyLookup(policy),
-        signal,
+        lookup: policyLookup(policyForUrl(parsed, policy)),
+        signal: clock.signal,
         // A fresh connection per hop: a pooled socket could skip the address check.
         agent: false,
       },
       resolve,
     );
-    outgoing.on('error', (error) => reject(failureOf(error, url, signal, timeoutMs, deadline)));
+    outgoing.on('error', (error) => reject(failureOf(error, hop, clock)));
     outgoing.end();
   });
 }
 
-function failureOf(error: unknown, url: string, signal: AbortSignal, timeoutMs: number, deadline: AbortSignal): Error {
-  if (error instanceof NetworkPolicyError)
-    return new FetchFailure(`refused by the network policy: ${url}: ${error.reason}`, 'policy');
-  if (deadline.aborted) return new FetchFailure(`no complete answer within ${timeoutMs / 1000} s`, 'timeout');
-  if (signal.aborted) return signal.reason instanceof Error ? signal.reason : new Error('aborted');
+function failureOf(error: unknown, hop: Hop | undefined, clock: Clock): Error {
+  if (error instanceof NetworkPolicyError && hop)
+    return new FetchFailure(new NetworkPolicyError(hop.url, error.reason, hop.from).message, 'policy');
+  if (clock.deadline.aborted)
+    return new FetchFailure(`no complete answer within ${clock.timeoutMs / 1000} s`, 'timeout');
+  if (clock.signal.aborted) return clock.signal.reason instanceof Error ? clock.signal.reason : new Error('aborted');
   const code = (error as NodeJS.ErrnoException).code;
   return new FetchFailure(`${code ? `${code}: ` : ''}${(error as Error).message}`, 'network');
 }
@@ -132,10 +150,9 @@ function decoded(response: IncomingMessage): Readable {
 function readCapped(
   response: IncomingMessage,
   maxBytes: number,
-  signal: AbortSignal,
-  timeoutMs: number,
-  deadline: AbortSignal,
+  clock: Clock,
 ): Promise<{ body: Buffer; truncated: boolean }> {
+  const { signal } = clock;
   const stream = decoded(response);
   const close = () => {
     stream.destroy();
@@ -146,7 +163,7 @@ function readCapped(
     let size = 0;
     const onAbort = () => {
       close();
-      reject(failureOf(new Error('aborted'), '', signal, timeoutMs, deadline));
+      reject(failureOf(new Error('aborted'), undefined, clock));
     };
     if (signal.aborted) return onAbort();
     signal.addEventListener('abort', onAbort, { once: true });

@@ -8,17 +8,14 @@ import { createLocalSandbox, type Sandbox } from '../../../src/sandbox/index.js'
 import {
   closeBrowserEngines,
   disposeToolState,
-  findChromium,
   processesUsing,
   threadBrowserEngine,
   type ToolContext,
   type ToolServices,
 } from '../../../src/tools/index.js';
 import { startBrowserSite, type BrowserSite } from '../../helpers/browser-site.js';
+import { browserSuiteOptions } from '../../helpers/chromium.js';
 import { callTool, errorOf, jsonOf, toolContext } from '../tool-context.js';
-
-const chromium = findChromium();
-const skip = chromium ? false : 'skipped: no chromium on PATH (apt-get install chromium)';
 
 let site: BrowserSite;
 let sandbox: Sandbox;
@@ -66,7 +63,7 @@ after(async () => {
   await sandbox.dispose();
 });
 
-describe('browser tools in real headless Chromium', { skip }, () => {
+describe('browser tools in real headless Chromium', browserSuiteOptions(), () => {
   test('a login form: type the user and password, submit, land on the account page', async () => {
     const context = rollout();
     const login = await ok('browser_navigate', { url: `${site.url}/login` }, context);

@@ -1,54 +1,22 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
 import { NetworkPolicySchema, type NetworkPolicy } from '../../config/web.js';
+import { specialAddress } from './special-addresses.js';
 
 /**
  * Where tools that fetch may go. Every fetch a model can steer (web_extract, vision_analyze of a
  * URL, a browser) asks this module first, and again on every redirect hop, about the address the
  * host name RESOLVES to: a page must not be able to make the harness reach an internal service.
- * The schema (`web.allow_domains`, `web.deny_domains`, `web.allow_private`) lives in config/.
+ * The schema (`web.allow_domains`, `web.deny_domains`, `web.allow_private`,
+ * `web.allow_private_origins`) lives in config/.
  */
 export { NetworkPolicySchema, type NetworkPolicy };
 
 export const DEFAULT_NETWORK_POLICY: NetworkPolicy = { allow_domains: [], deny_domains: [], allow_private: false };
 
-/** Addresses no fetch reaches unless `allow_private`: loopback, private, link-local, CGNAT, multicast, reserved. */
-const BLOCKED = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  BLOCKED.addSubnet(network, prefix, 'ipv4');
-}
-for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-  // NAT64: the IPv4 address it carries could be a private one.
-  ['64:ff9b::', 96],
-] as const) {
-  BLOCKED.addSubnet(network, prefix, 'ipv6');
-}
-
-/** True for an address a default policy refuses (IPv4-mapped IPv6 is judged as the IPv4 it carries). */
+/** True for an address a default policy refuses: special-purpose ranges and this host's own addresses. */
 export function isPrivateAddress(address: string): boolean {
-  const bare = address.replace(/^\[|\]$/g, '');
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare);
-  if (mapped) return BLOCKED.check(mapped[1]!, 'ipv4');
-  const family = isIP(bare);
-  if (family === 0) return false;
-  return BLOCKED.check(bare, family === 4 ? 'ipv4' : 'ipv6');
+  return specialAddress(address) !== undefined;
 }
 
 function normalizeDomain(domain: string): string {
@@ -71,12 +39,17 @@ export function domainRefusal(hostname: string, policy: NetworkPolicy): string |
   return undefined;
 }
 
-const PRIVATE_REASON = 'a loopback, private or link-local address; these are refused unless web.allow_private is true';
+const UNLESS = 'these are refused unless web.allow_private is true';
+
+/** What about this address the policy refuses ("a loopback address (127.0.0.0/8)"), or undefined. */
+function refusedKind(address: string, policy: NetworkPolicy): string | undefined {
+  return policy.allow_private ? undefined : specialAddress(address);
+}
 
 /** Why the policy refuses this resolved address, or undefined. */
 export function addressRefusal(address: string, policy: NetworkPolicy): string | undefined {
-  if (policy.allow_private || !isPrivateAddress(address)) return undefined;
-  return `${address} is ${PRIVATE_REASON}`;
+  const kind = refusedKind(address, policy);
+  return kind && `${address} is ${kind}; ${UNLESS}`;
 }
 
 /** A refusal of the policy: tools turn it into a result the model reads. */
@@ -85,10 +58,42 @@ export class NetworkPolicyError extends Error {
   constructor(
     readonly url: string,
     readonly reason: string,
+    /** The hop that redirected here, when this URL is a redirect's target. */
+    readonly from?: string,
   ) {
-    super(`refused by the network policy: ${url}: ${reason}`);
+    super(`refused by the network policy: ${from ? `redirect from ${from} to ${url}` : url}: ${reason}`);
     this.name = 'NetworkPolicyError';
   }
+}
+
+/** Host (no brackets) and port: what a connection, proxied or not, is made to. */
+export function endpointKey(hostname: string, port: number): string {
+  return `${hostname.replace(/^\[|\]$/g, '').toLowerCase()} ${port}`;
+}
+
+/** endpointKey of the connection a URL makes (the scheme's port when it names none). */
+export function urlEndpointKey(url: URL): string {
+  return endpointKey(url.hostname, Number(url.port) || (/^(https|wss):$/.test(url.protocol) ? 443 : 80));
+}
+
+/**
+ * The policy one connection is judged by: web.allow_private_origins lifts the address check for
+ * the listed host and port only (a local test site), so a redirect anywhere else is still judged.
+ * The scheme is not compared: a proxied connection shows only host and port, the same server.
+ */
+export function policyForHost(hostname: string, port: number, policy: NetworkPolicy): NetworkPolicy {
+  return policyForEndpoint(endpointKey(hostname, port), policy);
+}
+
+/** policyForHost for the host and port a URL connects to. */
+export function policyForUrl(url: URL, policy: NetworkPolicy): NetworkPolicy {
+  return policyForEndpoint(urlEndpointKey(url), policy);
+}
+
+function policyForEndpoint(wanted: string, policy: NetworkPolicy): NetworkPolicy {
+  if (policy.allow_private || !policy.allow_private_origins?.length) return policy;
+  const listed = policy.allow_private_origins.some((origin) => urlEndpointKey(new URL(origin)) === wanted);
+  return listed ? { ...policy, allow_private: true } : policy;
 }
 
 /**
@@ -108,7 +113,7 @@ export function urlRefusal(url: string | URL, policy: NetworkPolicy): string | u
   const refusal = domainRefusal(parsed.hostname, policy);
   if (refusal) return refusal;
   const literal = parsed.hostname.replace(/^\[|\]$/g, '');
-  return isIP(literal) ? addressRefusal(literal, policy) : undefined;
+  return isIP(literal) ? addressRefusal(literal, policyForUrl(parsed, policy)) : undefined;
 }
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
@@ -124,10 +129,12 @@ export function policyLookup(
     dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, '', 0);
       const list = addresses as LookupAddress[];
-      const refused = list.find((entry) => addressRefusal(entry.address, policy) !== undefined);
+      const refused = list
+        .map((entry) => ({ address: entry.address, kind: refusedKind(entry.address, policy) }))
+        .find((entry) => entry.kind !== undefined);
       if (refused || list.length === 0) {
         const reason = refused
-          ? `${hostname} resolves to ${refused.address}, ${PRIVATE_REASON}`
+          ? `${hostname} resolves to ${refused.address}, ${refused.kind}; ${UNLESS}`
           : `${hostname} has no address`;
         const failure = new NetworkPolicyError(hostname, reason) as NetworkPolicyError & NodeJS.ErrnoException;
         return callback(failure, '', 0);
@@ -145,10 +152,10 @@ export function policyLookup(
 export async function checkUrl(url: string, policy: NetworkPolicy): Promise<string | undefined> {
   const early = urlRefusal(url, policy);
   if (early) return early;
-  const { hostname } = new URL(url);
-  if (isIP(hostname.replace(/^\[|\]$/g, ''))) return undefined;
+  const parsed = new URL(url);
+  if (isIP(parsed.hostname.replace(/^\[|\]$/g, ''))) return undefined;
   return new Promise((resolve) => {
-    policyLookup(policy)(hostname, { all: true }, (error) =>
+    policyLookup(policyForUrl(parsed, policy))(parsed.hostname, { all: true }, (error) =>
       resolve(error ? (error instanceof NetworkPolicyError ? error.reason : error.message) : undefined),
     );
   });
