@@ -10,7 +10,7 @@ import { ExecDemultiplexer } from './docker-demux.js';
 import { containerGone, exitCodeOf } from './docker-exec-status.js';
 import { endTree } from './docker-kill.js';
 import { CappedOutput } from './docker-output.js';
-import { type ContainerRestarter, withRestartNote } from './docker-restart.js';
+import { type ContainerRestarter, couldNotFork, withRestartNote } from './docker-restart.js';
 import { DEFAULT_EXEC_TIMEOUT_MS, type ExecOptions, type ExecResult } from './sandbox.js';
 import { scrubEnvironment } from './scrub-environment.js';
 
@@ -47,18 +47,24 @@ export async function runDockerCommand(target: ExecTarget, command: string, opti
   );
   return target.limiter(async () => {
     const started = performance.now();
+    let restarted = false;
     for (let attempt = 1; ; attempt++) {
       await target.restarter.settled();
       const outcome = await runOnce(target, command, cwd, env, options);
       if ('result' in outcome) {
-        const { result, restarted } = outcome;
-        const stderr = restarted ? withRestartNote(result.stderr) : result.stderr;
-        return { ...result, stderr, durationMs: Math.round(performance.now() - started) };
+        const result = await noteRestart(target, outcome.result, restarted || outcome.restarted);
+        return { ...result, durationMs: Math.round(performance.now() - started) };
       }
       if (/chdir to cwd/.test(outcome.runtimeFailure)) {
         throw new SandboxError(`working directory '${options.cwd}' does not exist in sandbox ${target.sandboxId}`, {
           code: 'cwd_missing',
         });
+      }
+      // The command never started, so it may run again in the restarted container.
+      const giveUp = attempt >= START_ATTEMPTS || outcome.forkFailed;
+      if (giveUp && !restarted && (await target.restarter.restartIfPidsExhausted())) {
+        restarted = true;
+        continue;
       }
       if (attempt >= START_ATTEMPTS) {
         throw new SandboxError(
@@ -75,10 +81,19 @@ export async function runDockerCommand(target: ExecTarget, command: string, opti
 }
 
 /**
- * The command's result (`restarted`: the container was restarted while it ran), or the runtime's
- * message when it never started (exit 126, an OCI error).
+ * The result with the restart note when the container was restarted around the command, or is
+ * now because the command could not fork and every pid stays taken (a bomb left running).
  */
-type Outcome = { result: ExecResult; restarted: boolean } | { runtimeFailure: string };
+async function noteRestart(target: ExecTarget, result: ExecResult, restarted: boolean): Promise<ExecResult> {
+  const restart = restarted || (couldNotFork(result) && (await target.restarter.restartIfPidsExhausted()));
+  return restart ? { ...result, stderr: withRestartNote(result.stderr) } : result;
+}
+
+/**
+ * The command's result (`restarted`: the container was restarted while it ran), or why it never
+ * started: the runtime's message (exit 126, an OCI error), or the wrapper's failed fork.
+ */
+type Outcome = { result: ExecResult; restarted: boolean } | { runtimeFailure: string; forkFailed: boolean };
 
 async function runOnce(
   target: ExecTarget,
@@ -129,10 +144,14 @@ async function runOnce(
     });
   }
   const output = stdout.bytes().toString('utf8');
-  if (exitCode === 126 && RUNTIME_FAILURE.test(output)) return { runtimeFailure: output };
+  if (exitCode === 126 && RUNTIME_FAILURE.test(output)) return { runtimeFailure: output, forkFailed: false };
+  const errors = stderr.text();
+  // Only the wrapper's messages start with its $0: its one fork, of the command, failed.
+  if (errors.includes(`traj-exec:${token}: fork: Resource temporarily unavailable`))
+    return { runtimeFailure: errors, forkFailed: true };
   const { timedOut, aborted, restarted } = ending;
   return {
-    result: { exitCode, stdout: stdout.text(), stderr: stderr.text(), timedOut, ...(aborted ? { aborted: true } : {}) },
+    result: { exitCode, stdout: stdout.text(), stderr: errors, timedOut, ...(aborted ? { aborted: true } : {}) },
     restarted,
   };
 }

@@ -1,6 +1,7 @@
 import type Docker from 'dockerode';
 import { errorMessage, SandboxError } from '../errors.js';
-import { withEngineRetry } from './docker-engine.js';
+import { delay, withEngineRetry } from './docker-engine.js';
+import type { ExecResult } from './sandbox.js';
 
 /** Ends the stderr of a command that met a restart, so the model knows what it lost. */
 const RESTART_NOTE =
@@ -12,6 +13,29 @@ const RESTART_NOTE =
 export function withRestartNote(stderr: string): string {
   return `${stderr}${stderr === '' || stderr.endsWith('\n') ? '' : '\n'}${RESTART_NOTE}\n`;
 }
+
+/** What bash says when it cannot fork: every pid of the container may be taken. */
+const FORK_FAILURE = /fork: (?:retry: )?Resource temporarily unavailable/;
+
+/**
+ * A command that ended on its own but could not fork: a sign that something left running holds
+ * the pids. A command stopped at its timeout or abort had its own tree ended (or the container
+ * restarted): its fork failures were its own.
+ */
+export function couldNotFork(result: ExecResult): boolean {
+  return !result.timedOut && !result.aborted && FORK_FAILURE.test(result.stderr);
+}
+
+/**
+ * After a command that could not fork, samples of the container's pid count, one of which must
+ * be near its limit for a restart: what holds the pids then is not that command (it ended) but
+ * something left running. A fork bomb's count churns as its processes give up and others fork
+ * (`ps` in the container counted from about half of the limit to all of it): one sample could
+ * miss it.
+ */
+const PIDS_SAMPLES = 3;
+const PIDS_SAMPLE_GAP_MS = 300;
+const PIDS_NEAR_LIMIT = 0.9;
 
 /**
  * The last resort against processes a kill from inside the container cannot end: a fork bomb
@@ -29,6 +53,7 @@ export class ContainerRestarter {
   constructor(
     private readonly container: Docker.Container,
     private readonly sandboxId: string,
+    private readonly pidsLimit: number,
     /** Told after each restart: what lived in the old container (a persistent shell) is gone. */
     private readonly restarted: () => void = () => {},
   ) {}
@@ -46,9 +71,36 @@ export class ContainerRestarter {
     return this.restarting;
   }
 
+  /**
+   * Restart when nearly every pid is taken after a command could not fork (a fork bomb left
+   * running by an earlier command that returned): no command can run in such a container until
+   * it is. True when it restarted.
+   */
+  async restartIfPidsExhausted(): Promise<boolean> {
+    if (!(await this.pidsExhausted())) return false;
+    await this.restart();
+    return true;
+  }
+
   /** The sandbox is being disposed: removing the container ends every process, so no restart is needed. */
   close(): void {
     this.closed = true;
+  }
+
+  /**
+   * Counted from the engine's side, so it needs no pid in the container: `docker top` with a row
+   * per thread, as the pids limit counts them.
+   */
+  private async pidsExhausted(): Promise<boolean> {
+    for (let sample = 1; sample <= PIDS_SAMPLES; sample++) {
+      const tasks = await withEngineRetry(() => this.container.top({ ps_args: '-L -o pid,lwp' })).then(
+        (top: { Processes?: unknown[] }) => top.Processes?.length,
+        () => undefined,
+      );
+      if (tasks !== undefined && tasks >= this.pidsLimit * PIDS_NEAR_LIMIT) return true;
+      if (sample < PIDS_SAMPLES) await delay(PIDS_SAMPLE_GAP_MS);
+    }
+    return false;
   }
 
   private async restartNow(): Promise<void> {

@@ -22,7 +22,7 @@ import {
 import { connectDocker, engineLimiter, engineStatus, withEngineRetry } from './docker-engine.js';
 import { runDockerCommand, type ExecTarget } from './docker-exec.js';
 import { containerLabels } from './docker-labels.js';
-import { ContainerRestarter, withRestartNote } from './docker-restart.js';
+import { ContainerRestarter, couldNotFork, withRestartNote } from './docker-restart.js';
 import { openDockerShell } from './docker-shell.js';
 import { PersistentShell } from './persistent-shell.js';
 import { registerLiveSandbox } from './live-sandboxes.js';
@@ -131,7 +131,7 @@ class DockerSandbox implements Sandbox {
     env: Record<string, string>,
   ) {
     this.id = `docker-${container.id.slice(0, 12)}`;
-    this.restarter = new ContainerRestarter(container, this.id, () => this.shell.forget());
+    this.restarter = new ContainerRestarter(container, this.id, config.pids_limit, () => this.shell.forget());
     this.target = {
       container,
       sandboxId: this.id,
@@ -156,9 +156,17 @@ class DockerSandbox implements Sandbox {
     const result = await this.shell.run(command, { ...options, cwd });
     if (this.disposing)
       throw new SandboxError(`sandbox ${this.id} was disposed while the command ran`, { code: 'disposed' });
-    // A restart under the call (a kill that could not end a tree, its own or another's) ended its shell.
-    if (this.restarter.generation === generation) return result;
-    return { ...result, stderr: withRestartNote(result.stderr), shell: 'restarted' };
+    return this.noteRestart(result, this.restarter.generation !== generation);
+  }
+
+  /**
+   * Say so when a restart under the call ended its shell (a kill could not end a tree, its own
+   * or another's), or restart now when the command could not fork while nearly every pid stays
+   * taken (a fork bomb left running in the shell's background), as exec does.
+   */
+  private async noteRestart(result: ShellResult, restarted: boolean): Promise<ShellResult> {
+    const restart = restarted || (couldNotFork(result) && (await this.restarter.restartIfPidsExhausted()));
+    return restart ? { ...result, stderr: withRestartNote(result.stderr), shell: 'restarted' } : result;
   }
 
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
