@@ -7,7 +7,10 @@ import type { LimitFunction } from 'p-limit';
 import { errorMessage, SandboxError } from '../errors.js';
 import { delay, withEngineRetry } from './docker-engine.js';
 import { ExecDemultiplexer } from './docker-demux.js';
+import { containerGone, exitCodeOf } from './docker-exec-status.js';
+import { endTree } from './docker-kill.js';
 import { CappedOutput } from './docker-output.js';
+import { type ContainerRestarter, couldNotFork, withRestartNote } from './docker-restart.js';
 import { DEFAULT_EXEC_TIMEOUT_MS, type ExecOptions, type ExecResult } from './sandbox.js';
 import { scrubEnvironment } from './scrub-environment.js';
 
@@ -19,28 +22,6 @@ import { scrubEnvironment } from './scrub-environment.js';
  */
 const WRAPPER = 'bash -c "$1"; exit $?';
 
-/**
- * Kills the tree of the wrapper whose `$0` is `traj-exec:$1`: its process group in one
- * kill(2) (atomic against a fork bomb), then stragglers that moved to another group of the
- * same session. Only bash builtins: under a fork bomb the one slot this script gets is all it has.
- * Processes that start a session of their own (daemons) escape, as with GNU `timeout`.
- */
-const KILL_SCRIPT = `target="traj-exec:$1"
-for proc in /proc/[0-9]*; do
-  mapfile -d '' -t argv 2>/dev/null < "$proc/cmdline" || continue
-  [ "\${argv[3]-}" = "$target" ] || continue
-  leader=\${proc#/proc/}
-  kill -KILL -- "-$leader" 2>/dev/null
-  for other in /proc/[0-9]*; do
-    read -r stat 2>/dev/null < "$other/stat" || continue
-    fields=(\${stat##*\\) })
-    [ "\${fields[3]-}" = "$leader" ] && kill -KILL "\${other#/proc/}" 2>/dev/null
-  done
-done
-exit 0`;
-
-/** After the kill, how long the engine may take to close the output stream before we do. */
-const STREAM_CLOSE_GRACE_MS = 3_000;
 /** Attempts when the runtime could not start a process (e.g. every pid slot taken). */
 const START_ATTEMPTS = 5;
 const RUNTIME_FAILURE = /OCI runtime exec failed|unable to start container process/;
@@ -53,6 +34,8 @@ export interface ExecTarget {
   env: Record<string, string>;
   maxOutputBytes: number;
   limiter: LimitFunction;
+  /** The way out when a command's tree cannot be ended from inside the container. */
+  restarter: ContainerRestarter;
 }
 
 export async function runDockerCommand(target: ExecTarget, command: string, options: ExecOptions): Promise<ExecResult> {
@@ -64,13 +47,24 @@ export async function runDockerCommand(target: ExecTarget, command: string, opti
   );
   return target.limiter(async () => {
     const started = performance.now();
+    let restarted = false;
     for (let attempt = 1; ; attempt++) {
+      await target.restarter.settled();
       const outcome = await runOnce(target, command, cwd, env, options);
-      if ('result' in outcome) return { ...outcome.result, durationMs: Math.round(performance.now() - started) };
+      if ('result' in outcome) {
+        const result = await noteRestart(target, outcome.result, restarted || outcome.restarted);
+        return { ...result, durationMs: Math.round(performance.now() - started) };
+      }
       if (/chdir to cwd/.test(outcome.runtimeFailure)) {
         throw new SandboxError(`working directory '${options.cwd}' does not exist in sandbox ${target.sandboxId}`, {
           code: 'cwd_missing',
         });
+      }
+      // The command never started, so it may run again in the restarted container.
+      const giveUp = attempt >= START_ATTEMPTS || outcome.forkFailed;
+      if (giveUp && !restarted && (await target.restarter.restartIfPidsExhausted())) {
+        restarted = true;
+        continue;
       }
       if (attempt >= START_ATTEMPTS) {
         throw new SandboxError(
@@ -86,8 +80,20 @@ export async function runDockerCommand(target: ExecTarget, command: string, opti
   });
 }
 
-/** The command's result, or the runtime's message when it never started (exit 126, an OCI error). */
-type Outcome = { result: ExecResult } | { runtimeFailure: string };
+/**
+ * The result with the restart note when the container was restarted around the command, or is
+ * now because the command could not fork and every pid stays taken (a bomb left running).
+ */
+async function noteRestart(target: ExecTarget, result: ExecResult, restarted: boolean): Promise<ExecResult> {
+  const restart = restarted || (couldNotFork(result) && (await target.restarter.restartIfPidsExhausted()));
+  return restart ? { ...result, stderr: withRestartNote(result.stderr) } : result;
+}
+
+/**
+ * The command's result (`restarted`: the container was restarted while it ran), or why it never
+ * started: the runtime's message (exit 126, an OCI error), or the wrapper's failed fork.
+ */
+type Outcome = { result: ExecResult; restarted: boolean } | { runtimeFailure: string; forkFailed: boolean };
 
 async function runOnce(
   target: ExecTarget,
@@ -97,6 +103,7 @@ async function runOnce(
   options: ExecOptions,
 ): Promise<Outcome> {
   const token = randomBytes(8).toString('hex');
+  const generation = target.restarter.generation;
   const stdin = options.stdin === undefined ? undefined : Buffer.from(options.stdin);
   const exec = await withEngineRetry(() =>
     target.container.exec({
@@ -128,25 +135,67 @@ async function runOnce(
     stream.end(stdin);
   }
 
-  let timedOut = false;
-  let aborted = false;
-  let stopping: Promise<void> | undefined;
-  const stop = () => {
-    stopping ??= killTree(target, token).finally(() => {
-      if (stream.destroyed) return;
-      const force = setTimeout(() => stream.destroy(), STREAM_CLOSE_GRACE_MS);
-      force.unref();
-      stream.once('close', () => clearTimeout(force));
+  const ending = await awaitEnd(target, { exec, token, stream, reading }, options, generation);
+  const exitCode = await exitCodeAfter(target, exec, ending);
+  if (exitCode === undefined) {
+    throw new SandboxError(`the engine never reported an exit code for a command in sandbox ${target.sandboxId}`, {
+      code: 'exec_failed',
+      retryable: true,
     });
+  }
+  const output = stdout.bytes().toString('utf8');
+  if (exitCode === 126 && RUNTIME_FAILURE.test(output)) return { runtimeFailure: output, forkFailed: false };
+  const errors = stderr.text();
+  // Only the wrapper's messages start with its $0: its one fork, of the command, failed.
+  if (errors.includes(`traj-exec:${token}: fork: Resource temporarily unavailable`))
+    return { runtimeFailure: errors, forkFailed: true };
+  const { timedOut, aborted, restarted } = ending;
+  return {
+    result: { exitCode, stdout: stdout.text(), stderr: errors, timedOut, ...(aborted ? { aborted: true } : {}) },
+    restarted,
   };
-  const timer = setTimeout(() => {
-    timedOut = true;
-    stop();
-  }, options.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS);
-  const onAbort = () => {
-    aborted = true;
-    stop();
+}
+
+/** As GNU timeout: 124 after a timeout. A killed command reports 137 (128 + SIGKILL). */
+async function exitCodeAfter(target: ExecTarget, exec: Docker.Exec, ending: Ending): Promise<number | undefined> {
+  if (ending.timedOut) return 124;
+  if (ending.restarted) return 137;
+  const reported = await exitCodeOf(exec, ending.aborted ? 10 : 40).catch((error: unknown) => {
+    throw execError(target, error);
+  });
+  return reported ?? (ending.aborted ? 137 : undefined);
+}
+
+interface Ending {
+  timedOut: boolean;
+  aborted: boolean;
+  /** The container was restarted while the command ran (to end this command's tree, or another's). */
+  restarted: boolean;
+}
+
+/** A started command: its exec, its token (see WRAPPER), its output and the reading of it. */
+interface Running {
+  exec: Docker.Exec;
+  token: string;
+  stream: Duplex;
+  reading: Promise<void>;
+}
+
+/** Wait for the command's output to end; at its timeout or abort, end its tree first (endTree). */
+async function awaitEnd(
+  target: ExecTarget,
+  { exec, token, stream, reading }: Running,
+  options: ExecOptions,
+  generation: number,
+): Promise<Ending> {
+  const ending: Ending = { timedOut: false, aborted: false, restarted: false };
+  let stopping: Promise<void> | undefined;
+  const stop = (reason: 'timedOut' | 'aborted') => {
+    ending[reason] = true;
+    stopping ??= endTree(target, exec, token, stream);
   };
+  const timer = setTimeout(() => stop('timedOut'), options.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS);
+  const onAbort = () => stop('aborted');
   options.signal?.addEventListener('abort', onAbort, { once: true });
   try {
     await reading;
@@ -155,71 +204,8 @@ async function runOnce(
     options.signal?.removeEventListener('abort', onAbort);
   }
   await stopping;
-
-  // As GNU timeout: 124 after a timeout. A killed command reports 137 (128 + SIGKILL).
-  const reported = timedOut
-    ? 124
-    : await exitCodeOf(exec, aborted ? 10 : 40).catch((error: unknown) => {
-        throw execError(target, error);
-      });
-  const exitCode = reported ?? (aborted ? 137 : undefined);
-  if (exitCode === undefined) {
-    throw new SandboxError(`the engine never reported an exit code for a command in sandbox ${target.sandboxId}`, {
-      code: 'exec_failed',
-      retryable: true,
-    });
-  }
-  const output = stdout.bytes().toString('utf8');
-  if (exitCode === 126 && RUNTIME_FAILURE.test(output)) return { runtimeFailure: output };
-  return {
-    result: { exitCode, stdout: stdout.text(), stderr: stderr.text(), timedOut, ...(aborted ? { aborted: true } : {}) },
-  };
-}
-
-function streamClosed(stream: Duplex): Promise<void> {
-  return new Promise((done) => {
-    if (stream.destroyed || stream.readableEnded) return done();
-    stream.once('end', done);
-    stream.once('close', done);
-    stream.once('error', () => done());
-  });
-}
-
-/** The exit code, once the engine has noticed the process ended (a few ms after the stream). */
-export async function exitCodeOf(exec: Docker.Exec, polls = 40): Promise<number | undefined> {
-  for (let attempt = 0; attempt < polls; attempt++) {
-    const info = await withEngineRetry(() => exec.inspect());
-    if (!info.Running && info.ExitCode !== null) return info.ExitCode;
-    await delay(50);
-  }
-  return undefined;
-}
-
-/** Run the kill script, again while the runtime cannot start it (a fork bomb holding every pid). */
-export async function killTree(target: ExecTarget, token: string): Promise<void> {
-  for (let attempt = 1; attempt <= 10; attempt++) {
-    try {
-      const exec = await withEngineRetry(() =>
-        target.container.exec({
-          Cmd: ['bash', '-c', KILL_SCRIPT, 'traj-kill', token],
-          AttachStdout: true,
-          AttachStderr: true,
-        }),
-      );
-      const stream = (await exec.start({})) as Duplex;
-      stream.resume();
-      await streamClosed(stream);
-      if ((await exitCodeOf(exec)) === 0) return;
-    } catch (error) {
-      // A removed or stopped container has nothing left to kill; a busy runtime gets another try.
-      if (containerGone(error)) return;
-    }
-    await delay(100 * attempt);
-  }
-}
-
-function containerGone(error: unknown): boolean {
-  return /no such container|no such exec|is not running/i.test(errorMessage(error));
+  ending.restarted = target.restarter.generation !== generation;
+  return ending;
 }
 
 export function execError(target: ExecTarget, error: unknown): SandboxError {
@@ -248,6 +234,7 @@ export async function pipeExec(
   io: { stdin?: Readable; stdout: Writable },
 ): Promise<PipedExecResult> {
   return target.limiter(async () => {
+    await target.restarter.settled();
     const exec = await withEngineRetry(() =>
       target.container.exec({
         Cmd: argv,

@@ -22,6 +22,7 @@ import {
 import { connectDocker, engineLimiter, engineStatus, withEngineRetry } from './docker-engine.js';
 import { runDockerCommand, type ExecTarget } from './docker-exec.js';
 import { containerLabels } from './docker-labels.js';
+import { ContainerRestarter, couldNotFork, withRestartNote } from './docker-restart.js';
 import { openDockerShell } from './docker-shell.js';
 import { PersistentShell } from './persistent-shell.js';
 import { registerLiveSandbox } from './live-sandboxes.js';
@@ -105,6 +106,13 @@ function createError(error: unknown, image: string): SandboxError {
   });
 }
 
+/**
+ * A shell's kill here may run the kill script, wait for the tree to end and restart the
+ * container (endTree in docker-kill.ts), each slow on a busy engine; it always ends the shell's
+ * exec, so this only guards against an engine that never answers.
+ */
+const SHELL_KILL_GRACE_MS = 60_000;
+
 class DockerSandbox implements Sandbox {
   readonly id: string;
   readonly kind = 'docker';
@@ -114,6 +122,7 @@ class DockerSandbox implements Sandbox {
   private readonly tmpfsFiles: ArchiveTransport;
   private readonly unregister: () => void;
   private readonly shell: PersistentShell;
+  private readonly restarter: ContainerRestarter;
 
   constructor(
     private readonly container: Docker.Container,
@@ -122,6 +131,7 @@ class DockerSandbox implements Sandbox {
     env: Record<string, string>,
   ) {
     this.id = `docker-${container.id.slice(0, 12)}`;
+    this.restarter = new ContainerRestarter(container, this.id, config.pids_limit, () => this.shell.forget());
     this.target = {
       container,
       sandboxId: this.id,
@@ -129,20 +139,34 @@ class DockerSandbox implements Sandbox {
       env,
       maxOutputBytes: config.max_output_bytes,
       limiter: engineLimiter('exec', config.exec_concurrency),
+      restarter: this.restarter,
     };
     this.engineFiles = engineTransport(container, this.id);
     this.tmpfsFiles = execTransport(this.target);
     this.unregister = registerLiveSandbox(this);
-    this.shell = new PersistentShell((handlers) => openDockerShell(this.target, handlers));
+    this.shell = new PersistentShell((handlers) => openDockerShell(this.target, handlers), {
+      killGraceMs: SHELL_KILL_GRACE_MS,
+    });
   }
 
   async execInShell(command: string, options: ExecOptions = {}): Promise<ShellResult> {
     this.assertLive();
     const cwd = options.cwd === undefined ? undefined : this.resolve(options.cwd);
+    const generation = this.restarter.generation;
     const result = await this.shell.run(command, { ...options, cwd });
     if (this.disposing)
       throw new SandboxError(`sandbox ${this.id} was disposed while the command ran`, { code: 'disposed' });
-    return result;
+    return this.noteRestart(result, this.restarter.generation !== generation);
+  }
+
+  /**
+   * Say so when a restart under the call ended its shell (a kill could not end a tree, its own
+   * or another's), or restart now when the command could not fork while nearly every pid stays
+   * taken (a fork bomb left running in the shell's background), as exec does.
+   */
+  private async noteRestart(result: ShellResult, restarted: boolean): Promise<ShellResult> {
+    const restart = restarted || (couldNotFork(result) && (await this.restarter.restartIfPidsExhausted()));
+    return restart ? { ...result, stderr: withRestartNote(result.stderr), shell: 'restarted' } : result;
   }
 
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
@@ -208,6 +232,9 @@ class DockerSandbox implements Sandbox {
     this.unregister();
     // Removing the container ends the shell's exec; this only marks it as gone.
     this.shell.dispose(false);
+    this.restarter.close();
+    // A removal racing a restart under way could meet a container being started again.
+    await this.restarter.settled();
     try {
       // 409: a removal is already in progress (ours, retried); wait for it to settle.
       await withEngineRetry(() => this.container.remove({ force: true, v: true }), {

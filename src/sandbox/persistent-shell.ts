@@ -7,6 +7,11 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 /** After a kill, how long the backend may take to report the shell's end before the call gives up on it. */
 const KILL_GRACE_MS = 10_000;
 
+export interface PersistentShellOptions {
+  /** KILL_GRACE_MS for a backend whose kill may take longer (Docker's may restart the container). */
+  killGraceMs?: number;
+}
+
 /** What a backend tells the shell about its process. */
 export interface ShellHandlers {
   stdout(chunk: Buffer): void;
@@ -54,7 +59,10 @@ export class PersistentShell {
   private lostBetweenCalls = false;
   private called = false;
 
-  constructor(private readonly start: ShellStarter) {}
+  constructor(
+    private readonly start: ShellStarter,
+    private readonly options: PersistentShellOptions = {},
+  ) {}
 
   /** Run one command; calls made while one runs wait their turn. */
   run(command: string, options: ExecOptions & { cwd?: string } = {}): Promise<ShellResult> {
@@ -69,6 +77,16 @@ export class PersistentShell {
     if (kill) this.process?.kill();
     this.process = undefined;
     this.call?.fail(new SandboxError('the sandbox was disposed while the command ran', { code: 'disposed' }));
+  }
+
+  /**
+   * The backend ended the shell between calls (Docker restarted its container): the next call
+   * starts a new one and says so, without waiting for the old one's end to be reported.
+   */
+  forget(): void {
+    if (this.call || !this.process) return;
+    this.process = undefined;
+    this.lostBetweenCalls = !this.disposed && this.called;
   }
 
   private runNow(command: string, options: ExecOptions): Promise<ShellResult> {
@@ -135,7 +153,7 @@ export class PersistentShell {
     // A kill that never lands (an engine that keeps the stream open) must not hold the call forever.
     setTimeout(() => {
       if (this.call === call) this.onExit(process, 137);
-    }, KILL_GRACE_MS).unref();
+    }, this.options.killGraceMs ?? KILL_GRACE_MS).unref();
   }
 
   private onOutput(stream: 'stdout' | 'stderr', chunk: Buffer): void {

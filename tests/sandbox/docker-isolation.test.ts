@@ -123,15 +123,16 @@ describe('docker sandbox isolation', options, () => {
     assert.ok(!JSON.stringify(inspected.Config.Env).includes(SECRET));
   });
 
-  // Last: a backgrounded bomb outlives its command (background jobs must, for servers) until dispose.
-  it('holds a background fork bomb at the pids limit while commands still run', async () => {
-    // Its own command returns at once, or at the timeout when the engine is slow to close the
-    // output the bomb's processes inherited; either way the bomb lives on in the background.
-    await sandbox.exec(':(){ :|:& };:', { timeoutMs: 5_000 });
-    const next = await sandbox.exec('echo still-alive; ps -e --no-headers | wc -l', { timeoutMs: 30_000 });
+  it('ends a fork bomb that its command left running in the background, and the next command runs', async () => {
+    // Its command exits at once: the bomb lives on without the leader the kill looks for. The
+    // command ends at its timeout or when the engine closes the output the bomb inherited; either
+    // way traj restarts the container (docker-fork-bomb.test.ts repeats this).
+    const bomb = await sandbox.exec(':(){ :|:& };:', { timeoutMs: 5_000 });
+    assert.match(bomb.stderr, /\[traj: the container was restarted/);
+    const next = await sandbox.exec('echo still-alive; ps -e --no-headers | wc -l', { timeoutMs: 60_000 });
     assert.equal(next.exitCode, 0, next.stderr);
     const [line, count] = next.stdout.trim().split('\n');
     assert.equal(line, 'still-alive');
-    assert.ok(Number(count) <= 96, `more processes than the pids limit: ${count}`);
+    assert.ok(Number(count) < 10, `processes left after the bomb: ${count}`);
   });
 });
