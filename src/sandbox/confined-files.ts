@@ -255,7 +255,7 @@ function describeKind(info: {
   return 'not a regular file';
 }
 
-function notRegular(path: string, kind: string): SandboxError {
+export function notRegular(path: string, kind: string): SandboxError {
   return new SandboxError(`'${path}' is ${kind}; file tools read and write regular files only`, {
     code: 'not_regular_file',
     details: { path },
@@ -282,7 +282,7 @@ export async function readConfined(
   });
 }
 
-function tooLarge(path: string, size: number, maxBytes: number): SandboxError {
+export function tooLarge(path: string, size: number, maxBytes: number): SandboxError {
   return new SandboxError(
     `'${path}' is ${size} bytes, over the ${maxBytes}-byte limit of one file read; read part of it with a command (head, tail, sed -n)`,
     { code: 'file_too_large', details: { path, size, maxBytes } },

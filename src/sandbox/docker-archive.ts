@@ -1,3 +1,4 @@
+import { DEFAULT_MAX_READ_BYTES, notRegular, tooLarge } from './confined-files.js';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { link, lstat, mkdir, readdir, readlink, symlink } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
@@ -214,7 +215,12 @@ export function forEachEntry(
 }
 
 /** The single file of an archive as a Buffer (readFile). */
-export async function readSingleFile(archive: Readable, path: string, sandboxId: string): Promise<Buffer> {
+export async function readSingleFile(
+  archive: Readable,
+  path: string,
+  sandboxId: string,
+  maxBytes = DEFAULT_MAX_READ_BYTES,
+): Promise<Buffer> {
   let content: Buffer | undefined;
   let problem: SandboxError | undefined;
   await forEachEntry(archive, async (header, body) => {
@@ -223,6 +229,15 @@ export async function readSingleFile(archive: Readable, path: string, sandboxId:
       problem = new SandboxError(`'${path}' is a directory, not a file (sandbox ${sandboxId})`, {
         code: 'is_directory',
       });
+      return drain(body);
+    }
+    if (header.type !== 'file' && header.type !== 'contiguous-file') {
+      problem = notRegular(path, `a ${header.type}`);
+      return drain(body);
+    }
+    // Refused before a byte is kept: a tool's memory is bounded whatever the file (the rest streams past).
+    if ((header.size ?? 0) > maxBytes) {
+      problem = tooLarge(path, header.size ?? 0, maxBytes);
       return drain(body);
     }
     const chunks: Buffer[] = [];

@@ -183,10 +183,12 @@ class DockerSandbox implements Sandbox {
     return posix.resolve(this.workdir, path);
   }
 
-  async readFile(path: string): Promise<Buffer> {
+  async readFile(path: string, options: { maxBytes?: number } = {}): Promise<Buffer> {
     this.assertLive();
     const absolute = this.resolve(path);
-    return this.transportFor(absolute).get(absolute, (archive) => readSingleFile(archive, path, this.id));
+    return this.transportFor(absolute).get(absolute, (archive) =>
+      readSingleFile(archive, path, this.id, options.maxBytes),
+    );
   }
 
   async writeFile(path: string, data: Buffer | string): Promise<void> {
