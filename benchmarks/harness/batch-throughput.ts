@@ -1,6 +1,13 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { measureCli, scratchDirectory, startMockServer, writePrompts, type MockServer } from './processes.js';
+import {
+  machineBusyMs,
+  measureCli,
+  scratchDirectory,
+  startMockServer,
+  writePrompts,
+  type MockServer,
+} from './processes.js';
 import { scriptedBatchArgs } from '../../src/testing/index.js';
 
 export interface BatchThroughputOptions {
@@ -48,6 +55,7 @@ async function measureRun(
 ): Promise<Record<string, number | string>> {
   const scratch = scratchDirectory('traj-bench-batch-');
   const serverCpuBefore = server.cpuMs();
+  const machineBefore = machineBusyMs();
   try {
     const dataset = join(scratch.path, 'prompts.jsonl');
     writePrompts(dataset, options.prompts, 'benchmark prompt');
@@ -68,6 +76,7 @@ async function measureRun(
     );
     if (measured.code !== 0) throw new Error(`traj batch exited ${measured.code}: ${measured.stderr.slice(-2000)}`);
     const serverCpuMs = server.cpuMs() - serverCpuBefore;
+    const machineMs = machineBusyMs() - machineBefore;
     const callsPerRollout = options.toolTurns + 1;
     const modelCalls = options.prompts * callsPerRollout;
     // The latency bound: every slot busy all the time, no start-up, no tool time. A rollout is
@@ -100,6 +109,9 @@ async function measureRun(
       mock_server_cpu_s: round(serverCpuMs / 1000),
       // With the mock on the same cores: the whole machine's CPU per call, traj and mock together.
       total_cpu_ms_per_model_call: round((measured.cpu_ms + serverCpuMs) / modelCalls),
+      // Kernel time included: all cores' busy time over the run, less the mock server's share.
+      machine_cpu_s: round(machineMs / 1000),
+      machine_cpu_ms_per_rollout_less_mock: round((machineMs - serverCpuMs) / options.prompts),
       first_rollout_start_ms:
         firstRolloutStart(join(scratch.path, 'datasets', options.name, 'trajectories.jsonl')) - measured.spawned_at,
       start_line: measured.stderr.split('\n').find((line) => line.includes('rollouts in flight')) ?? '',

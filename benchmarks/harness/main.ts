@@ -56,7 +56,12 @@ const SCENARIOS: Scenario[] = [
         unsandboxed_wall_s: none.wall_s,
         unsandboxed_cpu_s: none.cpu_s,
         unsandboxed_children_cpu_s: none.children_cpu_s,
-        bwrap_over_unsandboxed_wall: Math.round((Number(bwrap.wall_s) / Number(none.wall_s)) * 1000) / 1000,
+        unsandboxed_machine_cpu_ms_per_rollout_less_mock: none.machine_cpu_ms_per_rollout_less_mock,
+        bwrap_over_unsandboxed_wall: ratio(bwrap.wall_s, none.wall_s),
+        bwrap_over_unsandboxed_machine_cpu_per_rollout: ratio(
+          bwrap.machine_cpu_ms_per_rollout_less_mock,
+          none.machine_cpu_ms_per_rollout_less_mock,
+        ),
       };
     },
   },
@@ -84,6 +89,35 @@ const SCENARIOS: Scenario[] = [
         concurrency: 32,
         toolsets: 'file',
       }),
+  },
+  {
+    name: 'terminal-unused',
+    description:
+      "promptfoo's workload (500 single-turn prompts, no tool called, 32 in flight, 50 ms latency) with --toolsets terminal vs file under bubblewrap, 3 runs each, medians (goal: terminal within 10% of file in wall and machine CPU)",
+    run: async (quick) => {
+      const options = { prompts: 500, toolTurns: 0, latencyMs: 50, concurrency: 32, isolation: 'bwrap' as const };
+      const runs = quick ? 1 : 3;
+      const file = await batchThroughputBenchmark({ ...options, name: 'unused-file', toolsets: 'file', runs });
+      const terminal = await batchThroughputBenchmark({
+        ...options,
+        name: 'unused-terminal',
+        toolsets: 'terminal',
+        runs,
+      });
+      return {
+        file_wall_s: file.wall_s,
+        terminal_wall_s: terminal.wall_s,
+        file_machine_cpu_s: file.machine_cpu_s,
+        terminal_machine_cpu_s: terminal.machine_cpu_s,
+        file_children_cpu_s: file.children_cpu_s,
+        terminal_children_cpu_s: terminal.children_cpu_s,
+        terminal_over_file_wall: ratio(terminal.wall_s, file.wall_s),
+        terminal_over_file_machine_cpu: ratio(
+          terminal.machine_cpu_ms_per_rollout_less_mock,
+          file.machine_cpu_ms_per_rollout_less_mock,
+        ),
+      };
+    },
   },
   {
     name: 'side-by-side',
@@ -229,3 +263,7 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then((code) => {
   process.exitCode = code;
 });
+
+function ratio(numerator: unknown, denominator: unknown): number {
+  return Math.round((Number(numerator) / Number(denominator)) * 1000) / 1000;
+}

@@ -115,3 +115,19 @@ export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 }
+
+/**
+ * CPU time the whole machine spent busy (user, nice, system, irq, softirq, steal of every core),
+ * in ms, from /proc/stat. The kernel's work for a run (namespaces, mounts, page tables of exited
+ * children) shows here and in no process's own times; the difference over a run, beside the
+ * same-run figures of a baseline, is what a run costs the machine.
+ */
+export function machineBusyMs(): number {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0]!;
+  const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
+  const ticks = [user, nice, system, irq, softirq, steal].reduce<number>((sum, value) => sum + (value ?? 0), 0);
+  return (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
+}
+
+/** USER_HZ: 100 on every Linux architecture Node runs on. */
+const CLOCK_TICKS_PER_SECOND = 100;

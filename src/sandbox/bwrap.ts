@@ -129,7 +129,8 @@ export function bwrapOptions(view: BwrapViewOptions): string[] {
     'traj-sandbox',
     ...(view.network ? [] : ['--unshare-net']),
     ...(view.user ? ['--unshare-user', '--disable-userns'] : []),
-    ...(view.probe ? systemFolderOptions() : systemOptions()),
+    // An unprivileged user cannot read what the masks hide anyway: no mounts spent on them.
+    ...(view.probe || view.user ? systemFolderOptions() : systemOptions()),
     '--proc',
     '/proc',
     // Kernel settings stay read-only even for a root inside: a writable core_pattern runs a

@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { test } from 'node:test';
+import { executeRollout, type RolloutServices } from '../../src/run/rollout.js';
+import { createThreadServices } from '../../src/run/worker-services.js';
+import { callTool, reply, startScriptedServer, type ChatRequest } from '../../src/testing/index.js';
+import { bwrapSuiteOptions } from '../helpers/bwrap.js';
+import { scriptedRolloutSettings } from '../helpers/rollout-settings.js';
+
+/**
+ * "A rollout that never calls a tool pays for no sandbox": no folder, no namespace, no shell,
+ * whatever toolsets it is offered; the first command makes them.
+ */
+const bwrap = await bwrapSuiteOptions();
+
+function countingServices(): { services: RolloutServices & { close(): Promise<void> }; created: () => number } {
+  const base = createThreadServices({ deferTeardowns: false });
+  let created = 0;
+  return {
+    services: {
+      ...base,
+      createSandbox: async (options) => {
+        created++;
+        return base.createSandbox(options);
+      },
+    },
+    created: () => created,
+  };
+}
+
+/** bubblewrap processes alive on the machine now. */
+function bwrapProcesses(): number {
+  try {
+    return execFileSync('pgrep', ['-x', 'bwrap'], { encoding: 'utf8' }).split('\n').filter(Boolean).length;
+  } catch {
+    return 0; // pgrep exits 1 when nothing matches
+  }
+}
+
+async function rollout(toolsets: string[], script: (request: ChatRequest) => ReturnType<typeof reply>) {
+  const server = await startScriptedServer(script);
+  const { services, created } = countingServices();
+  let bwrapDuringRollout = 0;
+  const watcher = setInterval(() => {
+    bwrapDuringRollout = Math.max(bwrapDuringRollout, bwrapProcesses());
+  }, 20);
+  try {
+    const outcome = await executeRollout(
+      {
+        key: 'k',
+        sample: 0,
+        toolsets,
+        messages: [{ role: 'user', content: 'go' }],
+        settings: scriptedRolloutSettings(server.url, 'lazy-sandbox-test', {
+          sandbox: { kind: 'local', local: { isolation: 'bwrap' } },
+        }),
+      },
+      services,
+      new AbortController().signal,
+    );
+    return { outcome, created: created(), bwrapDuringRollout };
+  } finally {
+    clearInterval(watcher);
+    await services.close();
+    await server.close();
+  }
+}
+
+test(
+  'a rollout offered terminal, file and code that calls no tool makes no sandbox, namespace or shell',
+  bwrap,
+  async () => {
+    const before = bwrapProcesses();
+    const { outcome, created, bwrapDuringRollout } = await rollout(['terminal', 'file', 'code_execution'], () =>
+      reply('no tools needed'),
+    );
+    assert.equal(outcome.error, undefined);
+    assert.equal(outcome.result.finishReason, 'stop');
+    assert.equal(created, 0, 'no sandbox was created');
+    assert.equal(bwrapDuringRollout, before, 'no bubblewrap namespace was started');
+  },
+);
+
+test('the first command makes the sandbox and its namespace', bwrap, async () => {
+  const { created, bwrapDuringRollout } = await rollout(['terminal'], (request) =>
+    request.messages.some((message) => message.role === 'tool')
+      ? reply('ran')
+      : callTool('terminal', { command: 'sleep 0.3; echo hi' }),
+  );
+  assert.equal(created, 1);
+  assert.ok(bwrapDuringRollout > 0, 'the namespace ran the command');
+});
