@@ -1,5 +1,5 @@
 import { closeSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 
 /**
  * Write a file atomically: into a temp file beside it, then rename over it, so a crash or a kill
@@ -7,7 +7,9 @@ import { dirname } from 'node:path';
  * into the open descriptor (for outputs too large to build as one string).
  */
 export function writeFileAtomically(path: string, content: string | ((fd: number) => void)): void {
-  mkdirSync(dirname(path), { recursive: true });
+  // Absolute first: Node's recursive mkdir of a relative path spins forever (100% CPU, in mkdir
+  // calls) once the working folder was deleted; resolving throws ENOENT instead.
+  mkdirSync(resolve(dirname(path)), { recursive: true });
   const temporary = `${path}.tmp-${process.pid}`;
   const fd = openSync(temporary, 'w');
   try {
