@@ -4,7 +4,7 @@ import { PassThrough } from 'node:stream';
 import type { Writable } from 'node:stream';
 import { asUser, type SandboxUser } from './bwrap.js';
 import { NAMESPACE_INIT_SCRIPT } from './namespace-init.js';
-import { createPidsCgroup, removeCgroup } from './process-limit.js';
+import { acquirePidsCgroup, releasePidsCgroup } from './process-limit.js';
 import { seccompFilter } from './seccomp-filter.js';
 import type { CommandRequest, Launcher, StartedCommand } from './process-group.js';
 
@@ -55,7 +55,7 @@ export class NamespaceSession {
       '-e',
       NAMESPACE_INIT_SCRIPT,
     ];
-    if (spec.cgroup) this.cgroup = createPidsCgroup(spec.cgroup.name, spec.cgroup.pidsLimit);
+    if (spec.cgroup) this.cgroup = acquirePidsCgroup(spec.cgroup.name, spec.cgroup.pidsLimit);
     const options: SpawnOptions = { env: spec.env, stdio: filter ? ['pipe', 'pipe', 'pipe', 'pipe'] : 'pipe' };
     // In the cgroup before bubblewrap forks anything: a shell (still root) joins it, then becomes
     // setpriv and bubblewrap.
@@ -115,7 +115,7 @@ export class NamespaceSession {
     await this.exited;
     clearTimeout(timer);
     // Its processes are gone already (bubblewrap exits after them); the empty group can go later.
-    if (this.cgroup) void removeCgroup(this.cgroup);
+    if (this.cgroup) void releasePidsCgroup(this.cgroup);
   }
 
   /** Kill at once (the spawn host is going away). */

@@ -14,6 +14,7 @@
  * When the parent goes away (even by SIGKILL), every group and namespace still running is killed.
  */
 import { NamespaceSession, type NamespaceSpec } from './namespace-session.js';
+import { removeSpareCgroups } from './process-limit.js';
 import {
   exitCodeOf,
   killProcessGroup,
@@ -150,5 +151,6 @@ process.on('disconnect', () => {
   for (const { pid } of running.values()) if (pid !== undefined) killProcessGroup(pid);
   for (const child of shells.values()) child.killGroup();
   for (const session of sessions.values()) session.kill();
+  removeSpareCgroups();
   process.exit(0);
 });

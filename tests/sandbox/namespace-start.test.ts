@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createLocalSandbox } from '../../src/sandbox/index.js';
+import { NAMESPACE_INIT_SCRIPT } from '../../src/sandbox/namespace-init.js';
 import { bwrapSuiteOptions } from '../helpers/bwrap.js';
 
 const bwrap = await bwrapSuiteOptions();
@@ -45,4 +46,17 @@ describe('local+bwrap: when the namespace starts', bwrap, () => {
     assert.equal(bwrapProcessesFor(box.workdir), 0);
     await assert.rejects(box.exec('true'), /disposed/);
   });
+});
+
+it('the namespace init compiles under strict and warnings (it loads neither at run time)', () => {
+  const checked = spawnSync(
+    'perl',
+    ['-c', '-e', `use strict; use warnings FATAL => 'all';\n${NAMESPACE_INIT_SCRIPT}`],
+    {
+      encoding: 'utf8',
+    },
+  );
+  assert.equal(checked.status, 0, checked.stderr);
+  assert.match(checked.stderr, /syntax OK/);
+  assert.doesNotMatch(NAMESPACE_INIT_SCRIPT, /^\s*use\s/m, 'no module is loaded at run time');
 });
