@@ -155,18 +155,20 @@ function childrenCpuMs(): number {
 }
 
 /**
- * `traj batch ... | head`: once the reader of stdout is gone, further output has nowhere to go.
- * Drop it quietly and let the command finish its work (a batch still writes its store and
- * outputs) and exit with its own code, instead of dying on an unhandled EPIPE.
+ * `traj batch ... | head` and `... 2>&1 | head`: once the reader of stdout or stderr is gone,
+ * further output there has nowhere to go. Drop it quietly and let the command finish its work
+ * (a batch still writes its store and outputs) and exit with its own code, instead of dying on
+ * an unhandled EPIPE.
  */
-function ignoreClosedStdout(): void {
-  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+function ignoreClosedOutput(stream: NodeJS.WriteStream): void {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code !== 'EPIPE') throw error;
-    process.stdout.write = (() => true) as typeof process.stdout.write;
+    stream.write = (() => true) as typeof stream.write;
   });
 }
 
-ignoreClosedStdout();
+ignoreClosedOutput(process.stdout);
+ignoreClosedOutput(process.stderr);
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;

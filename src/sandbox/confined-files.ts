@@ -369,7 +369,12 @@ export async function resolveConfined(folder: ConfinedFolder, path: string): Pro
   return withTimeout(path, folder, 'resolve', async () => {
     const { walk, name, missing } = await walkToParent(folder, path, false);
     try {
-      if (missing.length > 0) return join(walk.here, ...missing);
+      if (missing.length > 0) {
+        // What is missing came partly from a link's target, which may climb with `..`: check it.
+        const result = join(walk.here, ...missing);
+        partsInside(result, folder, path);
+        return result;
+      }
       let last = name;
       while (last !== undefined && (await walk.followLink(last))) {
         last = await continueWalk(walk, false).catch((error: NodeJS.ErrnoException) => {

@@ -147,4 +147,19 @@ test('traj batch ... | head -n 1 through a real shell pipeline: traj exits 0 wit
     const stderr = readFileSync(join(directory, 'stderr.txt'), 'utf8');
     assert.doesNotMatch(stderr, /EPIPE|internal error/, reader);
   }
+  // Both streams into the pipe: stderr's reader goes away too, mid-run.
+  for (const run of ['both-true', 'both-head']) {
+    const reader = run === 'both-true' ? 'true' : 'head -n 1';
+    const script = `${command.replace("'head'", quote(run))} 2>&1 | ${reader}; echo "traj exit: \${PIPESTATUS[0]}"`;
+    const shell = spawn('bash', ['-c', script], {
+      cwd: directory,
+      env: cliEnvironment(),
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let stdout = '';
+    shell.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    await new Promise((resolve) => shell.on('close', resolve));
+    assert.match(stdout, /traj exit: 0$/m, `2>&1 | ${reader}: ${stdout}`);
+  }
+  assert.ok(existsSync(join(directory, 'out', 'trajectories.jsonl')));
 });

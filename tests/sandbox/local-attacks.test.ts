@@ -117,6 +117,23 @@ function runBlockingFileAttacks(label: string, make: () => Promise<Sandbox>): vo
     }
   });
 
+  it(`${label}: a link through a missing folder that climbs out with .. is refused by every path check`, async () => {
+    const box = await make();
+    try {
+      await box.exec("ln -s 'missing/../../../../../etc' climb && mkdir -p real && ln -s ../real/../.. up");
+      for (const path of ['climb/passwd', 'climb', 'up/etc/passwd']) {
+        await assert.rejects(box.resolvePath(path), { code: 'path_escape' }, path);
+        // A read stops where the kernel would, at the missing folder; a write makes it and then climbs.
+        await assert.rejects(box.readFile(path), (error: { code?: string }) =>
+          ['path_escape', 'not_found'].includes(error.code ?? ''),
+        );
+        await assert.rejects(box.writeFile(path, 'x'), { code: 'path_escape' }, path);
+      }
+    } finally {
+      await box.dispose();
+    }
+  });
+
   it(`${label}: three reads of a 2 GB sparse file are refused unread, RSS within 50 MB`, async () => {
     const box = await make();
     try {
