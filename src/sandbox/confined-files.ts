@@ -210,10 +210,12 @@ async function walkToParent(
 async function openLast(
   folder: ConfinedFolder,
   path: string,
-  open_: (directory: FileHandle, name: string) => Promise<FileHandle>,
+  open_: (at: string) => Promise<FileHandle>,
   create: boolean,
   directory = false,
 ): Promise<{ handle: FileHandle; hostPath: string }> {
+  const direct = await openDirect(folder, path, open_);
+  if (direct) return direct;
   const { walk, name } = await walkToParent(folder, path, create);
   try {
     let last = name;
@@ -221,7 +223,7 @@ async function openLast(
       if (last === undefined && directory) last = '.';
       if (last === undefined) throw new SandboxError(`'${path}' is a directory, not a file`, { code: 'is_directory' });
       try {
-        return { handle: await open_(walk.top, last), hostPath: join(walk.here, last) };
+        return { handle: await open_(at(walk.top, last)), hostPath: join(walk.here, last) };
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'ELOOP' || !(await walk.followLink(last))) throw error;
       }
@@ -229,6 +231,28 @@ async function openLast(
     }
   } finally {
     walk.close();
+  }
+}
+
+/**
+ * The common case in one open: a plain name directly in a workdir that is the sandbox's root.
+ * The root's own path is the host's (no sandboxed process can rename or replace a bind-mounted
+ * root, nor anything above it), so only the last name needs O_NOFOLLOW. A link there (ELOOP), a
+ * missing name or anything else goes the whole walk, which says what it met.
+ */
+async function openDirect(
+  folder: ConfinedFolder,
+  path: string,
+  open_: (at: string) => Promise<FileHandle>,
+): Promise<{ handle: FileHandle; hostPath: string } | undefined> {
+  if (folder.workdir !== folder.root) return undefined;
+  const parts = partsInside(path, folder, path);
+  if (parts.length !== 1 || parts[0] === '.' || parts[0] === '..') return undefined;
+  const hostPath = join(folder.root, parts[0]!);
+  try {
+    return { handle: await open_(hostPath), hostPath };
+  } catch {
+    return undefined;
   }
 }
 
@@ -269,7 +293,7 @@ export async function readConfined(
   maxBytes = DEFAULT_MAX_READ_BYTES,
 ): Promise<Buffer> {
   return withTimeout(path, folder, 'read', async () => {
-    const { handle } = await openLast(folder, path, (directory, name) => open(at(directory, name), READ_FLAGS), false);
+    const { handle } = await openLast(folder, path, (target) => open(target, READ_FLAGS), false);
     try {
       const info = await handle.stat();
       if (info.isDirectory()) throw new SandboxError(`'${path}' is a directory, not a file`, { code: 'is_directory' });
@@ -322,14 +346,14 @@ export async function writeConfined(
     const { handle } = await openLast(
       folder,
       path,
-      async (directory, name) => {
+      async (target) => {
         try {
-          const handle = await open(at(directory, name), CREATE_FLAGS, mode ?? 0o644);
+          const handle = await open(target, CREATE_FLAGS, mode ?? 0o644);
           created = true;
           return handle;
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-          return open(at(directory, name), WRITE_FLAGS);
+          return open(target, WRITE_FLAGS);
         }
       },
       true,
@@ -394,18 +418,18 @@ export async function makeFolderConfined(folder: ConfinedFolder, path: string): 
   const { handle } = await openLast(
     folder,
     path,
-    async (directory, name) => {
-      await mkdir(at(directory, name), 0o755).then(
+    async (target) => {
+      await mkdir(target, 0o755).then(
         async () => {
           if (!folder.owner) return;
-          const made = await open(at(directory, name), DIRECTORY_FLAGS);
+          const made = await open(target, DIRECTORY_FLAGS);
           await made.chown(folder.owner.uid, folder.owner.gid).finally(() => made.close());
         },
         (error: NodeJS.ErrnoException) => {
           if (error.code !== 'EEXIST') throw error;
         },
       );
-      return open(at(directory, name), DIRECTORY_FLAGS);
+      return open(target, DIRECTORY_FLAGS);
     },
     true,
     true,
@@ -476,13 +500,7 @@ export async function downloadConfined(folder: ConfinedFolder, remotePath: strin
 
 /** A folder's entries inside the workdir, each with its link target when it is a symlink. */
 async function listConfined(folder: ConfinedFolder, path: string): Promise<{ name: string; link?: string }[]> {
-  const { handle } = await openLast(
-    folder,
-    path,
-    (directory, name) => open(at(directory, name), DIRECTORY_FLAGS),
-    false,
-    true,
-  );
+  const { handle } = await openLast(folder, path, (target) => open(target, DIRECTORY_FLAGS), false, true);
   try {
     const entries = await readdir(`${FD_FOLDER}/${handle.fd}`, { withFileTypes: true });
     return Promise.all(

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chown, mkdir, mkdtemp, readdir, realpath, rm, rmdir, stat, unlink } from 'node:fs/promises';
+import { lchown, mkdir, mkdtemp, readdir, realpath, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { errorMessage, SandboxError } from '../errors.js';
@@ -108,7 +108,6 @@ export async function createLocalSandbox(options: SandboxOptions = { kind: 'loca
   const workdir = options.workdir ? join(root, subfolderName(options.workdir)) : root;
   if (workdir !== root) await mkdir(workdir, { recursive: true });
   const user = isolation.mode === 'bwrap' ? sandboxUser(isolation) : undefined;
-  if (user) await ownFolders(root, workdir, user);
   return new LocalSandbox(root, workdir, options.env ?? {}, isolation.mode === 'bwrap' ? { config, user } : undefined);
 }
 
@@ -121,11 +120,16 @@ function sandboxUser(isolation: Extract<LocalIsolation, { mode: 'bwrap' }>): San
   return unprivilegedUser();
 }
 
-/** Give the fresh folder (and the workdir inside it) to the sandbox user: its commands write there. */
-async function ownFolders(root: string, workdir: string, user: SandboxUser): Promise<void> {
-  for (let folder = workdir; ; folder = join(folder, '..')) {
-    await chown(folder, user.uid, user.gid);
-    if (folder === root) return;
+/**
+ * Give the folder and everything in it to the sandbox user, before its first command: until
+ * then no sandboxed process exists to race the walk, and file-only rollouts never pay for it.
+ */
+async function ownTree(path: string, user: SandboxUser): Promise<void> {
+  await lchown(path, user.uid, user.gid);
+  const entries = await readdir(path, { withFileTypes: true }).catch(() => []);
+  for (const entry of entries) {
+    if (entry.isDirectory()) await ownTree(join(path, entry.name), user);
+    else await lchown(join(path, entry.name), user.uid, user.gid);
   }
 }
 
@@ -210,10 +214,15 @@ class LocalSandbox implements Sandbox {
   ) {
     this.id = `local-${basename(root).replace(/^traj-sbx-[\d.]+-/, '')}-${randomBytes(2).toString('hex')}`;
     this.unregister = registerLiveSandbox(this);
-    this.folder = { root, workdir, id: this.id, ...(isolation?.user ? { owner: isolation.user } : {}) };
+    // A user's own folder (--workdir) is never walked: what traj writes there is its owner's from the start.
+    const ownerNow = !owned && isolation?.user ? { owner: isolation.user } : {};
+    this.folder = { root, workdir, id: this.id, ...ownerNow };
   }
 
-  /** What the file operations are confined to, and who owns what they create. */
+  /**
+   * What the file operations are confined to, and who owns what they create: set to the sandbox
+   * user when the namespace opens (before that, traj's files are chowned with the folder).
+   */
   private readonly folder: ConfinedFolder;
 
   /**
@@ -234,6 +243,11 @@ class LocalSandbox implements Sandbox {
 
   private async openNamespace(config: LocalSandboxConfig): Promise<string> {
     const user = this.isolation?.user;
+    if (user) {
+      // Files written from here on are chowned as they are made; the walk takes what came before.
+      this.folder.owner = user;
+      if (this.owned) await ownTree(this.root, user);
+    }
     const spec: NamespaceSpec = {
       bwrap: bwrapOptions({ root: this.root, workdir: this.workdir, network: config.network, user }),
       env: { ...baseEnvironment(), HOME: this.workdir },

@@ -203,6 +203,22 @@ describe(`local+bwrap under attack, ${who}`, bwrap, () => {
     });
   }
 
+  it("files traj writes before and after the first command are the command user's to change", async () => {
+    const box = await withBwrap();
+    try {
+      await box.writeFile('before/a.txt', 'one\n');
+      const first = await box.exec('echo two >> before/a.txt && touch before/b && mkdir before/c && id -u');
+      assert.equal(first.exitCode, 0, first.stderr);
+      await box.writeFile('after/d.txt', 'three\n');
+      const second = await box.exec('echo four >> after/d.txt && touch after/e && stat -c %u before/a.txt after/d.txt');
+      assert.equal(second.exitCode, 0, second.stderr);
+      const [, ...owners] = [first.stdout.trim(), ...second.stdout.trim().split('\n')];
+      for (const owner of owners) assert.equal(owner, first.stdout.trim(), 'owned by the user commands run as');
+    } finally {
+      await box.dispose();
+    }
+  });
+
   runRaceAttack('local+bwrap', withBwrap);
   runBlockingFileAttacks('local+bwrap', withBwrap);
 
