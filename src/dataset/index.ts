@@ -1,5 +1,5 @@
 /** The one streaming reader for batch rows and environment items: JSONL (gzip, BOM), Parquet, Arrow, hf://. */
-export { readDataset, type ReadDatasetOptions } from './read-dataset.js';
+export { checkDatasetSource, readDataset, type ReadDatasetOptions } from './read-dataset.js';
 export { DatasetRowSchema, isBadRow, normaliseRow, type BadRow, type DatasetItem, type DatasetRow } from './row.js';
 export { datasetFormat, SUPPORTED_EXTENSIONS, type DatasetFormat } from './format.js';
 export {

@@ -82,3 +82,18 @@ export async function existingFile(source: string): Promise<string> {
     );
   }
 }
+
+/**
+ * What can be known of a dataset before a run makes its store: its format from the name, and for
+ * a local file that it exists and is not empty. A run that fails these leaves nothing behind.
+ */
+export async function checkDatasetSource(source: string): Promise<void> {
+  datasetFormat(source);
+  if (isHubUrl(source)) return;
+  const file = await existingFile(source);
+  if ((await stat(file)).size === 0)
+    throw new DatasetError(`${source}: the dataset file is empty (nothing to run)`, {
+      code: 'dataset_empty',
+      details: { source },
+    });
+}

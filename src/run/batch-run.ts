@@ -1,5 +1,6 @@
 import type { Endpoint } from '../config/endpoint.js';
 import { countJsonlRows } from '../dataset/count-rows.js';
+import { checkDatasetSource } from '../dataset/index.js';
 import { availabilityContext, batchEntries } from './batch.js';
 import { executeRun, type ExecuteRunResult, type RunStartInfo } from './execute-run.js';
 import type { RunConfig } from './run-config.js';
@@ -27,6 +28,8 @@ export async function runBatch(input: BatchRunInput): Promise<ExecuteRunResult> 
   const { registry, choice } = input.tools;
   const settings = rolloutSettings(config, endpoint);
   const dataset = config.dataset;
+  // Before the store: a missing, empty or unreadable-by-name dataset leaves no run behind.
+  await checkDatasetSource(dataset);
   const total = await countJsonlRows(dataset);
   return executeRun({
     kind: 'batch',

@@ -334,6 +334,26 @@ test('an empty dataset and a dataset of bad rows only exit 2 with a clear messag
   assert.match(allBad.stdout, /line 2: not valid UTF-8/);
 });
 
+test('a missing, zero-byte or .csv dataset exits 2 before a store or any output is made', async (t) => {
+  const directory = temporaryDirectory(t);
+  const server = await startScriptedServer(echoScript);
+  t.after(() => server.close());
+  writeFileSync(join(directory, 'zero.jsonl'), '');
+  writeFileSync(join(directory, 'table.csv'), 'prompt\nhello\n');
+  for (const [name, message] of [
+    ['absent.jsonl', /absent\.jsonl: dataset file not found/],
+    ['zero.jsonl', /zero\.jsonl: the dataset file is empty/],
+    ['table.csv', /table\.csv: unknown dataset format/],
+  ] as const) {
+    const run = name.replace(/\W/g, '-');
+    const result = await runCli(batchArgs(join(directory, name), run, server.url), { cwd: directory });
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(result.stderr, message);
+    assert.equal(existsSync(join(directory, 'checkpoints', `${run}.sqlite`)), false, `${name}: no store`);
+    assert.equal(existsSync(join(directory, 'datasets', run)), false, `${name}: no outputs`);
+  }
+});
+
 test('two processes on one run: the second refuses at once naming the pid and host holding it (exit 4)', async (t) => {
   const directory = temporaryDirectory(t);
   const server = await startScriptedServer(echoScript, { latencyMs: 200 });
