@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { CommandApprover, guardTerminal, loadApprovedCommands } from '../chat/index.js';
 import { loadToolConfig } from '../config/tool-config.js';
@@ -72,6 +72,11 @@ stay there. Dangerous commands (rm -rf, git reset --hard, …) are refused unles
       });
     const hostFolder =
       sandbox === 'local' && values.scratch !== true ? resolve(stringOption(values, 'workdir') ?? '.') : undefined;
+    // Before any model call: the sandbox is made lazily, at the first tool call.
+    if (hostFolder && !statSync(hostFolder, { throwIfNoEntry: false })?.isDirectory())
+      throw new ConfigError(`--workdir ${hostFolder}: no such folder (give an existing directory to work in)`, {
+        code: 'cli_usage',
+      });
     const { endpoint, scripted } = await resolveEndpoint(values, undefined, {
       scriptedIfUnset: values['scripted-if-unset'] === true,
       log: (line) => process.stderr.write(`${line}\n`),

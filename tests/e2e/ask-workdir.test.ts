@@ -45,11 +45,13 @@ test('traj ask --workdir DIR works in that folder from anywhere; --scratch gets 
   );
   assert.doesNotMatch(scratch.stdout, /okapi notes/);
   assert.match(scratch.stdout, /no such file/);
+  const calls = server.requests.length;
   const missing = await runCli(['ask', 'x', '--workdir', join(elsewhere, 'nope'), ...endpoint(server.url)], {
     cwd: elsewhere,
   });
-  assert.notEqual(missing.code, 0);
+  assert.equal(missing.code, 2, 'a usage error');
   assert.match(missing.stderr, /--workdir .*nope: no such folder/);
+  assert.equal(server.requests.length, calls, 'refused before any model call');
 });
 
 test('traj ask on a real folder refuses a dangerous command: the files survive and the model reads why', async (t) => {
