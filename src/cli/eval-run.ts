@@ -22,6 +22,8 @@ import { formatEvalSummary } from './eval-summary.js';
 import { RunProgress } from './progress.js';
 import { runConfigFrom } from './run-options.js';
 import { logRunStart, pipelineControls, progressHooks, runExitCode, runStopSignals } from './run-controls.js';
+import { EXIT_FAILED } from './exit-codes.js';
+import type { RunStatistics } from '../run/run-statistics.js';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -144,7 +146,12 @@ export async function runEval(
     progress?.stop();
     printResult(finished!, result.outputs.trajectories);
     if (extras && extras.lines.length > 0) process.stdout.write(`${extras.lines.join('\n')}\n`);
-    return runExitCode(result.summary, result.outputs.stats, log, 'rollouts') ?? extras?.exitCode ?? 0;
+    return (
+      runExitCode(result.summary, result.outputs.stats, log, 'rollouts') ??
+      everyRewardErrored(result.outputs.stats, log) ??
+      extras?.exitCode ??
+      0
+    );
   } finally {
     progress?.stop();
     signals.dispose();
@@ -157,4 +164,11 @@ export function printResult(finished: { report: EvalReport; files: ReportFiles }
   process.stdout.write(
     `report: ${finished.files.json} and ${finished.files.markdown}\ntrajectories: ${trajectories}\n`,
   );
+}
+
+/** Rollouts that all ran while no reward could be computed: the environment's reward is broken, not fine. */
+function everyRewardErrored(stats: RunStatistics, log: (line: string) => void): number | undefined {
+  if (stats.rewards.errors === 0 || stats.rewards.scored > 0) return undefined;
+  log(`[traj] every reward errored (${stats.rewards.errors}): fix the environment's reward, then rescore or rerun`);
+  return EXIT_FAILED;
 }

@@ -375,6 +375,19 @@ test('a throwing reward is recorded with its message (reward null), counted in t
   const statistics = JSON.parse(readFileSync(join(directory, 'datasets', 'flaky', 'statistics.json'), 'utf8'));
   assert.equal(statistics.rewards.errors, 2);
 
+  // Every reward erroring is a broken environment, not a successful eval.
+  const broken = join(directory, 'broken-env.mjs');
+  writeFileSync(
+    broken,
+    readFileSync(module, 'utf8').replace('item.n % 2 === 0', 'true').replace("'flaky'", "'broken'"),
+  );
+  const allErrored = await runCli(
+    ['eval', '--env', broken, '--run', 'broken', '--workers', '1', '--concurrency', '4', ...policyArgs(server.url)],
+    { cwd: directory },
+  );
+  assert.equal(allErrored.code, 1, allErrored.stderr);
+  assert.match(allErrored.stderr, /every reward errored \(4\)/);
+
   const noop = await runCli(
     ['eval', '--env', 'file-task', '--run', 'noop', '--agent', 'noop', '--concurrency', '4', '--workers', '1'],
     { cwd: directory },
