@@ -22,7 +22,7 @@ import { formatEvalSummary } from './eval-summary.js';
 import { RunProgress } from './progress.js';
 import { runConfigFrom } from './run-options.js';
 import { logRunStart, pipelineControls, progressHooks, runExitCode, runStopSignals } from './run-controls.js';
-import { EXIT_FAILED } from './exit-codes.js';
+import { EXIT_BROKEN_TASKS, EXIT_FAILED } from './exit-codes.js';
 import type { RunStatistics } from '../run/run-statistics.js';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -146,12 +146,10 @@ export async function runEval(
     progress?.stop();
     printResult(finished!, result.outputs.trajectories);
     if (extras && extras.lines.length > 0) process.stdout.write(`${extras.lines.join('\n')}\n`);
-    return (
-      runExitCode(result.summary, result.outputs.stats, log, 'rollouts') ??
-      everyRewardErrored(result.outputs.stats, log) ??
-      extras?.exitCode ??
-      0
-    );
+    const code = runExitCode(result.summary, result.outputs.stats, log, 'rollouts');
+    // A reference agent's failed rollout (a setup.sh that fails) is a broken task: the bench's verdict wins.
+    if (code === EXIT_FAILED && extras?.exitCode === EXIT_BROKEN_TASKS) return EXIT_BROKEN_TASKS;
+    return code ?? everyRewardErrored(result.outputs.stats, log) ?? extras?.exitCode ?? 0;
   } finally {
     progress?.stop();
     signals.dispose();

@@ -89,6 +89,23 @@ test('a task whose reference solution does not pass is reported as broken: exit 
   assert.match(html, /<tr data-broken-key="create-greeting-file">/);
 });
 
+test('a task whose environment setup.sh fails is broken too: exit 3, not 1', async (t) => {
+  const directory = temporaryDirectory(t);
+  const tasks = join(directory, 'tasks');
+  cpSync(DEMO_TASKS, tasks, { recursive: true });
+  writeFileSync(
+    join(tasks, 'create-greeting-file', 'environment', 'setup.sh'),
+    '#!/bin/bash\necho cannot set up >&2\nexit 7\n',
+  );
+  const result = await runCli(
+    ['bench', 'demo', '--tasks', tasks, '--agent', 'oracle', '--sandbox', 'local', '--run', 'setup-broken'],
+    { cwd: directory },
+  );
+  assert.equal(result.code, 3, `${result.stdout}\n${result.stderr}`);
+  assert.match(result.stdout, /BROKEN/);
+  assert.match(result.stdout, /create-greeting-file/);
+});
+
 test('a task that fails in the run but passes when run again alone is reported as flaky, not broken (exit 0)', async (t) => {
   const directory = temporaryDirectory(t);
   const tasks = join(directory, 'tasks');
