@@ -18,7 +18,7 @@ import { stringOption, type CommandDefinition, type ParsedCommand } from './comm
 export const command: CommandDefinition = {
   name: 'export',
   summary:
-    'turn a run store into a Hugging Face dataset (Parquet/JSONL/Arrow/Atropos + card), optionally pushed to the Hub',
+    'turn a run store into a Hugging Face dataset (Parquet/JSONL/Arrow/Atropos/Hermes + card), optionally pushed to the Hub',
   usage:
     'traj export RUN [--format parquet|jsonl|arrow|atropos|hermes] [--view both|sharegpt|messages] [--split-by status|toolsets|category] [--filter EXPR] [--push ORG/NAME] [options]',
   allowPositionals: true,

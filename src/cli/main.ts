@@ -30,7 +30,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandDef
   },
   export: {
     summary:
-      'turn a run store into a Hugging Face dataset (Parquet/JSONL/Arrow/Atropos + card), optionally pushed to the Hub',
+      'turn a run store into a Hugging Face dataset (Parquet/JSONL/Arrow/Atropos/Hermes + card), optionally pushed to the Hub',
     load: async () => (await import('./export.js')).command,
   },
   ask: {

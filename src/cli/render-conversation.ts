@@ -1,10 +1,14 @@
 import { contentText, type Message } from '../model/messages.js';
+import { printable } from '../util/terminal-text.js';
 
 function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}… (${text.length - max} more chars)` : text;
 }
 
-/** A readable transcript: each turn labelled, tool calls with their arguments, results clipped. */
+/**
+ * A readable transcript: each turn labelled, tool calls with their arguments, results clipped.
+ * What the model and tools wrote is printed with its control characters escaped (printable()).
+ */
 export function renderConversation(
   messages: readonly Message[],
   options: { maxResultChars?: number; showSystem?: boolean } = {},
@@ -22,5 +26,5 @@ export function renderConversation(
         lines.push(`[tool call] ${call.function.name} ${call.function.arguments}`);
     } else lines.push(`[tool result: ${message.name ?? message.tool_call_id}] ${clip(message.content, max)}`);
   }
-  return lines.join('\n');
+  return printable(lines.join('\n'));
 }

@@ -4,3 +4,4 @@ export * from './shell.js';
 export * from './atomic-write.js';
 export * from './closest-match.js';
 export * from './text-table.js';
+export * from './terminal-text.js';
