@@ -96,15 +96,17 @@ export function computeStatistics(store: RunStore, extraWallMs = 0, maxAttempts?
   }));
   const counters = store.counters();
   const scored = totals.scored;
+  const total = Math.max(counters.dataset_rows ?? 0, totals.itemCount);
   return {
     run: meta?.name ?? '',
     model: (meta?.fingerprint_parts.model as string | undefined) ?? null,
     prompts: {
-      total: Math.max(counters.dataset_rows ?? 0, totals.itemCount),
+      total,
       done: byStatus.done ?? 0,
       discarded: byStatus.discarded ?? 0,
       failed: byStatus.failed ?? 0,
-      pending: byStatus.pending ?? 0,
+      // Rows a stopped run never read are not in the store, but they are still to do.
+      pending: Math.max(byStatus.pending ?? 0, total - finished - totals.badRows),
       failed_by_class: totals.failedByClass,
       failed_by_code: totals.failedByCode,
       failures: Object.fromEntries(

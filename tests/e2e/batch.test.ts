@@ -343,6 +343,9 @@ async function sigintRun(t: TestContext, workers: string, where: RegExp): Promis
     30,
     'the statistics count the whole dataset, not only the rows read before the stop',
   );
+  const shown = interruptedStats.prompts;
+  assert.equal(shown.pending, 30 - shown.done - shown.discarded - shown.failed, 'rows never read are still pending');
+  assert.ok(shown.pending > 0);
   const resumed = await runCli(args, { cwd: directory });
   assert.equal(resumed.code, 0, resumed.stderr);
   assert.equal(readRecords(directory, 'sigint').length, 30);
