@@ -132,10 +132,9 @@ test('traj batch ... | head -n 1 through a real shell pipeline: traj exits 0 wit
   ]
     .map(quote)
     .join(' ');
-  // `true` closes the pipe at once; head -n 1 closes it after the first line of the summary.
-  for (const reader of ['true', 'head -n 1']) {
-    const script = `${command} 2>${quote(join(directory, 'stderr.txt'))} | ${reader}; echo "traj exit: \${PIPESTATUS[0]}"`;
-    const shell = spawn('bash', ['-c', script], {
+  /** Run a shell pipeline; what it printed, ending with traj's own exit status. */
+  const pipeline = async (script: string): Promise<string> => {
+    const shell = spawn('bash', ['-c', `${script}; echo "traj exit: \${PIPESTATUS[0]}"`], {
       cwd: directory,
       env: cliEnvironment(),
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -143,22 +142,21 @@ test('traj batch ... | head -n 1 through a real shell pipeline: traj exits 0 wit
     let stdout = '';
     shell.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     await new Promise((resolve) => shell.on('close', resolve));
+    return stdout;
+  };
+  // `true` closes the pipe at once; head -n 1 closes it after the first line of the summary.
+  for (const reader of ['true', 'head -n 1']) {
+    const stdout = await pipeline(`${command} 2>${quote(join(directory, 'stderr.txt'))} | ${reader}`);
     assert.match(stdout, /traj exit: 0$/m, `${reader}: ${stdout}`);
     const stderr = readFileSync(join(directory, 'stderr.txt'), 'utf8');
     assert.doesNotMatch(stderr, /EPIPE|internal error/, reader);
   }
   // Both streams into the pipe: stderr's reader goes away too, mid-run.
-  for (const run of ['both-true', 'both-head']) {
-    const reader = run === 'both-true' ? 'true' : 'head -n 1';
-    const script = `${command.replace("'head'", quote(run))} 2>&1 | ${reader}; echo "traj exit: \${PIPESTATUS[0]}"`;
-    const shell = spawn('bash', ['-c', script], {
-      cwd: directory,
-      env: cliEnvironment(),
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let stdout = '';
-    shell.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    await new Promise((resolve) => shell.on('close', resolve));
+  for (const [run, reader] of [
+    ['both-true', 'true'],
+    ['both-head', 'head -n 1'],
+  ] as const) {
+    const stdout = await pipeline(`${command.replace("'head'", quote(run))} 2>&1 | ${reader}`);
     assert.match(stdout, /traj exit: 0$/m, `2>&1 | ${reader}: ${stdout}`);
   }
   assert.ok(existsSync(join(directory, 'out', 'trajectories.jsonl')));
