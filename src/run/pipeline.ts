@@ -201,14 +201,10 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineSum
 }
 
 async function settledOrStopped(rollouts: Promise<void>[], stop: AbortSignal | undefined): Promise<void> {
-  if (!stop || stop.aborted) return;
-  let onStop = () => {};
-  const stopped = new Promise<void>((resolve) => {
-    onStop = resolve;
-    stop.addEventListener('abort', onStop, { once: true });
-  });
-  await Promise.race([Promise.allSettled(rollouts), stopped]);
-  stop.removeEventListener('abort', onStop);
+  if (!stop) return;
+  const stopped = untilAborted(stop);
+  await Promise.race([Promise.allSettled(rollouts), stopped.aborted]);
+  stopped.cancel();
 }
 
 /**
@@ -255,13 +251,26 @@ async function graceThenInterrupt(options: PipelineOptions, inFlight: Set<Promis
   let timer: NodeJS.Timeout | undefined;
   const graceOver = new Promise<void>((resolve) => {
     timer = setTimeout(resolve, options.graceMs ?? 30_000);
-    // SIGTERM aborts both signals at once: an already aborted one fires no event.
-    if (options.interruptNow?.aborted) resolve();
-    options.interruptNow?.addEventListener('abort', () => resolve(), { once: true });
   });
-  await Promise.race([Promise.allSettled([...inFlight]), graceOver]);
+  const now = untilAborted(options.interruptNow);
+  await Promise.race([Promise.allSettled([...inFlight]), graceOver, now.aborted]);
   clearTimeout(timer);
+  now.cancel();
   if (inFlight.size > 0) options.runner.interrupt();
+}
+
+/**
+ * Resolves when `signal` aborts, at once when it already has (SIGTERM aborts the stop and the
+ * interrupt together, and an aborted signal fires no event); never without one. `cancel` drops the listener.
+ */
+function untilAborted(signal: AbortSignal | undefined): { aborted: Promise<void>; cancel(): void } {
+  let onAbort = () => {};
+  const aborted = new Promise<void>((resolve) => {
+    onAbort = resolve;
+    if (signal?.aborted) resolve();
+    else signal?.addEventListener('abort', onAbort, { once: true });
+  });
+  return { aborted, cancel: () => signal?.removeEventListener('abort', onAbort) };
 }
 
 /** Back to pending without using an attempt: the rollout was cut off, it did not fail. */

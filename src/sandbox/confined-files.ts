@@ -132,7 +132,7 @@ class Walk {
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' && create) {
-        await this.makeDirectory(name);
+        await makeDirectoryAt(at(this.top, name), this.folder.owner);
         this.queue.unshift(name);
         return 'entered';
       }
@@ -142,13 +142,17 @@ class Walk {
     }
   }
 
-  private async makeDirectory(name: string): Promise<void> {
-    await mkdir(at(this.top, name), 0o755).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== 'EEXIST') throw error;
-    });
-    if (!this.folder.owner) return;
-    const made = await open(at(this.top, name), DIRECTORY_FLAGS);
-    await made.chown(this.folder.owner.uid, this.folder.owner.gid).finally(() => made.close());
+  /**
+   * Walk on to the last component: directories entered, links on the way spliced in. The last
+   * name (undefined: the current directory itself), and, where a directory on the way is missing,
+   * that one and everything after it.
+   */
+  async toLast(create: boolean): Promise<{ name: string | undefined; missing: string[] }> {
+    for (;;) {
+      const name = this.next();
+      if (name === undefined || this.queue.every((rest) => rest === '' || rest === '.')) return { name, missing: [] };
+      if ((await this.enter(name, create)) === 'missing') return { name, missing: [name, ...this.queue] };
+    }
   }
 
   /**
@@ -191,12 +195,7 @@ async function walkToParent(
   const walk = new Walk(folder, path, partsInside(path, folder, path));
   try {
     await walk.start();
-    for (;;) {
-      const name = walk.next();
-      if (name === undefined || walk.queue.every((rest) => rest === '' || rest === '.'))
-        return { walk, name, missing: [] };
-      if ((await walk.enter(name, create)) === 'missing') return { walk, name, missing: [name, ...walk.queue] };
-    }
+    return { walk, ...(await walk.toLast(create)) };
   } catch (error) {
     walk.close();
     throw error;
@@ -213,7 +212,7 @@ async function openLast(
   open_: (at: string) => Promise<FileHandle>,
   create: boolean,
   directory = false,
-): Promise<{ handle: FileHandle; hostPath: string }> {
+): Promise<FileHandle> {
   const direct = await openDirect(folder, path, open_);
   if (direct) return direct;
   const { walk, name } = await walkToParent(folder, path, create);
@@ -223,11 +222,14 @@ async function openLast(
       if (last === undefined && directory) last = '.';
       if (last === undefined) throw new SandboxError(`'${path}' is a directory, not a file`, { code: 'is_directory' });
       try {
-        return { handle: await open_(at(walk.top, last)), hostPath: join(walk.here, last) };
+        return await open_(at(walk.top, last));
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'ELOOP' || !(await walk.followLink(last))) throw error;
       }
-      last = await continueWalk(walk, create);
+      const next = await walk.toLast(create);
+      if (next.missing.length > 0)
+        throw Object.assign(new Error('ENOENT: no such file or directory'), { code: 'ENOENT' });
+      last = next.name;
     }
   } finally {
     walk.close();
@@ -244,27 +246,28 @@ async function openDirect(
   folder: ConfinedFolder,
   path: string,
   open_: (at: string) => Promise<FileHandle>,
-): Promise<{ handle: FileHandle; hostPath: string } | undefined> {
+): Promise<FileHandle | undefined> {
   if (folder.workdir !== folder.root) return undefined;
   const parts = partsInside(path, folder, path);
   if (parts.length !== 1 || parts[0] === '.' || parts[0] === '..') return undefined;
-  const hostPath = join(folder.root, parts[0]!);
   try {
-    return { handle: await open_(hostPath), hostPath };
+    return await open_(join(folder.root, parts[0]!));
   } catch {
     return undefined;
   }
 }
 
-/** After a link was spliced in: walk its directories and return its new last component. */
-async function continueWalk(walk: Walk, create: boolean): Promise<string | undefined> {
-  for (;;) {
-    const name = walk.next();
-    if (name === undefined || walk.queue.every((rest) => rest === '' || rest === '.')) return name;
-    if ((await walk.enter(name, create)) === 'missing') {
-      throw Object.assign(new Error(`ENOENT: no such file or directory`), { code: 'ENOENT' });
-    }
+/** Make a directory (an existing one is fine); one this call made goes to `owner`. */
+async function makeDirectoryAt(path: string, owner: FileOwner | undefined): Promise<void> {
+  try {
+    await mkdir(path, 0o755);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    return;
   }
+  if (!owner) return;
+  const made = await open(path, DIRECTORY_FLAGS);
+  await made.chown(owner.uid, owner.gid).finally(() => made.close());
 }
 
 function describeKind(info: {
@@ -293,7 +296,7 @@ export async function readConfined(
   maxBytes = DEFAULT_MAX_READ_BYTES,
 ): Promise<Buffer> {
   return withTimeout(path, folder, 'read', async () => {
-    const { handle } = await openLast(folder, path, (target) => open(target, READ_FLAGS), false);
+    const handle = await openLast(folder, path, (target) => open(target, READ_FLAGS), false);
     try {
       const info = await handle.stat();
       if (info.isDirectory()) throw new SandboxError(`'${path}' is a directory, not a file`, { code: 'is_directory' });
@@ -343,7 +346,7 @@ export async function writeConfined(
 ): Promise<void> {
   return withTimeout(path, folder, 'write', async () => {
     let created = false;
-    const { handle } = await openLast(
+    const handle = await openLast(
       folder,
       path,
       async (target) => {
@@ -391,22 +394,16 @@ async function checkWritable(handle: FileHandle, path: string): Promise<void> {
  */
 export async function resolveConfined(folder: ConfinedFolder, path: string): Promise<string> {
   return withTimeout(path, folder, 'resolve', async () => {
-    const { walk, name, missing } = await walkToParent(folder, path, false);
+    const walked = await walkToParent(folder, path, false);
+    const { walk } = walked;
     try {
-      if (missing.length > 0) {
-        // What is missing came partly from a link's target, which may climb with `..`: check it.
-        const result = join(walk.here, ...missing);
-        partsInside(result, folder, path);
-        return result;
-      }
-      let last = name;
-      while (last !== undefined && (await walk.followLink(last))) {
-        last = await continueWalk(walk, false).catch((error: NodeJS.ErrnoException) => {
-          if (error.code === 'ENOENT') return undefined;
-          throw error;
-        });
-      }
-      return last === undefined ? walk.here : join(walk.here, last);
+      let { name, missing } = walked;
+      while (missing.length === 0 && name !== undefined && (await walk.followLink(name)))
+        ({ name, missing } = await walk.toLast(false));
+      const result = join(walk.here, ...(missing.length > 0 ? missing : name === undefined ? [] : [name]));
+      // What is missing may come from a link's target, which can climb with `..`: check the whole.
+      partsInside(result, folder, path);
+      return result;
     } finally {
       walk.close();
     }
@@ -415,20 +412,11 @@ export async function resolveConfined(folder: ConfinedFolder, path: string): Pro
 
 /** Make a folder (and its parents) inside the workdir; an existing one is fine. */
 export async function makeFolderConfined(folder: ConfinedFolder, path: string): Promise<void> {
-  const { handle } = await openLast(
+  const handle = await openLast(
     folder,
     path,
     async (target) => {
-      await mkdir(target, 0o755).then(
-        async () => {
-          if (!folder.owner) return;
-          const made = await open(target, DIRECTORY_FLAGS);
-          await made.chown(folder.owner.uid, folder.owner.gid).finally(() => made.close());
-        },
-        (error: NodeJS.ErrnoException) => {
-          if (error.code !== 'EEXIST') throw error;
-        },
-      );
+      await makeDirectoryAt(target, folder.owner);
       return open(target, DIRECTORY_FLAGS);
     },
     true,
@@ -500,7 +488,7 @@ export async function downloadConfined(folder: ConfinedFolder, remotePath: strin
 
 /** A folder's entries inside the workdir, each with its link target when it is a symlink. */
 async function listConfined(folder: ConfinedFolder, path: string): Promise<{ name: string; link?: string }[]> {
-  const { handle } = await openLast(folder, path, (target) => open(target, DIRECTORY_FLAGS), false, true);
+  const handle = await openLast(folder, path, (target) => open(target, DIRECTORY_FLAGS), false, true);
   try {
     const entries = await readdir(`${FD_FOLDER}/${handle.fd}`, { withFileTypes: true });
     return Promise.all(

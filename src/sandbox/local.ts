@@ -168,14 +168,11 @@ async function hostFolderSandbox(
     });
   }
   const root = await realpath(folder);
+  if (isolation.mode === 'none') return new LocalSandbox(root, root, env, undefined, false);
   // As root, a user's own folder is worked on as its owner; a folder root owns keeps root (without capabilities).
-  const user =
-    isolation.mode === 'bwrap' && info.uid !== 0 && !isolation.rootInside
-      ? { uid: info.uid, gid: info.gid }
-      : undefined;
-  const isolated =
-    isolation.mode === 'bwrap' ? { config, user: process.getuid?.() === 0 ? user : undefined } : undefined;
-  return new LocalSandbox(root, root, env, isolated, false);
+  const asOwner = process.getuid?.() === 0 && info.uid !== 0 && !isolation.rootInside;
+  const user = asOwner ? { uid: info.uid, gid: info.gid } : undefined;
+  return new LocalSandbox(root, root, env, { config, user }, false);
 }
 
 function subfolderName(workdir: string): string {
