@@ -1,4 +1,5 @@
 export * from './events.js';
+export * from './agent-options.js';
 export * from './loop.js';
 export * from './result.js';
 export * from './stop-conditions.js';

@@ -1,46 +1,16 @@
 import { ModelError, serializeError, type SerializedError } from '../errors.js';
 import { describeFailure, isContextOverflow } from '../model/context-overflow.js';
 import { addUsage, emptyUsage, type Message } from '../model/messages.js';
-import type { ModelClient, ModelResponse } from '../model/types.js';
-import type { Sandbox } from '../sandbox/sandbox.js';
-import type { Budget } from '../tools/budget.js';
-import { toolSpec, type Tool, type ToolCallInput } from '../tools/registry.js';
+import type { ModelResponse } from '../model/types.js';
+import { toolSpec, type ToolCallInput } from '../tools/registry.js';
 import type { ToolServices } from '../tools/services.js';
-import { ContextWindow, type ContextWindowOptions } from './context-window.js';
-import type { AgentEventHandler } from './events.js';
+import type { RunAgentOptions } from './agent-options.js';
+import { ContextWindow } from './context-window.js';
 import type { Compression } from './compression.js';
 import type { AgentFinishReason, AgentResult } from './result.js';
-import { defaultStopAfterResponse, type StopCondition } from './stop-conditions.js';
+import { defaultStopAfterResponse } from './stop-conditions.js';
 import { childRunner, childUsage } from './subagent.js';
 import { runToolStep } from './tool-step.js';
-
-export interface RunAgentOptions {
-  model: ModelClient;
-  tools: Tool[];
-  /** The starting conversation: the system prompt, then the user turn(s) or a conversation prefix. */
-  messages: Message[];
-  sandbox: Sandbox;
-  maxTurns: number;
-  budget?: Budget;
-  signal?: AbortSignal;
-  onEvent?: AgentEventHandler;
-  /** Stream model output (deltas reach `onEvent`); the result is the same either way. */
-  stream?: boolean;
-  /** Tool calls of one assistant message run concurrently, at most this many at once. */
-  toolConcurrency?: number;
-  stopWhen?: StopCondition;
-  /** Retries of an empty answer (no content, no tool calls) before finishing with `empty`. */
-  emptyRetries?: number;
-  /** Per-run tool state (the todo list); pass one to keep it across runs of one chat session. */
-  state?: Map<string, unknown>;
-  env?: NodeJS.ProcessEnv;
-  /** The model's window and how to compress when a request would pass it; absent: never compressed. */
-  context?: ContextWindowOptions;
-  /** Settings, auxiliary models and the web cache for tools that reach outside services. */
-  services?: ToolServices;
-  /** 0 for a top-level run; a delegate_task child runs one deeper (see subagent.ts). */
-  depth?: number;
-}
 
 export const GRACE_PROMPT =
   'You have used all available turns. Reply now with your final answer; do not call any tools.';

@@ -3,7 +3,7 @@ import type { DelegateFunction, DelegateRequest } from '../tools/nested.js';
 import { ToolFailure } from '../tools/registry.js';
 import type { AgentEventHandler } from './events.js';
 import type { AgentResult, ToolCallRecord } from './result.js';
-import type { RunAgentOptions } from './loop.js';
+import type { RunAgentOptions } from './agent-options.js';
 
 /** Parent, child, grandchild: a run at this depth may not delegate again. */
 export const MAX_DELEGATION_DEPTH = 2;

@@ -7,7 +7,8 @@ import { DEFAULT_WEB_CONFIG, type WebConfig } from '../config/web.js';
 import { toolSpec, type AvailabilityContext, type ToolRegistry } from '../tools/registry.js';
 import { sampleToolsets, type Distribution } from '../tools/distributions.js';
 import { readDataset, type ReadDatasetOptions } from '../dataset/index.js';
-import type { PipelineEntry, RecordFilter } from './pipeline.js';
+import type { RecordFilter } from './pipeline.js';
+import type { PipelineEntry } from './work-item.js';
 import { PromptKeyer } from './prompt-key.js';
 import type { RunStore } from './store.js';
 

@@ -4,7 +4,7 @@ import type { Message } from '../model/messages.js';
 import { sampleToolsets } from '../tools/distributions.js';
 import type { AvailabilityContext, ToolRegistry } from '../tools/registry.js';
 import type { ToolsetChoice } from './batch.js';
-import type { PipelineEntry, WorkItem } from './pipeline.js';
+import type { PipelineEntry, WorkItem } from './work-item.js';
 import { PromptKeyer } from './prompt-key.js';
 import type { RunStore } from './store.js';
 

@@ -6,12 +6,12 @@ import { writeRunOutputs, type RunOutputs } from './outputs.js';
 import {
   emptyPipelineSummary,
   runPipeline,
-  type PipelineEntry,
   type PipelineEvent,
   type PipelineSummary,
   type RecordFilter,
   type RolloutRunner,
 } from './pipeline.js';
+import type { PipelineEntry } from './work-item.js';
 import { ConcurrencySampler } from './concurrency-sampler.js';
 import { startLocalPool, type LocalPool } from './pool.js';
 import { runGate } from './run-gate.js';

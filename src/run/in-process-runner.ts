@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { EndpointGate } from '../model/concurrency.js';
-import type { LocalRunner } from './pool.js';
+import type { LocalRunner } from './local-runner.js';
 import type { RolloutOutcome, RolloutTask } from './rollout.js';
 import { ROLLOUT_STARTS_PER_TURN, StartPacer } from './start-pacer.js';
 import { retryText } from './retry-text.js';

@@ -9,24 +9,7 @@ import { Semaphore } from './semaphore.js';
 import { budgetStopReason, SpendMeter, type BudgetStop } from './spend-limit.js';
 import { isFinished, type ErrorClass, type ItemStatus, type RunStore } from './store.js';
 import { withStoredStates } from './stored-states.js';
-
-/** One rollout to run: the key it is stored under and everything the worker needs. */
-export interface WorkItem {
-  key: string;
-  sample: number;
-  rowIndex: number | null;
-  group: string | null;
-  task: Omit<RolloutTask, 'key' | 'sample' | 'settings'>;
-  source: TrajectoryRecord['source'];
-}
-
-export interface BadRowEntry {
-  bad: true;
-  line: number;
-  reason: string;
-}
-
-export type PipelineEntry = WorkItem | BadRowEntry;
+import type { PipelineEntry, WorkItem } from './work-item.js';
 
 /** Returns why a record is discarded, or undefined to keep it. */
 export type RecordFilter = (record: TrajectoryRecord) => string | undefined;

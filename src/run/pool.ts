@@ -7,8 +7,8 @@ import type { EndpointGate } from '../model/concurrency.js';
 import type { RolloutOutcome, RolloutTask } from './rollout.js';
 import type { ControlMessage, PoolTask, PoolWorkerData } from './worker.js';
 import { InProcessRunner } from './in-process-runner.js';
+import type { LocalRunner } from './local-runner.js';
 import { RunCounters, runGate, type RunGate } from './run-gate.js';
-import type { RolloutRunner } from './pipeline.js';
 import { ToolSpecsMemo } from './tool-specs-memo.js';
 import { chooseWorkerCount, type WorkerChoice } from './worker-count.js';
 
@@ -19,21 +19,6 @@ export interface PoolOptions {
   concurrency: number;
   /** The run's endpoint: one concurrency gate shared by every thread (see runGate). */
   gate?: RunGate;
-}
-
-/** What runs a run's rollouts on this machine: worker threads (RolloutPool) or this thread (InProcessRunner). */
-export interface LocalRunner extends RolloutRunner {
-  /** Worker threads: 0 when the rollouts run on this thread. */
-  readonly workers: number;
-  /** The run endpoint's gate: its level is the progress line's `conc`. */
-  readonly gate?: EndpointGate;
-  /** Told when a model call failed and is being retried. */
-  onRetry?: (retry: { attempt: number; delayMs: number; message: string }) => void;
-  requestsInFlight(): number;
-  /** Close the rollouts' services (MCP servers, sandboxes still going) and stop the threads. */
-  close(): Promise<void>;
-  /** Whether close() was called. */
-  readonly isClosing: boolean;
 }
 
 /** A run's local pool, and why it has that many threads (for the start line). */

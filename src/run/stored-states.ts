@@ -1,4 +1,4 @@
-import type { PipelineEntry, WorkItem } from './pipeline.js';
+import type { PipelineEntry, WorkItem } from './work-item.js';
 import { isFinished, stateKey, type ItemState, type RunStore } from './store.js';
 
 export interface EntryWithState {

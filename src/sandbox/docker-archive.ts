@@ -7,7 +7,8 @@ import type Docker from 'dockerode';
 import tar from 'tar-stream';
 import { errorMessage, SandboxError } from '../errors.js';
 import { engineStatus, withEngineRetry } from './docker-engine.js';
-import { pipeExec, type ExecTarget } from './docker-exec.js';
+import { pipeExec } from './docker-exec.js';
+import type { ExecTarget } from './docker-exec-target.js';
 
 /**
  * How tar streams get in and out of a container. The engine's archive endpoints need nothing

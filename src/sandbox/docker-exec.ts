@@ -3,14 +3,14 @@ import { posix } from 'node:path';
 import type { Duplex, Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type Docker from 'dockerode';
-import type { LimitFunction } from 'p-limit';
 import { errorMessage, SandboxError } from '../errors.js';
 import { delay, withEngineRetry } from './docker-engine.js';
 import { ExecDemultiplexer } from './docker-demux.js';
 import { containerGone, exitCodeOf } from './docker-exec-status.js';
 import { endTree } from './docker-kill.js';
+import type { ExecTarget } from './docker-exec-target.js';
 import { CappedOutput } from './docker-output.js';
-import { type ContainerRestarter, couldNotFork, withRestartNote } from './docker-restart.js';
+import { couldNotFork, withRestartNote } from './docker-restart.js';
 import { DEFAULT_EXEC_TIMEOUT_MS, type ExecOptions, type ExecResult } from './sandbox.js';
 import { scrubEnvironment } from './scrub-environment.js';
 
@@ -25,18 +25,6 @@ const WRAPPER = 'bash -c "$1"; exit $?';
 /** Attempts when the runtime could not start a process (e.g. every pid slot taken). */
 const START_ATTEMPTS = 5;
 const RUNTIME_FAILURE = /OCI runtime exec failed|unable to start container process/;
-
-export interface ExecTarget {
-  container: Docker.Container;
-  sandboxId: string;
-  workdir: string;
-  /** The sandbox's own environment (options.env), already free of secrets. */
-  env: Record<string, string>;
-  maxOutputBytes: number;
-  limiter: LimitFunction;
-  /** The way out when a command's tree cannot be ended from inside the container. */
-  restarter: ContainerRestarter;
-}
 
 export async function runDockerCommand(target: ExecTarget, command: string, options: ExecOptions): Promise<ExecResult> {
   if (options.signal?.aborted)

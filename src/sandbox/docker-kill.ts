@@ -1,7 +1,7 @@
 import type { Duplex } from 'node:stream';
 import type Docker from 'dockerode';
 import { delay, withEngineRetry } from './docker-engine.js';
-import type { ExecTarget } from './docker-exec.js';
+import type { ExecTarget } from './docker-exec-target.js';
 import { closedWithin, containerGone, exitCodeOf, streamClosed } from './docker-exec-status.js';
 
 /**

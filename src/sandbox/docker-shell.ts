@@ -5,7 +5,7 @@ import type Docker from 'dockerode';
 import { errorMessage } from '../errors.js';
 import { withEngineRetry } from './docker-engine.js';
 import { ExecDemultiplexer } from './docker-demux.js';
-import type { ExecTarget } from './docker-exec.js';
+import type { ExecTarget } from './docker-exec-target.js';
 import { exitCodeOf } from './docker-exec-status.js';
 import { endTree } from './docker-kill.js';
 import type { ShellHandlers, ShellProcess } from './persistent-shell.js';

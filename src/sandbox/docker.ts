@@ -20,7 +20,8 @@ import {
   type DockerSandboxConfig,
 } from './docker-config.js';
 import { connectDocker, engineLimiter, engineStatus, withEngineRetry } from './docker-engine.js';
-import { runDockerCommand, type ExecTarget } from './docker-exec.js';
+import { runDockerCommand } from './docker-exec.js';
+import type { ExecTarget } from './docker-exec-target.js';
 import { containerLabels } from './docker-labels.js';
 import { ContainerRestarter, couldNotFork, withRestartNote } from './docker-restart.js';
 import { openDockerShell } from './docker-shell.js';

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative, resolve, dirname } from 'node:path';
+import { join, relative } from 'node:path';
 import { test } from 'node:test';
 import { projectRoot } from '../../src/util/paths.js';
+import { relativeImports, sourceFiles } from './source-imports.js';
 
 /**
  * The rooms of src/, lowest first. A file may import its own room, a room listed before it,
@@ -34,31 +35,6 @@ const EXCEPTIONS: Record<string, string[]> = {
 const SHARED = new Set(['errors.ts', 'util']);
 // testing/ stands beside cli: it may use every room below cli, and only cli (lazily) uses it.
 const TESTING_RANK = ROOMS.indexOf('cli');
-
-interface ImportLine {
-  file: string;
-  line: number;
-  target: string;
-}
-
-function sourceFiles(directory: string): string[] {
-  return readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(directory, entry.name);
-    if (entry.isDirectory()) return sourceFiles(path);
-    return entry.name.endsWith('.ts') ? [path] : [];
-  });
-}
-
-/** Static `from '…'`, side-effect `import '…'` and dynamic `import('…')` of relative paths. */
-export function relativeImports(file: string, text: string): ImportLine[] {
-  const found: ImportLine[] = [];
-  const pattern = /(?:\bfrom\s+|\bimport\s*\(\s*|^\s*import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm;
-  for (const match of text.matchAll(pattern)) {
-    const line = text.slice(0, match.index).split('\n').length;
-    found.push({ file, line, target: resolve(dirname(file), match[1]!) });
-  }
-  return found;
-}
 
 function roomOf(sourceRoot: string, path: string): string | undefined {
   const inside = relative(sourceRoot, path);

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { batchEntries } from '../../src/run/batch.js';
-import type { PipelineEntry, WorkItem } from '../../src/run/pipeline.js';
+import type { PipelineEntry, WorkItem } from '../../src/run/work-item.js';
 import { RunStore } from '../../src/run/store.js';
 import { loadToolRegistry } from '../../src/tools/builtin.js';
 import { temporaryDirectory } from '../helpers/cli.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import type { PipelineEntry, WorkItem } from '../../src/run/pipeline.js';
+import type { PipelineEntry, WorkItem } from '../../src/run/work-item.js';
 import { RunStore } from '../../src/run/store.js';
 import { withStoredStates } from '../../src/run/stored-states.js';
 import { temporaryDirectory } from '../helpers/cli.js';
