@@ -11,3 +11,4 @@ export * from './summarizer.js';
 export * from './token-count.js';
 export * from './context-files.js';
 export { CHILD_SYSTEM_PROMPT, MAX_DELEGATION_DEPTH, DEFAULT_CHILD_MAX_TURNS } from './subagent.js';
+export * from './agent-settings.js';

@@ -36,7 +36,7 @@ export function childRunner(parent: RunAgentOptions, depth: number, runChild: Ru
         { role: 'system', content: CHILD_SYSTEM_PROMPT },
         { role: 'user', content: request.context ? `${request.goal}\n\nContext:\n${request.context}` : request.goal },
       ],
-      maxTurns: parent.services?.delegation?.max_turns ?? DEFAULT_CHILD_MAX_TURNS,
+      maxTurns: parent.services?.settings.delegation.max_turns ?? DEFAULT_CHILD_MAX_TURNS,
       stopWhen: undefined,
       state: new Map(),
       depth: depth + 1,

@@ -1,7 +1,6 @@
 import type { Compression } from '../agent/compression.js';
+import { agentLoopOptions, toolServicesFor, type AgentSettings } from '../agent/agent-settings.js';
 import { runAgent } from '../agent/loop.js';
-import { summarizerFor } from '../agent/summarizer.js';
-import { resolveContextLength } from '../model/context-length.js';
 import type { AgentEventHandler } from '../agent/events.js';
 import type { AgentResult } from '../agent/result.js';
 import { buildSystemPrompt } from '../agent/system-prompt.js';
@@ -9,8 +8,8 @@ import type { Endpoint } from '../config/endpoint.js';
 import { addUsage, contentText, type Message, type ToolSpec } from '../model/messages.js';
 import type { ModelClient } from '../model/types.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
-import type { Budget } from '../tools/budget.js';
 import { toolSpec, type Tool } from '../tools/registry.js';
+import type { ToolServices } from '../tools/services.js';
 import { disposeToolState } from '../tools/tool-state.js';
 import { knowledgeSections, provideKnowledge, type ChatKnowledge } from './chat-knowledge.js';
 import type { ChatTools } from './chat-tools.js';
@@ -18,14 +17,8 @@ import { emptySessionUsage, type ForkOrigin, type Session, type SessionUsage } f
 import { newSessionId, type SessionStore } from './session-store.js';
 
 /** What a new session is started with; /model, /toolsets and /system change it for the next one. */
-export interface ChatSettings {
-  endpoint: Endpoint;
+export interface ChatSettings extends AgentSettings {
   toolsets: string[];
-  /** The instructions part of the system prompt (DEFAULT_SYSTEM_PROMPT when absent). */
-  systemPrompt?: string;
-  maxTurns: number;
-  budget: Budget;
-  toolConcurrency: number;
 }
 
 /** The process-wide parts every session of one `traj chat` shares. */
@@ -195,31 +188,27 @@ export class ChatSession {
     this.history = messages;
     this.persist();
     const model = this.services.model(this.endpoint);
-    const window = await resolveContextLength(this.endpoint);
+    const settings = { ...this.settings, endpoint: this.endpoint };
     const result = await runAgent({
-      model,
-      context: {
-        contextLength: window.tokens,
-        summarize: summarizerFor(model, this.services.tools.services),
-        compressions: this.compressions,
-      },
+      ...(await agentLoopOptions(settings, model, this.toolServices(settings), this.compressions)),
       tools: this.tools,
       messages,
       sandbox: this.services.sandbox,
-      maxTurns: this.settings.maxTurns,
-      budget: this.settings.budget,
-      toolConcurrency: this.settings.toolConcurrency,
       signal: options.signal,
       onEvent: options.onEvent,
       stream: true,
       state: this.state,
-      services: this.services.tools.services,
     });
     this.history = result.messages;
     this.compressions = result.compressions ?? [];
     this.usage = { ...addUsage({ ...this.usage }, result.usage), api_calls: this.usage.api_calls + result.apiCalls };
     this.persist();
     return result;
+  }
+
+  /** The chat's tool services; a session built without them (tests) gets the settings' own. */
+  private toolServices(settings: AgentSettings): ToolServices {
+    return this.services.tools.services ?? toolServicesFor(settings, (endpoint) => this.services.model(endpoint));
   }
 
   /** Drop the last user message and everything after it; returns it, or undefined when there is none. */

@@ -1,10 +1,5 @@
-import { resolveAuxiliary, type AuxiliaryConfig } from '../config/auxiliary.js';
-import type { BrowserConfig } from '../config/browser.js';
-import type { CodeExecutionConfig } from '../config/code-execution.js';
-import type { DelegationConfig } from '../config/delegation.js';
-import type { TerminalConfig } from '../config/terminal.js';
+import { toolServicesFor } from '../agent/agent-settings.js';
 import type { Endpoint } from '../config/endpoint.js';
-import { DEFAULT_WEB_CONFIG, type WebConfig } from '../config/web.js';
 import { closeBrowserEngines } from '../tools/browser/engine.js';
 import { countingWebCache, type ToolServices } from '../tools/services.js';
 import { errorMessage } from '../errors.js';
@@ -41,17 +36,6 @@ export interface ChatLaunch extends ChatSettings {
     local?: Record<string, unknown>;
   };
   mcpServers?: Record<string, unknown>;
-  /** Web tools' settings and auxiliary models (TRAJ_HOME/config.yaml under --config). */
-  web?: WebConfig;
-  auxiliary?: AuxiliaryConfig;
-  /** The browser toolset's engine and time limits (TRAJ_HOME/config.yaml under --config). */
-  browser?: BrowserConfig;
-  /** delegate_task's child agents (TRAJ_HOME/config.yaml under --config). */
-  delegation?: DelegationConfig;
-  /** What execute_code scripts may do (TRAJ_HOME/config.yaml under --config). */
-  code_execution?: CodeExecutionConfig;
-  /** The terminal's mode (TRAJ_HOME/config.yaml under --config). */
-  terminal?: TerminalConfig;
   checkpointsDir: string;
   /** Continue a stored session (an id, a unique prefix, or "last"). */
   resume?: string;
@@ -96,34 +80,19 @@ export async function runChat(launch: ChatLaunch): Promise<number> {
       : undefined;
   const models = modelClients();
   // A chat has no run store: the web cache lives for the chat, so a page read twice is fetched once.
-  const toolServices: ToolServices = {
-    web: launch.web ?? DEFAULT_WEB_CONFIG,
-    auxiliary: resolveAuxiliary(launch.auxiliary, launch.endpoint),
-    model: models,
-    webCache: countingWebCache(),
-    browser: launch.browser,
-    delegation: launch.delegation,
-    codeExecution: launch.code_execution,
-  };
+  const toolServices: ToolServices = { ...toolServicesFor(launch, models), webCache: countingWebCache() };
   const tools = new ChatTools({
     mcpServers: launch.mcpServers,
     approver,
     services: toolServices,
-    terminal: launch.terminal,
+    terminal: launch.tools.terminal,
   });
   let sandbox: Sandbox | undefined;
   try {
     sandbox = await createSandbox({ ...launch.sandbox, run: 'chat', key: 'chat' });
     const knowledge = loadChatKnowledge(launch.knowledge ?? {});
     const services: ChatServices = { store, tools, sandbox, model: models, knowledge };
-    const settings: ChatSettings = {
-      endpoint: launch.endpoint,
-      toolsets: launch.toolsets,
-      systemPrompt: launch.systemPrompt,
-      maxTurns: launch.maxTurns,
-      budget: launch.budget,
-      toolConcurrency: launch.toolConcurrency,
-    };
+    const settings: ChatSettings = chatSettingsOf(launch);
     const session = launch.resume
       ? await ChatSession.resume(
           launch.resume === 'last' ? (store.list(1)[0]?.id ?? 'last') : launch.resume,
@@ -149,6 +118,25 @@ export async function runChat(launch: ChatLaunch): Promise<number> {
     await sandbox?.dispose().catch(() => undefined);
     store.close();
   }
+}
+
+/** The settings a session starts with: the launch's, without what only the launch needs. */
+function chatSettingsOf(launch: ChatLaunch): ChatSettings {
+  const {
+    sandbox: _sandbox,
+    mcpServers: _mcp,
+    checkpointsDir: _checkpoints,
+    resume: _resume,
+    fork: _fork,
+    knowledge: _knowledge,
+    sessionsFile: _sessions,
+    input: _input,
+    output: _output,
+    interactive: _interactive,
+    color: _color,
+    ...settings
+  } = launch;
+  return settings;
 }
 
 /** A session whose last write failed gets one more try; if that fails too, the chat exits 1 saying so. */

@@ -1,11 +1,12 @@
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { CommandApprover, guardTerminal, loadApprovedCommands } from '../chat/index.js';
-import { loadToolConfig } from '../config/tool-config.js';
 import { ConfigError } from '../errors.js';
+import { loadAgentConfig } from '../run/load-run-config.js';
 import type { RolloutServices } from '../run/rollout.js';
+import { agentSettingsFrom } from '../run/run-setup.js';
 import { runSingleRollout } from '../run/single-rollout.js';
-import { builtinRegistry, builtinTools } from '../tools/builtin.js';
+import { builtinRegistry } from '../tools/builtin.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { ENDPOINT_OPTIONS, integerOption, listOption, stringOption, type CommandDefinition } from './command.js';
 import { resolveEndpoint } from './endpoint.js';
@@ -31,13 +32,18 @@ export const command: CommandDefinition = {
       type: 'boolean',
       description: 'local sandbox: a fresh empty temporary folder instead of the current one',
     },
-    'max-turns': { type: 'string', value: 'N', description: 'model calls before the final-answer call', default: '10' },
+    'max-turns': {
+      type: 'string',
+      value: 'N',
+      description: "model calls before the final-answer call (default: the config's max_turns, else 10)",
+    },
     system: { type: 'string', value: 'FILE', description: 'file holding the system prompt' },
     json: { type: 'boolean', description: 'print the AgentResult as JSON instead of a transcript' },
     config: {
       type: 'string',
       value: 'FILE',
-      description: 'a config whose web:, auxiliary: and browser: apply (over TRAJ_HOME/config.yaml)',
+      description:
+        'a run config whose agent settings apply, over TRAJ_HOME/config.yaml: tool sections (web, terminal, …), compression, system prompt, max_turns, budget',
     },
     'scripted-if-unset': {
       type: 'boolean',
@@ -77,20 +83,23 @@ stay there. Dangerous commands (rm -rf, git reset --hard, …) are refused unles
       throw new ConfigError(`--workdir ${hostFolder}: no such folder (give an existing directory to work in)`, {
         code: 'cli_usage',
       });
-    const { endpoint, scripted } = await resolveEndpoint(values, undefined, {
+    const config = loadAgentConfig(stringOption(values, 'config'));
+    const { endpoint, scripted } = await resolveEndpoint(values, config.endpoint, {
       scriptedIfUnset: values['scripted-if-unset'] === true,
       log: (line) => process.stderr.write(`${line}\n`),
     });
     try {
       const controller = new AbortController();
       process.once('SIGINT', () => controller.abort(new Error('interrupted')));
+      const settings = agentSettingsFrom(config, endpoint);
       const outcome = await runSingleRollout({
         prompt,
         toolsets,
-        endpoint,
-        toolConfig: loadToolConfig(stringOption(values, 'config')),
-        maxTurns: integerOption(values, 'max-turns') ?? 10,
-        system: systemFile ? readFileSync(systemFile, 'utf8') : undefined,
+        settings: {
+          ...settings,
+          maxTurns: integerOption(values, 'max-turns') ?? settings.maxTurns,
+          ...(systemFile ? { systemPrompt: readFileSync(systemFile, 'utf8') } : {}),
+        },
         sandbox: { kind: sandbox, image: stringOption(values, 'image'), ...(hostFolder ? { hostFolder } : {}) },
         services: hostFolder ? guardedServices : undefined,
         onUnavailable: (tool) =>
@@ -125,9 +134,15 @@ stay there. Dangerous commands (rm -rf, git reset --hard, …) are refused unles
  */
 function guardedServices(services: RolloutServices): RolloutServices {
   const approver = new CommandApprover(async () => 'deny', { ids: () => loadApprovedCommands(), add: () => undefined });
-  const guard = guardTerminal(approver);
-  let registry: Promise<ToolRegistry> | undefined;
-  const guarded = async () =>
-    new ToolRegistry().register(...(await builtinTools()).map((tool) => (tool.name === guard.name ? guard : tool)));
-  return { ...services, registry: () => (registry ??= guarded()) };
+  return {
+    ...services,
+    async registry(settings, toolsets) {
+      // The thread's registry honours terminal.persistent; only its terminal is swapped for the guard.
+      const registry = await services.registry(settings, toolsets);
+      const terminal = registry.get('terminal');
+      if (!terminal) return registry;
+      const guard = guardTerminal(approver, terminal);
+      return new ToolRegistry().register(...registry.all().map((tool) => (tool.name === guard.name ? guard : tool)));
+    },
+  };
 }

@@ -2,10 +2,7 @@ import { resolve } from 'node:path';
 import { localIsolationWarning } from '../sandbox/local.js';
 import { ConfigError } from '../errors.js';
 import { loadFork, parseTurn, runChat, type ForkedConversation } from '../chat/index.js';
-import type { RunConfig } from '../run/run-config.js';
-import { DEFAULT_BUDGET } from '../tools/budget.js';
-import { loadMcpServers } from '../tools/mcp/config.js';
-import { loadToolConfig, type ToolConfig } from '../config/tool-config.js';
+import { loadAgentConfig, type AgentConfig } from '../run/load-run-config.js';
 import {
   ENDPOINT_OPTIONS,
   integerOption,
@@ -15,8 +12,7 @@ import {
   type ParsedCommand,
 } from './command.js';
 import { resolveEndpoint } from './endpoint.js';
-import { readRunConfigFile } from './run-options.js';
-import { systemPromptFrom } from '../run/run-setup.js';
+import { agentSettingsFrom, systemPromptFrom } from '../run/run-setup.js';
 
 const DEFAULT_TOOLSETS = [
   'terminal',
@@ -77,7 +73,7 @@ export const command: CommandDefinition = {
       type: 'string',
       value: 'FILE',
       description:
-        'a run config YAML (endpoint, budget, mcp_servers, web, auxiliary, browser, delegation, code_execution, toolsets, system_prompt, …); flags win',
+        'a run config YAML over TRAJ_HOME/config.yaml (endpoint, budget, compression, mcp_servers, the tool sections web, auxiliary, browser, delegation, code_execution, terminal, toolsets, system_prompt, …); flags win',
     },
     plain: { type: 'boolean', description: 'no colours, prompts or line editing even on a terminal' },
     'scripted-if-unset': {
@@ -101,7 +97,7 @@ are the memory, skills and session_search toolsets. AGENTS.md and .traj.md from 
 (--workdir, else the current one) up to the repository root go into the system prompt.
 Long sessions are compressed near the model's context window (endpoint.context_length, else /v1/models).`,
   async run({ values, positionals }) {
-    const config = chatConfig(values);
+    const config = loadAgentConfig(stringOption(values, 'config'));
     const fork = values.fork === true ? forkFromArguments(positionals, stringOption(values, 'checkpoints')) : undefined;
     if (!fork && positionals.length > 0)
       throw new ConfigError(
@@ -132,12 +128,10 @@ Long sessions are compressed near the model's context window (endpoint.context_l
     const interactive = values.plain !== true && Boolean(process.stdin.isTTY && process.stdout.isTTY);
     try {
       return await runChat({
-        endpoint,
+        ...agentSettingsFrom(config, endpoint),
         toolsets,
         systemPrompt: chatSystemPrompt(values, config),
         maxTurns: integerOption(values, 'max-turns') ?? config.max_turns ?? DEFAULT_MAX_TURNS,
-        budget: { ...DEFAULT_BUDGET, ...config.budget },
-        toolConcurrency: config.tool_concurrency ?? 8,
         sandbox: {
           kind: sandboxKind,
           image:
@@ -149,8 +143,7 @@ Long sessions are compressed near the model's context window (endpoint.context_l
           local: config.local,
           ...(hostFolder ? { hostFolder } : {}),
         },
-        mcpServers: loadMcpServers(stringOption(values, 'config')).servers,
-        ...toolConfigOf(loadToolConfig(stringOption(values, 'config'))),
+        mcpServers: config.mcp_servers,
         checkpointsDir: stringOption(values, 'checkpoints') ?? 'checkpoints',
         knowledge: {
           skillFolders: stringOption(values, 'skills') ? [resolve(stringOption(values, 'skills')!)] : [],
@@ -169,31 +162,10 @@ Long sessions are compressed near the model's context window (endpoint.context_l
   },
 };
 
-function toolConfigOf(
-  tools: ToolConfig,
-): Pick<ToolConfig, 'web' | 'auxiliary' | 'browser' | 'delegation' | 'code_execution' | 'terminal'> {
-  return {
-    web: tools.web,
-    auxiliary: tools.auxiliary,
-    browser: tools.browser,
-    delegation: tools.delegation,
-    code_execution: tools.code_execution,
-    terminal: tools.terminal,
-  };
-}
-
-/** The --config file's settings (any run-config key; `run` is not needed for a chat). */
-function chatConfig(values: ParsedCommand['values']): Partial<RunConfig> {
-  const file = stringOption(values, 'config');
-  return file ? readRunConfigFile(file) : {};
-}
-
 /** --system FILE wins over the config's system_prompt / system. */
-function chatSystemPrompt(values: ParsedCommand['values'], config: Partial<RunConfig>): string | undefined {
+function chatSystemPrompt(values: ParsedCommand['values'], config: AgentConfig): string | undefined {
   const file = stringOption(values, 'system');
-  const source = file ? { system: file } : { system: config.system, system_prompt: config.system_prompt };
-  // systemPromptFrom reads only these two keys; the rest of a full RunConfig is not needed here.
-  return systemPromptFrom(source as RunConfig);
+  return systemPromptFrom(file ? { system: file } : config);
 }
 
 function forkFromArguments(positionals: string[], checkpointsDir: string | undefined): ForkedConversation {

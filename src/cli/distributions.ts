@@ -2,6 +2,7 @@ import { relative } from 'node:path';
 import { EndpointSchema, endpointFromEnvironment, type Endpoint } from '../config/endpoint.js';
 import { ConfigError } from '../errors.js';
 import { availabilityContext } from '../run/batch.js';
+import { loadAgentConfig } from '../run/load-run-config.js';
 import { builtinRegistry, loadToolRegistry } from '../tools/builtin.js';
 import {
   listDistributions,
@@ -42,7 +43,7 @@ export const command: CommandDefinition = {
     const [action, target, ...extra] = positionals;
     if (action === 'list' && !target) {
       const registry = await loadToolRegistry();
-      const context = availabilityContext({ endpoint: runEndpoint() });
+      const context = availabilityContext({ endpoint: runEndpoint(), tools: loadAgentConfig().tools });
       const unavailable = (toolset: string) => registry.unavailableReason(toolset, context);
       process.stdout.write(formatList(listDistributions(registry), unavailable));
       return 0;

@@ -9,7 +9,7 @@ import {
   type McpServerFailure,
 } from '../tools/mcp/index.js';
 import { stringOption, type CommandDefinition } from './command.js';
-import { readRunConfigFile } from './run-options.js';
+import { loadAgentConfig } from '../run/load-run-config.js';
 
 const DESCRIPTION_WIDTH = 100;
 
@@ -45,7 +45,8 @@ export const command: CommandDefinition = {
       });
     }
     const file = stringOption(values, 'config');
-    if (file) readRunConfigFile(file);
+    // The whole configuration is checked first, so a typo elsewhere in the files is reported too.
+    loadAgentConfig(file);
     const { servers, files } = loadMcpServers(file);
     const names = Object.keys(servers);
     if (names.length === 0) {

@@ -1,12 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
 import { ConfigError } from '../errors.js';
-import { readConfigFile, validate } from '../config/load.js';
-import { RunConfigSchema, type RunConfig } from '../run/run-config.js';
-import { DockerSandboxConfigSchema } from '../sandbox/docker-config.js';
-import { LocalSandboxConfigSchema } from '../sandbox/local-config.js';
-import { loadMcpServers } from '../tools/mcp/config.js';
-import { loadToolConfig } from '../config/tool-config.js';
+import { loadRunConfig } from '../run/load-run-config.js';
+import type { RunConfig, RunConfigValues } from '../run/run-config.js';
 import { QUEUE_OPTIONS, queueFlags } from './queue-options.js';
 import {
   ENDPOINT_OPTIONS,
@@ -144,24 +139,9 @@ export const RUN_OPTIONS: Record<string, OptionSpec> = {
   ...ENDPOINT_OPTIONS,
 };
 
-/**
- * A run config file (`--config`), every section checked strictly so an error names the file and
- * the key path: the top level and `endpoint:`/`budget:` here, `docker:` and `local:` by the sandboxes' own
- * schema (so a typo fails the command, not every rollout), `mcp_servers:` by loadMcpServers.
- */
-export function readRunConfigFile(file: string): Partial<RunConfig> {
-  const config = validate(RunConfigSchema.partial(), readConfigFile(file), file);
-  if (config.docker !== undefined)
-    validate(z.strictObject({ docker: DockerSandboxConfigSchema }), { docker: config.docker }, file);
-  if (config.local !== undefined)
-    validate(z.strictObject({ local: LocalSandboxConfigSchema }), { local: config.local }, file);
-  return config;
-}
-
-/** The run config: the --config file (validated on its own so errors name it), then flags over it. */
-export function runConfigFrom(values: ParsedCommand['values'], defaults: Partial<RunConfig> = {}): RunConfig {
+/** The run config: TRAJ_HOME/config.yaml, the --config file and flags, loaded as one (load-run-config.ts). */
+export function runConfigFrom(values: ParsedCommand['values'], defaults: Partial<RunConfigValues> = {}): RunConfig {
   const file = stringOption(values, 'config');
-  const fromFile = file ? readRunConfigFile(file) : {};
   const flags: Record<string, unknown> = {
     run: stringOption(values, 'run'),
     dataset: stringOption(values, 'dataset'),
@@ -194,26 +174,7 @@ export function runConfigFrom(values: ParsedCommand['values'], defaults: Partial
     max_cost: dollarsOption(values, 'max-cost'),
     queue: queueFlags(values),
   };
-  const merged = {
-    ...defaults,
-    ...fromFile,
-    ...Object.fromEntries(Object.entries(flags).filter(([, value]) => value !== undefined)),
-  };
-  if (!merged.run)
-    throw new ConfigError('missing --run NAME (the run store is checkpoints/NAME.sqlite)', { code: 'cli_usage' });
-  if (merged.distribution && merged.toolsets)
-    throw new ConfigError('give either --distribution or --toolsets, not both', { code: 'cli_usage' });
-  const config = validate(RunConfigSchema, merged, file ? `${file} + flags` : 'flags');
-  // MCP servers: TRAJ_HOME/config.yaml overlaid by the run config, validated here so a mistake
-  // names its file before any worker starts (and relative `cwd`s resolve against that file).
-  const mcp = loadMcpServers(file);
-  if (Object.keys(mcp.servers).length > 0) config.mcp_servers = mcp.servers;
-  // web:, auxiliary: and browser: likewise: TRAJ_HOME/config.yaml overlaid by the run config.
-  const tools = loadToolConfig(file);
-  config.web = tools.web;
-  if (tools.auxiliary) config.auxiliary = tools.auxiliary;
-  config.browser = tools.browser;
-  return config;
+  return loadRunConfig({ file, flags, defaults });
 }
 
 /** An amount in USD: a decimal number greater than 0 (`--max-cost 2.50`). */

@@ -9,7 +9,12 @@ import { closestMatch } from '../util/closest-match.js';
  * 'temperature'?)`) or the list of keys allowed there.
  */
 export function describeIssues(where: string, error: z.ZodError, schema?: z.ZodType): string {
-  const lines = error.issues.flatMap((issue) => {
+  return `invalid configuration:\n${issueLines(where, error, schema).join('\n')}`;
+}
+
+/** One line per issue (an unknown key gets its own, with the nearest known key). */
+export function issueLines(where: string, error: z.ZodError, schema?: z.ZodType): string[] {
+  return error.issues.flatMap((issue) => {
     if (issue.code === 'unrecognized_keys') {
       const known = schema ? knownKeysAt(schema, issue.path) : [];
       return issue.keys.map(
@@ -18,7 +23,44 @@ export function describeIssues(where: string, error: z.ZodError, schema?: z.ZodT
     }
     return [`  ${where}: ${formatPath(issue.path)}: ${issue.message}`];
   });
-  return `invalid configuration:\n${lines.join('\n')}`;
+}
+
+/**
+ * The issues of several checks of one configuration (files, sections, flags), gathered so that a
+ * user fixing it sees every mistake in one message instead of one per attempt.
+ */
+export class ConfigIssues {
+  // A set: two loaders reading one file (MCP servers and the file's own check) report a mistake once.
+  private readonly lines = new Set<string>();
+
+  /** The parsed value, or undefined when it has issues (they are kept for `throwIfAny`). */
+  check<S extends z.ZodType>(schema: S, value: unknown, where: string): z.infer<S> | undefined {
+    const result = schema.safeParse(value);
+    if (result.success) return result.data;
+    for (const line of issueLines(where, result.error, schema)) this.lines.add(line);
+    return undefined;
+  }
+
+  /** Run a check that throws (a room's own loader); its ConfigError joins the others. */
+  attempt<T>(work: () => T): T | undefined {
+    try {
+      return work();
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      for (const line of error.message.replace(/^invalid configuration:\n/, '').split('\n'))
+        this.lines.add(indent(line));
+      return undefined;
+    }
+  }
+
+  throwIfAny(): void {
+    if (this.lines.size === 0) return;
+    throw new ConfigError(`invalid configuration:\n${[...this.lines].join('\n')}`, { code: 'config_invalid' });
+  }
+}
+
+function indent(line: string): string {
+  return line.startsWith('  ') ? line : `  ${line}`;
 }
 
 function formatPath(path: readonly PropertyKey[]): string {

@@ -4,7 +4,8 @@ import { checkDatasetSource } from '../dataset/index.js';
 import { availabilityContext, batchEntries } from './batch.js';
 import { executeRun, type ExecuteRunResult, type RunStartInfo } from './execute-run.js';
 import type { RunConfig } from './run-config.js';
-import { rolloutSettings, runFingerprintParts, type RunControls, type RunTools } from './run-setup.js';
+import { rolloutSettings, type RunControls, type RunTools } from './run-setup.js';
+import { runFingerprintParts } from './run-fingerprint.js';
 
 export interface BatchRunInput {
   config: RunConfig & { dataset: string };

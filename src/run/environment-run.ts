@@ -9,7 +9,8 @@ import { environmentEntries, keyedItems, surveyItems, type ItemSurvey } from './
 import { executeRun, storePathFor, type ExecuteRunResult, type RunStartInfo } from './execute-run.js';
 import type { RolloutSettings } from './rollout.js';
 import type { RunConfig } from './run-config.js';
-import { rolloutSettings, runFingerprintParts, runTools, type RunControls, type RunTools } from './run-setup.js';
+import { rolloutSettings, runTools, type RunControls, type RunTools } from './run-setup.js';
+import { runFingerprintParts } from './run-fingerprint.js';
 import { judgeFingerprint, type EvalAgent, type StoredEval } from './stored-eval.js';
 import type { RunStore } from './store.js';
 

@@ -1,19 +1,8 @@
 import { z } from 'zod';
+import { agentLoopOptions, AgentSettingsSchema } from '../agent/agent-settings.js';
 import { buildSystemPrompt } from '../agent/system-prompt.js';
-import type { ContextWindowOptions } from '../agent/context-window.js';
 import { runAgent } from '../agent/loop.js';
-import { summarizerFor, type Summarizer } from '../agent/summarizer.js';
-import { ContextLengthSchema, resolveContextLength } from '../model/context-length.js';
 import type { AgentResult } from '../agent/result.js';
-import { CompressionSettingsSchema } from '../config/compression.js';
-import { AuxiliaryModelsSchema } from '../config/auxiliary.js';
-import { BrowserConfigSchema } from '../config/browser.js';
-import { CodeExecutionConfigSchema } from '../config/code-execution.js';
-import { DelegationConfigSchema } from '../config/delegation.js';
-import { TerminalConfigSchema } from '../config/terminal.js';
-import { EndpointSchema } from '../config/endpoint.js';
-import { WebConfigSchema } from '../config/web.js';
-import { PricingSchema } from '../config/pricing.js';
 import { JudgeSettingsSchema } from '../eval/judge.js';
 import type { Environment } from '../eval/environment.js';
 import { loadEnvironment } from '../eval/load-environment.js';
@@ -33,7 +22,6 @@ import type { ModelClient } from '../model/types.js';
 import { BwrapStatusSchema, type BwrapStatus } from '../sandbox/bwrap.js';
 import { LazySandbox } from '../sandbox/lazy-sandbox.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
-import { BudgetSchema } from '../tools/budget.js';
 import { toolSpec, type Tool, type ToolRegistry } from '../tools/registry.js';
 import type { ToolServices } from '../tools/services.js';
 import { disposeToolState } from '../tools/tool-state.js';
@@ -44,11 +32,8 @@ import { rolloutKnowledge, type RolloutKnowledge } from './rollout-knowledge.js'
 import { rolloutWebCache, type WebCacheEntry } from './web-cache.js';
 
 /** Settings shared by every rollout of a run (plain JSON: they cross into worker threads). */
-export const RolloutSettingsSchema = z.object({
+export const RolloutSettingsSchema = AgentSettingsSchema.extend({
   run: z.string(),
-  endpoint: EndpointSchema,
-  maxTurns: z.number().int().positive(),
-  systemPrompt: z.string().optional(),
   /** Run-time only (never in records): appended to the system prompt the model is sent. */
   ephemeralSystemPrompt: z.string().optional(),
   /** Run-time only (never in records): messages sent between the system prompt and the prompt. */
@@ -64,38 +49,20 @@ export const RolloutSettingsSchema = z.object({
     /** Local only: the main thread's bubblewrap probe, so rollouts in worker threads need none of their own. */
     bwrap: BwrapStatusSchema.optional(),
   }),
-  budget: BudgetSchema,
   agent: z.enum(['model', 'noop', 'oracle']).default('model'),
   rolloutTimeoutMs: z.number().int().positive().optional(),
-  toolConcurrency: z.number().int().positive().default(8),
   /** Absolute path of the environment module (eval/bench); absent for a plain prompt batch. */
   environmentModule: z.string().optional(),
   mcpServers: z.record(z.string(), z.unknown()).optional(),
   /** The LLM judge panel reward hooks may call (eval). */
   judges: JudgeSettingsSchema.optional(),
-  compression: CompressionSettingsSchema.optional(),
-  /** The model's window as the run's preflight learned it: rollouts then ask no server for it. */
-  contextLength: ContextLengthSchema.optional(),
   /** Seed folder of the memory (each rollout works on a private copy); absent: memory off. */
   memory: z.string().optional(),
   /** Skill folders, read-only unless skillsWritable. */
   skills: z.array(z.string()).optional(),
   skillsWritable: z.boolean().optional(),
-  /** Web tools' settings and the auxiliary models (resolved against the main endpoint). */
-  web: WebConfigSchema.optional(),
-  auxiliary: AuxiliaryModelsSchema.optional(),
-  /** The browser toolset's engine and time limits. */
-  browser: BrowserConfigSchema.optional(),
-  /** delegate_task's child agents. */
-  delegation: DelegationConfigSchema.optional(),
-  /** The terminal tool: one persistent shell per rollout (default) or a fresh shell per call. */
-  terminal: TerminalConfigSchema.optional(),
-  /** What execute_code scripts may do. */
-  codeExecution: CodeExecutionConfigSchema.optional(),
   /** Where tools keep files beyond the rollout (screenshots), one folder per rollout below it. */
   artifactsDir: z.string().optional(),
-  /** Model prices (`pricing:`) for calls whose provider reports no cost: agent, auxiliary models, judges. */
-  pricing: PricingSchema.optional(),
   /** The run store the web cache reads (workers read it; the main thread writes it). */
   webCache: z.object({ path: z.string().optional(), mode: z.enum(['readwrite', 'read', 'off']) }).optional(),
 });
@@ -167,8 +134,6 @@ export interface RolloutServices {
 }
 
 class RolloutTimeout extends TrajError {}
-
-const DEFAULT_COMPRESSION = CompressionSettingsSchema.parse({});
 
 /**
  * One rollout: sandbox → environment setup → agent → reward over the same sandbox → dispose
@@ -351,16 +316,11 @@ async function runRolloutAgent(
   } else {
     const model = services.model(settings);
     result = await runAgent({
-      model,
-      context: await contextWindowFor(settings, summarizerFor(model, toolContext.services)),
+      ...(await agentLoopOptions(settings, model, toolContext.services)),
       tools,
       messages,
       sandbox,
-      maxTurns: settings.maxTurns,
-      budget: settings.budget,
       signal: agentSignal,
-      toolConcurrency: settings.toolConcurrency,
-      services: toolContext.services,
       state: toolContext.state,
     });
   }
@@ -370,19 +330,6 @@ async function runRolloutAgent(
     { code: 'agent_timeout' },
   );
   return { ...result, finishReason: 'aborted', error: serializeError(error) };
-}
-
-/** The model's window and the compression settings; `summarize` is the auxiliary summariser or the main model. */
-async function contextWindowFor(settings: RolloutSettings, summarize: Summarizer): Promise<ContextWindowOptions> {
-  // Settings arrive validated (defaults applied): only an absent section needs its defaults.
-  const compression = settings.compression ?? DEFAULT_COMPRESSION;
-  const window = settings.contextLength ?? (await resolveContextLength(settings.endpoint));
-  return {
-    contextLength: window.tokens,
-    threshold: compression.threshold,
-    keepLastTurns: compression.keep_last_turns,
-    ...(compression.enabled ? { summarize } : {}),
-  };
 }
 
 function sandboxFault(error: unknown): SerializedError {

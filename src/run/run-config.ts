@@ -1,13 +1,11 @@
 import { z } from 'zod';
 import { CompressionSettingsSchema } from '../config/compression.js';
-import { AuxiliaryConfigSchema } from '../config/auxiliary.js';
-import { BrowserConfigSchema } from '../config/browser.js';
-import { CodeExecutionConfigSchema } from '../config/code-execution.js';
-import { DelegationConfigSchema } from '../config/delegation.js';
-import { TerminalConfigSchema } from '../config/terminal.js';
 import { EndpointSchema } from '../config/endpoint.js';
+import { TOOL_SECTIONS_SHAPE } from '../config/home-config.js';
 import { PricingSchema } from '../config/pricing.js';
-import { WebConfigSchema } from '../config/web.js';
+import type { ToolSectionName, ToolSettings } from '../config/tool-settings.js';
+import { DockerSandboxConfigSchema } from '../sandbox/docker-config.js';
+import { LocalSandboxConfigSchema } from '../sandbox/local-config.js';
 import { BudgetSchema } from '../tools/budget.js';
 
 /**
@@ -63,11 +61,10 @@ export const RunConfigSchema = z.strictObject({
   out: z.string().optional().describe('output folder (default datasets/<run>)'),
   endpoint: EndpointSchema.partial().optional(),
   budget: BudgetSchema.partial().optional(),
-  docker: z.record(z.string(), z.unknown()).optional(),
-  local: z
-    .record(z.string(), z.unknown())
-    .optional()
-    .describe('local sandbox isolation: isolation (auto|bwrap|none), network, pids_limit'),
+  docker: DockerSandboxConfigSchema.optional().describe('docker sandbox: network, cpus, memory, pids_limit, …'),
+  local: LocalSandboxConfigSchema.optional().describe(
+    'local sandbox isolation: isolation (auto|bwrap|none), network, pids_limit',
+  ),
   mcp_servers: z.record(z.string(), z.unknown()).optional(),
   tool_concurrency: z.number().int().positive().default(8),
   compression: CompressionSettingsSchema.optional().describe(
@@ -79,24 +76,7 @@ export const RunConfigSchema = z.strictObject({
     .describe('seed folder of the memory tool; each rollout gets a private copy (default: memory off)'),
   skills: z.array(z.string()).optional().describe('skill folders (SKILL.md) for the skills toolset'),
   skills_writable: z.boolean().default(false).describe('let skill_manage change the skill folders'),
-  web: WebConfigSchema.optional().describe(
-    'web tools: network policy, search backend, extraction limits (over TRAJ_HOME/config.yaml)',
-  ),
-  auxiliary: AuxiliaryConfigSchema.optional().describe(
-    'models tools use: vision, summarizer, image, moa (over TRAJ_HOME/config.yaml)',
-  ),
-  browser: BrowserConfigSchema.optional().describe(
-    'browser toolset: Chromium executable or CDP URL, time limits (over TRAJ_HOME/config.yaml)',
-  ),
-  delegation: DelegationConfigSchema.optional().describe(
-    "delegate_task: the child agents' turn limit (over TRAJ_HOME/config.yaml)",
-  ),
-  terminal: TerminalConfigSchema.optional().describe(
-    'terminal tool: persistent (default true, one long-lived shell per rollout) or false (a fresh shell per call)',
-  ),
-  code_execution: CodeExecutionConfigSchema.optional().describe(
-    'execute_code: tools a script may call, call and time limits, output kept',
-  ),
+  ...TOOL_SECTIONS_SHAPE,
   web_cache: z.enum(['readwrite', 'read', 'off']).default('readwrite').describe('web cache in the run store'),
   pricing: PricingSchema.optional().describe(
     'model → { input, output, cached_input } in USD per 1M tokens, for calls whose provider reports no cost (cached_input defaults to input)',
@@ -120,5 +100,12 @@ export const RunConfigSchema = z.strictObject({
     .optional()
     .describe('run the rollouts on `traj worker` processes through BullMQ on Redis (url: redis://HOST:PORT[/DB])'),
 });
-export type RunConfig = z.infer<typeof RunConfigSchema>;
+/** A run config as a file (or flags) gives it. */
+export type RunConfigValues = z.infer<typeof RunConfigSchema>;
 export type RunConfigInput = z.input<typeof RunConfigSchema>;
+
+/**
+ * A run config as loaded (load-run-config.ts): its tool sections merged with TRAJ_HOME/config.yaml's
+ * into `tools`, whole, so nothing reads one file's section by mistake.
+ */
+export type RunConfig = Omit<RunConfigValues, ToolSectionName> & { tools: ToolSettings };

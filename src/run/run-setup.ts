@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
+import type { AgentSettings } from '../agent/agent-settings.js';
 import { resolveAuxiliary } from '../config/auxiliary.js';
+import type { Endpoint } from '../config/endpoint.js';
 import { z } from 'zod';
 import { validate } from '../config/validate.js';
 import { ConfigError } from '../errors.js';
@@ -8,11 +10,16 @@ import { DEFAULT_BUDGET } from '../tools/budget.js';
 import { builtinRegistry } from '../tools/builtin.js';
 import { loadDistribution } from '../tools/distributions.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import { candidateToolsets, fingerprintParts, type ToolsetChoice } from './batch.js';
+import { candidateToolsets, type ToolsetChoice } from './batch.js';
 import { artifactsDirFor, storePathFor, type ExecuteRunInput } from './execute-run.js';
 import type { RolloutSettings } from './rollout.js';
 import type { RunConfig } from './run-config.js';
-import { knowledgeFingerprint, knowledgeFolder } from './rollout-knowledge.js';
+import { knowledgeFolder } from './rollout-knowledge.js';
+import type { AgentConfig } from './load-run-config.js';
+
+/** A run config's defaults, for configurations that leave them out (chat, ask). */
+export const DEFAULT_MAX_TURNS = 10;
+export const DEFAULT_TOOL_CONCURRENCY = 8;
 
 /**
  * What assembles a run from its run config, shared by batch, eval and bench (and chat's system
@@ -24,7 +31,7 @@ import { knowledgeFingerprint, knowledgeFolder } from './rollout-knowledge.js';
  * servers' toolsets, all known by name; no tool is loaded yet.
  */
 export function runRegistry(config: RunConfig): ToolRegistry {
-  const registry = builtinRegistry({ terminal: config.terminal });
+  const registry = builtinRegistry({ terminal: config.tools.terminal });
   for (const name of Object.keys(config.mcp_servers ?? {})) registry.declareToolset(`mcp:${name}`);
   return registry;
 }
@@ -57,16 +64,31 @@ export function toolsetChoice(
   return { distribution: loadDistribution(config.distribution ?? fallbackDistribution, registry) };
 }
 
+/** The agent core's settings from a configuration: the same for batch, eval, bench, ask and chat. */
+export function agentSettingsFrom(config: AgentConfig, endpoint: Endpoint): AgentSettings {
+  // Resolved once here so that a bad auxiliary model fails the command, not every rollout.
+  resolveAuxiliary(config.tools.auxiliary, endpoint);
+  return {
+    endpoint,
+    maxTurns: config.max_turns ?? DEFAULT_MAX_TURNS,
+    systemPrompt: systemPromptFrom(config),
+    budget: { ...DEFAULT_BUDGET, ...config.budget },
+    toolConcurrency: config.tool_concurrency ?? DEFAULT_TOOL_CONCURRENCY,
+    tools: config.tools,
+    ...(config.compression ? { compression: config.compression } : {}),
+    ...(config.pricing ? { pricing: config.pricing } : {}),
+  };
+}
+
+/** A run's rollout settings: the agent's, plus what a run adds (sandbox, knowledge, caches, limits). */
 export function rolloutSettings(
   config: RunConfig,
   endpoint: RolloutSettings['endpoint'],
   extra: Partial<RolloutSettings> = {},
 ): RolloutSettings {
   return {
+    ...agentSettingsFrom(config, endpoint),
     run: config.run,
-    endpoint,
-    maxTurns: config.max_turns,
-    systemPrompt: systemPromptFrom(config),
     ...runTimePromptFrom(config),
     sandbox: {
       kind: config.sandbox,
@@ -75,12 +97,9 @@ export function rolloutSettings(
       docker: config.docker,
       local: config.local,
     },
-    budget: { ...DEFAULT_BUDGET, ...config.budget },
     agent: 'model',
     rolloutTimeoutMs: config.rollout_timeout ? config.rollout_timeout * 1000 : undefined,
-    toolConcurrency: config.tool_concurrency,
     mcpServers: config.mcp_servers,
-    ...(config.compression ? { compression: config.compression } : {}),
     ...(config.memory ? { memory: knowledgeFolder(config.memory, '--memory') } : {}),
     ...(config.skills?.length
       ? {
@@ -88,21 +107,14 @@ export function rolloutSettings(
           skillsWritable: config.skills_writable,
         }
       : {}),
-    web: config.web,
-    auxiliary: resolveAuxiliary(config.auxiliary, endpoint),
-    browser: config.browser,
-    delegation: config.delegation,
-    codeExecution: config.code_execution,
-    terminal: config.terminal,
     artifactsDir: artifactsDirFor(config.checkpoints, config.run),
     webCache: { path: storePathFor(config.checkpoints, config.run), mode: config.web_cache },
-    ...(config.pricing ? { pricing: config.pricing } : {}),
     ...extra,
   };
 }
 
 /** The system prompt text: `system_prompt` itself, or the file `system` names. */
-export function systemPromptFrom(config: RunConfig): string | undefined {
+export function systemPromptFrom(config: Pick<AgentConfig, 'system' | 'system_prompt'>): string | undefined {
   if (config.system_prompt !== undefined) return config.system_prompt;
   if (!config.system) return undefined;
   try {
@@ -144,31 +156,6 @@ export function runTimePromptFrom(config: RunConfig): { ephemeralSystemPrompt?: 
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-/** A run's fingerprint parts from its run config and rollout settings: what batch and eval runs share. */
-export function runFingerprintParts(
-  config: RunConfig,
-  settings: RolloutSettings,
-  run: {
-    endpointIdentity: string;
-    choice: ToolsetChoice;
-    registry: ToolRegistry;
-    environment: { name: string; version: string };
-    agent: string;
-  },
-): Record<string, unknown> {
-  return fingerprintParts({
-    ...run,
-    endpoint: settings.endpoint,
-    maxTurns: config.max_turns,
-    systemPrompt: settings.systemPrompt,
-    runTime: settings,
-    seed: config.seed,
-    sandbox: { kind: config.sandbox, image: config.image },
-    knowledge: knowledgeFingerprint(settings),
-    tools: settings,
-  });
 }
 
 /**

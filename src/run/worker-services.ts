@@ -1,7 +1,7 @@
 import pLimit from 'p-limit';
+import { toolServicesFor } from '../agent/agent-settings.js';
 import type { Endpoint } from '../config/endpoint.js';
 import type { Pricing } from '../config/pricing.js';
-import { DEFAULT_WEB_CONFIG } from '../config/web.js';
 import { createModelClient, type ModelClientOptions } from '../model/client.js';
 import type { ModelClient } from '../model/types.js';
 import { createSandbox } from '../sandbox/index.js';
@@ -69,7 +69,7 @@ export function createThreadServices(
     return client;
   };
   const builtins = async (settings: RolloutSettings, toolsets: readonly string[]): Promise<ToolRegistry> => {
-    const persistent = settings.terminal?.persistent ?? true;
+    const { persistent } = settings.tools.terminal;
     let registry = registries.get(persistent);
     if (!registry) {
       registry = builtinRegistry({ terminal: { persistent } });
@@ -79,14 +79,8 @@ export function createThreadServices(
   };
   return {
     model: (settings: RolloutSettings) => clientFor(settings.endpoint, settings.pricing),
-    tools: (settings: RolloutSettings): ToolServices => ({
-      web: settings.web ?? DEFAULT_WEB_CONFIG,
-      auxiliary: settings.auxiliary ?? { vision: settings.endpoint },
-      browser: settings.browser,
-      delegation: settings.delegation,
-      codeExecution: settings.codeExecution,
-      model: (endpoint) => clientFor(endpoint, settings.pricing),
-    }),
+    tools: (settings: RolloutSettings): ToolServices =>
+      toolServicesFor(settings, (endpoint) => clientFor(endpoint, settings.pricing)),
     async loadTools(settings: RolloutSettings, toolsets: readonly string[]) {
       await builtins(settings, toolsets);
     },

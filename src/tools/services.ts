@@ -1,8 +1,6 @@
 import type { Endpoint } from '../config/endpoint.js';
 import type { AuxiliaryModels } from '../config/auxiliary.js';
-import type { BrowserConfig } from '../config/browser.js';
-import type { CodeExecutionConfig } from '../config/code-execution.js';
-import type { WebConfig } from '../config/web.js';
+import type { ToolSettings } from '../config/tool-settings.js';
 import type { Usage } from '../model/messages.js';
 import type { ModelClient } from '../model/types.js';
 
@@ -28,18 +26,14 @@ export interface ArtifactSink {
  * retries and concurrency limits hold across every caller.
  */
 export interface ToolServices {
-  web: WebConfig;
+  /** Every tool section of the configuration, whole (TRAJ_HOME/config.yaml, run config, flags merged). */
+  settings: ToolSettings;
+  /** The auxiliary models of `settings.auxiliary`, resolved against the main endpoint. */
   auxiliary: AuxiliaryModels;
   model(endpoint: Endpoint): ModelClient;
   webCache?: WebCache;
-  /** The browser toolset's engine and time limits (default: the system Chromium, DEFAULT_BROWSER_CONFIG). */
-  browser?: BrowserConfig;
   /** Where the rollout's artifacts go (batch, eval: beside the run store); absent in chat and ask. */
   artifacts?: ArtifactSink;
-  /** delegate_task's children: their turn limit (default 20). */
-  delegation?: { max_turns: number };
-  /** What execute_code scripts may do (default DEFAULT_CODE_EXECUTION). */
-  codeExecution?: CodeExecutionConfig;
   /** Add an inner model call's tokens (MoA, vision, summaries) to the rollout's usage. */
   reportUsage?(usage: Usage): void;
 }

@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { loadApprovedCommands } from '../../src/chat/approved-commands.js';
-import { readRunConfigFile } from '../../src/cli/run-options.js';
 import { EndpointSchema, knownKeysAt, validate } from '../../src/config/index.js';
 import { ConfigError } from '../../src/errors.js';
 import { loadEnvironmentConfig } from '../../src/eval/index.js';
 import { loadSuite } from '../../src/report/index.js';
+import { loadAgentConfig } from '../../src/run/load-run-config.js';
 import { RunConfigSchema } from '../../src/run/run-config.js';
 import { loadDistribution } from '../../src/tools/distributions.js';
 import { loadMcpServers } from '../../src/tools/mcp/index.js';
@@ -33,7 +33,7 @@ describe('run config (--config): every section rejects unknown keys, naming file
   test('top level', () => {
     const file = write('top/run.yaml', 'run: demo\nconcurency: 4\n');
     assertUnknownKey(
-      configError(() => readRunConfigFile(file)),
+      configError(() => loadAgentConfig(file)),
       file,
       'concurency',
       'concurrency',
@@ -43,7 +43,7 @@ describe('run config (--config): every section rejects unknown keys, naming file
   test('endpoint:', () => {
     const file = write('endpoint/run.yaml', 'run: demo\nendpoint:\n  model: m\n  temprature: 0.2\n');
     assertUnknownKey(
-      configError(() => readRunConfigFile(file)),
+      configError(() => loadAgentConfig(file)),
       file,
       'endpoint.temprature',
       'temperature',
@@ -53,7 +53,7 @@ describe('run config (--config): every section rejects unknown keys, naming file
   test('budget:', () => {
     const file = write('budget/run.yaml', 'budget:\n  result_max_char: 1000\n');
     assertUnknownKey(
-      configError(() => readRunConfigFile(file)),
+      configError(() => loadAgentConfig(file)),
       file,
       'budget.result_max_char',
       'result_max_chars',
@@ -63,24 +63,24 @@ describe('run config (--config): every section rejects unknown keys, naming file
   test('terminal:', () => {
     const file = write('terminal/run.yaml', 'terminal:\n  persistant: false\n');
     assertUnknownKey(
-      configError(() => readRunConfigFile(file)),
+      configError(() => loadAgentConfig(file)),
       file,
       'terminal.persistant',
       'persistent',
     );
     const wrongType = write('terminal/type.yaml', 'terminal:\n  persistent: "no"\n');
     assert.match(
-      configError(() => readRunConfigFile(wrongType)),
+      configError(() => loadAgentConfig(wrongType)),
       /terminal\.persistent/,
     );
     const off = write('terminal/off.yaml', 'run: demo\nterminal:\n  persistent: false\n');
-    assert.deepEqual(readRunConfigFile(off).terminal, { persistent: false });
+    assert.deepEqual(loadAgentConfig(off).tools.terminal, { persistent: false });
   });
 
   test('docker: (the sandbox section)', () => {
     const file = write('docker/run.yaml', 'sandbox: docker\ndocker:\n  cpu: 2\n');
     assertUnknownKey(
-      configError(() => readRunConfigFile(file)),
+      configError(() => loadAgentConfig(file)),
       file,
       'docker.cpu',
       'cpus',
@@ -89,9 +89,18 @@ describe('run config (--config): every section rejects unknown keys, naming file
 
   test('mcp_servers:', () => {
     const file = write('mcp/run.yaml', 'mcp_servers:\n  files:\n    command: node\n    arg: [server.js]\n');
-    assert.doesNotThrow(() => readRunConfigFile(file), 'the run config itself is fine');
-    const message = configError(() => loadMcpServers(file));
-    assertUnknownKey(message, file, 'mcp_servers.files.arg', 'args');
+    assertUnknownKey(
+      configError(() => loadMcpServers(file)),
+      file,
+      'mcp_servers.files.arg',
+      'args',
+    );
+    assertUnknownKey(
+      configError(() => loadAgentConfig(file)),
+      file,
+      'mcp_servers.files.arg',
+      'args',
+    );
   });
 
   test('mcp_servers: an HTTP server entry', () => {
@@ -106,7 +115,7 @@ describe('run config (--config): every section rejects unknown keys, naming file
 
   test('judge: is refused with where it belongs', () => {
     const file = write('judge/run.yaml', 'run: demo\njudge:\n  models: [judge-a]\n');
-    const message = configError(() => readRunConfigFile(file));
+    const message = configError(() => loadAgentConfig(file));
     assert.match(
       message,
       new RegExp(`^  ${file.replace(/[.]/g, '\\.')}: judge: a run config has no judge section`, 'm'),
@@ -117,7 +126,7 @@ describe('run config (--config): every section rejects unknown keys, naming file
 
   test('an unknown key with no near name lists the keys allowed there', () => {
     const file = write('far/run.yaml', 'endpoint:\n  zzzzzz: 1\n');
-    const message = configError(() => readRunConfigFile(file));
+    const message = configError(() => loadAgentConfig(file));
     assert.match(
       message,
       /endpoint\.zzzzzz: unknown key \(expected one of: adaptive, api_key_env, base_url, concurrency, context_length, extra_body, max_rate_limit_wait_ms, max_reply_bytes, max_retries, max_tokens, min_concurrency, model, prompt_caching, reasoning_echo, seed, /,
@@ -131,7 +140,7 @@ describe('run config (--config): every section rejects unknown keys, naming file
     );
     assert.ok(block, 'the README has the endpoint example');
     const file = write('readme/run.yaml', block[1]!);
-    const config = readRunConfigFile(file);
+    const config = loadAgentConfig(file);
     assert.equal(config.endpoint?.temperature, 0.7);
     assert.equal(config.endpoint?.tool_call_format, 'native');
   });

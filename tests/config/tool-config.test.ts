@@ -3,9 +3,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { stringify } from 'yaml';
-import { loadToolConfig, resolveAuxiliary } from '../../src/config/index.js';
+import { resolveAuxiliary } from '../../src/config/index.js';
 import { EndpointSchema } from '../../src/config/endpoint.js';
-import { fingerprintParts } from '../../src/run/batch.js';
+import { loadAgentConfig, loadRunConfig } from '../../src/run/load-run-config.js';
+import { fingerprintParts } from '../../src/run/run-fingerprint.js';
 import { diffFingerprint } from '../../src/run/store.js';
 import { loadToolRegistry } from '../../src/tools/index.js';
 import { temporaryDirectory } from '../helpers/cli.js';
@@ -30,7 +31,6 @@ test('web: and auxiliary: from TRAJ_HOME/config.yaml are overlaid key by key by 
     stringify({
       web: { deny_domains: ['ads.example'], search: { backend: 'brave', limit: 3 } },
       auxiliary: { vision: { model: 'home-vision' }, image: { model: 'painter' } },
-      other_room: { kept: true },
     }),
   );
   const run = join(directory, 'run.yaml');
@@ -38,13 +38,12 @@ test('web: and auxiliary: from TRAJ_HOME/config.yaml are overlaid key by key by 
     run,
     stringify({ web: { allow_private: true, search: { limit: 8 } }, auxiliary: { vision: { model: 'run-vision' } } }),
   );
-  const config = withHome(home, () => loadToolConfig(run));
-  assert.deepEqual(config.web.deny_domains, ['ads.example']);
-  assert.equal(config.web.allow_private, true);
-  assert.deepEqual([config.web.search.backend, config.web.search.limit], ['brave', 8]);
-  assert.equal(config.auxiliary?.vision?.model, 'run-vision');
-  assert.equal(config.auxiliary?.image?.model, 'painter');
-  assert.deepEqual(config.files, [join(home, 'config.yaml'), run]);
+  const { tools } = withHome(home, () => loadAgentConfig(run));
+  assert.deepEqual(tools.web.deny_domains, ['ads.example']);
+  assert.equal(tools.web.allow_private, true);
+  assert.deepEqual([tools.web.search.backend, tools.web.search.limit], ['brave', 8]);
+  assert.equal(tools.auxiliary?.vision?.model, 'run-vision');
+  assert.equal(tools.auxiliary?.image?.model, 'painter');
 });
 
 test('a typo in auxiliary: names the file and the key', (t) => {
@@ -52,8 +51,8 @@ test('a typo in auxiliary: names the file and the key', (t) => {
   const run = join(directory, 'run.yaml');
   writeFileSync(run, stringify({ auxiliary: { moa: { reference: [{ modle: 'x' }], aggregator: { model: 'y' } } } }));
   assert.throws(
-    () => withHome(join(directory, 'none'), () => loadToolConfig(run)),
-    /run\.yaml: auxiliary: moa\.reference\.0\.modle: unknown key \(did you mean 'model'\?\)/,
+    () => withHome(join(directory, 'none'), () => loadAgentConfig(run)),
+    /run\.yaml: auxiliary\.moa\.reference\.0\.modle: unknown key \(did you mean 'model'\?\)/,
   );
 });
 
@@ -124,12 +123,76 @@ test('terminal: persistent by default; persistent: false from a run config over 
   const directory = temporaryDirectory(t);
   const home = join(directory, 'home');
   mkdirSync(home);
-  assert.deepEqual(withHome(home, () => loadToolConfig()).terminal, { persistent: true });
+  assert.deepEqual(withHome(home, () => loadAgentConfig()).tools.terminal, { persistent: true });
   writeFileSync(join(home, 'config.yaml'), stringify({ terminal: { persistent: false } }));
-  assert.deepEqual(withHome(home, () => loadToolConfig()).terminal, { persistent: false });
+  assert.deepEqual(withHome(home, () => loadAgentConfig()).tools.terminal, { persistent: false });
   const run = join(directory, 'run.yaml');
   writeFileSync(run, stringify({ terminal: { persistent: true } }));
-  assert.deepEqual(withHome(home, () => loadToolConfig(run)).terminal, { persistent: true });
+  assert.deepEqual(withHome(home, () => loadAgentConfig(run)).tools.terminal, { persistent: true });
   writeFileSync(run, stringify({ terminal: { persist: false } }));
-  assert.throws(() => withHome(home, () => loadToolConfig(run)), /run\.yaml: terminal: persist: unknown key/);
+  assert.throws(() => withHome(home, () => loadAgentConfig(run)), /run\.yaml: terminal\.persist: unknown key/);
+});
+
+test('every tool section and compression in TRAJ_HOME/config.yaml is accepted, and a run config overrides key by key', (t) => {
+  const directory = temporaryDirectory(t);
+  const home = join(directory, 'home');
+  mkdirSync(home);
+  writeFileSync(
+    join(home, 'config.yaml'),
+    stringify({
+      web: { allow_private: true },
+      auxiliary: { summarizer: { model: 'home-summary' } },
+      browser: { navigation_timeout_ms: 7_000, action_timeout_ms: 3_000 },
+      delegation: { max_turns: 3 },
+      code_execution: { max_tool_calls: 9 },
+      terminal: { persistent: false },
+      compression: { threshold: 0.5, keep_last_turns: 2 },
+    }),
+  );
+  const run = join(directory, 'run.yaml');
+  writeFileSync(
+    run,
+    stringify({ run: 'merged', browser: { action_timeout_ms: 1_000 }, compression: { threshold: 0.6 } }),
+  );
+  const config = withHome(home, () => loadRunConfig({ file: run, flags: { max_turns: 4 } }));
+  assert.equal(config.tools.web.allow_private, true);
+  assert.equal(config.tools.auxiliary?.summarizer?.model, 'home-summary');
+  assert.deepEqual(
+    [config.tools.browser.navigation_timeout_ms, config.tools.browser.action_timeout_ms],
+    [7_000, 1_000],
+  );
+  assert.equal(config.tools.delegation.max_turns, 3);
+  assert.equal(config.tools.code_execution.max_tool_calls, 9);
+  assert.equal(config.tools.terminal.persistent, false);
+  assert.deepEqual(config.compression, { enabled: true, threshold: 0.6, keep_last_turns: 2 });
+  assert.equal(config.max_turns, 4);
+});
+
+test('mistakes in several files and sections are reported in one message, each with its file and key path', (t) => {
+  const directory = temporaryDirectory(t);
+  const home = join(directory, 'home');
+  mkdirSync(home);
+  const homeFile = join(home, 'config.yaml');
+  writeFileSync(homeFile, stringify({ web: { allow_privat: true }, terminal: { persistent: 'no' } }));
+  const run = join(directory, 'run.yaml');
+  writeFileSync(
+    run,
+    stringify({ run: 'x', local: { isolaton: 'none' }, endpoint: { temprature: 1 }, delegation: { max_turns: 0 } }),
+  );
+  let message = '';
+  try {
+    withHome(home, () => loadRunConfig({ file: run, flags: { concurrency: 0 } }));
+  } catch (error) {
+    message = (error as Error).message;
+  }
+  const expected = [
+    `${homeFile}: web.allow_privat: unknown key (did you mean 'allow_private'?)`,
+    `${homeFile}: terminal.persistent:`,
+    `${run}: local.isolaton: unknown key (did you mean 'isolation'?)`,
+    `${run}: endpoint.temprature: unknown key (did you mean 'temperature'?)`,
+    `${run}: delegation.max_turns:`,
+    'flags: concurrency:',
+  ];
+  for (const line of expected) assert.ok(message.includes(line), `missing "${line}" in:\n${message}`);
+  assert.equal(message.split('\n').length, expected.length + 1, message);
 });

@@ -1,3 +1,4 @@
+import { DEFAULT_TOOL_SETTINGS } from '../../src/config/tool-settings.js';
 import type { RolloutSettings } from '../../src/run/rollout.js';
 import { DEFAULT_BUDGET } from '../../src/tools/budget.js';
 
@@ -23,6 +24,7 @@ export function scriptedRolloutSettings(
     budget: DEFAULT_BUDGET,
     agent: 'model',
     toolConcurrency: 4,
+    tools: DEFAULT_TOOL_SETTINGS,
     ...extra,
   };
 }

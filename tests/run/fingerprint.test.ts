@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { EndpointSchema } from '../../src/config/endpoint.js';
 import { diffFingerprint } from '../../src/run/store.js';
-import { fingerprintParts, type FingerprintInput } from '../../src/run/batch.js';
+import { fingerprintParts, type FingerprintInput } from '../../src/run/run-fingerprint.js';
 import { loadToolRegistry } from '../../src/tools/builtin.js';
 
 const BASE_REGISTRY = await loadToolRegistry();

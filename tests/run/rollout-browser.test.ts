@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { BrowserConfigSchema } from '../../src/config/browser.js';
-import { WebConfigSchema } from '../../src/config/web.js';
 import { executeRollout, type RolloutSettings } from '../../src/run/rollout.js';
 import { createThreadServices } from '../../src/run/worker-services.js';
 import { callTool, delayed, reply, startScriptedServer, type ChatRequest } from '../../src/testing/index.js';
 import { findChromium, threadBrowserEngine } from '../../src/tools/index.js';
 import { startBrowserSite } from '../helpers/browser-site.js';
 import { scriptedRolloutSettings } from '../helpers/rollout-settings.js';
+import { ToolSettingsSchema } from '../../src/config/tool-settings.js';
 
 /**
  * The rollout executor closes a rollout's browser context on every way a rollout ends: an
@@ -22,8 +22,7 @@ const engine = threadBrowserEngine(browser);
 function settings(baseUrl: string, extra: Partial<RolloutSettings> = {}): RolloutSettings {
   return scriptedRolloutSettings(baseUrl, 'rollout-browser-test', {
     maxTurns: 5,
-    web: WebConfigSchema.parse({ allow_private: true }),
-    browser,
+    tools: ToolSettingsSchema.parse({ web: { allow_private: true }, browser }),
     ...extra,
   });
 }

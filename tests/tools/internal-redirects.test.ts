@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { BrowserConfigSchema } from '../../src/config/browser.js';
 import { WebConfigSchema, type WebConfigInput } from '../../src/config/web.js';
 import { createModelClient } from '../../src/model/client.js';
 import { createLocalSandbox } from '../../src/sandbox/index.js';
@@ -15,6 +14,7 @@ import { imageAsDataUrl } from '../../src/tools/vision/image-source.js';
 import { browserSuiteOptions } from '../helpers/chromium.js';
 import { escapeRegExp, SECRET, startAttackSite, type InternalTarget } from '../helpers/internal-targets.js';
 import { callTool, errorOf, jsonOf, toolContext } from './tool-context.js';
+import { ToolSettingsSchema } from '../../src/config/tool-settings.js';
 
 /**
  * The attack: a page the policy lets through (a public site) redirects the harness into an
@@ -37,10 +37,9 @@ const PUBLIC_ONLY: WebConfigInput = { allow_private_origins: [site.url] };
 
 function rollout(web: WebConfigInput = PUBLIC_ONLY): ToolContext {
   const services: ToolServices = {
-    web: WebConfigSchema.parse(web),
+    settings: ToolSettingsSchema.parse({ web, browser: { navigation_timeout_ms: 5_000, action_timeout_ms: 2_000 } }),
     auxiliary: {},
     model: (endpoint) => createModelClient(endpoint),
-    browser: BrowserConfigSchema.parse({ navigation_timeout_ms: 5_000, action_timeout_ms: 2_000 }),
   };
   const context = toolContext(sandbox, { services });
   contexts.push(context);

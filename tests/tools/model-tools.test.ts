@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { runAgent } from '../../src/agent/index.js';
 import { resolveAuxiliary, type AuxiliaryConfig } from '../../src/config/auxiliary.js';
 import { EndpointSchema, type Endpoint } from '../../src/config/endpoint.js';
-import { DEFAULT_WEB_CONFIG, WebConfigSchema } from '../../src/config/web.js';
+import { WebConfigSchema } from '../../src/config/web.js';
 import { createModelClient } from '../../src/model/client.js';
 import type { Message } from '../../src/model/messages.js';
 import { createLocalSandbox, createSandbox, type Sandbox } from '../../src/sandbox/index.js';
@@ -18,6 +18,7 @@ import {
 import { loadToolRegistry, type ToolServices } from '../../src/tools/index.js';
 import { requireDockerOrSkip, uniqueRunName } from '../helpers/docker.js';
 import { startWebStandIn } from '../helpers/web-stand-in.js';
+import { DEFAULT_TOOL_SETTINGS } from '../../src/config/tool-settings.js';
 
 const PNG = Buffer.from(TINY_PNG_BASE64, 'base64');
 
@@ -69,7 +70,7 @@ async function runWithTool(
   const main = endpoint(server, 'agent');
   const clients = new Map<string, ReturnType<typeof createModelClient>>();
   const services: ToolServices = {
-    web,
+    settings: { ...DEFAULT_TOOL_SETTINGS, web },
     auxiliary: resolveAuxiliary(auxiliary, main),
     model: (target) =>
       clients.get(JSON.stringify(target)) ??
@@ -245,7 +246,7 @@ describe('vision_analyze, mixture_of_agents and image_generate, called as a mode
     const registry = await loadToolRegistry();
     const main = EndpointSchema.parse({ base_url: 'http://127.0.0.1:1/v1', model: 'agent' });
     const services = (auxiliary: ToolServices['auxiliary']): ToolServices => ({
-      web: DEFAULT_WEB_CONFIG,
+      settings: DEFAULT_TOOL_SETTINGS,
       auxiliary,
       model: () => assert.fail('no model call'),
     });

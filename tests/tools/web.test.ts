@@ -7,6 +7,7 @@ import { reply, startScriptedServer, type ChatRequest } from '../../src/testing/
 import { countingWebCache, loadToolRegistry, type ToolServices } from '../../src/tools/index.js';
 import { ARTICLE_HTML, PDF_LINES, startWebStandIn, type WebStandIn } from '../helpers/web-stand-in.js';
 import { callTool, errorOf, jsonOf, toolContext } from './tool-context.js';
+import { DEFAULT_TOOL_SETTINGS } from '../../src/config/tool-settings.js';
 
 interface Page {
   url: string;
@@ -30,7 +31,7 @@ after(async () => {
 
 function services(web: Partial<WebConfig> = {}, extra: Partial<ToolServices> = {}): ToolServices {
   return {
-    web: WebConfigSchema.parse({ allow_private: true, ...web }),
+    settings: { ...DEFAULT_TOOL_SETTINGS, web: WebConfigSchema.parse({ allow_private: true, ...web }) },
     auxiliary: {},
     model: (endpoint) => createModelClient(endpoint),
     webCache: countingWebCache(),

@@ -363,11 +363,11 @@ export class BrowserSession implements ToolResource {
 export function browserSession(context: ToolContext): BrowserSession {
   const existing = context.state.get(BROWSER_STATE_KEY);
   if (existing instanceof BrowserSession) return existing;
-  const config = context.services?.browser ?? DEFAULT_BROWSER_CONFIG;
+  const config = context.services?.settings.browser ?? DEFAULT_BROWSER_CONFIG;
   const session = new BrowserSession(
     threadBrowserEngine(config),
     config,
-    context.services?.web ?? DEFAULT_WEB_CONFIG,
+    context.services?.settings.web ?? DEFAULT_WEB_CONFIG,
     context.sandbox,
   );
   context.state.set(BROWSER_STATE_KEY, session);
@@ -378,5 +378,5 @@ export { firstLine, isTimeout };
 
 /** The browser toolset is offered when a Chromium is found (or a CDP URL is set). */
 export function browserAvailable({ services }: AvailabilityContext): true | string {
-  return browserAvailability(services?.browser ?? DEFAULT_BROWSER_CONFIG);
+  return browserAvailability(services?.settings.browser ?? DEFAULT_BROWSER_CONFIG);
 }

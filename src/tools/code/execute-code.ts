@@ -30,7 +30,7 @@ export const executeCodeTool = defineTool({
     'is raised) and a time limit after which the script is killed.',
   parameters: ExecuteCodeParameters,
   run: async ({ code }, context) => {
-    const config = context.services?.codeExecution ?? DEFAULT_CODE_EXECUTION;
+    const config = context.services?.settings.code_execution ?? DEFAULT_CODE_EXECUTION;
     if (!context.callTool || !context.runTools) throw new ToolFailure('execute_code is not available here');
     const allowed = context.runTools.filter((tool) => config.tools.includes(tool.name) && !NEVER_INSIDE.has(tool.name));
     const paths = channelPaths(context.callId);

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { DEFAULT_WEB_CONFIG } from '../../config/web.js';
 import { defineTool, ToolFailure } from '../registry.js';
 import { askVisionModel } from './ask-vision-model.js';
 import { imageAsDataUrl } from './image-source.js';
@@ -23,7 +22,7 @@ export const visionAnalyzeTool = defineTool({
   run: async ({ image, question }, { sandbox, services, signal }) => {
     const endpoint = services?.auxiliary.vision;
     if (!services || !endpoint) throw new ToolFailure('no vision model is configured (auxiliary.vision)');
-    const url = await imageAsDataUrl(image, { sandbox, web: services.web ?? DEFAULT_WEB_CONFIG, signal });
+    const url = await imageAsDataUrl(image, { sandbox, web: services.settings.web, signal });
     const answer = await askVisionModel(services, endpoint, question, url, signal);
     return { answer, model: endpoint.model };
   },

@@ -46,7 +46,7 @@ export const webExtractTool = defineTool({
     'Each URL succeeds or fails on its own; a failed one says why.',
   parameters: WebExtractParameters,
   run: async ({ urls, question }, { services, signal }) => {
-    const web = services?.web ?? DEFAULT_WEB_CONFIG;
+    const web = services?.settings.web ?? DEFAULT_WEB_CONFIG;
     const limit = pLimit(4);
     const pages = await Promise.all(urls.map((url) => limit(() => extractOne(url, web, services, signal))));
     return { pages: await Promise.all(pages.map((page) => fitToBudget(page, web, question, services, signal))) };

@@ -17,11 +17,11 @@ export const webSearchTool = defineTool({
     'Read a result in full with web_extract.',
   parameters: WebSearchParameters,
   available: ({ env, services }) => {
-    const resolved = resolveSearchBackend(services?.web ?? DEFAULT_WEB_CONFIG, env);
+    const resolved = resolveSearchBackend(services?.settings.web ?? DEFAULT_WEB_CONFIG, env);
     return 'missing' in resolved ? resolved.missing : true;
   },
   run: async ({ query, limit }, { env, services, signal }) => {
-    const web = services?.web ?? DEFAULT_WEB_CONFIG;
+    const web = services?.settings.web ?? DEFAULT_WEB_CONFIG;
     const resolved = resolveSearchBackend(web, env);
     if ('missing' in resolved) throw new ToolFailure(resolved.missing);
     const count = limit ?? web.search.limit;

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { BrowserConfigSchema, type BrowserConfigInput } from '../../../src/config/browser.js';
-import { WebConfigSchema, type WebConfigInput } from '../../../src/config/web.js';
+import type { BrowserConfigInput } from '../../../src/config/browser.js';
+import type { WebConfigInput } from '../../../src/config/web.js';
 import { createModelClient } from '../../../src/model/client.js';
 import { createLocalSandbox, type Sandbox } from '../../../src/sandbox/index.js';
 import {
@@ -16,6 +16,7 @@ import {
 import { startBrowserSite, type BrowserSite } from '../../helpers/browser-site.js';
 import { browserSuiteOptions } from '../../helpers/chromium.js';
 import { callTool, errorOf, jsonOf, toolContext } from '../tool-context.js';
+import { ToolSettingsSchema } from '../../../src/config/tool-settings.js';
 
 let site: BrowserSite;
 let sandbox: Sandbox;
@@ -23,10 +24,12 @@ const contexts: ToolContext[] = [];
 
 function services(web: WebConfigInput = { allow_private: true }, browser: BrowserConfigInput = {}): ToolServices {
   return {
-    web: WebConfigSchema.parse(web),
+    settings: ToolSettingsSchema.parse({
+      web,
+      browser: { navigation_timeout_ms: 3_000, action_timeout_ms: 2_000, ...browser },
+    }),
     auxiliary: {},
     model: (endpoint) => createModelClient(endpoint),
-    browser: BrowserConfigSchema.parse({ navigation_timeout_ms: 3_000, action_timeout_ms: 2_000, ...browser }),
   };
 }
 
@@ -198,7 +201,7 @@ describe('browser tools in real headless Chromium', browserSuiteOptions(), () =>
   });
 
   test('browser_close discards the context; disposing the rollout state closes it; the next call starts fresh', async () => {
-    const engine = threadBrowserEngine(services().browser!);
+    const engine = threadBrowserEngine(services().settings.browser);
     const context = rollout();
     await ok('browser_navigate', { url: `${site.url}/set-cookie?value=beta` }, context);
     const open = engine.openContexts;
@@ -227,7 +230,7 @@ describe('browser tools in real headless Chromium', browserSuiteOptions(), () =>
   });
 
   test('a crashed browser is a readable tool error for the rollouts using it, and the next call restarts it', async () => {
-    const engine = threadBrowserEngine(services().browser!);
+    const engine = threadBrowserEngine(services().settings.browser);
     const context = rollout();
     await ok('browser_navigate', { url: `${site.url}/page/1` }, context);
     const profile = await engine.profile();

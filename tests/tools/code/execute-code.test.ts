@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test, type TestContext } from 'node:test';
 import { runAgent } from '../../../src/agent/index.js';
-import { CodeExecutionConfigSchema } from '../../../src/config/code-execution.js';
-import { DEFAULT_WEB_CONFIG } from '../../../src/config/web.js';
 import { createModelClient } from '../../../src/model/index.js';
 import { createLocalSandbox, createSandbox, type Sandbox } from '../../../src/sandbox/index.js';
 import { callTool, reply, startScriptedServer, type ScriptFunction } from '../../../src/testing/index.js';
 import { buildRecord } from '../../../src/trajectory/index.js';
 import { loadToolRegistry, toolSpec } from '../../../src/tools/index.js';
 import { requireDockerOrSkip, uniqueRunName } from '../../helpers/docker.js';
+import { ToolSettingsSchema } from '../../../src/config/tool-settings.js';
 
 /** The parent sends one execute_code call with `code`, then answers. */
 function scriptCalling(code: string): ScriptFunction {
@@ -32,10 +31,9 @@ async function runScript(
   const model = createModelClient({ base_url: server.url, model: 'scripted', api_key_env: 'NO_KEY', max_retries: 0 });
   const tools = (await loadToolRegistry()).select(['terminal', 'file', 'code_execution'], { env: process.env });
   const services = {
-    web: DEFAULT_WEB_CONFIG,
+    settings: ToolSettingsSchema.parse({ code_execution: options.config ?? {} }),
     auxiliary: {},
     model: () => model,
-    codeExecution: CodeExecutionConfigSchema.parse(options.config ?? {}),
   };
   const result = await runAgent({
     model,

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test, type TestContext } from 'node:test';
 import { CHILD_SYSTEM_PROMPT, runAgent, type AgentEvent } from '../../../src/agent/index.js';
-import { DEFAULT_WEB_CONFIG } from '../../../src/config/web.js';
 import { createModelClient } from '../../../src/model/index.js';
 import { contentText, type Message } from '../../../src/model/messages.js';
 import { createLocalSandbox, createSandbox, type Sandbox } from '../../../src/sandbox/index.js';
@@ -21,6 +20,7 @@ import { parquetFormat } from '../../../src/export/parquet-format.js';
 import type { TrajectoryRecord } from '../../../src/trajectory/index.js';
 import { requireDockerOrSkip, uniqueRunName } from '../../helpers/docker.js';
 import { readParquet } from '../../export/duckdb.js';
+import { ToolSettingsSchema } from '../../../src/config/tool-settings.js';
 
 /** Write one record to Parquet and read it back with DuckDB: the subagents column keeps its fixed type. */
 async function parquetRoundTrip(t: TestContext, record: TrajectoryRecord): Promise<Record<string, unknown>> {
@@ -260,7 +260,11 @@ describe('delegate_task', () => {
       return turn(request) === 0 ? callTool('delegate_task', { goal: 'loop forever' }) : reply('done');
     };
     const { model, tools, sandbox } = await setup(t, script);
-    const services = { web: DEFAULT_WEB_CONFIG, auxiliary: {}, model: () => model, delegation: { max_turns: 2 } };
+    const services = {
+      settings: ToolSettingsSchema.parse({ delegation: { max_turns: 2 } }),
+      auxiliary: {},
+      model: () => model,
+    };
     const result = await runAgent({ model, tools, messages: start('Delegate.'), sandbox, maxTurns: 5, services });
     const record = buildRecord({
       key: 'k',
