@@ -53,6 +53,10 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
     summary: 'take rollout jobs of queued runs (--queue) from Redis and run them on this machine',
     load: async () => (await import('./worker.js')).command,
   },
+  init: {
+    summary: 'scaffold a project folder: a run config, a dataset, an environment and a suite, each commented',
+    load: async () => (await import('./init.js')).command,
+  },
   'mock-server': {
     summary: 'run the scripted OpenAI-compatible endpoint (tests, demos, benchmarks)',
     load: async () => (await import('./mock-server.js')).command,
