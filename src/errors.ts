@@ -61,6 +61,7 @@ export const ERROR_CODES = [
   'hub_unauthorized',
   'hub_unreachable',
   'image_missing',
+  'init_file_exists',
   'internal',
   'invalid_filter',
   'invalid_path',

@@ -1,7 +1,7 @@
 import { errorCodeSet, isTrajError, type SerializedError } from '../errors.js';
 import { RUN_FAULT_CODES } from '../run/failure-policy.js';
 
-/** What every traj command's exit status means; README "Exit codes" and `traj --help` show this table. */
+/** What every traj command's exit status means; docs/reference.md (generated from this table) and `traj --help` show it. */
 export const EXIT_OK = 0;
 /** Some prompts failed: rerun the same command to retry them (`--retry-failed` for those failed for good). */
 export const EXIT_FAILED = 1;

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../errors.js';
@@ -23,7 +23,8 @@ export function resolveEnvironmentModule(nameOrPath: string): string {
   }
   const absolute = isAbsolute(nameOrPath) ? nameOrPath : resolve(process.cwd(), nameOrPath);
   const candidates = [absolute, join(absolute, 'index.js'), join(absolute, 'index.mjs')];
-  const found = candidates.find((candidate) => existsSync(candidate) && !candidate.endsWith('/'));
+  // A folder path exists too: only a file is a module (importing the folder itself fails in Node).
+  const found = candidates.find((candidate) => existsSync(candidate) && statSync(candidate).isFile());
   if (!found || found.endsWith('.ts')) {
     throw new ConfigError(
       `environment '${nameOrPath}': no module found (looked for ${candidates.join(', ')}); compile TypeScript environments to JavaScript first`,

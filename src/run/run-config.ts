@@ -9,7 +9,7 @@ import { LocalSandboxConfigSchema } from '../sandbox/local-config.js';
 import { BudgetSchema } from '../tools/budget.js';
 
 /**
- * `judge:` where it does not belong: an error that says where it does (README, "LLM judge").
+ * `judge:` where it does not belong: an error that says where it does (docs/eval.md, "LLM judge").
  * Accepting any value but undefined, it only ever fails with this message.
  */
 export function misplacedJudge(what: string) {

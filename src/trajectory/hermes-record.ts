@@ -5,8 +5,8 @@ import type { ShareGptTurn, TrajectoryRecord } from './record.js';
 
 /**
  * hermes-agent's batch-runner record format, converted from traj's messages view. Everything here
- * is a pure function of the record, so an export is reproducible byte for byte. The README's
- * "Hermes mapping" table says where the values come from and where traj differs on purpose.
+ * is a pure function of the record, so an export is reproducible byte for byte. The "Hermes mapping" table of
+ * docs/export.md says where the values come from and where traj differs on purpose.
  */
 export interface HermesRecord {
   prompt_index: number;

@@ -133,12 +133,12 @@ describe('run config (--config): every section rejects unknown keys, naming file
     );
   });
 
-  test("README's endpoint example still validates", () => {
-    const readme = readFileSync(join(projectRoot(), 'README.md'), 'utf8');
+  test("docs/endpoints.md's endpoint example still validates", () => {
+    const readme = readFileSync(join(projectRoot(), 'docs', 'endpoints.md'), 'utf8');
     const block = /A run config \(`--config run\.yaml`\) may hold the endpoint[^\n]*\n\n```yaml\n([\s\S]*?)```/.exec(
       readme,
     );
-    assert.ok(block, 'the README has the endpoint example');
+    assert.ok(block, 'docs/endpoints.md has the endpoint example');
     const file = write('readme/run.yaml', block[1]!);
     const config = loadAgentConfig(file);
     assert.equal(config.endpoint?.temperature, 0.7);

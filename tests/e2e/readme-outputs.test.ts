@@ -99,8 +99,14 @@ test('--run sample is refused before any work: datasets/sample/ is an input fold
   assert.equal(resumed.code, 0, resumed.stderr);
 });
 
-test('no README example names a git-tracked folder as its output', () => {
-  const readme = readFileSync(join(projectRoot(), 'README.md'), 'utf8');
+test('no example in README.md or docs/ names a git-tracked folder as its output', () => {
+  const pages = [
+    'README.md',
+    ...readdirSync(join(projectRoot(), 'docs'))
+      .filter((name) => name.endsWith('.md'))
+      .map((name) => `docs/${name}`),
+  ];
+  const readme = pages.map((page) => readFileSync(join(projectRoot(), page), 'utf8')).join('\n');
   const tracked = new Set(
     git(projectRoot(), 'ls-files')
       .split('\n')
@@ -121,7 +127,7 @@ test('no README example names a git-tracked folder as its output', () => {
     if (out) outputs.push(out.replace(/\/$/, ''));
     else if (run) outputs.push(`datasets/${run}`);
   });
-  assert.ok(outputs.length > 10, `found the README's run examples (${outputs.length})`);
+  assert.ok(outputs.length > 10, `found the docs' run examples (${outputs.length})`);
   const offending = outputs.filter((folder) => tracked.has(folder));
   assert.deepEqual(offending, [], 'examples writing into git-tracked folders');
 });
