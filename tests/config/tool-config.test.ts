@@ -3,9 +3,17 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { stringify } from 'yaml';
-import { resolveAuxiliary } from '../../src/config/index.js';
+import {
+  DEFAULT_TOOL_SETTINGS,
+  HomeConfigSchema,
+  resolveAuxiliary,
+  TOOL_SECTION_NAMES,
+  ToolSettingsSchema,
+} from '../../src/config/index.js';
 import { EndpointSchema } from '../../src/config/endpoint.js';
 import { loadAgentConfig, loadRunConfig } from '../../src/run/load-run-config.js';
+import { RolloutSettingsSchema } from '../../src/run/rollout.js';
+import { RunConfigSchema } from '../../src/run/run-config.js';
 import { fingerprintParts } from '../../src/run/run-fingerprint.js';
 import { diffFingerprint } from '../../src/run/store.js';
 import { loadToolRegistry } from '../../src/tools/index.js';
@@ -195,4 +203,14 @@ test('mistakes in several files and sections are reported in one message, each w
   ];
   for (const line of expected) assert.ok(message.includes(line), `missing "${line}" in:\n${message}`);
   assert.equal(message.split('\n').length, expected.length + 1, message);
+});
+
+test('every tool section of ToolSettings is a key of the home config, the run config and the rollout settings', () => {
+  for (const name of TOOL_SECTION_NAMES) {
+    const section = { [name]: ToolSettingsSchema.shape[name].parse(undefined) ?? {} };
+    assert.ok(HomeConfigSchema.safeParse(section).success, `TRAJ_HOME/config.yaml accepts ${name}:`);
+    assert.ok(RunConfigSchema.partial().safeParse(section).success, `a run config accepts ${name}:`);
+  }
+  const settings = RolloutSettingsSchema.shape.tools.parse({});
+  assert.deepEqual(settings, DEFAULT_TOOL_SETTINGS, 'rollout settings carry the tool settings whole');
 });
