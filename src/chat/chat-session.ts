@@ -10,7 +10,8 @@ import { addUsage, contentText, type Message, type ToolSpec } from '../model/mes
 import type { ModelClient } from '../model/types.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { Budget } from '../tools/budget.js';
-import { toolSpec, type Tool } from '../tools/registry.js';
+import { toolSpec } from '../tools/tool-spec.js';
+import type { Tool } from '../tools/tool.js';
 import { disposeToolState } from '../tools/tool-state.js';
 import { knowledgeSections, provideKnowledge, type ChatKnowledge } from './chat-knowledge.js';
 import type { ChatTools } from './chat-tools.js';
