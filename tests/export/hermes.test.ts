@@ -44,7 +44,7 @@ test('hermes: one batch-runner line per done rollout, each exactly the converter
     'tool_stats',
     'tool_error_counts',
   ]);
-  assert.deepEqual(Object.keys(first.tool_stats), [...knownTools].sort(), "padded with every tool Hermes registers");
+  assert.deepEqual(Object.keys(first.tool_stats), [...knownTools].sort(), 'padded with every tool Hermes registers');
   assert.ok(first.tool_stats.kanban_show && first.tool_stats.clarify, "Hermes' names, not traj's list");
   assert.equal(first.tool_stats.terminal!.count, 1);
   assert.match(first.conversations[0]!.value, /"required": null\}/);

@@ -53,18 +53,20 @@ test('a description Hermes builds at run time is still a string that names herme
   assert.match(code.description, /from hermes_tools import/);
 });
 
+// biome-ignore lint/suspicious/noExplicitAny: a deep copy of a schema, edited by path in each case below
+type Editable = Record<string, any>;
+
 /** The comparison must catch each kind of drift the issue names; a test that cannot fail is none. */
 test('the comparison fails on a changed name, type, enum, required list, parameter or description', async () => {
   const spec = (await trajSpecs()).get('process')!.function;
   const hermes = golden.tools.process!.schema;
   assert.deepEqual(hermesSchemaDifferences(spec, hermes, []), []);
-  const mutate = (change: (copy: Record<string, any>) => void) => {
-    // biome-ignore lint/suspicious/noExplicitAny: a deep copy edited by path in each case below
-    const copy = structuredClone(spec) as Record<string, any>;
+  const mutate = (change: (copy: Editable) => void) => {
+    const copy = structuredClone(spec) as Editable;
     change(copy);
     return hermesSchemaDifferences(copy as ToolSpec['function'], hermes, []);
   };
-  const cases: Record<string, (copy: Record<string, any>) => void> = {
+  const cases: Record<string, (copy: Editable) => void> = {
     name: (copy) => {
       copy.name = 'process_manage';
     },
