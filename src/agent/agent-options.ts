@@ -2,7 +2,7 @@ import type { ModelClient } from '../model/types.js';
 import type { Message } from '../model/messages.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { Budget } from '../tools/budget.js';
-import type { Tool } from '../tools/registry.js';
+import type { Tool } from '../tools/tool.js';
 import type { ToolServices } from '../tools/services.js';
 import type { ContextWindowOptions } from './context-window.js';
 import type { AgentEventHandler } from './events.js';

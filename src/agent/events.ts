@@ -1,6 +1,6 @@
 import type { ModelDelta, ModelResponse } from '../model/types.js';
 import type { Compression } from './compression.js';
-import type { ToolCallInput, ToolCallOutcome } from '../tools/registry.js';
+import type { ToolCallInput, ToolCallOutcome } from '../tools/execute-tool-call.js';
 
 /** Progress of one agent run, for progress bars, chat rendering and logs. */
 export type AgentEvent =

@@ -1,6 +1,6 @@
 import { addUsage, contentText, type Usage } from '../model/messages.js';
 import type { DelegateFunction, DelegateRequest } from '../tools/nested.js';
-import { ToolFailure } from '../tools/registry.js';
+import { ToolFailure } from '../tools/tool-failure.js';
 import type { AgentEventHandler } from './events.js';
 import type { AgentResult, ToolCallRecord } from './result.js';
 import type { RunAgentOptions } from './agent-options.js';

@@ -1,4 +1,4 @@
-import type { Tool } from '../tools/registry.js';
+import type { Tool } from '../tools/tool.js';
 
 export const DEFAULT_SYSTEM_PROMPT =
   'You are a capable assistant that solves tasks by using the tools you are given. ' +

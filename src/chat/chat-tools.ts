@@ -1,7 +1,9 @@
 import { ConfigError } from '../errors.js';
 import type { ToolSpec } from '../model/messages.js';
 import { builtinRegistry } from '../tools/builtin.js';
-import { toolSpec, type Tool, type ToolRegistry } from '../tools/registry.js';
+import { toolSpec } from '../tools/tool-spec.js';
+import type { Tool } from '../tools/tool.js';
+import type { ToolRegistry } from '../tools/registry.js';
 import type { ToolServices } from '../tools/services.js';
 import type { CommandApprover } from './approval.js';
 import { guardTerminal } from './guarded-terminal.js';

@@ -1,5 +1,6 @@
 import { terminalTool as persistentTerminal } from '../tools/terminal.js';
-import { defineTool, isZodTool, ToolFailure, type Tool } from '../tools/registry.js';
+import { defineTool, isZodTool, type Tool } from '../tools/tool.js';
+import { ToolFailure } from '../tools/tool-failure.js';
 import type { CommandApprover } from './approval.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { AgentEvent } from '../agent/events.js';
 import type { AgentResult } from '../agent/result.js';
-import type { ToolCallInput, ToolCallOutcome } from '../tools/registry.js';
+import type { ToolCallInput, ToolCallOutcome } from '../tools/execute-tool-call.js';
 import { oneLine, type Style } from './style.js';
 
 export interface Output {

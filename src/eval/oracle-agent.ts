@@ -4,7 +4,7 @@ import { emptyUsage, type AssistantMessage, type Message } from '../model/messag
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { runToolStep } from '../agent/tool-step.js';
 import type { Budget } from '../tools/budget.js';
-import type { Tool } from '../tools/registry.js';
+import type { Tool } from '../tools/tool.js';
 import type { Environment } from './environment.js';
 import type { OracleContext, OracleToolResult } from './oracle-context.js';
 

@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import { ConfigError, RunError } from '../errors.js';
 import { computeStatistics } from '../run/run-statistics.js';
 import { RunStore, type RecordOrder } from '../run/store.js';
-import { builtinTools } from '../tools/builtin.js';
+import { HERMES_TOOL_NAMES } from '../tools/hermes-tool-names.js';
 import { writeFileAtomically } from '../util/atomic-write.js';
 import type { TrajectoryRecord } from '../trajectory/record.js';
 import { arrowFormat } from './arrow-format.js';
@@ -152,7 +152,8 @@ async function splitWriter(
         units: (records) => atroposGroups(recordsOf(records), counts),
       };
     case 'hermes': {
-      const knownTools = (await builtinTools()).map((tool) => tool.name);
+      // Hermes' batch runner pads with every tool it registers; traj's own extra tools follow when used.
+      const knownTools = HERMES_TOOL_NAMES;
       return {
         format: jsonlFormat as ShardFormat<unknown>,
         units: (records) => hermesLines(recordsOf(records), knownTools),

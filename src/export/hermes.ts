@@ -8,7 +8,7 @@ export const HERMES_BATCH_SIZE = 10;
 
 /**
  * One line per rollout, as hermes-agent's batch runner writes it (see trajectory/hermes-record.ts).
- * `knownTools` (every built-in tool name) pads tool_stats, as Hermes pads with every tool it knows.
+ * `knownTools` (every tool Hermes registers, HERMES_TOOL_NAMES) pads tool_stats, as Hermes pads with every tool it knows.
  */
 export function* hermesLines(
   records: Iterable<TrajectoryRecord>,

@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { RolloutSettingsSchema } from '../run/rollout.js';
 import { builtinTools } from '../tools/builtin.js';
-import { toolSpec } from '../tools/registry.js';
+import { toolSpec } from '../tools/tool-spec.js';
 import { codeVersion } from './code-version.js';
 
 /**

@@ -1,6 +1,7 @@
 import { toolServicesFor, type AgentSettings } from '../agent/agent-settings.js';
 import { DatasetError } from '../errors.js';
-import type { AvailabilityContext, ToolRegistry } from '../tools/registry.js';
+import type { AvailabilityContext } from '../tools/tool.js';
+import type { ToolRegistry } from '../tools/registry.js';
 import { sampleToolsets, type Distribution } from '../tools/distributions.js';
 import { readDataset, type ReadDatasetOptions } from '../dataset/index.js';
 import type { RecordFilter } from './pipeline.js';

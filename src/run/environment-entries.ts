@@ -2,7 +2,8 @@ import type { Environment, EnvironmentOptions, PromptInput, SandboxRequest } fro
 import { ConfigError } from '../errors.js';
 import type { Message } from '../model/messages.js';
 import { sampleToolsets } from '../tools/distributions.js';
-import type { AvailabilityContext, ToolRegistry } from '../tools/registry.js';
+import type { AvailabilityContext } from '../tools/tool.js';
+import type { ToolRegistry } from '../tools/registry.js';
 import type { ToolsetChoice } from './batch.js';
 import type { PipelineEntry, WorkItem } from './work-item.js';
 import { PromptKeyer } from './prompt-key.js';

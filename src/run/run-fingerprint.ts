@@ -1,7 +1,8 @@
 import { resolveAuxiliary, type AuxiliaryModels } from '../config/auxiliary.js';
 import type { Endpoint } from '../config/endpoint.js';
 import { DEFAULT_WEB_CONFIG, type WebConfig } from '../config/web.js';
-import { toolSpec, type ToolRegistry } from '../tools/registry.js';
+import type { ToolRegistry } from '../tools/registry.js';
+import { toolSpec } from '../tools/tool-spec.js';
 import { canonicalJson, sha256 } from '../util/hash.js';
 import { candidateToolsets, type ToolsetChoice } from './batch.js';
 import type { RolloutSettings } from './rollout.js';

@@ -1,4 +1,5 @@
-import { ToolRegistry, type Tool } from './registry.js';
+import { ToolRegistry } from './registry.js';
+import type { Tool } from './tool.js';
 
 export interface BuiltinOptions {
   /** `persistent: false` swaps in the terminal that starts a fresh shell per call. */
@@ -13,7 +14,8 @@ interface BuiltinToolset {
 /**
  * The toolsets traj ships, in the order their tools are offered: terminal, file, todo, web,
  * vision, moa, image_gen and browser, then memory, skills and session_search (these act on what
- * the caller puts in the run state; chat does), then code_execution and delegation.
+ * the caller puts in the run state; chat does), clarify (chat asks the person; elsewhere a set answer), then
+ * code_execution and delegation.
  *
  * Each imports its own modules when first asked for: a worker thread of a `file` run does not
  * compile the browser, web or code-execution tools before its first model request.
@@ -22,11 +24,11 @@ export const BUILTIN_TOOLSETS: readonly BuiltinToolset[] = [
   {
     name: 'terminal',
     load: async (options) => {
-      const [{ terminalToolFor }, { processManageTool }] = await Promise.all([
+      const [{ terminalToolFor }, { processTool }] = await Promise.all([
         import('./terminal.js'),
-        import('./process/process-manage.js'),
+        import('./process/process-tool.js'),
       ]);
-      return [terminalToolFor(options.terminal?.persistent ?? true), processManageTool];
+      return [terminalToolFor(options.terminal?.persistent ?? true), processTool];
     },
   },
   {
@@ -44,8 +46,8 @@ export const BUILTIN_TOOLSETS: readonly BuiltinToolset[] = [
   {
     name: 'todo',
     load: async () => {
-      const { todoWriteTool, todoReadTool } = await import('./todo.js');
-      return [todoWriteTool, todoReadTool];
+      const { todoTool } = await import('./todo.js');
+      return [todoTool];
     },
   },
   {
@@ -71,6 +73,7 @@ export const BUILTIN_TOOLSETS: readonly BuiltinToolset[] = [
     },
   },
   { name: 'session_search', load: async () => [(await import('./session-search.js')).sessionSearchTool] },
+  { name: 'clarify', load: async () => [(await import('./clarify.js')).clarifyTool] },
   { name: 'code_execution', load: async () => [(await import('./code/execute-code.js')).executeCodeTool] },
   { name: 'delegation', load: async () => [(await import('./delegate/delegate-task.js')).delegateTaskTool] },
 ];

@@ -1,4 +1,8 @@
+export * from './tool.js';
+export * from './tool-failure.js';
+export * from './tool-spec.js';
 export * from './registry.js';
+export * from './execute-tool-call.js';
 export * from './budget.js';
 export * from './builtin.js';
 export {
@@ -8,16 +12,17 @@ export {
   shortenMiddle,
   mergeOutput,
   TERMINAL_OUTPUT_MAX_CHARS,
+  TERMINAL_DEFAULT_TIMEOUT,
+  TERMINAL_FOREGROUND_MAX_TIMEOUT,
 } from './terminal.js';
 export { readFileTool, ReadFileParameters, READ_FILE_DEFAULT_LIMIT } from './read-file.js';
 export { writeFileTool, WriteFileParameters } from './write-file.js';
 export { patchTool, PatchParameters } from './patch.js';
 export { searchFilesTool, SearchFilesParameters, SEARCH_DEFAULT_LIMIT } from './search-files.js';
 export {
-  todoWriteTool,
-  todoReadTool,
+  todoTool,
   TodoItemSchema,
-  TodoWriteParameters,
+  TodoParameters,
   TODO_STATUSES,
   TODO_STATE_KEY,
   readTodos,
@@ -45,3 +50,12 @@ export * from './nested.js';
 export * from './delegate/index.js';
 export * from './code/index.js';
 export * from './process/index.js';
+export {
+  clarifyTool,
+  ClarifyParameters,
+  CLARIFY_STATE_KEY,
+  CLARIFY_ANSWER_ENV,
+  DEFAULT_CLARIFY_ANSWER,
+  type ClarifyAsker,
+} from './clarify.js';
+export { HERMES_COMMIT, HERMES_TOOL_NAMES } from './hermes-tool-names.js';

@@ -1,5 +1,5 @@
 import type { Sandbox } from '../sandbox/sandbox.js';
-import { ToolFailure } from './registry.js';
+import { ToolFailure } from './tool-failure.js';
 import { inSandbox } from './sandbox-failure.js';
 
 /** Bytes inspected for a NUL byte, the same test git and grep use to call a file binary. */

@@ -1,34 +1,24 @@
 import { z } from 'zod';
-import { defineTool, ToolFailure, type ToolContext } from './registry.js';
+import { defineTool, type ToolContext } from './tool.js';
+import { ToolFailure } from './tool-failure.js';
 
 export const TODO_STATUSES = ['pending', 'in_progress', 'completed', 'cancelled'] as const;
 /** Key of the list in ToolContext.state: it lives in the agent run, never in the prompt. */
 export const TODO_STATE_KEY = 'todo';
 
 export const TodoItemSchema = z.object({
-  id: z.string().min(1).describe('Stable identifier of the item, e.g. "1" or "tests"; used to update it later.'),
-  content: z.string().min(1).describe('What to do, in one short sentence.'),
-  status: z.enum(TODO_STATUSES).describe('pending, in_progress, completed or cancelled.'),
+  id: z.string().describe('Unique item identifier'),
+  content: z.string().describe('Task description'),
+  status: z.enum(TODO_STATUSES).describe('Current status'),
 });
 export type TodoItem = z.infer<typeof TodoItemSchema>;
 
-const TodoUpdateSchema = z.object({
-  id: TodoItemSchema.shape.id,
-  content: TodoItemSchema.shape.content.optional(),
-  status: TodoItemSchema.shape.status.optional(),
-});
-type TodoUpdate = z.infer<typeof TodoUpdateSchema>;
-
-export const TodoWriteParameters = z.object({
-  todos: z
-    .array(TodoUpdateSchema)
-    .describe(
-      'Items to write. Without merge: the whole new list (content required; status defaults to pending). With merge: only the items to add or change.',
-    ),
+export const TodoParameters = z.object({
+  todos: z.array(TodoItemSchema).optional().describe('Task items to write. Omit to read current list.'),
   merge: z
     .boolean()
     .default(false)
-    .describe('true: update items by id and append new ones, keeping the rest; false: replace the whole list.'),
+    .describe('true: update existing items by id, add new ones. false (default): replace the entire list.'),
 });
 
 export function readTodos(state: ToolContext['state']): TodoItem[] {
@@ -43,60 +33,39 @@ function summary(todos: TodoItem[]): { todos: TodoItem[]; counts: Record<(typeof
   return { todos, counts: counts as Record<(typeof TODO_STATUSES)[number], number> };
 }
 
-function newItem(update: TodoUpdate): TodoItem {
-  if (update.content === undefined) {
-    throw new ToolFailure(
-      `todo '${update.id}' is new and has no content`,
-      'give content for new items (merge updates only need id and the changed fields)',
-    );
-  }
-  return { id: update.id, content: update.content, status: update.status ?? 'pending' };
-}
-
-function assertUniqueIds(updates: TodoUpdate[]): void {
+function assertItems(items: readonly TodoItem[]): void {
   const seen = new Set<string>();
-  for (const { id } of updates) {
+  for (const { id, content } of items) {
+    if (id.trim() === '') throw new ToolFailure('a todo item has an empty id', 'give each item an id such as "1"');
+    if (content.trim() === '') throw new ToolFailure(`todo '${id}' has no content`, 'say what the item is');
     if (seen.has(id)) throw new ToolFailure(`todo id '${id}' appears twice in one call`, 'give each item its own id');
     seen.add(id);
   }
 }
 
-function merged(current: TodoItem[], updates: TodoUpdate[]): TodoItem[] {
+function merged(current: readonly TodoItem[], items: readonly TodoItem[]): TodoItem[] {
   const next = current.map((todo) => ({ ...todo }));
-  for (const update of updates) {
-    const existing = next.find((todo) => todo.id === update.id);
-    if (!existing) next.push(newItem(update));
-    else
-      Object.assign(
-        existing,
-        update.content === undefined ? {} : { content: update.content },
-        update.status === undefined ? {} : { status: update.status },
-      );
+  for (const item of items) {
+    const existing = next.find((todo) => todo.id === item.id);
+    if (existing) Object.assign(existing, item);
+    else next.push({ ...item });
   }
   return next;
 }
 
-export const todoWriteTool = defineTool({
-  name: 'todo_write',
+export const todoTool = defineTool({
+  name: 'todo',
   toolset: 'todo',
-  version: '1',
+  version: '2',
+  // Hermes' words, as hermes-agent sends them (tests/fixtures/hermes/tool-schemas.json).
   description:
-    'Keep a task list for this conversation: plan multi-step work, mark one item in_progress at a time, completed when done. ' +
-    'Returns the full list.',
-  parameters: TodoWriteParameters,
+    "Manage your task list for the current session. Use for complex tasks with 3+ steps or when the user provides multiple tasks. Call with no parameters to read the current list.\n\nWriting:\n- Provide 'todos' array to create/update items\n- merge=false (default): replace the entire list with a fresh plan\n- merge=true: update existing items by id, add any new ones\n\nEach item: {id: string, content: string, status: pending|in_progress|completed|cancelled}\nList order is priority. Only ONE item in_progress at a time.\nMark items completed immediately when done. If something fails, cancel it and add a revised item.\n\nAlways returns the full current list.",
+  parameters: TodoParameters,
   run: ({ todos, merge }, { state }) => {
-    assertUniqueIds(todos);
-    const next = merge ? merged(readTodos(state), todos) : todos.map(newItem);
+    if (todos === undefined) return summary(readTodos(state));
+    assertItems(todos);
+    const next = merge ? merged(readTodos(state), todos) : todos.map((item) => ({ ...item }));
     state.set(TODO_STATE_KEY, next);
     return summary(next);
   },
-});
-
-export const todoReadTool = defineTool({
-  name: 'todo_read',
-  toolset: 'todo',
-  version: '1',
-  description: 'Show the current task list of this conversation.',
-  parameters: z.object({}),
-  run: (_args, { state }) => summary(readTodos(state)),
 });

@@ -14,7 +14,7 @@ import { createModelClient, isContextOverflow, toWireMessages, type Message } fr
 import { modelErrorFor } from '../../src/model/failure.js';
 import { createLocalSandbox } from '../../src/sandbox/index.js';
 import { loadToolRegistry } from '../../src/tools/builtin.js';
-import { toolSpec } from '../../src/tools/registry.js';
+import { toolSpec } from '../../src/tools/tool-spec.js';
 import { buildRecord, rebuildRequests, validateRecord } from '../../src/trajectory/index.js';
 import { startScriptedServer, type ChatRequest, type Script, type ScriptedResponse } from '../../src/testing/index.js';
 import { projectRoot } from '../../src/util/paths.js';

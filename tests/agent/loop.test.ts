@@ -6,7 +6,7 @@ import { createModelClient } from '../../src/model/index.js';
 import type { Message } from '../../src/model/messages.js';
 import { createLocalSandbox } from '../../src/sandbox/index.js';
 import { loadToolRegistry } from '../../src/tools/builtin.js';
-import { defineTool, type Tool } from '../../src/tools/registry.js';
+import { defineTool, type Tool } from '../../src/tools/tool.js';
 import {
   callTool,
   callTools,

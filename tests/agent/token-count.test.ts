@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CHARS_PER_TOKEN, estimateToolTokens } from '../../src/agent/token-count.js';
 import { loadToolRegistry } from '../../src/tools/builtin.js';
-import { toolSpec } from '../../src/tools/registry.js';
+import { toolSpec } from '../../src/tools/tool-spec.js';
 
 const specs = (await loadToolRegistry()).all().map((tool) => toolSpec(tool));
 const estimateOfWholeJson = (list: typeof specs) => Math.ceil(JSON.stringify(list).length / CHARS_PER_TOKEN);

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { exportRun } from '../../src/export/index.js';
-import { loadToolRegistry } from '../../src/tools/builtin.js';
+import { HERMES_TOOL_NAMES } from '../../src/tools/hermes-tool-names.js';
 import { hermesLine, toHermesRecord, type HermesRecord } from '../../src/trajectory/hermes-record.js';
 import { RunStore } from '../../src/run/store.js';
 import type { TrajectoryRecord } from '../../src/trajectory/record.js';
@@ -27,7 +27,7 @@ test('hermes: one batch-runner line per done rollout, each exactly the converter
   const store = RunStore.open(storePath);
   const stored = [...store.items({ status: 'done' })].map((row) => JSON.parse(row.record!) as TrajectoryRecord);
   store.close();
-  const knownTools = (await loadToolRegistry()).all().map((tool) => tool.name);
+  const knownTools = HERMES_TOOL_NAMES;
   assert.deepEqual(
     lines,
     stored.map((record) => hermesLine(toHermesRecord(record, { knownTools, batchSize: 10 }))),
@@ -44,7 +44,8 @@ test('hermes: one batch-runner line per done rollout, each exactly the converter
     'tool_stats',
     'tool_error_counts',
   ]);
-  assert.deepEqual(Object.keys(first.tool_stats), [...knownTools].sort(), 'padded with every built-in tool');
+  assert.deepEqual(Object.keys(first.tool_stats), [...knownTools].sort(), 'padded with every tool Hermes registers');
+  assert.ok(first.tool_stats.kanban_show && first.tool_stats.clarify, "Hermes' names, not traj's list");
   assert.equal(first.tool_stats.terminal!.count, 1);
   assert.match(first.conversations[0]!.value, /"required": null\}/);
   assert.ok(

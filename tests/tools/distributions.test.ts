@@ -76,7 +76,7 @@ describe('loading distributions', () => {
     const error = configError(() => loadDistribution(file, registry));
     assert.match(
       error.message,
-      /browse\.yaml: toolsets: unknown toolset 'spreadsheet'; known toolsets: browser, code_execution, delegation, file, image_gen, memory, moa, session_search, skills, terminal, todo, vision, web/,
+      /browse\.yaml: toolsets: unknown toolset 'spreadsheet'; known toolsets: browser, clarify, code_execution, delegation, file, image_gen, memory, moa, session_search, skills, terminal, todo, vision, web/,
     );
   });
 

@@ -12,7 +12,7 @@ import {
   toolOutputOf,
   uniqueMcpToolName,
 } from '../../src/tools/mcp/index.js';
-import { ToolFailure } from '../../src/tools/registry.js';
+import { ToolFailure } from '../../src/tools/tool-failure.js';
 import { configErrorOf, scratchFiles } from '../helpers/config-files.js';
 
 const { folder: scratch, write } = scratchFiles('traj-mcp-config-');

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { McpClientPool, parseMcpServers, registerMcpToolsets } from '../../src/tools/mcp/index.js';
-import { executeToolCall, ToolRegistry, type ToolCallOutcome } from '../../src/tools/registry.js';
+import { executeToolCall, type ToolCallOutcome } from '../../src/tools/execute-tool-call.js';
+import { ToolRegistry } from '../../src/tools/registry.js';
 import { filesystemServerScript } from '../fixtures/mcp/fixture.js';
 
 // The server resolves symlinks (macOS /tmp, some CI temp dirs) and checks paths against the real ones.

@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { discoverMcpTools, McpClientPool, parseMcpServers, registerMcpToolsets } from '../../src/tools/mcp/index.js';
-import { executeToolCall, ToolRegistry, type ToolCallOutcome } from '../../src/tools/registry.js';
+import { executeToolCall, type ToolCallOutcome } from '../../src/tools/execute-tool-call.js';
+import { ToolRegistry } from '../../src/tools/registry.js';
 import { startHttpFixture, type HttpFixture } from '../fixtures/mcp/fixture.js';
 
 let sandbox: Sandbox;

@@ -10,13 +10,10 @@ import {
   registerMcpToolsets,
 } from '../../src/tools/mcp/index.js';
 import { ConfigError, TrajError } from '../../src/errors.js';
-import {
-  executeToolCall,
-  ToolRegistry,
-  toolSpec,
-  type ToolCallOutcome,
-  type ToolContext,
-} from '../../src/tools/registry.js';
+import { executeToolCall, type ToolCallOutcome } from '../../src/tools/execute-tool-call.js';
+import { ToolRegistry } from '../../src/tools/registry.js';
+import { toolSpec } from '../../src/tools/tool-spec.js';
+import type { ToolContext } from '../../src/tools/tool.js';
 import { isAlive, stdioFixture } from '../fixtures/mcp/fixture.js';
 
 // `hang` has a short per-call timeout for the timeout test; everything else keeps the default, so

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { injectionReason, MEMORY_TARGETS, MemoryStore, memorySnapshot } from '../../src/tools/memory/index.js';
-import { ToolFailure } from '../../src/tools/registry.js';
+import { ToolFailure } from '../../src/tools/tool-failure.js';
 
 function store(t: { after(fn: () => void): void }): MemoryStore {
   const folder = mkdtempSync(join(tmpdir(), 'traj-memory-test-'));

@@ -80,17 +80,18 @@ describe('ToolRegistry', () => {
         assert.match(error.message, /'spreadsheet'/);
         assert.match(
           error.message,
-          /known toolsets: browser, code_execution, delegation, file, image_gen, memory, moa, session_search, skills, terminal, todo, vision, web$/,
+          /known toolsets: browser, clarify, code_execution, delegation, file, image_gen, memory, moa, session_search, skills, terminal, todo, vision, web$/,
         );
         return true;
       },
     );
   });
 
-  it('the built-in registry holds the terminal, file, todo, web, vision, moa, image_gen, browser, memory, skills, session_search, code_execution and delegation toolsets', async () => {
+  it('the built-in registry holds the terminal, file, todo, web, vision, moa, image_gen, browser, memory, skills, session_search, clarify, code_execution and delegation toolsets', async () => {
     const registry = await loadToolRegistry();
     assert.deepEqual(registry.toolsetNames(), [
       'browser',
+      'clarify',
       'code_execution',
       'delegation',
       'file',
@@ -106,9 +107,9 @@ describe('ToolRegistry', () => {
     ]);
     const names = (toolsets: string[]) => registry.select(toolsets, { env: {} }).map((tool) => tool.name);
     assert.deepEqual(names(['file']), ['read_file', 'write_file', 'patch', 'search_files']);
-    assert.deepEqual(names(['terminal']), ['terminal', 'process_manage']);
+    assert.deepEqual(names(['terminal']), ['terminal', 'process']);
     assert.deepEqual(names(['code_execution', 'delegation']), ['execute_code', 'delegate_task']);
-    assert.deepEqual(names(['todo']), ['todo_write', 'todo_read']);
+    assert.deepEqual(names(['todo']), ['todo']);
   });
 
   it('built-in toolsets are known by name at once and load only when asked for, in one fixed order', async () => {
@@ -121,7 +122,7 @@ describe('ToolRegistry', () => {
     await Promise.all([registry.load(['todo']), registry.load(['todo', 'file'])]);
     assert.deepEqual(
       registry.all().map((tool) => tool.name),
-      ['read_file', 'write_file', 'patch', 'search_files', 'todo_write', 'todo_read'],
+      ['read_file', 'write_file', 'patch', 'search_files', 'todo'],
       'file before todo, as the catalog lists them, though todo loaded first; each loaded once',
     );
     await registry.load(['terminal', 'mcp:github']);

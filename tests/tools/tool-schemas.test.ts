@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { loadToolRegistry } from '../../src/tools/builtin.js';
-import { toolSpec } from '../../src/tools/registry.js';
+import { toolSpec } from '../../src/tools/tool-spec.js';
 import { projectRoot } from '../../src/util/paths.js';
 
 /**

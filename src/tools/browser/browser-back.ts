@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { defineTool, ToolFailure } from '../registry.js';
+import { defineTool } from '../tool.js';
+import { ToolFailure } from '../tool-failure.js';
 import { browserAvailable, browserSession, isTimeout } from './session.js';
 
 export const BrowserBackParameters = z.object({});
@@ -7,8 +8,9 @@ export const BrowserBackParameters = z.object({});
 export const browserBackTool = defineTool({
   name: 'browser_back',
   toolset: 'browser',
-  version: '1',
-  description: "Go back to the previous page in the browser's history; returns that page.",
+  version: '2',
+  // Hermes' words, as hermes-agent sends them (tests/fixtures/hermes/tool-schemas.json).
+  description: 'Navigate back to the previous page in browser history. Requires browser_navigate to be called first.',
   parameters: BrowserBackParameters,
   available: browserAvailable,
   run: (_args, context) => {

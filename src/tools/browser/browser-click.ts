@@ -1,17 +1,18 @@
 import { z } from 'zod';
-import { defineTool } from '../registry.js';
+import { defineTool } from '../tool.js';
 import { browserAvailable, browserSession } from './session.js';
 
 export const BrowserClickParameters = z.object({
-  ref: z.string().min(1).describe('The element to click, as the latest snapshot names it, e.g. "e12".'),
+  ref: z.string().describe("The element reference from the snapshot (e.g., '@e5', '@e12')"),
 });
 
 export const browserClickTool = defineTool({
   name: 'browser_click',
   toolset: 'browser',
-  version: '1',
+  version: '2',
+  // Hermes' words, as hermes-agent sends them (tests/fixtures/hermes/tool-schemas.json).
   description:
-    'Click an element by its ref from the latest snapshot; returns the page afterwards (following any navigation the click started).',
+    "Click on an element identified by its ref ID from the snapshot (e.g., '@e5'). The ref IDs are shown in square brackets in the snapshot output. Requires browser_navigate and browser_snapshot to be called first.",
   parameters: BrowserClickParameters,
   available: browserAvailable,
   run: ({ ref }, context) => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool } from '../registry.js';
+import { defineTool } from '../tool.js';
 import { browserAvailable, browserSession } from './session.js';
 
 export const BrowserCloseParameters = z.object({});
@@ -7,9 +7,10 @@ export const BrowserCloseParameters = z.object({});
 export const browserCloseTool = defineTool({
   name: 'browser_close',
   toolset: 'browser',
-  version: '1',
+  version: '2',
+  // Hermes' words, as hermes-agent sends them (tests/fixtures/hermes/tool-schemas.json).
   description:
-    'Close the browser: its pages, cookies and storage are discarded. The next browser_navigate starts a fresh one.',
+    'Close the browser session and release resources. Call this when done with browser tasks to free up Browserbase session quota.',
   parameters: BrowserCloseParameters,
   available: browserAvailable,
   run: (_args, context) => {

@@ -1,10 +1,11 @@
 import { z } from 'zod';
-import { defineTool } from '../registry.js';
+import { defineTool } from '../tool.js';
 import { browserAvailable, browserSession } from './session.js';
 
-export const BrowserGetImagesParameters = z.object({
-  limit: z.number().int().min(1).max(200).default(50).describe('At most this many images, in page order.'),
-});
+export const BrowserGetImagesParameters = z.object({});
+
+/** Images listed at most, in page order (Hermes' tool takes no limit). */
+const IMAGES_SHOWN = 100;
 
 interface PageImage {
   src: string;
@@ -21,19 +22,20 @@ const IMAGES_SCRIPT = `[...document.images].map((image) => ({
 export const browserGetImagesTool = defineTool({
   name: 'browser_get_images',
   toolset: 'browser',
-  version: '1',
+  version: '2',
+  // Hermes' words, as hermes-agent sends them (tests/fixtures/hermes/tool-schemas.json).
   description:
-    'List the images of the current page: absolute URL, alt text and natural size (pass a URL to vision tools to look at one).',
+    'Get a list of all images on the current page with their URLs and alt text. Useful for finding images to analyze with the vision tool. Requires browser_navigate to be called first.',
   parameters: BrowserGetImagesParameters,
   available: browserAvailable,
-  run: ({ limit }, context) => {
+  run: (_args, context) => {
     const session = browserSession(context);
     return session.exclusive(async () => {
       const page = await session.currentPage();
       const images = (await page.evaluate(IMAGES_SCRIPT)) as PageImage[];
       // A data: URL can be megabytes; its start says what it is.
       const short = (src: string) => (src.startsWith('data:') ? `${src.slice(0, 60)}…` : src);
-      const shown = images.slice(0, limit).map((image) => ({ ...image, src: short(image.src) }));
+      const shown = images.slice(0, IMAGES_SHOWN).map((image) => ({ ...image, src: short(image.src) }));
       return { url: page.url(), count: images.length, images: shown };
     });
   },

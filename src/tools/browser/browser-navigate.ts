@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { defineTool, ToolFailure } from '../registry.js';
+import { defineTool } from '../tool.js';
+import { ToolFailure } from '../tool-failure.js';
 import {
   browserAvailable,
   browserSession,
@@ -10,10 +11,7 @@ import {
 } from './session.js';
 
 export const BrowserNavigateParameters = z.object({
-  url: z
-    .string()
-    .min(1)
-    .describe('The address to open, e.g. "https://example.com/page" (https:// is assumed when no scheme is given).'),
+  url: z.string().describe("The URL to navigate to (e.g., 'https://example.com')"),
 });
 
 const CHECK_ADDRESS = 'check the address; browser_snapshot shows the page as it is';
@@ -32,10 +30,10 @@ function navigationFailure(error: unknown, target: string, known: NavigationFail
 export const browserNavigateTool = defineTool({
   name: 'browser_navigate',
   toolset: 'browser',
-  version: '1',
+  version: '2',
+  // Hermes' words, as hermes-agent sends them (tests/fixtures/hermes/tool-schemas.json).
   description:
-    'Open a URL in the browser. Returns the page as an accessibility snapshot: one element per line, such as ' +
-    '`[ref=e12] button "Submit"`; the other browser tools act on these refs.',
+    'Navigate to a URL in the browser. Initializes the session and loads the page. Must be called before other browser tools. For simple information retrieval, prefer web_search or web_extract (faster, cheaper). For plain-text endpoints — URLs ending in .md, .txt, .json, .yaml, .yml, .csv, .xml, raw.githubusercontent.com, or any documented API endpoint — prefer curl via the terminal tool or web_extract; the browser stack is overkill and much slower for these. Use browser tools when you need to interact with a page (click, fill forms, dynamic content). Returns a compact page snapshot with interactive elements and ref IDs — no need to call browser_snapshot separately after navigating.',
   parameters: BrowserNavigateParameters,
   available: browserAvailable,
   run: ({ url }, context) => {

@@ -1,21 +1,18 @@
 import { z } from 'zod';
-import { defineTool } from '../registry.js';
+import { defineTool } from '../tool.js';
 import { browserAvailable, browserSession } from './session.js';
 
 export const BrowserPressParameters = z.object({
-  key: z
-    .string()
-    .min(1)
-    .describe(
-      'A key or chord for the focused element: "Enter", "Tab", "Escape", "ArrowDown", "PageDown", "Control+a", or one character.',
-    ),
+  key: z.string().describe("Key to press (e.g., 'Enter', 'Tab', 'Escape', 'ArrowDown')"),
 });
 
 export const browserPressTool = defineTool({
   name: 'browser_press',
   toolset: 'browser',
-  version: '1',
-  description: 'Press a key (or a chord such as "Control+a") in the page; returns the page afterwards.',
+  version: '2',
+  // Hermes' words, as hermes-agent sends them (tests/fixtures/hermes/tool-schemas.json).
+  description:
+    'Press a keyboard key. Useful for submitting forms (Enter), navigating (Tab), or keyboard shortcuts. Requires browser_navigate to be called first.',
   parameters: BrowserPressParameters,
   available: browserAvailable,
   run: ({ key }, context) => {

@@ -1,17 +1,18 @@
 import { z } from 'zod';
-import { defineTool } from '../registry.js';
+import { defineTool } from '../tool.js';
 import { browserAvailable, browserSession } from './session.js';
 
 export const BrowserScrollParameters = z.object({
-  direction: z.enum(['up', 'down', 'left', 'right']).describe('Which way to scroll, by most of a screen.'),
+  direction: z.enum(['up', 'down']).describe('Direction to scroll'),
 });
 
 export const browserScrollTool = defineTool({
   name: 'browser_scroll',
   toolset: 'browser',
-  version: '1',
+  version: '2',
+  // Hermes' words, as hermes-agent sends them (tests/fixtures/hermes/tool-schemas.json).
   description:
-    'Scroll the page by most of a screen (pages that load more content as you scroll); returns the position and the page.',
+    'Scroll the page in a direction. Use this to reveal more content that may be below or above the current viewport. Requires browser_navigate to be called first.',
   parameters: BrowserScrollParameters,
   available: browserAvailable,
   run: ({ direction }, context) => {
@@ -32,8 +33,8 @@ export const browserScrollTool = defineTool({
 });
 
 /** Runs in the page (the project compiles without DOM types, so the page code is a string). */
-function scrollScript(direction: 'up' | 'down' | 'left' | 'right'): string {
-  const [dx, dy] = { up: [0, -0.8], down: [0, 0.8], left: [-0.8, 0], right: [0.8, 0] }[direction];
+function scrollScript(direction: 'up' | 'down'): string {
+  const [dx, dy] = { up: [0, -0.8], down: [0, 0.8] }[direction];
   return `(() => {
     scrollBy(${dx} * innerWidth, ${dy} * innerHeight);
     const root = document.scrollingElement || document.documentElement;

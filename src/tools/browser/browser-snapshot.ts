@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool } from '../registry.js';
+import { defineTool } from '../tool.js';
 import { browserAvailable, browserSession } from './session.js';
 
 export const BrowserSnapshotParameters = z.object({
@@ -7,17 +7,17 @@ export const BrowserSnapshotParameters = z.object({
     .boolean()
     .default(false)
     .describe(
-      'true: every node of the accessibility tree, containers included; false (default): interactive elements and text only.',
+      'If true, returns complete page content. If false (default), returns compact view with interactive elements only.',
     ),
 });
 
 export const browserSnapshotTool = defineTool({
   name: 'browser_snapshot',
   toolset: 'browser',
-  version: '1',
+  version: '2',
+  // Hermes' words, as hermes-agent sends them (tests/fixtures/hermes/tool-schemas.json).
   description:
-    'Show the current page again as an accessibility snapshot with element refs ' +
-    '(after the page changed on its own, or to see all nodes with full: true).',
+    "Get a text-based snapshot of the current page's accessibility tree. Returns interactive elements with ref IDs (like @e1, @e2) for browser_click and browser_type. full=false (default): compact view with interactive elements. full=true: complete page content. Snapshots over 15000 chars are truncated or LLM-summarized; when that happens the complete snapshot is saved to a file and the output includes its path so you can page through the rest with read_file. Requires browser_navigate first. Note: browser_navigate already returns a compact snapshot — use this to refresh after interactions that change the page, or with full=true for complete content.",
   parameters: BrowserSnapshotParameters,
   available: browserAvailable,
   run: ({ full }, context) => {

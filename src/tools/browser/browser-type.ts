@@ -1,26 +1,26 @@
 import { z } from 'zod';
-import { defineTool } from '../registry.js';
+import { defineTool } from '../tool.js';
 import { browserAvailable, browserSession } from './session.js';
 
 export const BrowserTypeParameters = z.object({
-  ref: z.string().min(1).describe('The text field, as the latest snapshot names it, e.g. "e7".'),
-  text: z.string().describe('The text to put in the field (replaces what it holds).'),
-  submit: z.boolean().default(false).describe('true: press Enter afterwards (submits most forms).'),
+  ref: z.string().describe("The element reference from the snapshot (e.g., '@e3')"),
+  text: z.string().describe('The text to type into the field'),
 });
 
 export const browserTypeTool = defineTool({
   name: 'browser_type',
   toolset: 'browser',
-  version: '1',
-  description: 'Type text into a field by its ref, optionally pressing Enter to submit; returns the page afterwards.',
+  version: '2',
+  // Hermes' words, as hermes-agent sends them (tests/fixtures/hermes/tool-schemas.json).
+  description:
+    'Type text into an input field identified by its ref ID. Clears the field first, then types the new text. Requires browser_navigate and browser_snapshot to be called first.',
   parameters: BrowserTypeParameters,
   available: browserAvailable,
-  run: ({ ref, text, submit }, context) => {
+  run: ({ ref, text }, context) => {
     const session = browserSession(context);
     return session.exclusive(async () => {
       const field = await session.locate(ref);
       await field.fill(text);
-      if (submit) await field.press('Enter');
       await session.settle(await session.currentPage());
       return session.report();
     });

@@ -1,6 +1,7 @@
-import type { Tool } from '../registry.js';
+import type { Tool } from '../tool.js';
 import { browserBackTool } from './browser-back.js';
 import { browserClickTool } from './browser-click.js';
+import { browserConsoleTool } from './browser-console.js';
 import { browserCloseTool } from './browser-close.js';
 import { browserGetImagesTool } from './browser-get-images.js';
 import { browserNavigateTool } from './browser-navigate.js';
@@ -21,6 +22,7 @@ export const BROWSER_TOOLS: readonly Tool[] = [
   browserBackTool,
   browserGetImagesTool,
   browserVisionTool,
+  browserConsoleTool,
   browserCloseTool,
 ];
 
@@ -28,6 +30,7 @@ export {
   browserBackTool,
   browserClickTool,
   browserCloseTool,
+  browserConsoleTool,
   browserGetImagesTool,
   browserNavigateTool,
   browserPressTool,

@@ -2,7 +2,8 @@ import type { Browser, BrowserContext, Download, Locator, Page, Request, Route }
 import { DEFAULT_BROWSER_CONFIG, type BrowserConfig } from '../../config/browser.js';
 import { DEFAULT_WEB_CONFIG, type NetworkPolicy } from '../../config/web.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
-import { ToolFailure, type AvailabilityContext, type ToolContext } from '../registry.js';
+import { ToolFailure } from '../tool-failure.js';
+import type { AvailabilityContext, ToolContext } from '../tool.js';
 import type { ToolResource } from '../tool-state.js';
 import { checkUrl, NetworkPolicyError, urlRefusal } from '../network/network-policy.js';
 import { browserAvailability, threadBrowserEngine, type BrowserEngine } from './engine.js';
@@ -10,6 +11,15 @@ import { endpointKeyOf, startPolicyProxy, type PolicyProxy, type ProxyFailure } 
 import { capSnapshot, renderSnapshot, type AriaNode } from './snapshot.js';
 
 /** Why a navigation of the page failed, as the model reads it; `refused` when the network policy refused it. */
+
+/** Console messages and page errors kept at most (each). */
+const CONSOLE_MAX_ENTRIES = 500;
+
+export interface ConsoleEntry {
+  type: string;
+  text: string;
+}
+
 export interface NavigationFailure {
   message: string;
   refused: boolean;
@@ -45,6 +55,9 @@ export class BrowserSession implements ToolResource {
   private page: Page | undefined;
   private refs = new Set<string>();
   private notes: string[] = [];
+  /** What the pages logged and threw, for browser_console; capped so a chatty page cannot grow it without end. */
+  private readonly consoleLog: ConsoleEntry[] = [];
+  private readonly pageErrors: string[] = [];
   private readonly verdicts = new Map<string, Promise<string | undefined>>();
   private proxy: PolicyProxy | undefined;
   /** Why the proxy did not connect a host and port (endpointKey), for the request that failed there. */
@@ -91,7 +104,24 @@ export class BrowserSession implements ToolResource {
   }
 
   /** The element a ref names, or a readable stale-ref failure. */
-  async locate(ref: string): Promise<Locator> {
+  /** Console messages and uncaught errors of the rollout's pages since the last clear. */
+  consoleMessages(clear: boolean): { console_messages: ConsoleEntry[]; js_errors: string[] } {
+    const result = { console_messages: [...this.consoleLog], js_errors: [...this.pageErrors] };
+    if (clear) {
+      this.consoleLog.length = 0;
+      this.pageErrors.length = 0;
+    }
+    return result;
+  }
+
+  /** The refs of the latest snapshot (browser_vision's annotate labels them). */
+  get currentRefs(): ReadonlySet<string> {
+    return this.refs;
+  }
+
+  async locate(given: string): Promise<Locator> {
+    // Hermes writes refs as '@e5'; the snapshot shows e5.
+    const ref = given.startsWith('@') ? given.slice(1) : given;
     const page = await this.currentPage();
     if (!REF_PATTERN.test(ref))
       throw new ToolFailure(
@@ -208,6 +238,13 @@ export class BrowserSession implements ToolResource {
     if (this.page && !this.page.isClosed()) this.note(`a new tab opened (${page.url()}); the browser now shows it`);
     this.page = page;
     page.on('download', (download) => this.track(this.saveDownload(download)));
+    page.on('console', (message) => {
+      if (this.consoleLog.length < CONSOLE_MAX_ENTRIES)
+        this.consoleLog.push({ type: message.type(), text: message.text() });
+    });
+    page.on('pageerror', (error) => {
+      if (this.pageErrors.length < CONSOLE_MAX_ENTRIES) this.pageErrors.push(error.message);
+    });
     page.on('dialog', (dialog) => {
       this.note(`a ${dialog.type()} dialog said ${JSON.stringify(dialog.message().slice(0, 200))}; it was dismissed`);
       void dialog.dismiss().catch(() => undefined);

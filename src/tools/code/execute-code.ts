@@ -1,7 +1,10 @@
 import { z } from 'zod';
 import { DEFAULT_CODE_EXECUTION, type CodeExecutionConfig } from '../../config/code-execution.js';
 import type { ExecResult } from '../../sandbox/sandbox.js';
-import { defineTool, toolError, toolSpec, ToolFailure, type ToolContext } from '../registry.js';
+import { defineTool, type ToolContext } from '../tool.js';
+import { toolError } from '../execute-tool-call.js';
+import { toolSpec } from '../tool-spec.js';
+import { ToolFailure } from '../tool-failure.js';
 import { shortenMiddle } from '../terminal.js';
 import { channelPaths, runnerScript, toolsModule, type ChannelPaths } from './python-module.js';
 import { ToolChannel } from './tool-channel.js';
@@ -9,27 +12,71 @@ import { ToolChannel } from './tool-channel.js';
 /** Tools a script can never call, whatever the config says: no scripts in scripts, no children. */
 const NEVER_INSIDE = new Set(['execute_code', 'delegate_task']);
 
+/** The tools a script may import by default, with what each takes and gives (Hermes' list). */
+const TOOL_LINES: ReadonlyArray<[string, string]> = [
+  [
+    'web_search',
+    '  web_search(query: str, limit: int = 5) -> dict\n    Returns {"query", "backend", "results": [{"title", "url", "snippet"}, ...]}',
+  ],
+  [
+    'web_extract',
+    '  web_extract(urls: list[str], char_limit: int = None) -> dict\n    Returns {"pages": [{"url", "title", "content"} or {"url", "error"}, ...]}; long pages are head+tail cut, the full text saved in the sandbox.',
+  ],
+  [
+    'read_file',
+    '  read_file(path: str, offset: int = 1, limit: int = 500) -> str\n    Lines are 1-indexed, shown as "N|text".',
+  ],
+  ['write_file', '  write_file(path: str, content: str) -> dict\n    Always overwrites the entire file.'],
+  [
+    'search_files',
+    '  search_files(pattern: str, target="content", path=".", file_glob=None, limit=50) -> str\n    target: "content" (search inside files) or "files" (find files by name).',
+  ],
+  [
+    'patch',
+    '  patch(path: str, old_string: str, new_string: str, replace_all: bool = False) -> dict\n    Replaces old_string with new_string in the file.',
+  ],
+  [
+    'terminal',
+    '  terminal(command: str, timeout=None, workdir=None) -> dict\n    Foreground only (no background/pty). Returns {"output": "...", "exit_code": N}',
+  ],
+];
+
+const defaultTools = new Set(DEFAULT_CODE_EXECUTION.tools);
+const toolLines = TOOL_LINES.filter(([name]) => defaultTools.has(name)).map(([, line]) => line);
+const importExample = ['web_search', 'terminal'].filter((name) => defaultTools.has(name)).join(', ') || '...';
+
+/**
+ * Hermes builds this description when it runs (the tools enabled, its execution mode): traj
+ * writes it in the same shape for the tools its code_execution config allows by default.
+ */
+export const EXECUTE_CODE_DESCRIPTION =
+  'Run a Python script that can call Hermes tools programmatically. Use this when you need 3+ tool calls with processing logic between them, need to filter/reduce large tool outputs before they enter your context, need conditional branching (if X then Y else Z), or need to loop (fetch N pages, process N files, retry on failure).\n\n' +
+  'Use normal tool calls instead when: single tool call with no processing, you need to see the full result and apply complex reasoning, or the task requires interactive user input.\n\n' +
+  `Available via \`from hermes_tools import ...\`:\n\n${toolLines.join('\n')}\n\n` +
+  'Limits: a time limit, a stdout cap and a number of tool calls per script (then hermes_tools.ToolCallLimit is raised). terminal() is foreground-only (no background or pty).\n\n' +
+  "Scripts run in the session's working directory, so relative paths work like in terminal().\n\n" +
+  'Print your final result to stdout. Use Python stdlib (json, re, math, csv, datetime, collections, etc.) for processing between tool calls.\n\n' +
+  'Also available (no import needed — built into hermes_tools):\n' +
+  '  json_parse(text: str) — json.loads with strict=False; use for terminal() output with control chars\n' +
+  '  shell_quote(s: str) — shlex.quote(); use when interpolating dynamic strings into shell commands\n' +
+  '  retry(fn, max_attempts=3, delay=2) — retry with exponential backoff for transient failures';
+
 export const ExecuteCodeParameters = z.object({
   code: z
     .string()
-    .min(1)
     .describe(
-      'A Python 3 script. `from traj_tools import terminal, read_file, ...` calls the tools; print() what you want to see.',
+      `Python code to execute. Import tools with \`from hermes_tools import ${importExample}, ...\` and print your final result to stdout.`,
     ),
 });
 
 export const executeCodeTool = defineTool({
   name: 'execute_code',
   toolset: 'code_execution',
-  version: '1',
-  description:
-    'Run a Python 3 script in the sandbox that can call tools in a loop: `from traj_tools import terminal, read_file, write_file, ...` ' +
-    "(each function takes the tool's parameters, required ones first, and returns its result, parsed when it is JSON). " +
-    'Only what the script prints comes back, so print just what you need. Use it for many similar tool calls or to filter ' +
-    'large outputs; a script error returns its traceback. Limits: a number of tool calls per script (then traj_tools.ToolCallLimit ' +
-    'is raised) and a time limit after which the script is killed.',
+  version: '2',
+  description: EXECUTE_CODE_DESCRIPTION,
   parameters: ExecuteCodeParameters,
   run: async ({ code }, context) => {
+    if (code.trim() === '') throw new ToolFailure('code is empty', 'pass a Python script');
     const config = context.services?.settings.code_execution ?? DEFAULT_CODE_EXECUTION;
     if (!context.callTool || !context.runTools) throw new ToolFailure('execute_code is not available here');
     const allowed = context.runTools.filter((tool) => config.tools.includes(tool.name) && !NEVER_INSIDE.has(tool.name));

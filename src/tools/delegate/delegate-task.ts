@@ -1,53 +1,78 @@
 import { z } from 'zod';
 import type { DelegateRequest } from '../nested.js';
-import { defineTool, ToolFailure } from '../registry.js';
+import { defineTool } from '../tool.js';
+import { ToolFailure } from '../tool-failure.js';
 
 /** Children one call may run at once. */
 export const MAX_PARALLEL_TASKS = 3;
 
 const TaskSchema = z.object({
-  goal: z.string().min(1).describe('What the sub-agent must achieve, stated so it can work alone.'),
-  context: z
-    .string()
+  goal: z.string().describe('Task goal'),
+  context: z.string().optional().describe('Task-specific context'),
+  role: z
+    .enum(['leaf', 'orchestrator'])
     .optional()
-    .describe('Facts, file paths and constraints the sub-agent needs; it sees nothing else of this conversation.'),
-  toolsets: z
-    .array(z.string().min(1))
-    .optional()
-    .describe('The toolsets it may use, a subset of yours (default: all of yours).'),
+    .describe("Per-task role override. See top-level 'role' for semantics."),
 });
 
 export const DelegateTaskParameters = z.object({
-  goal: TaskSchema.shape.goal.optional(),
-  context: TaskSchema.shape.context,
-  toolsets: TaskSchema.shape.toolsets,
-  tasks: z
-    .array(TaskSchema)
-    .min(1)
-    .max(MAX_PARALLEL_TASKS)
+  goal: z
+    .string()
     .optional()
-    .describe(`Up to ${MAX_PARALLEL_TASKS} independent sub-goals run at the same time, instead of goal.`),
+    .describe(
+      'What the subagent should accomplish. Be specific and self-contained -- the subagent knows nothing about your conversation history.',
+    ),
+  context: z
+    .string()
+    .optional()
+    .describe(
+      'Background information the subagent needs: file paths, error messages, project structure, constraints. The more specific you are, the better the subagent performs.',
+    ),
+  tasks: z.array(TaskSchema).optional().describe('(rebuilt at get_definitions() time)'),
+  role: z.enum(['leaf', 'orchestrator']).optional().describe('(rebuilt at get_definitions() time)'),
+  background: z
+    .boolean()
+    .optional()
+    .describe(
+      'DEPRECATED / IGNORED. Top-level single and batch delegations run in the background automatically — you do not need to (and cannot) opt in or out. A single result or consolidated batch result re-enters the conversation when the work finishes; just continue working in the meantime. Setting this has no effect; the parameter remains only for backward compatibility.',
+    ),
 });
+type DelegateArguments = z.infer<typeof DelegateTaskParameters>;
+
+/** What traj does not do of what the call asked, said in the result instead of refusing it. */
+function limits(args: DelegateArguments): string[] {
+  const notes: string[] = [];
+  const roles = [args.role, ...(args.tasks ?? []).map((task) => task.role)];
+  if (roles.includes('orchestrator'))
+    notes.push("role 'orchestrator': sub-agents here cannot delegate further; each ran as a leaf");
+  if (args.background !== undefined)
+    notes.push('background has no effect: the results are returned when the work finishes');
+  return notes;
+}
 
 export const delegateTaskTool = defineTool({
   name: 'delegate_task',
   toolset: 'delegation',
-  version: '1',
+  version: '2',
+  // Hermes' words, as hermes-agent sends them (tests/fixtures/hermes/tool-schemas.json).
   description:
-    'Hand a sub-goal to a sub-agent with a fresh context: it works in the same sandbox with your tools (or the toolsets you ' +
-    `name) and returns only its final answer. Give goal (and context), or tasks: up to ${MAX_PARALLEL_TASKS} sub-goals run in parallel. ` +
-    'A sub-agent sees nothing of this conversation but what you put in goal and context. Sub-agents of sub-agents cannot delegate.',
+    "Spawn one or more subagents in isolated contexts. Description is rebuilt at every get_definitions() call to reflect the user's current delegation limits.",
   parameters: DelegateTaskParameters,
-  run: async ({ goal, context, toolsets, tasks }, { delegate }) => {
+  run: async (args, { delegate }) => {
+    const { goal, context, tasks } = args;
     if (!delegate) throw new ToolFailure('delegation is not available in this run');
     if ((goal === undefined) === (tasks === undefined))
       throw new ToolFailure(
         'give either goal or tasks',
         'one sub-goal: {"goal": ...}; several: {"tasks": [{"goal": ...}, ...]}',
       );
+    if (tasks !== undefined && (tasks.length === 0 || tasks.length > MAX_PARALLEL_TASKS))
+      throw new ToolFailure(`tasks holds ${tasks.length} items`, `give 1 to ${MAX_PARALLEL_TASKS} tasks`);
+    const notes = limits(args);
+    const extra = notes.length > 0 ? { notes } : {};
     if (goal !== undefined) {
-      const outcome = await delegate(request({ goal, context, toolsets }));
-      return { result: outcome.answer, finish_reason: outcome.record.finish_reason };
+      const outcome = await delegate(request({ goal, context }));
+      return { result: outcome.answer, finish_reason: outcome.record.finish_reason, ...extra };
     }
     const outcomes = await Promise.allSettled(tasks!.map((task) => delegate(request(task))));
     return {
@@ -63,14 +88,12 @@ export const delegateTaskTool = defineTool({
               error: outcome.reason instanceof Error ? outcome.reason.message : String(outcome.reason),
             },
       ),
+      ...extra,
     };
   },
 });
 
-function request(task: z.infer<typeof TaskSchema>): DelegateRequest {
-  return {
-    goal: task.goal,
-    ...(task.context ? { context: task.context } : {}),
-    ...(task.toolsets ? { toolsets: task.toolsets } : {}),
-  };
+function request(task: { goal: string; context?: string }): DelegateRequest {
+  if (task.goal.trim() === '') throw new ToolFailure('a goal is empty', 'say what the sub-agent must achieve');
+  return { goal: task.goal, ...(task.context ? { context: task.context } : {}) };
 }

@@ -1,7 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { errorMessage } from '../../errors.js';
 import { canonicalJson } from '../../util/hash.js';
-import { ToolFailure } from '../registry.js';
+import { ToolFailure } from '../tool-failure.js';
 import type { McpServer } from './config.js';
 import {
   CONNECTION_CLOSED,

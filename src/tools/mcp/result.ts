@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/sdk/types.js';
-import { ToolFailure } from '../registry.js';
+import { ToolFailure } from '../tool-failure.js';
 
 function base64Bytes(data: string): number {
   return Buffer.byteLength(data, 'base64');

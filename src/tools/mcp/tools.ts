@@ -1,5 +1,6 @@
 import { ConfigError, errorMessage, isTrajError, TrajError } from '../../errors.js';
-import type { JsonSchemaTool, Tool, ToolRegistry } from '../registry.js';
+import type { JsonSchemaTool, Tool } from '../tool.js';
+import type { ToolRegistry } from '../registry.js';
 import type { McpClientPool, McpToolInfo } from './client-pool.js';
 import { parseMcpServers, type McpServersConfig } from './config.js';
 import { isToolWanted, mcpToolset, serverOfToolset, uniqueMcpToolName } from './names.js';

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomically } from '../../util/atomic-write.js';
-import { ToolFailure } from '../registry.js';
+import { ToolFailure } from '../tool-failure.js';
 import { injectionReason } from './injection.js';
 
 /** The two memory files: the agent's own notes and what it learned about the user. */
@@ -45,6 +45,27 @@ export class MemoryStore {
     return { memory: this.read('memory'), user: this.read('user') };
   }
 
+  /**
+   * Operations applied in order to the entries in hand and saved once: the limit is checked on the
+   * final list only, so one call can free room and use it (Hermes' batch shape). All or nothing.
+   */
+  applyAll(target: MemoryTarget, operations: readonly MemoryOperation[]): string[] {
+    let entries = this.read(target);
+    for (const [index, operation] of operations.entries()) {
+      try {
+        entries = applyOne(entries, operation, target);
+      } catch (error) {
+        if (error instanceof ToolFailure && operations.length > 1)
+          throw new ToolFailure(
+            `operation ${index + 1} (${operation.action}): ${error.message}; nothing was saved`,
+            error.hint,
+          );
+        throw error;
+      }
+    }
+    return this.save(target, entries);
+  }
+
   add(target: MemoryTarget, content: string): string[] {
     const entry = checked(content);
     const entries = this.read(target);
@@ -77,6 +98,30 @@ export class MemoryStore {
     writeFileAtomically(join(this.folder, file), entries.length > 0 ? `${text}\n` : '');
     return entries;
   }
+}
+
+export interface MemoryOperation {
+  action: 'add' | 'replace' | 'remove';
+  content?: string;
+  old_text?: string;
+}
+
+function need(value: string | undefined, action: string, field: string): string {
+  if (value === undefined) throw new ToolFailure(`${action} needs ${field}`);
+  return value;
+}
+
+function applyOne(entries: readonly string[], operation: MemoryOperation, target: MemoryTarget): string[] {
+  const next = [...entries];
+  const { action } = operation;
+  if (action === 'add') {
+    const entry = checked(need(operation.content, action, 'content'));
+    return next.includes(entry) ? next : [...next, entry];
+  }
+  const index = findEntry(next, need(operation.old_text, action, 'old_text'), target);
+  if (action === 'replace') next[index] = checked(need(operation.content, action, 'content'));
+  else next.splice(index, 1);
+  return next;
 }
 
 function checked(content: string): string {

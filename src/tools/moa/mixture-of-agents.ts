@@ -1,14 +1,16 @@
 import { z } from 'zod';
 import type { Endpoint } from '../../config/endpoint.js';
 import { errorMessage } from '../../errors.js';
-import { defineTool, ToolFailure } from '../registry.js';
+import { defineTool } from '../tool.js';
+import { ToolFailure } from '../tool-failure.js';
 import type { ToolServices } from '../services.js';
 
 export const MixtureOfAgentsParameters = z.object({
-  prompt: z
+  user_prompt: z
     .string()
-    .min(1)
-    .describe('The hard question or reasoning step, stated completely: the models see nothing else.'),
+    .describe(
+      'The complex query or problem to solve using multiple AI models. Should be a challenging problem that benefits from diverse perspectives and collaborative reasoning.',
+    ),
 });
 
 export const AGGREGATOR_PROMPT =
@@ -19,14 +21,15 @@ export const AGGREGATOR_PROMPT =
 export const mixtureOfAgentsTool = defineTool({
   name: 'mixture_of_agents',
   toolset: 'moa',
-  version: '1',
+  version: '2',
+  // Hermes' words, as hermes-agent sends them (tests/fixtures/hermes/tool-schemas.json).
   description:
-    'Ask several strong models the same question in parallel and get one answer combined from theirs. ' +
-    'Use it for hard reasoning, math or design questions; state the question completely.',
+    'Route a hard problem through multiple frontier LLMs collaboratively. Makes 5 API calls (4 reference models + 1 aggregator) with maximum reasoning effort — use sparingly for genuinely difficult problems. Best for: complex math, advanced algorithms, multi-step analytical reasoning, problems benefiting from diverse perspectives.',
   parameters: MixtureOfAgentsParameters,
   available: ({ services }) =>
     services?.auxiliary.moa ? true : 'auxiliary.moa (reference models and an aggregator) is not configured',
-  run: async ({ prompt }, { services, signal }) => {
+  run: async ({ user_prompt: prompt }, { services, signal }) => {
+    if (prompt.trim() === '') throw new ToolFailure('user_prompt is empty', 'state the problem completely');
     const moa = services?.auxiliary.moa;
     if (!services || !moa) throw new ToolFailure('auxiliary.moa is not configured');
     const settled = await Promise.allSettled(

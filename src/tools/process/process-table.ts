@@ -1,6 +1,6 @@
 import type { Sandbox } from '../../sandbox/sandbox.js';
 import type { ToolResource } from '../tool-state.js';
-import { ToolFailure } from '../registry.js';
+import { ToolFailure } from '../tool-failure.js';
 
 /** Output one poll or wait returns at most; the rest waits for the next poll (or log). */
 export const POLL_MAX_BYTES = 20_000;
@@ -18,10 +18,12 @@ export interface BackgroundProcess {
   /** Bytes of output already returned by poll. */
   polled: number;
   killed: boolean;
+  /** Set by `close`: stdin has had its EOF. */
+  inputClosed?: boolean;
 }
 
 export type ProcessStatus = {
-  id: string;
+  session_id: string;
   command: string;
   state: 'running' | 'exited' | 'killed';
   exit_code: number | null;
@@ -53,8 +55,10 @@ export class ProcessTable implements ToolResource {
     const id = `proc_${this.next++}`;
     const dir = `${this.sandbox.workdir.replace(/\/$/, '')}/.traj/proc/${id}`;
     await this.sandbox.writeFile(`${dir}/cmd`, command);
-    // Straight to a file: a pipe through a capping filter would hold output in its buffer.
-    const job = `bash ${dir}/cmd 0<>${dir}/in > ${dir}/out 2>&1; echo $? > ${dir}/exit`;
+    // Straight to a file: a pipe through a capping filter would hold output in its buffer. stdin is a
+    // FIFO that a sleeping keeper holds open for writing: killing the keeper (close) is the EOF.
+    const keeper = `sleep infinity > ${dir}/in & echo $! > ${dir}/keeper`;
+    const job = `${keeper}; bash ${dir}/cmd < ${dir}/in > ${dir}/out 2>&1; echo $? > ${dir}/exit; kill $(cat ${dir}/keeper) 2>/dev/null`;
     const launch = `mkfifo ${dir}/in && : > ${dir}/out && ( ${job} ) < /dev/null > /dev/null 2>&1 & echo $! $(ps -o pgid= -p $$)`;
     const result = await this.sandbox.exec(launch, { cwd, timeoutMs: 30_000 });
     const [pid, pgid] = result.stdout.trim().split(/\s+/).map(Number);
@@ -88,7 +92,7 @@ export class ProcessTable implements ToolResource {
     const [exit, size] = probe.stdout.split('\n');
     const exitCode = exit?.trim() ? Number(exit.trim()) : null;
     return {
-      id: process.id,
+      session_id: process.id,
       command: process.command,
       state: process.killed ? 'killed' : exitCode === null ? 'running' : 'exited',
       exit_code: exitCode,
@@ -125,12 +129,28 @@ export class ProcessTable implements ToolResource {
   }
 
   async write(process: BackgroundProcess, input: string): Promise<void> {
+    if (process.inputClosed)
+      throw new ToolFailure(
+        `cannot write to ${process.id}: its stdin was closed`,
+        'start a new process to send more input',
+      );
     const written = await this.sandbox.exec(`[ ! -s ${process.dir}/exit ] && timeout 5 cat > ${process.dir}/in`, {
       stdin: input,
       timeoutMs: 30_000,
     });
     if (written.exitCode !== 0)
       throw new ToolFailure(`cannot write to ${process.id}: it is no longer running`, 'poll it to see how it ended');
+  }
+
+  /** End the process's stdin (EOF): its reads return, and later writes are refused. */
+  async closeInput(process: BackgroundProcess): Promise<void> {
+    await this.sandbox.exec(`kill $(cat ${process.dir}/keeper 2>/dev/null) 2>/dev/null; true`, { timeoutMs: 30_000 });
+    process.inputClosed = true;
+  }
+
+  async lineCount(process: BackgroundProcess): Promise<number> {
+    const read = await this.sandbox.exec(`wc -l < ${process.dir}/out`, { timeoutMs: 30_000 });
+    return Number(read.stdout.trim()) || 0;
   }
 
   async kill(process: BackgroundProcess): Promise<void> {

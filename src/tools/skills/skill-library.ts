@@ -1,9 +1,10 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { join, relative, resolve, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { writeFileAtomically } from '../../util/atomic-write.js';
 import { lazyRequire } from '../../util/lazy-require.js';
 import { injectionReason } from '../memory/injection.js';
-import { ToolFailure } from '../registry.js';
+import { replaceText } from '../patch.js';
+import { ToolFailure } from '../tool-failure.js';
 
 /** One skill: a folder with a SKILL.md (YAML front matter, then the instructions) and reference files. */
 export interface Skill {
@@ -13,6 +14,8 @@ export interface Skill {
   /** Other front-matter fields of the Agent Skills format (license, allowed-tools, metadata, …). */
   fields: Record<string, unknown>;
   writable: boolean;
+  /** The category folder the skill sits in, when it sits in one. */
+  category?: string;
 }
 
 export interface SkillRoot {
@@ -28,6 +31,8 @@ export const SKILLS_STATE_KEY = 'skills';
 const NAME = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
 const FRONT_MATTER = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?([\s\S]*)$/;
 const MAX_FILE_CHARS = 40_000;
+/** Where write_file and remove_file may put a skill's supporting files (Hermes' layout). */
+const SUPPORT_FOLDERS = ['references', 'templates', 'scripts', 'assets'];
 const yaml = lazyRequire<typeof import('yaml')>('yaml');
 
 export function parseSkillFile(
@@ -73,6 +78,7 @@ export class SkillLibrary {
               folder,
               fields: parsed.fields,
               writable: root.writable,
+              ...(dirname(folder) !== root.folder ? { category: relative(root.folder, dirname(folder)) } : {}),
             });
         } catch {
           // A malformed skill is left out of the index; skill_view names the problem when asked for it.
@@ -129,11 +135,16 @@ export class SkillLibrary {
     };
   }
 
-  create(content: string): Skill {
+  create(content: string, category?: string): Skill {
     const parsed = checkedSkill(content);
     if (this.list().some((skill) => skill.name === parsed.name))
       throw new ToolFailure(`a skill named '${parsed.name}' exists`, 'use edit or patch to change it');
-    const folder = join(this.writableRoot().folder, parsed.name);
+    if (category !== undefined && !NAME.test(category))
+      throw new ToolFailure(
+        `category '${category}' is not a plain folder name`,
+        'use lowercase letters, digits and hyphens',
+      );
+    const folder = join(this.writableRoot().folder, ...(category ? [category] : []), parsed.name);
     mkdirSync(folder, { recursive: true });
     writeFileAtomically(join(folder, 'SKILL.md'), content.endsWith('\n') ? content : `${content}\n`);
     return this.get(parsed.name);
@@ -151,19 +162,60 @@ export class SkillLibrary {
     return this.get(name);
   }
 
-  patch(name: string, oldText: string, newText: string): Skill {
+  /** Replace text in SKILL.md, or in one supporting file when `filePath` names it. */
+  patch(
+    name: string,
+    oldText: string,
+    newText: string,
+    options: { replaceAll?: boolean; filePath?: string } = {},
+  ): Skill {
     const skill = this.writableSkill(name);
-    const text = readFileSync(join(skill.folder, 'SKILL.md'), 'utf8');
-    const count = text.split(oldText).length - 1;
-    if (count !== 1)
-      throw new ToolFailure(
-        `old_text occurs ${count} times in ${name}/SKILL.md; it must occur exactly once`,
-        'quote more of the text',
-      );
-    return this.edit(
-      name,
-      text.replace(oldText, () => newText),
+    const file =
+      options.filePath && options.filePath !== 'SKILL.md' ? this.supportPath(skill, options.filePath) : undefined;
+    const path = file ?? join(skill.folder, 'SKILL.md');
+    if (!existsSync(path)) throw new ToolFailure(`skill '${name}' has no file '${options.filePath}'`);
+    const changed = replaceText(
+      `${name}/${options.filePath ?? 'SKILL.md'}`,
+      readFileSync(path, 'utf8'),
+      oldText,
+      newText,
+      options.replaceAll ?? false,
     );
+    if (!file) return this.edit(name, changed);
+    writeFileAtomically(path, changed);
+    return skill;
+  }
+
+  writeFile(name: string, filePath: string, content: string): string {
+    const path = this.supportPath(this.writableSkill(name), filePath);
+    const reason = injectionReason(content);
+    if (reason) throw new ToolFailure(`refused: the file ${reason}`, 'write it in plain words');
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileAtomically(path, content);
+    return filePath;
+  }
+
+  removeFile(name: string, filePath: string): string {
+    const path = this.supportPath(this.writableSkill(name), filePath);
+    if (!existsSync(path)) throw new ToolFailure(`skill '${name}' has no file '${filePath}'`);
+    rmSync(path);
+    return filePath;
+  }
+
+  /** A supporting file's path, refused outside references/, templates/, scripts/ or assets/. */
+  private supportPath(skill: Skill, filePath: string): string {
+    const path = resolve(skill.folder, filePath);
+    const inside = relative(skill.folder, path);
+    if (
+      inside.startsWith('..') ||
+      !path.startsWith(skill.folder + sep) ||
+      !SUPPORT_FOLDERS.includes(inside.split(sep)[0]!)
+    )
+      throw new ToolFailure(
+        `'${filePath}' is not a supporting file of the skill`,
+        `use a path under ${SUPPORT_FOLDERS.map((folder) => `${folder}/`).join(', ')}`,
+      );
+    return path;
   }
 
   delete(name: string): void {

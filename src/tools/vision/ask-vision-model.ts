@@ -1,6 +1,6 @@
 import type { Endpoint } from '../../config/endpoint.js';
 import type { Message } from '../../model/messages.js';
-import { ToolFailure } from '../registry.js';
+import { ToolFailure } from '../tool-failure.js';
 import type { ToolServices } from '../services.js';
 
 /**

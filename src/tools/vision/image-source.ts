@@ -1,6 +1,6 @@
 import type { WebConfig } from '../../config/web.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
-import { ToolFailure } from '../registry.js';
+import { ToolFailure } from '../tool-failure.js';
 import { inSandbox } from '../sandbox-failure.js';
 import { FetchFailure, fetchUrl } from '../web/fetch-url.js';
 

@@ -1,25 +1,30 @@
 import { z } from 'zod';
-import { defineTool, ToolFailure } from '../registry.js';
+import { defineTool } from '../tool.js';
+import { ToolFailure } from '../tool-failure.js';
 import { askVisionModel } from './ask-vision-model.js';
 import { imageAsDataUrl } from './image-source.js';
 
 export const VisionAnalyzeParameters = z.object({
-  image: z
+  image_url: z.string().describe('Image URL (http/https), local file path, or data: URL to load.'),
+  question: z
     .string()
-    .min(1)
-    .describe('The image: an http(s) URL, a data:image/...;base64 URL, or a file path in the working directory.'),
-  question: z.string().min(1).describe('What to find out about the image.'),
+    .describe(
+      'Your specific question or request about the image. Optional context the model uses on the next turn after seeing the image.',
+    ),
 });
 
 export const visionAnalyzeTool = defineTool({
   name: 'vision_analyze',
   toolset: 'vision',
-  version: '1',
-  description: 'Look at an image (URL, data URL or a file in the working directory) and answer a question about it.',
+  version: '2',
+  // Hermes' words, as hermes-agent sends them (tests/fixtures/hermes/tool-schemas.json).
+  description:
+    'Load an image into the conversation so you can see it. Accepts a URL, local file path, or data URL. When your active model has native vision, the image is attached to your context directly and you read the pixels yourself on the next turn — call this any time the user references an image (filepath in their message, URL in tool output, screenshot from the browser, etc.). For non-vision models, falls back to an auxiliary vision model that returns a text description.',
   parameters: VisionAnalyzeParameters,
   available: ({ services }) =>
     services?.auxiliary.vision ? true : 'no vision model: set auxiliary.vision (or a main endpoint) in the config',
-  run: async ({ image, question }, { sandbox, services, signal }) => {
+  run: async ({ image_url: image, question }, { sandbox, services, signal }) => {
+    if (image.trim() === '') throw new ToolFailure('image_url is empty', 'pass a URL, a file path or a data: URL');
     const endpoint = services?.auxiliary.vision;
     if (!services || !endpoint) throw new ToolFailure('no vision model is configured (auxiliary.vision)');
     const url = await imageAsDataUrl(image, { sandbox, web: services.settings.web, signal });

@@ -1,6 +1,6 @@
 import type { Endpoint } from '../../config/endpoint.js';
 import type { ToolServices } from '../services.js';
-import type { ExtractedPage } from './web-extract.js';
+import type { ExtractedPage } from './extracted-page.js';
 
 /** Characters of a page the summariser is sent at most (a long PDF must not overflow its context). */
 const SUMMARIZER_INPUT_CHARS = 100_000;
@@ -11,16 +11,14 @@ const SUMMARIZER_INPUT_CHARS = 100_000;
  */
 export async function summarizePage(input: {
   page: ExtractedPage;
-  question?: string;
   endpoint: Endpoint;
   services: ToolServices;
   signal: AbortSignal;
   maxChars: number;
 }): Promise<string | undefined> {
-  const { page, question, services } = input;
-  const focus = question ? `Focus on what answers: ${question}\n` : '';
+  const { page, services } = input;
   const prompt =
-    `Summarise the page below in Markdown, in at most ${Math.round(input.maxChars / 5)} words. Keep facts, numbers, names and code exactly. ${focus}` +
+    `Summarise the page below in Markdown, in at most ${Math.round(input.maxChars / 5)} words. Keep facts, numbers, names and code exactly.\n` +
     `Source: ${page.final_url}\nTitle: ${page.title}\n\n${page.content.slice(0, SUMMARIZER_INPUT_CHARS)}`;
   try {
     const response = await services

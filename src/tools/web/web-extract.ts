@@ -1,55 +1,51 @@
+import { createHash } from 'node:crypto';
 import pLimit from 'p-limit';
 import { z } from 'zod';
 import { DEFAULT_WEB_CONFIG, type WebConfig } from '../../config/web.js';
-import { defineTool } from '../registry.js';
+import { defineTool, type ToolContext } from '../tool.js';
+import { ToolFailure } from '../tool-failure.js';
 import type { ToolServices } from '../services.js';
 import { FetchFailure, fetchUrl, type FetchedUrl } from './fetch-url.js';
 import { htmlToMarkdown, pdfToText, type PageText } from './page-to-markdown.js';
+import type { ExtractedPage } from './extracted-page.js';
 import { summarizePage } from './summarize-page.js';
 
-export const WEB_EXTRACT_MAX_URLS = 10;
+export const WEB_EXTRACT_MAX_URLS = 5;
+const CHAR_LIMIT_MIN = 2_000;
 
 export const WebExtractParameters = z.object({
   urls: z
-    .array(z.string().min(1))
-    .min(1)
+    .array(z.string())
     .max(WEB_EXTRACT_MAX_URLS)
-    .describe(`Pages to read (http or https), at most ${WEB_EXTRACT_MAX_URLS}.`),
-  question: z
-    .string()
-    .min(1)
+    .describe('List of URLs to extract content from (max 5 URLs per call)'),
+  char_limit: z
+    .number()
+    .int()
+    .min(CHAR_LIMIT_MIN)
     .optional()
-    .describe('What you want from the pages; long pages are summarised with it in mind.'),
+    .describe(
+      'Optional per-page character budget sent back (default 15000). Pages larger than this are head+tail truncated with the full text stored to disk. Raise it when you need more of a long page inline.',
+    ),
 });
-
-/** A page as cached and shown: the converted text with where it came from. */
-export interface ExtractedPage {
-  url: string;
-  final_url: string;
-  title: string;
-  content_type: string;
-  content: string;
-  /** Bytes the page had beyond web.extract.max_bytes (only that much was read). */
-  cut_at_bytes?: number;
-  /** The page was this long and `content` is the summariser's summary of it. */
-  summarized_from_chars?: number;
-}
 
 type PageOutcome = ExtractedPage | { url: string; error: string };
 
 export const webExtractTool = defineTool({
   name: 'web_extract',
   toolset: 'web',
-  version: '1',
+  version: '2',
+  // Hermes' words, as hermes-agent sends them (tests/fixtures/hermes/tool-schemas.json).
   description:
-    'Read web pages: for each URL, its main content as Markdown (navigation, ads and footers removed; PDFs as text). ' +
-    'Each URL succeeds or fails on its own; a failed one says why.',
+    "Extract content from web page URLs. Returns clean page content in markdown/text (no LLM summarization — fast). Also works with PDF URLs (arxiv papers, documents) — pass the PDF link directly. Pages within the char budget (default 15000) return whole; larger pages return a head+tail window with a footer telling you the full text's saved file path and the read_file call to page through the omitted middle. Inline images appear as [IMAGE: alt] placeholders; real image URLs are kept as links. If a URL fails or times out, use the browser tool instead.",
   parameters: WebExtractParameters,
-  run: async ({ urls, question }, { services, signal }) => {
+  run: async ({ urls, char_limit: charLimit }, context) => {
+    const { services, signal } = context;
+    if (urls.length === 0) throw new ToolFailure('urls is empty', 'pass one to five http(s) URLs');
     const web = services?.settings.web ?? DEFAULT_WEB_CONFIG;
+    const budget = charLimit ?? web.extract.max_chars;
     const limit = pLimit(4);
     const pages = await Promise.all(urls.map((url) => limit(() => extractOne(url, web, services, signal))));
-    return { pages: await Promise.all(pages.map((page) => fitToBudget(page, web, question, services, signal))) };
+    return { pages: await Promise.all(pages.map((page) => fitToBudget(page, budget, context))) };
   },
 });
 
@@ -141,30 +137,37 @@ function decode(body: Buffer, contentType: string): string {
   }
 }
 
-/** Long pages are summarised by the summariser model when one is configured, else cut at web.extract.max_chars. */
-async function fitToBudget(
-  page: PageOutcome,
-  web: WebConfig,
-  question: string | undefined,
-  services: ToolServices | undefined,
-  signal: AbortSignal,
-): Promise<PageOutcome> {
-  if ('error' in page || page.content.length <= web.extract.max_chars) return page;
+/** Where the full text of a long page is saved in the sandbox, for read_file to page through. */
+function savedPath(url: string): string {
+  return `.traj/web/${createHash('sha256').update(url).digest('hex').slice(0, 16)}.md`;
+}
+
+/**
+ * A page over the budget: summarised by the summariser model when the run configures one (an
+ * opt-in departure from Hermes), else a head+tail window with the full text saved in the sandbox.
+ */
+async function fitToBudget(page: PageOutcome, budget: number, context: ToolContext): Promise<PageOutcome> {
+  if ('error' in page || page.content.length <= budget) return page;
+  const { services, signal, sandbox } = context;
   const summarizer = services?.auxiliary.summarizer;
   if (summarizer && services) {
-    const summary = await summarizePage({
-      page,
-      question,
-      endpoint: summarizer,
-      services,
-      signal,
-      maxChars: web.extract.max_chars,
-    });
+    const summary = await summarizePage({ page, endpoint: summarizer, services, signal, maxChars: budget });
     if (summary !== undefined) return { ...page, content: summary, summarized_from_chars: page.content.length };
   }
-  const omitted = page.content.length - web.extract.max_chars;
+  const path = savedPath(page.final_url);
+  const saved = await sandbox.writeFile(path, page.content).then(
+    () => true,
+    () => false,
+  );
+  const head = Math.floor(budget * 0.6);
+  const tail = budget - head;
+  const omitted = page.content.length - head - tail;
+  const skippedLines = page.content.slice(0, head).split('\n').length;
+  const footer = saved
+    ? `[... ${omitted} characters omitted; the full text is saved at ${path}: read_file(path='${path}', offset=${skippedLines}) pages through the middle]`
+    : `[... ${omitted} characters of ${page.final_url} omitted]`;
   return {
     ...page,
-    content: `${page.content.slice(0, web.extract.max_chars)}\n\n[... ${omitted} more characters of ${page.final_url} not shown]`,
+    content: `${page.content.slice(0, head)}\n\n${footer}\n\n${page.content.slice(page.content.length - tail)}`,
   };
 }
