@@ -106,7 +106,7 @@ A second push of an unchanged export commits nothing (files are compared by dige
       throw new ConfigError(
         '--tokenizer: tokens/masks need a tokenizer.json implementation and a chat-template renderer, and this build has neither (no tokenizer package is installed). ' +
           'Export without --tokenizer: Atropos trainers tokenize the `messages` of each group themselves.',
-        { code: 'tokenizer_unsupported' },
+        { code: 'cli_usage' },
       );
     }
     const storePath = locateStore(positionals[0]!, stringOption(values, 'checkpoints') ?? 'checkpoints');

@@ -37,6 +37,7 @@ import { BudgetSchema } from '../tools/budget.js';
 import { toolSpec, type Tool, type ToolRegistry } from '../tools/registry.js';
 import type { ToolServices } from '../tools/services.js';
 import { disposeToolState } from '../tools/tool-state.js';
+import { loadChatTokenizer } from '../tokens/index.js';
 import { rolloutArtifacts } from './rollout-artifacts.js';
 import { withoutRunTimePrompt, withRunTimePrompt } from './run-time-prompt.js';
 import { rolloutJudgeCache, type JudgeCacheEntry } from './judge-cache.js';
@@ -74,6 +75,8 @@ export const RolloutSettingsSchema = z.object({
   /** The LLM judge panel reward hooks may call (eval). */
   judges: JudgeSettingsSchema.optional(),
   compression: CompressionSettingsSchema.optional(),
+  /** The policy's tokenizer (`tokenizer:`): exact request sizes for compression. */
+  tokenizer: z.string().optional(),
   /** The model's window as the run's preflight learned it: rollouts then ask no server for it. */
   contextLength: ContextLengthSchema.optional(),
   /** Seed folder of the memory (each rollout works on a private copy); absent: memory off. */
@@ -377,8 +380,10 @@ async function contextWindowFor(settings: RolloutSettings, summarize: Summarizer
   // Settings arrive validated (defaults applied): only an absent section needs its defaults.
   const compression = settings.compression ?? DEFAULT_COMPRESSION;
   const window = settings.contextLength ?? (await resolveContextLength(settings.endpoint));
+  const tokenizer = settings.tokenizer ? await loadChatTokenizer(settings.tokenizer) : undefined;
   return {
     contextLength: window.tokens,
+    ...(tokenizer ? { countRequest: (messages, tools) => tokenizer.countRequest(messages, tools) } : {}),
     threshold: compression.threshold,
     keepLastTurns: compression.keep_last_turns,
     ...(compression.enabled ? { summarize } : {}),

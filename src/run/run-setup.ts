@@ -81,6 +81,7 @@ export function rolloutSettings(
     toolConcurrency: config.tool_concurrency,
     mcpServers: config.mcp_servers,
     ...(config.compression ? { compression: config.compression } : {}),
+    ...(config.tokenizer ? { tokenizer: config.tokenizer } : {}),
     ...(config.memory ? { memory: knowledgeFolder(config.memory, '--memory') } : {}),
     ...(config.skills?.length
       ? {

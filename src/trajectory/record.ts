@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CompletionTokensSchema } from '../model/completion-tokens.js';
 import { MessageSchema, ToolSpecSchema, UsageSchema } from '../model/messages.js';
 
 export const ShareGptTurnSchema = z.object({
@@ -121,6 +122,11 @@ export const TrajectoryRecordSchema = z.object({
   subagents: z.array(SubagentSchema).default([]),
   /** The tool calls execute_code scripts made, in order; counted in tool_stats, absent from messages. */
   code_calls: z.array(CodeCallSchema).default([]),
+  /**
+   * Each assistant turn's sampled token ids, logprobs and finish reason, by message index, when the
+   * endpoint returned them (endpoint.logprobs, endpoint.token_ids); [] otherwise.
+   */
+  completions: z.array(CompletionTokensSchema).default([]),
 });
 export type TrajectoryRecord = z.infer<typeof TrajectoryRecordSchema>;
 

@@ -11,6 +11,7 @@ import { projectRoot } from '../../src/util/paths.js';
 export const ROOMS = [
   'config',
   'model',
+  'tokens',
   'sandbox',
   'tools',
   'agent',
