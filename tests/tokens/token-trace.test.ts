@@ -1,46 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { runAgent } from '../../src/agent/index.js';
-import type { EndpointInput } from '../../src/config/endpoint.js';
-import { createModelClient } from '../../src/model/index.js';
-import type { Message } from '../../src/model/messages.js';
-import { createLocalSandbox } from '../../src/sandbox/index.js';
-import { loadToolRegistry } from '../../src/tools/builtin.js';
-import { toolSpec } from '../../src/tools/registry.js';
-import { callTool, conversationScript, reply, startScriptedServer, type Script } from '../../src/testing/index.js';
+import { callTool, conversationScript, reply, type Script } from '../../src/testing/index.js';
 import { scriptedLogprob } from '../../src/testing/vllm-tokens.js';
 import { tokenTrace, type ChatTokenizer } from '../../src/tokens/index.js';
 import { qwen3 } from '../helpers/qwen3.js';
-
-const ENDPOINT: Partial<EndpointInput> = {
-  logprobs: true,
-  top_logprobs: 2,
-  token_ids: 'vllm',
-  // Qwen3 keeps a turn's thinking in the rendering only when it is passed back.
-  reasoning_echo: 'always',
-};
+import { qwen3Rollout } from '../helpers/qwen3-rollout.js';
 
 async function rollout(t: { after(fn: () => unknown): void }, tokenizer: ChatTokenizer, script: Script, stream = false) {
-  const server = await startScriptedServer(script, { tokenizer });
-  const sandbox = await createLocalSandbox({ kind: 'local' });
-  t.after(async () => {
-    await sandbox.dispose();
-    await server.close();
-  });
-  const model = createModelClient({
-    base_url: server.url,
-    model: 'qwen3',
-    api_key_env: 'NO_KEY',
-    max_retries: 0,
-    ...ENDPOINT,
-  });
-  const tools = (await loadToolRegistry({ terminal: { persistent: true } })).select(['terminal'], { env: process.env });
-  const messages: Message[] = [
-    { role: 'system', content: 'You are a test agent.' },
-    { role: 'user', content: 'Run echo hi and tell me what it printed.' },
-  ];
-  const result = await runAgent({ model, tools, messages, sandbox, maxTurns: 4, stream, onEvent: stream ? () => {} : undefined });
-  return { result, specs: tools.map(toolSpec), server };
+  const { result, specs, requests } = await qwen3Rollout(t, tokenizer, script, stream);
+  return { result, specs, server: { requests } };
 }
 
 const SCRIPT = conversationScript([
