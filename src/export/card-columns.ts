@@ -51,7 +51,8 @@ const TOKEN_MEANINGS: Record<string, string> = {
   reward: 'the rollout reward, null when unscored',
   advantage: 'the group-normalised reward, when the run computed it',
   prompt_ids: "the chat template's rendering up to the first assistant turn, tokenised",
-  completion_ids: 'everything after: assistant turns (the endpoint’s ids where it returned them), tool results, template text',
+  completion_ids:
+    'everything after: assistant turns (the endpoint’s ids where it returned them), tool results, template text',
   completion_mask: '1 on tokens the policy sampled, 0 on tool results and template text',
   completion_logprobs: 'the endpoint’s logprob of each sampled token; null where not sampled or not returned',
   truncated: 'true when --max-tokens cut the completion',

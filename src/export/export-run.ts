@@ -71,9 +71,12 @@ export async function exportRun(input: ExportRunInput): Promise<ExportResult> {
   if (!existsSync(input.storePath))
     throw new RunError(`no run store at ${input.storePath}`, { code: 'store_not_found' });
   if (options.format === 'tokens' && !options.tokenizer)
-    throw new ConfigError('--format tokens needs --tokenizer (a Hugging Face model id or a folder with tokenizer.json)', {
-      code: 'cli_usage',
-    });
+    throw new ConfigError(
+      '--format tokens needs --tokenizer (a Hugging Face model id or a folder with tokenizer.json)',
+      {
+        code: 'cli_usage',
+      },
+    );
   if (options.maxTokens !== undefined && !options.tokenizer)
     throw new ConfigError('--max-tokens counts tokens: give --tokenizer too', { code: 'cli_usage' });
   if (options.format === 'atropos' && options.splitBy)
@@ -87,9 +90,7 @@ export async function exportRun(input: ExportRunInput): Promise<ExportResult> {
     const counts: RecordCounts & AtroposCounts = { filteredOut: 0, unscored: 0 };
     const notes: TokenNote[] = [];
     const tokenizer = options.tokenizer ? await loadChatTokenizer(options.tokenizer) : undefined;
-    const tokens = tokenizer
-      ? (record: TrajectoryRecord) => tokenRow(record, tokenizer, options, notes)
-      : undefined;
+    const tokens = tokenizer ? (record: TrajectoryRecord) => tokenRow(record, tokenizer, options, notes) : undefined;
     const writer = await splitWriter(options.format, options.view, counts, tokens);
     const dataDirectory = join(options.out, 'data');
     const limits = {

@@ -42,16 +42,7 @@ export async function parquetShards<T>(
             controller.close();
             return;
           }
-          const ipc = arrow.tableToIPC(
-            new arrow.Table(
-              recordBatchOf(
-                arrow,
-                schema,
-                next.value.map(toRow),
-              ),
-            ),
-            'stream',
-          );
+          const ipc = arrow.tableToIPC(new arrow.Table(recordBatchOf(arrow, schema, next.value.map(toRow))), 'stream');
           const table = parquet.Table.fromIPCStream(ipc);
           try {
             for (const batch of table.recordBatches()) controller.enqueue(batch);

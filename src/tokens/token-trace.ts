@@ -67,8 +67,7 @@ export function tokenTrace(tokenizer: ChatTokenizer, input: TraceInput): TraceOu
       };
     pieces.push(environmentPiece(tokenizer, full.slice(cursor, prefix.length)));
     const end = full.indexOf(tokenizer.eosToken, prefix.length);
-    if (end < 0)
-      return { ok: false, reason: `the template closes message ${index} without ${tokenizer.eosToken}` };
+    if (end < 0) return { ok: false, reason: `the template closes message ${index} without ${tokenizer.eosToken}` };
     cursor = end + tokenizer.eosToken.length;
     const turn = assistantPieces(tokenizer, full.slice(prefix.length, cursor), index, byMessage.get(index));
     pieces.push(...turn.pieces);

@@ -42,10 +42,13 @@ export async function tokenizerFiles(spec: string, options: TokenizerSourceOptio
 
 function readFolder(folder: string, spec: string): TokenizerFiles {
   if (!existsSync(folder) || !statSync(folder).isDirectory())
-    throw new ConfigError(`tokenizer: ${folder} is not a folder (it should hold tokenizer.json and tokenizer_config.json)`, {
-      code: 'tokenizer_not_found',
-      details: { tokenizer: spec },
-    });
+    throw new ConfigError(
+      `tokenizer: ${folder} is not a folder (it should hold tokenizer.json and tokenizer_config.json)`,
+      {
+        code: 'tokenizer_not_found',
+        details: { tokenizer: spec },
+      },
+    );
   const tokenizer = readJson(join(folder, 'tokenizer.json'), spec);
   const config = readJson(join(folder, 'tokenizer_config.json'), spec);
   const template = templateOf(config, folder, spec);

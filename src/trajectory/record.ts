@@ -124,9 +124,10 @@ export const TrajectoryRecordSchema = z.object({
   code_calls: z.array(CodeCallSchema).default([]),
   /**
    * Each assistant turn's sampled token ids, logprobs and finish reason, by message index, when the
-   * endpoint returned them (endpoint.logprobs, endpoint.token_ids); [] otherwise.
+   * endpoint returned them (endpoint.logprobs, endpoint.token_ids); absent otherwise. Not a column
+   * of the parquet/jsonl/arrow exports: `--format tokens` and `--format atropos` carry it.
    */
-  completions: z.array(CompletionTokensSchema).default([]),
+  completions: z.array(CompletionTokensSchema).optional(),
 });
 export type TrajectoryRecord = z.infer<typeof TrajectoryRecordSchema>;
 

@@ -59,10 +59,7 @@ test('with the tokenizer set, compression.threshold triggers at the exact token 
   // The fourth (largest) request: system, user and three tool steps.
   const fourth = probe.result.messages.slice(0, 8);
   const exact = tokenizer.countRequest(fourth, probe.specs);
-  assert.equal(
-    exact,
-    tokenizer.encode(tokenizer.render(fourth, probe.specs, { addGenerationPrompt: true })).length,
-  );
+  assert.equal(exact, tokenizer.encode(tokenizer.render(fourth, probe.specs, { addGenerationPrompt: true })).length);
   assert.notEqual(exact, estimateMessageTokens(fourth) + estimateToolTokens(probe.specs), 'the estimate is not exact');
 
   // A limit of exactly that many tokens (0.5 of twice it) is not passed: no compression.

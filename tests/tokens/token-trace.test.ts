@@ -6,7 +6,12 @@ import { tokenTrace, type ChatTokenizer } from '../../src/tokens/index.js';
 import { qwen3 } from '../helpers/qwen3.js';
 import { qwen3Rollout } from '../helpers/qwen3-rollout.js';
 
-async function rollout(t: { after(fn: () => unknown): void }, tokenizer: ChatTokenizer, script: Script, stream = false) {
+async function rollout(
+  t: { after(fn: () => unknown): void },
+  tokenizer: ChatTokenizer,
+  script: Script,
+  stream = false,
+) {
   const { result, specs, requests } = await qwen3Rollout(t, tokenizer, script, stream);
   return { result, specs, server: { requests } };
 }
@@ -79,7 +84,10 @@ for (const stream of [false, true]) {
     assert.deepEqual(all, tokenizer.encode(rendering), 'prompt_ids + completion_ids = the rendering, tokenised');
     assert.equal(tokenizer.decode(all), rendering);
     // The prompt is the first request, exactly as the server tokenised it.
-    assert.deepEqual(trace.promptIds, tokenizer.encode(tokenizer.render(result.messages.slice(0, 2), specs, { addGenerationPrompt: true })));
+    assert.deepEqual(
+      trace.promptIds,
+      tokenizer.encode(tokenizer.render(result.messages.slice(0, 2), specs, { addGenerationPrompt: true })),
+    );
     // The mask covers exactly the assistant spans, and the endpoint's ids fill them.
     const expectedMask = assistantMask(tokenizer, all).slice(trace.promptIds.length);
     assert.deepEqual(trace.completionMask, expectedMask);
@@ -87,7 +95,9 @@ for (const stream of [false, true]) {
     assert.deepEqual(masked, [...first!.token_ids!, ...second!.token_ids!]);
     const logprobs = trace.completionLogprobs.filter((_, position) => trace.completionMask[position] === 1);
     assert.deepEqual(logprobs, [...first!.logprobs!, ...second!.logprobs!]);
-    assert.ok(trace.completionLogprobs.every((value, position) => (trace.completionMask[position] === 1) === (value !== null)));
+    assert.ok(
+      trace.completionLogprobs.every((value, position) => (trace.completionMask[position] === 1) === (value !== null)),
+    );
   });
 }
 

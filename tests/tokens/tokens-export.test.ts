@@ -16,7 +16,10 @@ type Context = { after(fn: () => unknown): void };
 
 async function record(t: Context, tokenizer: ChatTokenizer, sample: number, drift: boolean): Promise<TrajectoryRecord> {
   const final = '<think>\nIt printed hi.\n</think>\n\nThe command printed hi.<|im_end|>';
-  const split = [...tokenizer.encode('<think>\nIt pr'), ...tokenizer.encode('inted hi.\n</think>\n\nThe command printed hi.<|im_end|>')];
+  const split = [
+    ...tokenizer.encode('<think>\nIt pr'),
+    ...tokenizer.encode('inted hi.\n</think>\n\nThe command printed hi.<|im_end|>'),
+  ];
   const script = conversationScript([
     callTool('terminal', { command: 'echo hi' }, { reasoning_content: 'I will run echo.' }),
     reply('The command printed hi.', { reasoning_content: 'It printed hi.', ...(drift ? { token_ids: split } : {}) }),
@@ -85,7 +88,9 @@ test('the tokens export loads in DuckDB with the documented types, ids, masks an
     [['echo', 1, 'drift']],
     'the drifted record is reported, by record',
   );
-  const { columns, rows } = await readParquet(result.files.filter((file) => file.endsWith('.parquet')).map((file) => join(out, file)));
+  const { columns, rows } = await readParquet(
+    result.files.filter((file) => file.endsWith('.parquet')).map((file) => join(out, file)),
+  );
   assert.deepEqual(columns, [
     { name: 'id', type: 'VARCHAR' },
     { name: 'sample', type: 'INTEGER' },
@@ -101,7 +106,11 @@ test('the tokens export loads in DuckDB with the documented types, ids, masks an
   ]);
   for (const [position, row] of rows.entries()) {
     const source = records[position]!;
-    const outcome = tokenTrace(tokenizer, { messages: source.messages, tools: source.tools, completions: source.completions });
+    const outcome = tokenTrace(tokenizer, {
+      messages: source.messages,
+      tools: source.tools,
+      completions: source.completions!,
+    });
     assert.ok(outcome.ok);
     assert.equal(row.id, 'echo');
     assert.equal(row.sample, position);
@@ -112,11 +121,18 @@ test('the tokens export loads in DuckDB with the documented types, ids, masks an
     assert.deepEqual(row.completion_mask, outcome.trace.completionMask);
     assert.deepEqual(row.completion_logprobs, outcome.trace.completionLogprobs);
     const sampled = (row.completion_logprobs as Array<number | null>).filter((value) => value !== null);
-    assert.deepEqual(sampled, source.completions.flatMap((completion) => completion.logprobs!), 'logprobs per token');
+    assert.deepEqual(
+      sampled,
+      source.completions!.flatMap((completion) => completion.logprobs!),
+      'logprobs per token',
+    );
     assert.equal(row.truncated, false);
     assert.equal((row.drift as string[]).length, position === 0 ? 0 : 1);
   }
-  assert.match((rows[1]!.drift as string[])[0]!, /^message 4, token \d+: endpoint \d+ " pr", re-tokenised \d+ " printed"$/);
+  assert.match(
+    (rows[1]!.drift as string[])[0]!,
+    /^message 4, token \d+: endpoint \d+ " pr", re-tokenised \d+ " printed"$/,
+  );
 });
 
 test('--max-tokens drops or truncates longer rollouts and says so per record; atropos gets tokens, masks and logprobs', async (t) => {
@@ -124,23 +140,48 @@ test('--max-tokens drops or truncates longer rollouts and says so per record; at
   const records = [await record(t, tokenizer, 0, false), await record(t, tokenizer, 1, false)];
   const directory = temporaryDirectory(t);
   const storePath = store(directory, records);
-  const traced = tokenTrace(tokenizer, { messages: records[0]!.messages, tools: records[0]!.tools, completions: records[0]!.completions });
+  const traced = tokenTrace(tokenizer, {
+    messages: records[0]!.messages,
+    tools: records[0]!.tools,
+    completions: records[0]!.completions!,
+  });
   assert.ok(traced.ok);
   const total = traced.trace.promptIds.length + traced.trace.completionIds.length;
 
-  const dropped = await exportRun({ storePath, out: join(directory, 'a'), format: 'atropos', tokenizer: QWEN3_FOLDER, maxTokens: total })
+  const dropped = await exportRun({
+    storePath,
+    out: join(directory, 'a'),
+    format: 'atropos',
+    tokenizer: QWEN3_FOLDER,
+    maxTokens: total,
+  });
   assert.deepEqual(dropped.notes, [], 'a rollout of exactly --max-tokens is kept');
-  const [group] = readFileSync(join(directory, 'a', dropped.files[0]!), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as AtroposGroupLine);
+  const [group] = readFileSync(join(directory, 'a', dropped.files[0]!), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as AtroposGroupLine);
   const ids = [...traced.trace.promptIds, ...traced.trace.completionIds];
   assert.deepEqual(group!.tokens![0], ids);
   const mask = [...traced.trace.promptIds.map(() => 0), ...traced.trace.completionMask];
-  assert.deepEqual(group!.masks![0], ids.map((id, position) => (mask[position] === 1 ? id : -100)));
+  assert.deepEqual(
+    group!.masks![0],
+    ids.map((id, position) => (mask[position] === 1 ? id : -100)),
+  );
   const logprobs = [...traced.trace.promptIds.map(() => null), ...traced.trace.completionLogprobs];
-  assert.deepEqual(group!.inference_logprobs![0], logprobs.map((value) => value ?? 1));
+  assert.deepEqual(
+    group!.inference_logprobs![0],
+    logprobs.map((value) => value ?? 1),
+  );
   assert.deepEqual(group!.ref_logprobs, group!.inference_logprobs);
 
   await assert.rejects(
-    exportRun({ storePath, out: join(directory, 'b'), format: 'tokens', tokenizer: QWEN3_FOLDER, maxTokens: total - 1 }),
+    exportRun({
+      storePath,
+      out: join(directory, 'b'),
+      format: 'tokens',
+      tokenizer: QWEN3_FOLDER,
+      maxTokens: total - 1,
+    }),
     /nothing to export/,
     'both rollouts are one token too long: dropped',
   );
@@ -160,6 +201,9 @@ test('--max-tokens drops or truncates longer rollouts and says so per record; at
   for (const row of rows) {
     assert.equal(row.truncated, true);
     assert.equal((row.prompt_ids as number[]).length + (row.completion_ids as number[]).length, total - 5);
-    assert.deepEqual(row.completion_mask, traced.trace.completionMask.slice(0, total - 5 - traced.trace.promptIds.length));
+    assert.deepEqual(
+      row.completion_mask,
+      traced.trace.completionMask.slice(0, total - 5 - traced.trace.promptIds.length),
+    );
   }
 });
