@@ -6,6 +6,7 @@ import { PricingSchema } from '../config/pricing.js';
 import { ToolSettingsSchema } from '../config/tool-settings.js';
 import { ContextLengthSchema, resolveContextLength } from '../model/context-length.js';
 import type { ModelClient } from '../model/types.js';
+import { loadChatTokenizer } from '../tokens/index.js';
 import { BudgetSchema } from '../tools/budget.js';
 import type { ToolServices } from '../tools/services.js';
 import type { RunAgentOptions } from './agent-options.js';
@@ -26,6 +27,8 @@ export const AgentSettingsSchema = z.object({
   toolConcurrency: z.number().int().positive().default(8),
   /** Absent: the defaults (on, threshold 0.8 of the window). */
   compression: CompressionSettingsSchema.optional(),
+  /** The policy's tokenizer (`tokenizer:` HF id or folder): exact request sizes for compression. */
+  tokenizer: z.string().optional(),
   /** The model's window when already known (a run's preflight learned it): no server is asked. */
   contextLength: ContextLengthSchema.optional(),
   tools: ToolSettingsSchema.prefault({}),
@@ -62,10 +65,12 @@ export async function agentLoopOptions(
 ): Promise<AgentLoopOptions> {
   const compression = settings.compression ?? DEFAULT_COMPRESSION;
   const window = settings.contextLength ?? (await resolveContextLength(settings.endpoint));
+  const tokenizer = settings.tokenizer ? await loadChatTokenizer(settings.tokenizer) : undefined;
   return {
     model,
     context: {
       contextLength: window.tokens,
+      ...(tokenizer ? { countRequest: (messages, tools) => tokenizer.countRequest(messages, tools) } : {}),
       threshold: compression.threshold,
       keepLastTurns: compression.keep_last_turns,
       ...(compression.enabled ? { summarize: summarizerFor(model, services) } : {}),

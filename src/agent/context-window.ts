@@ -2,7 +2,7 @@ import { addUsage, emptyUsage, type Message, type ToolSpec, type Usage } from '.
 import { readTodos } from '../tools/todo.js';
 import { compressionInForce, planCompression, requestView, type Compression } from './compression.js';
 import type { Summarizer } from './summarizer.js';
-import { TokenCounter, type CountTokens } from './token-count.js';
+import { TokenCounter, type CountRequest, type CountTokens } from './token-count.js';
 
 export interface ContextWindowOptions {
   /** The model's window in tokens (config, the server's /v1/models, or the default). */
@@ -15,6 +15,8 @@ export interface ContextWindowOptions {
   summarize?: Summarizer;
   /** A real tokenizer, when one is configured; default a conservative character ratio. */
   countTokens?: CountTokens;
+  /** The exact size of a request (`tokenizer:`): used instead of usage and estimates when set. */
+  countRequest?: CountRequest;
   /** Compressions made earlier in this conversation (a chat session's previous messages). */
   compressions?: Compression[];
 }
@@ -33,7 +35,7 @@ export class ContextWindow {
   private readonly counter: TokenCounter;
 
   constructor(private readonly options: ContextWindowOptions | undefined) {
-    this.counter = new TokenCounter(options?.countTokens);
+    this.counter = new TokenCounter(options?.countTokens, options?.countRequest);
     this.compressions = [...(options?.compressions ?? [])];
   }
 

@@ -1,6 +1,7 @@
 import { ModelError, serializeError, type SerializedError } from '../errors.js';
 import { describeFailure, isContextOverflow } from '../model/context-overflow.js';
 import { addUsage, emptyUsage, type Message } from '../model/messages.js';
+import type { CompletionTokens } from '../model/completion-tokens.js';
 import type { ModelResponse } from '../model/types.js';
 import { toolSpec } from '../tools/tool-spec.js';
 import type { ToolCallInput } from '../tools/execute-tool-call.js';
@@ -44,7 +45,9 @@ class AgentRun {
   readonly signal: AbortSignal;
   turns = 0;
   apiCalls = 0;
-  private readonly result: Omit<AgentResult, 'messages' | 'finishReason' | 'turns' | 'apiCalls'>;
+  private readonly result: Omit<AgentResult, 'messages' | 'finishReason' | 'turns' | 'apiCalls'> & {
+    completions: CompletionTokens[];
+  };
   private readonly started = performance.now();
   private readonly state: Map<string, unknown>;
   private readonly context: ContextWindow;
@@ -58,6 +61,7 @@ class AgentRun {
     this.context = new ContextWindow(options.context);
     this.result = {
       toolCalls: [],
+      completions: [],
       usage: emptyUsage(),
       timings: { started_at: new Date().toISOString(), duration_ms: 0, model_ms: 0, tool_ms: 0 },
     };
@@ -81,10 +85,24 @@ class AgentRun {
       const empty = normal && !response.message.content?.trim() && response.toolCalls.length === 0;
       if (!empty) {
         this.messages.push(response.message);
+        this.keepTokens(response);
         return response;
       }
     }
     return undefined;
+  }
+
+  /** The turn's token ids and logprobs, beside its message (the record's `completions`). */
+  private keepTokens(response: ModelResponse): void {
+    const tokens = response.tokens;
+    if (!tokens || (!tokens.tokenIds && !tokens.logprobs)) return;
+    this.result.completions.push({
+      message: this.messages.length - 1,
+      finish_reason: response.finishReason,
+      token_ids: tokens.tokenIds,
+      logprobs: tokens.logprobs,
+      top_logprobs: tokens.topLogprobs,
+    });
   }
 
   private async request(turn: number, withTools: boolean): Promise<ModelResponse> {

@@ -1,4 +1,5 @@
 import type { SerializedError } from '../errors.js';
+import type { CompletionTokens } from '../model/completion-tokens.js';
 import type { Message, Usage } from '../model/messages.js';
 import type { Compression } from './compression.js';
 import type { NestedCallRecord, SubagentRecord } from '../tools/nested.js';
@@ -50,6 +51,8 @@ export interface AgentResult {
   toolCalls: ToolCallRecord[];
   /** The usage of every call, the summariser's included. */
   usage: Usage;
+  /** Each assistant turn's token ids and logprobs, when the endpoint sent them (absent: none). */
+  completions?: CompletionTokens[];
   /** Compressions of the conversation, in order (absent: none); the transcript above is never rewritten. */
   compressions?: Compression[];
   /** The memory files as the run left them (batch/eval --memory); absent when memory was off. */

@@ -15,6 +15,8 @@ const MESSAGE_OVERHEAD = 4;
 const IMAGE_TOKENS = 1_000;
 
 export type CountTokens = (text: string) => number;
+/** The exact size of a request (the model's tokenizer over its chat template's rendering). */
+export type CountRequest = (messages: readonly Message[], tools: readonly ToolSpec[] | undefined) => number;
 
 export const estimateTextTokens: CountTokens = (text) => Math.ceil(text.length / CHARS_PER_TOKEN);
 
@@ -59,7 +61,10 @@ export class TokenCounter {
   /** Usage-measured tokens of the first `viewLength` messages of the current view. */
   private measured: { tokens: number; viewLength: number } | undefined;
 
-  constructor(private readonly count: CountTokens = estimateTextTokens) {}
+  constructor(
+    private readonly count: CountTokens = estimateTextTokens,
+    private readonly countRequest?: CountRequest,
+  ) {}
 
   /** A response arrived for a request of `requestLength` messages; its answer is the next message. */
   observe(usage: Usage, requestLength: number): void {
@@ -73,6 +78,8 @@ export class TokenCounter {
   }
 
   next(view: readonly Message[], tools: readonly ToolSpec[] | undefined): number {
+    // A tokenizer renders and counts the whole request: exact, so no usage is needed.
+    if (this.countRequest) return this.countRequest(view, tools);
     if (this.measured && this.measured.viewLength <= view.length) {
       return this.measured.tokens + estimateMessageTokens(view.slice(this.measured.viewLength), this.count);
     }

@@ -20,14 +20,14 @@ export const command: CommandDefinition = {
   summary:
     'turn a run store into a Hugging Face dataset (Parquet/JSONL/Arrow/Atropos/Hermes + card), optionally pushed to the Hub',
   usage:
-    'traj export RUN [--format parquet|jsonl|arrow|atropos|hermes] [--view both|sharegpt|messages] [--split-by status|toolsets|category] [--filter EXPR] [--push ORG/NAME] [options]',
+    'traj export RUN [--format parquet|jsonl|arrow|atropos|hermes|tokens] [--view both|sharegpt|messages] [--split-by status|toolsets|category] [--filter EXPR] [--push ORG/NAME] [options]',
   allowPositionals: true,
   options: {
     format: {
       type: 'string',
       value: 'FORMAT',
       description:
-        'parquet, jsonl, arrow (IPC stream): one schema, declared in the card; atropos (one ScoredDataGroup line per group) or hermes (hermes-agent batch-runner lines)',
+        'parquet, jsonl, arrow (IPC stream): one schema, declared in the card; atropos (one ScoredDataGroup line per group), hermes (hermes-agent batch-runner lines) or tokens (Parquet of token ids, masks and logprobs; needs --tokenizer)',
       default: 'parquet',
     },
     view: {
@@ -80,8 +80,20 @@ export const command: CommandDefinition = {
     },
     tokenizer: {
       type: 'string',
-      value: 'FILE',
-      description: 'tokenizer.json for atropos tokens/masks (not supported in this build: see below)',
+      value: 'ID|DIR',
+      description:
+        "the policy's tokenizer and chat template (Hub model id or a folder with tokenizer.json): needed by tokens, fills atropos tokens/masks/logprobs",
+    },
+    'max-tokens': {
+      type: 'string',
+      value: 'N',
+      description: 'the training length: rollouts longer than N tokens are dropped (or truncated, --over-length)',
+    },
+    'over-length': {
+      type: 'string',
+      value: 'drop|truncate',
+      description: 'what --max-tokens does to a longer rollout',
+      default: 'drop',
     },
   },
   details: `RUN is a run name (checkpoints/RUN.sqlite) or the path of a .sqlite run store.
@@ -96,19 +108,11 @@ Examples:
   traj export evalrun --format atropos               # one line per group: scores + messages
   traj export demo --format hermes                   # lines as hermes-agent's batch runner writes them
   HF_TOKEN=hf_... traj export demo --push my-org/demo-trajectories --private
-A second push of an unchanged export commits nothing (files are compared by digest first).
---tokenizer is not supported: Atropos tokens/masks need the policy's tokenizer and chat template, which
-  trainers have; lines carry messages and scores for them to tokenize.`,
+  traj export demo --format tokens --tokenizer Qwen/Qwen3-8B --max-tokens 8192   # see docs/tokens.md
+A second push of an unchanged export commits nothing (files are compared by digest first).`,
   async run({ values, positionals }) {
     if (positionals.length !== 1)
       throw new ConfigError('traj export: give exactly one RUN (a run name or a .sqlite path)', { code: 'cli_usage' });
-    if (stringOption(values, 'tokenizer') !== undefined) {
-      throw new ConfigError(
-        '--tokenizer: tokens/masks need a tokenizer.json implementation and a chat-template renderer, and this build has neither (no tokenizer package is installed). ' +
-          'Export without --tokenizer: Atropos trainers tokenize the `messages` of each group themselves.',
-        { code: 'tokenizer_unsupported' },
-      );
-    }
     const storePath = locateStore(positionals[0]!, stringOption(values, 'checkpoints') ?? 'checkpoints');
     const run = basename(storePath, '.sqlite');
     const format = choice(values, 'format', ExportFormatSchema.options) ?? 'parquet';
@@ -133,8 +137,12 @@ A second push of an unchanged export commits nothing (files are compared by dige
       shardSizeMb: shardSize(values),
       out: stringOption(values, 'out') ?? defaultOutputDirectory(run),
       repository,
+      tokenizer: stringOption(values, 'tokenizer'),
+      maxTokens: maxTokens(values),
+      overLength: choice(values, 'over-length', ['drop', 'truncate'] as const),
     });
     process.stdout.write(formatExport(result, format));
+    process.stdout.write(formatNotes(result));
     if (!repository || !token) return 0;
     const pushed = await pushToHub({
       directory: result.directory,
@@ -182,6 +190,22 @@ function choice<T extends string>(values: ParsedCommand['values'], name: string,
   if (!(allowed as readonly string[]).includes(value))
     throw new ConfigError(`--${name}: expected one of ${allowed.join(', ')}, got '${value}'`, { code: 'cli_usage' });
   return value as T;
+}
+
+function maxTokens(values: ParsedCommand['values']): number | undefined {
+  const raw = stringOption(values, 'max-tokens');
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value <= 0)
+    throw new ConfigError(`--max-tokens: expected a positive whole number of tokens, got '${raw}'`, {
+      code: 'cli_usage',
+    });
+  return value;
+}
+
+/** One line per record the token pass did something to: dropped, truncated, skipped, or drift found. */
+function formatNotes(result: ExportResult): string {
+  return result.notes.map((note) => `  ${note.outcome} ${note.id}#${note.sample}: ${note.detail}\n`).join('');
 }
 
 function shardSize(values: ParsedCommand['values']): number | undefined {

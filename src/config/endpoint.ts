@@ -72,6 +72,24 @@ export const EndpointSchema = z.strictObject({
         'calls (reasoning_details with signatures; reasoning_content or thinking parts of tool-calling turns); ' +
         "always = every turn's reasoning, in the form it came; never = none (default auto)",
     ),
+  logprobs: z
+    .boolean()
+    .optional()
+    .describe("ask for each completion token's log-probability (stored per assistant turn in the record)"),
+  top_logprobs: z
+    .number()
+    .int()
+    .min(0)
+    .max(20)
+    .optional()
+    .describe('also the N most likely tokens at each position (implies logprobs: true)'),
+  token_ids: z
+    .enum(['vllm', 'sglang'])
+    .optional()
+    .describe(
+      "ask the server for the completion's token ids in its own fields: vllm (return_token_ids, and " +
+        'return_tokens_as_token_ids with logprobs) or sglang (return_token_ids, return_prompt_token_ids)',
+    ),
   max_reply_bytes: z
     .number()
     .int()

@@ -1,3 +1,4 @@
+import { tokensSchema } from './tokens-format.js';
 import { trajectorySchema } from './arrow-schema.js';
 import { datasetFeatures, type CardFeature } from './card-features.js';
 import type { CardColumn } from './dataset-card.js';
@@ -43,6 +44,21 @@ const MEANINGS: Record<string, string> = {
     'tool calls made by execute_code scripts: the execute_code call id, tool, arguments, ok, ms, result (counted in tool_stats; not in messages)',
 };
 
+const TOKEN_MEANINGS: Record<string, string> = {
+  id: 'prompt key',
+  sample: 'sample number of the prompt',
+  group: 'the item a set of samples belongs to (eval), else null',
+  reward: 'the rollout reward, null when unscored',
+  advantage: 'the group-normalised reward, when the run computed it',
+  prompt_ids: "the chat template's rendering up to the first assistant turn, tokenised",
+  completion_ids:
+    'everything after: assistant turns (the endpoint’s ids where it returned them), tool results, template text',
+  completion_mask: '1 on tokens the policy sampled, 0 on tool results and template text',
+  completion_logprobs: 'the endpoint’s logprob of each sampled token; null where not sampled or not returned',
+  truncated: 'true when --max-tokens cut the completion',
+  drift: 'assistant turns whose endpoint ids differ from re-tokenising their text (their ids are kept)',
+};
+
 const ATROPOS_COLUMNS: CardColumn[] = [
   { name: 'group', type: 'string', description: 'the item the rollouts share (their `group`, else their prompt key)' },
   { name: 'scores', type: 'list<float>', description: 'one reward per rollout (ScoredDataGroup.scores)' },
@@ -68,6 +84,12 @@ export async function cardColumns(format: ExportFormat, view: ExportView): Promi
   if (format === 'atropos') return ATROPOS_COLUMNS;
   if (format === 'hermes') return HERMES_COLUMNS;
   const arrow = await import('apache-arrow');
+  if (format === 'tokens')
+    return tokensSchema(arrow).fields.map((field) => ({
+      name: field.name,
+      type: `${field.type.toString()}${field.nullable ? ' (nullable)' : ''}`,
+      description: TOKEN_MEANINGS[field.name] ?? '',
+    }));
   return trajectorySchema(arrow, view).fields.map((field) => ({
     name: field.name,
     type: `${field.type.toString()}${field.nullable ? ' (nullable)' : ''}`,
@@ -82,5 +104,6 @@ export async function cardColumns(format: ExportFormat, view: ExportView): Promi
 export async function cardFeatures(format: ExportFormat, view: ExportView): Promise<CardFeature[] | undefined> {
   if (format === 'atropos' || format === 'hermes') return undefined;
   const arrow = await import('apache-arrow');
+  if (format === 'tokens') return datasetFeatures(arrow, tokensSchema(arrow));
   return datasetFeatures(arrow, trajectorySchema(arrow, view));
 }

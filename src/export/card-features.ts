@@ -44,8 +44,7 @@ function featureType(arrow: ArrowModule, type: Arrow.DataType): FeatureType {
 function scalarDtype(arrow: ArrowModule, type: Arrow.DataType): string {
   if (arrow.DataType.isUtf8(type)) return 'string';
   if (arrow.DataType.isBool(type)) return 'bool';
-  if (arrow.DataType.isInt(type) && type.isSigned && (type.bitWidth === 32 || type.bitWidth === 64))
-    return `int${type.bitWidth}`;
+  if (arrow.DataType.isInt(type) && type.isSigned && [8, 32, 64].includes(type.bitWidth)) return `int${type.bitWidth}`;
   if (arrow.DataType.isFloat(type) && type.precision === arrow.Precision.DOUBLE) return 'float64';
   throw new Error(`no Hugging Face dtype for the Arrow type ${String(type)}: add its mapping in card-features.ts`);
 }

@@ -118,6 +118,7 @@ function formatName(format: ExportFormat): string {
     arrow: 'Arrow IPC (stream format)',
     atropos: 'Atropos ScoredDataGroup JSON lines (one line per group)',
     hermes: 'hermes-agent batch-runner JSON lines (one line per rollout)',
+    tokens: 'Parquet of token ids, assistant masks and logprobs (one row per rollout)',
   }[format];
 }
 
@@ -231,8 +232,10 @@ function toolTable(stats: CardInput['statistics']): string[] {
 }
 
 function schemaNote(input: CardInput): string {
+  if (input.format === 'tokens')
+    return "One row per rollout: `prompt_ids + completion_ids` is the chat template's rendering of the conversation, tokenised with the policy's tokenizer; `completion_mask` is 1 exactly on the tokens the policy sampled (the endpoint's own ids where it returned them), `completion_logprobs` their logprobs (null elsewhere). `drift` names assistant turns whose endpoint ids differ from re-tokenising their text.";
   if (input.format === 'atropos')
-    return 'One line per group of rollouts that share an item (`group`), with the field names of Atropos `ScoredDataGroup`. `tokens`/`masks` are absent: tokenize `messages` in the trainer.';
+    return 'One line per group of rollouts that share an item (`group`), with the field names of Atropos `ScoredDataGroup`. Without --tokenizer `tokens`/`masks` are absent (tokenize `messages` in the trainer); with it they are filled, see docs/tokens.md.';
   if (input.format === 'hermes')
     return "One line per rollout, as hermes-agent's batch runner writes it (`json.dumps(..., ensure_ascii=False)`); see traj's README, \"Hermes mapping\", for what differs from traj's own record.";
   return (

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-export const ExportFormatSchema = z.enum(['parquet', 'jsonl', 'arrow', 'atropos', 'hermes']);
+export const ExportFormatSchema = z.enum(['parquet', 'jsonl', 'arrow', 'atropos', 'hermes', 'tokens']);
 export type ExportFormat = z.infer<typeof ExportFormatSchema>;
 
 export const ExportViewSchema = z
@@ -23,6 +23,11 @@ export const ExportOptionsSchema = z.object({
     .default(500)
     .describe('a shard closes once its rows reach this many MB of record JSON'),
   out: z.string().describe('the dataset folder: data/ shards and README.md go here'),
+  /** The policy's tokenizer (a folder or a Hub model id): needed by tokens, fills atropos tokens/masks. */
+  tokenizer: z.string().min(1).optional(),
+  /** The training length in tokens: longer rollouts are dropped or truncated (`overLength`). */
+  maxTokens: z.number().int().positive().optional(),
+  overLength: z.enum(['drop', 'truncate']).default('drop'),
   /** The Hub repository the card's loading example names, when the export is pushed. */
   repository: z.string().optional(),
 });

@@ -16,6 +16,8 @@ import { exportRecords, type ExportedRecord, type RecordCounts } from './export-
 import { compileFilter } from './filter-evaluate.js';
 import { jsonlFormat, trajectoryLine } from './jsonl-format.js';
 import { parquetFormat } from './parquet-format.js';
+import { tokenRow, tokensFormat, type TokenNote, type TokenRow } from './tokens-format.js';
+import { loadChatTokenizer } from '../tokens/index.js';
 import {
   DEFAULT_BATCH_BYTES,
   DEFAULT_BATCH_ROWS,
@@ -47,6 +49,8 @@ export interface ExportResult {
   files: string[];
   card: string;
   left: { filteredOut: number; unscored: number; failedWithoutRecord: number; pending: number };
+  /** Per record: dropped or truncated by --max-tokens, skipped (not traceable), or drift (tokens, atropos with a tokenizer). */
+  notes: TokenNote[];
 }
 
 /** How one split's records become shard rows in the chosen format. */
@@ -66,6 +70,15 @@ export async function exportRun(input: ExportRunInput): Promise<ExportResult> {
   const options = ExportOptionsSchema.parse(input);
   if (!existsSync(input.storePath))
     throw new RunError(`no run store at ${input.storePath}`, { code: 'store_not_found' });
+  if (options.format === 'tokens' && !options.tokenizer)
+    throw new ConfigError(
+      '--format tokens needs --tokenizer (a Hugging Face model id or a folder with tokenizer.json)',
+      {
+        code: 'cli_usage',
+      },
+    );
+  if (options.maxTokens !== undefined && !options.tokenizer)
+    throw new ConfigError('--max-tokens counts tokens: give --tokenizer too', { code: 'cli_usage' });
   if (options.format === 'atropos' && options.splitBy)
     throw new ConfigError('--split-by does not apply to --format atropos: a line is a whole group', {
       code: 'cli_usage',
@@ -75,7 +88,10 @@ export async function exportRun(input: ExportRunInput): Promise<ExportResult> {
   try {
     const run = store.meta()?.name ?? 'run';
     const counts: RecordCounts & AtroposCounts = { filteredOut: 0, unscored: 0 };
-    const writer = await splitWriter(options.format, options.view, counts);
+    const notes: TokenNote[] = [];
+    const tokenizer = options.tokenizer ? await loadChatTokenizer(options.tokenizer) : undefined;
+    const tokens = tokenizer ? (record: TrajectoryRecord) => tokenRow(record, tokenizer, options, notes) : undefined;
+    const writer = await splitWriter(options.format, options.view, counts, tokens);
     const dataDirectory = join(options.out, 'data');
     const limits = {
       shardBytes: options.shardSizeMb * 1024 * 1024,
@@ -124,6 +140,7 @@ export async function exportRun(input: ExportRunInput): Promise<ExportResult> {
       files: [...splits.flatMap((split) => split.files), 'README.md'],
       card: cardPath,
       left,
+      notes,
     };
   } finally {
     store.close();
@@ -134,6 +151,7 @@ async function splitWriter(
   format: ExportRunInput['format'],
   view: ExportView,
   counts: AtroposCounts,
+  tokens: ((record: TrajectoryRecord) => TokenRow | undefined) | undefined,
 ): Promise<SplitWriter> {
   const asRecords = function* (records: Generator<ExportedRecord>) {
     for (const { row, record } of records) yield { value: record, bytes: row.text.length };
@@ -149,7 +167,12 @@ async function splitWriter(
       return {
         format: jsonlFormat as ShardFormat<unknown>,
         order: GROUP_ORDER,
-        units: (records) => atroposGroups(recordsOf(records), counts),
+        units: (records) => atroposGroups(recordsOf(records), counts, tokens),
+      };
+    case 'tokens':
+      return {
+        format: (await tokensFormat()) as ShardFormat<unknown>,
+        units: (records) => tokenUnits(recordsOf(records), tokens!),
       };
     case 'hermes': {
       // Hermes' batch runner pads with every tool it registers; traj's own extra tools follow when used.
@@ -161,6 +184,17 @@ async function splitWriter(
     }
     default:
       return { format: (await parquetFormat(view)) as ShardFormat<unknown>, units: asRecords };
+  }
+}
+
+function* tokenUnits(
+  records: Iterable<TrajectoryRecord>,
+  tokens: (record: TrajectoryRecord) => TokenRow | undefined,
+): Generator<ShardUnit<TokenRow>> {
+  for (const record of records) {
+    const row = tokens(record);
+    // About four bytes per id, mask and logprob each before compression.
+    if (row) yield { value: row, bytes: 16 * (row.prompt_ids.length + row.completion_ids.length) + 256 };
   }
 }
 

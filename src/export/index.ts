@@ -9,3 +9,4 @@ export * from './dataset-card.js';
 export * from './hub-error.js';
 export * from './hub-push.js';
 export { splitName, toolsetsSplitName } from './split-plan.js';
+export * from './tokens-format.js';

@@ -1,4 +1,5 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
+import type * as Arrow from 'apache-arrow';
 import type { TrajectoryRecord } from '../trajectory/record.js';
 import { recordBatchOf, toArrowRow } from './arrow-rows.js';
 import { trajectorySchema } from './arrow-schema.js';
@@ -13,8 +14,17 @@ import { DEFAULT_BATCH_BYTES, DEFAULT_BATCH_ROWS, type ShardFormat } from './sha
  * so memory stays about one row group.
  */
 export async function parquetFormat(view: ExportView): Promise<ShardFormat<TrajectoryRecord>> {
-  const [arrow, parquet] = await Promise.all([import('apache-arrow'), import('parquet-wasm')]);
+  const arrow = await import('apache-arrow');
   const schema = trajectorySchema(arrow, view);
+  return parquetShards(schema, (record: TrajectoryRecord) => toArrowRow(record, view));
+}
+
+/** Parquet shards of any schema: each value becomes one row through `toRow` (the tokens export uses it too). */
+export async function parquetShards<T>(
+  schema: Arrow.Schema,
+  toRow: (value: T) => Record<string, unknown>,
+): Promise<ShardFormat<T>> {
+  const [arrow, parquet] = await Promise.all([import('apache-arrow'), import('parquet-wasm')]);
   return {
     extension: 'parquet',
     async write(path, batches) {
@@ -32,16 +42,7 @@ export async function parquetFormat(view: ExportView): Promise<ShardFormat<Traje
             controller.close();
             return;
           }
-          const ipc = arrow.tableToIPC(
-            new arrow.Table(
-              recordBatchOf(
-                arrow,
-                schema,
-                next.value.map((record) => toArrowRow(record, view)),
-              ),
-            ),
-            'stream',
-          );
+          const ipc = arrow.tableToIPC(new arrow.Table(recordBatchOf(arrow, schema, next.value.map(toRow))), 'stream');
           const table = parquet.Table.fromIPCStream(ipc);
           try {
             for (const batch of table.recordBatches()) controller.enqueue(batch);

@@ -1,4 +1,5 @@
 import { errorBodyMessage } from './error-body.js';
+import { TokenCollector } from './completion-tokens.js';
 import { BadResponseError } from './failure.js';
 import type { WireCompletion, WireMessage } from './wire.js';
 
@@ -64,11 +65,15 @@ export function completionOf(body: unknown): WireCompletion {
       `the response's choice has no message (message: ${JSON.stringify(choice.message ?? null)}): ${preview(JSON.stringify(body))}`,
     );
   }
+  const collector = new TokenCollector();
+  collector.add(choice as Record<string, unknown>, body as Record<string, unknown>);
+  const tokens = collector.result();
   return {
     message: choice.message as WireMessage,
     finishReason: typeof choice.finish_reason === 'string' ? choice.finish_reason : null,
     usage: isObject(usage) ? usage : undefined,
     ...(isObject(timings) ? { timings } : {}),
+    ...(tokens ? { tokens } : {}),
   };
 }
 

@@ -28,3 +28,11 @@ export {
 } from './context-length.js';
 export { withCacheMarks, wantsCacheMarks } from './prompt-caching.js';
 export { pricedUsage, costOf } from './pricing.js';
+export {
+  CompletionTokensSchema,
+  TopLogprobSchema,
+  tokenRequestFields,
+  type CompletionTokens,
+  type ResponseTokens,
+  type TopLogprob,
+} from './completion-tokens.js';

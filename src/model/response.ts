@@ -48,6 +48,7 @@ export function toModelResponse(
     usage: usageOf(completion.usage, completion.timings),
     durationMs: call.durationMs,
     attempts: call.attempts,
+    ...(completion.tokens ? { tokens: completion.tokens } : {}),
   };
 }
 

@@ -1,3 +1,4 @@
+import { TokenCollector } from './completion-tokens.js';
 import { partKind, partText, thinkingText } from './content-parts.js';
 import type { ModelDelta } from './types.js';
 import type { WireCompletion, WireMessage, WireTimings, WireToolCall, WireUsage } from './wire.js';
@@ -51,6 +52,7 @@ export class StreamAssembler {
   private reasoningSource: ReasoningSource | undefined;
   private usage: WireUsage | undefined;
   private timings: WireTimings | undefined;
+  private readonly tokens = new TokenCollector();
 
   constructor(private readonly onDelta: (delta: ModelDelta) => void) {}
 
@@ -59,6 +61,8 @@ export class StreamAssembler {
     if (chunk.timings) this.timings = chunk.timings;
     const choice = chunk.choices?.[0];
     if (!choice) return;
+    // vLLM sends prompt_token_ids on the first chunk and each chunk's new token ids and logprobs.
+    this.tokens.add(choice as Record<string, unknown>, chunk as Record<string, unknown>);
     if (choice.finish_reason) this.finishReason = choice.finish_reason;
     const delta = choice.delta;
     if (!delta) return;
@@ -211,11 +215,13 @@ export class StreamAssembler {
         function: { name: call.name ?? '', arguments: call.arguments },
       }));
     }
+    const tokens = this.tokens.result();
     return {
       message,
       finishReason: this.finishReason,
       usage: this.usage,
       ...(this.timings ? { timings: this.timings } : {}),
+      ...(tokens ? { tokens } : {}),
     };
   }
 }

@@ -1,3 +1,4 @@
+import type { ResponseTokens } from './completion-tokens.js';
 import type { AssistantMessage, Message, ToolCall, ToolSpec, Usage } from './messages.js';
 
 /** The model's finish reason; any reason a provider sends beyond these is kept as sent. */
@@ -20,6 +21,8 @@ export interface ModelResponse {
   durationMs: number;
   /** How many HTTP attempts the call took (1 = no retry). */
   attempts: number;
+  /** Token ids and logprobs (endpoint.logprobs, endpoint.token_ids), when the server sent them. */
+  tokens?: ResponseTokens;
 }
 
 /** Incremental output while streaming (chat shows it as it arrives). */

@@ -1,6 +1,7 @@
 import type { Endpoint } from '../config/endpoint.js';
 import type { Message, ToolSpec } from './messages.js';
 import { withCacheMarks } from './prompt-caching.js';
+import { tokenRequestFields, type ResponseTokens } from './completion-tokens.js';
 import type { WireTimings, WireUsage } from './usage.js';
 
 export type { WireTimings, WireUsage } from './usage.js';
@@ -34,6 +35,8 @@ export interface WireCompletion {
   usage: WireUsage | undefined;
   /** llama.cpp's `timings` (its prompt cache hits are there). */
   timings?: WireTimings;
+  /** vLLM's and SGLang's token ids and the logprobs, when the request asked for them. */
+  tokens?: ResponseTokens;
 }
 
 /**
@@ -73,6 +76,7 @@ export function buildRequestBody(
   if (endpoint.top_p !== undefined) body.top_p = endpoint.top_p;
   if (endpoint.max_tokens !== undefined) body.max_tokens = endpoint.max_tokens;
   if (endpoint.seed !== undefined) body.seed = endpoint.seed;
+  Object.assign(body, tokenRequestFields(endpoint));
   Object.assign(body, endpoint.extra_body);
   body.model = endpoint.model;
   body.messages = withCacheMarks(endpoint, toWireMessages(messages));

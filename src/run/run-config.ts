@@ -67,6 +67,14 @@ export const RunConfigSchema = z.strictObject({
   ),
   mcp_servers: z.record(z.string(), z.unknown()).optional(),
   tool_concurrency: z.number().int().positive().default(8),
+  tokenizer: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "the policy's tokenizer and chat template: a Hugging Face model id (ORG/NAME[@REVISION]) or a folder with " +
+        'tokenizer.json and tokenizer_config.json; makes context counting and compression exact',
+    ),
   compression: CompressionSettingsSchema.optional().describe(
     'context compression (default on, threshold 0.8 of the window)',
   ),

@@ -76,6 +76,7 @@ export function agentSettingsFrom(config: AgentConfig, endpoint: Endpoint): Agen
     toolConcurrency: config.tool_concurrency ?? DEFAULT_TOOL_CONCURRENCY,
     tools: config.tools,
     ...(config.compression ? { compression: config.compression } : {}),
+    ...(config.tokenizer ? { tokenizer: config.tokenizer } : {}),
     ...(config.pricing ? { pricing: config.pricing } : {}),
   };
 }

@@ -1,4 +1,5 @@
 import type { ChatRequest, ScriptedReply } from './script.js';
+import type { VllmTokens } from './vllm-tokens.js';
 
 /**
  * The bodies the scripted server sends for a reply: a whole completion, or the same completion
@@ -10,6 +11,8 @@ interface RenderedReply {
   toolCalls: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }>;
   finishReason: string;
   usage: Record<string, unknown>;
+  /** vLLM's token fields, when the server has a tokenizer and the request asked for them. */
+  tokens?: VllmTokens;
 }
 
 const CHARACTERS_PER_TOKEN = 4;
@@ -76,13 +79,23 @@ function estimatePromptTokens(request: ChatRequest): number {
 }
 
 export function completionBody(rendered: RenderedReply, model: string, index: number): string {
+  const tokens = rendered.tokens;
   return JSON.stringify({
     id: `chatcmpl-scripted-${index}`,
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
     model,
-    choices: [{ index: 0, message: rendered.message, finish_reason: rendered.finishReason, logprobs: null }],
+    choices: [
+      {
+        index: 0,
+        message: rendered.message,
+        finish_reason: rendered.finishReason,
+        logprobs: tokens?.logprobs ? { content: tokens.logprobs } : null,
+        ...(tokens?.tokenIds ? { token_ids: tokens.tokenIds } : {}),
+      },
+    ],
     usage: rendered.usage,
+    ...(tokens?.promptTokenIds ? { prompt_token_ids: tokens.promptTokenIds } : {}),
   });
 }
 
@@ -100,7 +113,14 @@ export function streamBody(rendered: RenderedReply, model: string, index: number
       `data: ${JSON.stringify({ ...header, choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`,
     );
   };
-  emit({ role: 'assistant', content: '' });
+  const tokens = rendered.tokens;
+  events.push(
+    `data: ${JSON.stringify({
+      ...header,
+      choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }],
+      ...(tokens?.promptTokenIds ? { prompt_token_ids: tokens.promptTokenIds } : {}),
+    })}\n\n`,
+  );
   const { message } = rendered;
   for (const field of ['reasoning_content', 'reasoning'] as const) {
     const text = message[field];
@@ -117,10 +137,30 @@ export function streamBody(rendered: RenderedReply, model: string, index: number
     for (const piece of split(call.function.arguments))
       emit({ tool_calls: [{ index: position, function: { arguments: piece } }] });
   });
+  if (tokens) streamTokens(tokens, header, events);
   emit({}, rendered.finishReason);
   if (includeUsage) events.push(`data: ${JSON.stringify({ ...header, choices: [], usage: rendered.usage })}\n\n`);
   events.push('data: [DONE]\n\n');
   return events.join('');
+}
+
+/** vLLM streams each chunk's new token ids and logprobs with it: here in two chunks, halves of the turn's. */
+function streamTokens(tokens: VllmTokens, header: Record<string, unknown>, events: string[]): void {
+  const length = tokens.tokenIds?.length ?? tokens.logprobs?.length ?? 0;
+  const middle = Math.ceil(length / 2);
+  for (const [start, end] of [
+    [0, middle],
+    [middle, length],
+  ] as const) {
+    const choice = {
+      index: 0,
+      delta: {},
+      finish_reason: null,
+      ...(tokens.tokenIds ? { token_ids: tokens.tokenIds.slice(start, end) } : {}),
+      ...(tokens.logprobs ? { logprobs: { content: tokens.logprobs.slice(start, end) } } : {}),
+    };
+    events.push(`data: ${JSON.stringify({ ...header, choices: [choice] })}\n\n`);
+  }
 }
 
 /** Each detail's text streams in pieces that carry the detail's index, as OpenRouter does. */

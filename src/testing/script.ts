@@ -38,6 +38,10 @@ export const ScriptedReplySchema = z
       .optional()
       .describe('default tool_calls when calls are given, else stop'),
     usage: ScriptedUsageSchema.optional().describe('default: estimated from text lengths (4 characters a token)'),
+    token_ids: z
+      .array(z.number().int().nonnegative())
+      .optional()
+      .describe("vLLM's `token_ids` to send instead of the tokenizer's (a server whose ids differ from its text)"),
   })
   .strict();
 

@@ -2,6 +2,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { completionBody, renderReply, streamBody } from './completion-body.js';
 import { assistantTurns } from './conversation-script.js';
+import type { ChatTokenizer } from '../tokens/index.js';
+import { vllmTokens } from './vllm-tokens.js';
 import {
   isFault,
   scriptError,
@@ -36,6 +38,12 @@ export interface ScriptedServerOptions {
   rateLimitAbove?: number;
   /** The `retry-after` header of those 429s (seconds, or an HTTP date), when set. */
   rateLimitRetryAfter?: string;
+  /**
+   * Answer like vLLM with this model's tokenizer: `prompt_token_ids`, `choices[0].token_ids` and
+   * `logprobs.content` when a request asks (return_token_ids, logprobs, top_logprobs,
+   * return_tokens_as_token_ids).
+   */
+  tokenizer?: ChatTokenizer;
 }
 
 /** The images request body as received (the fields the OpenAI images API defines). */
@@ -137,6 +145,7 @@ export async function startScriptedServer(
     if (response.destroyed) return;
     if (!isFault(answer)) {
       const rendered = renderReply(answer, parsed, index);
+      if (options.tokenizer) rendered.tokens = vllmTokens(options.tokenizer, answer, parsed);
       if (parsed.stream) {
         response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
         response.end(streamBody(rendered, model, index, parsed.stream_options?.include_usage === true));

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CompletionTokensSchema } from '../model/completion-tokens.js';
 import { MessageSchema, ToolSpecSchema, UsageSchema } from '../model/messages.js';
 
 export const ShareGptTurnSchema = z.object({
@@ -121,6 +122,12 @@ export const TrajectoryRecordSchema = z.object({
   subagents: z.array(SubagentSchema).default([]),
   /** The tool calls execute_code scripts made, in order; counted in tool_stats, absent from messages. */
   code_calls: z.array(CodeCallSchema).default([]),
+  /**
+   * Each assistant turn's sampled token ids, logprobs and finish reason, by message index, when the
+   * endpoint returned them (endpoint.logprobs, endpoint.token_ids); absent otherwise. Not a column
+   * of the parquet/jsonl/arrow exports: `--format tokens` and `--format atropos` carry it.
+   */
+  completions: z.array(CompletionTokensSchema).optional(),
 });
 export type TrajectoryRecord = z.infer<typeof TrajectoryRecordSchema>;
 

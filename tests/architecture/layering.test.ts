@@ -12,6 +12,7 @@ import { relativeImports, sourceFiles } from './source-imports.js';
 export const ROOMS = [
   'config',
   'model',
+  'tokens',
   'sandbox',
   'tools',
   'agent',

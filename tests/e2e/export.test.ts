@@ -130,15 +130,18 @@ test('traj export --format jsonl --filter keeps matching rows; a bad filter name
   );
   const usage = await runCli(['export', 'mixed', '--format', 'csv'], { cwd: directory });
   assert.equal(usage.code, 2);
-  assert.match(usage.stderr, /--format: expected one of parquet, jsonl, arrow, atropos, hermes, got 'csv'/);
+  assert.match(usage.stderr, /--format: expected one of parquet, jsonl, arrow, atropos, hermes, tokens, got 'csv'/);
   const missing = await runCli(['export', 'nope'], { cwd: directory });
   assert.equal(missing.code, 2);
   assert.match(missing.stderr, /no run store at .*checkpoints\/nope\.sqlite; runs in checkpoints\/: mixed/);
   const tokenizer = await runCli(['export', 'mixed', '--format', 'atropos', '--tokenizer', 'tokenizer.json'], {
     cwd: directory,
   });
-  assert.equal(tokenizer.code, 2, 'a usage error exits 2');
-  assert.match(tokenizer.stderr, /--tokenizer: tokens\/masks need a tokenizer\.json implementation/);
+  assert.equal(tokenizer.code, 2, 'a configuration error exits 2');
+  assert.match(tokenizer.stderr, /tokenizer: 'tokenizer\.json' is neither a folder nor a Hugging Face model id/);
+  const untokenized = await runCli(['export', 'mixed', '--format', 'tokens'], { cwd: directory });
+  assert.equal(untokenized.code, 2);
+  assert.match(untokenized.stderr, /--format tokens needs --tokenizer/);
 });
 
 test('traj export --push: one commit to the Hub stand-in, a second push commits nothing, the token is never printed', async (t) => {
