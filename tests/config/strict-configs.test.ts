@@ -129,7 +129,7 @@ describe('run config (--config): every section rejects unknown keys, naming file
     const message = configError(() => loadAgentConfig(file));
     assert.match(
       message,
-      /endpoint\.zzzzzz: unknown key \(expected one of: adaptive, api_key_env, base_url, concurrency, context_length, extra_body, max_rate_limit_wait_ms, max_reply_bytes, max_retries, max_tokens, min_concurrency, model, prompt_caching, reasoning_echo, seed, /,
+      /endpoint\.zzzzzz: unknown key \(expected one of: adaptive, api_key_env, base_url, concurrency, context_length, extra_body, logprobs, max_rate_limit_wait_ms, max_reply_bytes, max_retries, max_tokens, min_concurrency, model, prompt_caching, reasoning_echo, seed, /,
     );
   });
 
