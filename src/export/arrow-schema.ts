@@ -4,7 +4,7 @@ import type { ExportView } from './export-options.js';
 export type ArrowModule = typeof Arrow;
 
 /** Bumped when a column is added, removed or changes type; stored in the schema metadata. */
-export const TRAJECTORY_SCHEMA_VERSION = '5';
+export const TRAJECTORY_SCHEMA_VERSION = '6';
 
 /** A column of the export: its name, whether it may be null, and its Arrow type. */
 interface ColumnSpec {
@@ -178,6 +178,16 @@ function columns(arrow: ArrowModule): ColumnSpec[] {
           field('result', text()),
         ]),
       ),
+    },
+    {
+      name: 'simulated_user',
+      nullable: true,
+      type: new Struct([
+        field('model', text()),
+        field('turns', new Int32()),
+        field('stop', text()),
+        field('usage', usageType(arrow)),
+      ]),
     },
   ];
 }

@@ -58,5 +58,6 @@ export function buildRecord(input: RecordInput): TrajectoryRecord {
     artifacts: input.artifacts ?? [],
     subagents: flatSubagents(result.toolCalls),
     code_calls: codeCalls(result.toolCalls),
+    simulated_user: result.simulatedUser ?? null,
   };
 }

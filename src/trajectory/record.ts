@@ -67,6 +67,14 @@ export const CodeCallSchema = z.object({
 });
 export type CodeCall = z.infer<typeof CodeCallSchema>;
 
+/** The simulated user of a multi-turn environment; its usage is also in the record's `usage` (the whole spend). */
+export const SimulatedUserSchema = z.object({
+  model: z.string(),
+  turns: z.number().int().nonnegative(),
+  stop: z.string().describe('stop_token, turn_limit, terminal_tool, user_empty, or agent (see finish_reason)'),
+  usage: UsageSchema,
+});
+
 /**
  * One trajectory: the Hermes-compatible ShareGPT view, the exact OpenAI messages, and everything
  * needed to filter, grade and train on it. Every field is always present (null when unknown) so
@@ -121,6 +129,8 @@ export const TrajectoryRecordSchema = z.object({
   subagents: z.array(SubagentSchema).default([]),
   /** The tool calls execute_code scripts made, in order; counted in tool_stats, absent from messages. */
   code_calls: z.array(CodeCallSchema).default([]),
+  /** A simulated user's side (its turns are the `user` messages): model, replies, why it ended, its own usage. */
+  simulated_user: SimulatedUserSchema.nullable().default(null),
 });
 export type TrajectoryRecord = z.infer<typeof TrajectoryRecordSchema>;
 
