@@ -67,7 +67,7 @@ const cache = new Map<string, Promise<Environment>>();
 export function loadEnvironment(modulePath: string): Promise<Environment> {
   let loading = cache.get(modulePath);
   if (!loading && isYamlEnvironmentPath(modulePath)) {
-    loading = loadYamlEnvironment(modulePath) as Promise<Environment>;
+    loading = loadYamlEnvironment(modulePath);
     cache.set(modulePath, loading);
   }
   if (!loading) {

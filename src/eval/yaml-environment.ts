@@ -72,7 +72,7 @@ const DEFAULT_USER_INSTRUCTIONS = [
 ].join('\n');
 
 /** Load and check a YAML environment; the scorers, templates and tools module are checked here, before any item runs. */
-export async function loadYamlEnvironment(path: string): Promise<Environment<Item>> {
+export async function loadYamlEnvironment(path: string): Promise<Environment> {
   const config = validate(YamlEnvironmentSchema, readConfigFile(path), path);
   const folder = dirname(path);
   let scorers: ReturnType<typeof buildScorers>;
@@ -89,7 +89,7 @@ export async function loadYamlEnvironment(path: string): Promise<Environment<Ite
   const itemSchema = itemSchemaFor(config);
   const dataset = config.dataset && resolve(folder, config.dataset);
   const text = (where: string, value: string, item: Item) => renderTemplate(value, item, `${path}: ${where}`);
-  return defineEnvironment<Item>({
+  const environment = defineEnvironment<Item>({
     name: config.name,
     version: config.version,
     description: config.description,
@@ -118,6 +118,8 @@ export async function loadYamlEnvironment(path: string): Promise<Environment<Ite
     user: config.user && simulatedUser(config.user, path),
     definitionHash: definitionHash(path, config),
   });
+  // Items are plain JSON objects: what the run hands back to these hooks is what items() yielded.
+  return environment as unknown as Environment;
 }
 
 function defaultId(item: Item): string | undefined {
