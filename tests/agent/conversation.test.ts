@@ -160,6 +160,14 @@ test('a failing user model ends the conversation as api_error with its message; 
   assert.equal(single.messages.length, 3);
 });
 
+test('a user reply with no text ends the conversation as user_empty, without an empty user turn', async (t) => {
+  const agent = (_request: ChatRequest) => reply('Anything else?');
+  const { options } = await setup(t, agent, [reply('')]);
+  const result = await runConversation(options);
+  assert.equal(result.simulatedUser?.stop, 'user_empty');
+  assert.equal(result.messages.at(-1)?.role, 'assistant');
+});
+
 test('userView: roles flipped, tool traffic and the grace prompt left out', () => {
   const view = userView('persona', [
     { role: 'system', content: 'agent system' },

@@ -153,6 +153,13 @@ test('judge: the rubric goes to the run judge N times; the majority decides and 
   // A near miss: a 1-of-3 majority fails.
   grades.splice(0, 3, false, true, false);
   assert.equal(await score(config, 'Lyon', { judgeUrl: server.url }), 0);
+  // The whole conversation can be graded instead of the final answer.
+  const before = server.requests.length;
+  await grade([{ ...config, samples: 1, response: 'conversation' }], 'Paris', { judgeUrl: server.url });
+  assert.match(
+    String(server.requests[before]!.messages.at(-1)?.content),
+    /<RESPONSE>\nUSER: What is the capital of France\?\n\nASSISTANT: Paris\n<\/RESPONSE>/,
+  );
   // No judge configured: the reward errors, never a silent 0.
   const without = await grade([config], 'Paris');
   assert.equal(without.reward, null);
