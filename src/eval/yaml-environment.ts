@@ -206,10 +206,13 @@ async function loadToolsModule(file: string, where: string): Promise<Tool[]> {
   } catch (error) {
     throw new ConfigError(`${where}: cannot load ${file} (${errorMessage(error)})`, { code: 'config_missing' });
   }
-  const tools = module.tools ?? module.default;
+  const exported = module.tools ?? module.default;
+  // A function is handed traj's own zod: the module then needs no zod of its own to resolve (a copied
+  // example folder has no node_modules), and its schemas are instances of the zod traj checks with.
+  const tools = typeof exported === 'function' ? await exported({ z }) : exported;
   if (!Array.isArray(tools) || tools.length === 0)
     throw new ConfigError(
-      `${where}: ${file} exports no tools (expected \`export const tools = [...]\` or a default array)`,
+      `${where}: ${file} exports no tools (expected \`export function tools({ z }) { return [...] }\`, or an array)`,
       {
         code: 'environment_invalid',
       },

@@ -52,6 +52,17 @@ function usageType(arrow: ArrowModule): Arrow.DataType {
   ]);
 }
 
+/** A simulated user's side of a conversation (schema version 6). */
+function simulatedUserType(arrow: ArrowModule): Arrow.DataType {
+  const { Field, Struct, Utf8, Int32 } = arrow;
+  return new Struct([
+    new Field('model', new Utf8(), false),
+    new Field('turns', new Int32(), false),
+    new Field('stop', new Utf8(), false),
+    new Field('usage', usageType(arrow), false),
+  ]);
+}
+
 /** A delegate_task child: its transcript in the messages column's type, its usage as the usage column's. */
 function subagent(arrow: ArrowModule, message: Arrow.DataType): Arrow.DataType {
   const { Field, Struct, List, Utf8, Int32 } = arrow;
@@ -179,15 +190,6 @@ function columns(arrow: ArrowModule): ColumnSpec[] {
         ]),
       ),
     },
-    {
-      name: 'simulated_user',
-      nullable: true,
-      type: new Struct([
-        field('model', text()),
-        field('turns', new Int32()),
-        field('stop', text()),
-        field('usage', usageType(arrow)),
-      ]),
-    },
+    { name: 'simulated_user', nullable: true, type: simulatedUserType(arrow) },
   ];
 }

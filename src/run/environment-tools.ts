@@ -1,7 +1,9 @@
 import type { Environment } from '../eval/environment.js';
 import { ConfigError } from '../errors.js';
 import type { Tool } from '../tools/registry.js';
-import type { RolloutServices } from './rollout.js';
+
+/** Starts an environment's MCP servers (once per thread) and lists their tools; absent where none can run. */
+export type McpToolsFunction = (servers: unknown, where: string) => Promise<Tool[]>;
 
 /**
  * An environment's own tools (its JS tools, then its MCP servers' tools) after the rollout's drawn
@@ -11,16 +13,16 @@ import type { RolloutServices } from './rollout.js';
 export async function withEnvironmentTools(
   drawn: Tool[],
   environment: Environment | undefined,
-  services: RolloutServices,
+  mcpTools: McpToolsFunction | undefined,
 ): Promise<Tool[]> {
   if (!environment?.tools && !environment?.mcpServers) return drawn;
   const own = [...(environment.tools ?? [])];
   if (environment.mcpServers) {
-    if (!services.mcpTools)
+    if (!mcpTools)
       throw new ConfigError(`environment '${environment.name}' starts MCP servers, which this surface cannot run`, {
         code: 'mcp_unavailable',
       });
-    own.push(...(await services.mcpTools(environment.mcpServers, `environment '${environment.name}': mcp_servers`)));
+    own.push(...(await mcpTools(environment.mcpServers, `environment '${environment.name}': mcp_servers`)));
   }
   const names = new Set<string>();
   for (const tool of [...drawn, ...own]) {

@@ -26,7 +26,7 @@ import { toolSpec, type Tool, type ToolRegistry } from '../tools/registry.js';
 import type { ToolServices } from '../tools/services.js';
 import { disposeToolState } from '../tools/tool-state.js';
 import { rolloutArtifacts } from './rollout-artifacts.js';
-import { withEnvironmentTools } from './environment-tools.js';
+import { withEnvironmentTools, type McpToolsFunction } from './environment-tools.js';
 import { withoutRunTimePrompt, withRunTimePrompt } from './run-time-prompt.js';
 import { rolloutJudgeCache, type JudgeCacheEntry } from './judge-cache.js';
 import { rolloutKnowledge, type RolloutKnowledge } from './rollout-knowledge.js';
@@ -133,7 +133,7 @@ export interface RolloutServices {
    */
   deferTeardown?(teardown: () => Promise<void>): Promise<void> | undefined;
   /** The tools of MCP servers an environment starts (an `mcp_servers` mapping), started once per thread. */
-  mcpTools?(servers: unknown, where: string): Promise<Tool[]>;
+  mcpTools?: McpToolsFunction;
 }
 
 class RolloutTimeout extends TrajError {}
@@ -183,14 +183,9 @@ export async function executeRollout(
   });
   try {
     const environment = settings.environmentModule ? await loadEnvironment(settings.environmentModule) : undefined;
-    tools = await withEnvironmentTools(
-      (await services.registry(settings, task.toolsets)).select(task.toolsets, {
-        env: process.env,
-        services: toolServices,
-      }),
-      environment,
-      services,
-    );
+    const registry = await services.registry(settings, task.toolsets);
+    const drawn = registry.select(task.toolsets, { env: process.env, services: toolServices });
+    tools = await withEnvironmentTools(drawn, environment, services.mcpTools);
     knowledge = rolloutKnowledge(settings, task.toolsets);
     // The memory and skills stores join the rollout's one tool state (disposed with it at the end).
     for (const [key, value] of knowledge.state) toolState.set(key, value);
