@@ -4,7 +4,7 @@ import type { ExportView } from './export-options.js';
 export type ArrowModule = typeof Arrow;
 
 /** Bumped when a column is added, removed or changes type; stored in the schema metadata. */
-export const TRAJECTORY_SCHEMA_VERSION = '5';
+export const TRAJECTORY_SCHEMA_VERSION = '6';
 
 /** A column of the export: its name, whether it may be null, and its Arrow type. */
 interface ColumnSpec {
@@ -49,6 +49,17 @@ function usageType(arrow: ArrowModule): Arrow.DataType {
     field('cost', new Float64(), true),
     field('cost_source', new Utf8(), true),
     field('unpriced_models', new List(new Field('item', new Utf8(), false))),
+  ]);
+}
+
+/** A simulated user's side of a conversation (schema version 6). */
+function simulatedUserType(arrow: ArrowModule): Arrow.DataType {
+  const { Field, Struct, Utf8, Int32 } = arrow;
+  return new Struct([
+    new Field('model', new Utf8(), false),
+    new Field('turns', new Int32(), false),
+    new Field('stop', new Utf8(), false),
+    new Field('usage', usageType(arrow), false),
   ]);
 }
 
@@ -179,5 +190,6 @@ function columns(arrow: ArrowModule): ColumnSpec[] {
         ]),
       ),
     },
+    { name: 'simulated_user', nullable: true, type: simulatedUserType(arrow) },
   ];
 }

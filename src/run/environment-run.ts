@@ -3,6 +3,7 @@ import type { EnvironmentConfig } from '../eval/environment-config.js';
 import type { Environment, EnvironmentOptions } from '../eval/environment.js';
 import type { JudgeSettings } from '../eval/judge.js';
 import { ConfigError } from '../errors.js';
+import { toolSpec } from '../tools/registry.js';
 import { DEFAULT_DOCKER_IMAGE } from '../sandbox/docker-config.js';
 import { availabilityContext } from './batch.js';
 import { environmentEntries, keyedItems, surveyItems, type ItemSurvey } from './environment-entries.js';
@@ -158,6 +159,7 @@ export async function runEnvironment(input: EnvironmentRunInput): Promise<Execut
         agent,
       }),
       judges: judgeFingerprint(judges),
+      ...environmentDefinition(environment),
       ...(input.environmentSettings ? { environment_settings: input.environmentSettings } : {}),
     },
     config: { ...config, endpoint: { ...endpoint }, eval: stored },
@@ -189,4 +191,13 @@ export async function runEnvironment(input: EnvironmentRunInput): Promise<Execut
         environmentOptions: itemOptions,
       }),
   });
+}
+
+/** What the environment adds to a run beyond its name and version: its own tools, MCP servers and YAML text. */
+function environmentDefinition(environment: Environment): Record<string, unknown> {
+  return {
+    ...(environment.definitionHash ? { environment_definition: environment.definitionHash } : {}),
+    ...(environment.tools ? { environment_tools: environment.tools.map(toolSpec) } : {}),
+    ...(environment.mcpServers ? { environment_mcp_servers: environment.mcpServers } : {}),
+  };
 }

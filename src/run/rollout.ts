@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { agentLoopOptions, AgentSettingsSchema } from '../agent/agent-settings.js';
 import { buildSystemPrompt } from '../agent/system-prompt.js';
-import { runAgent } from '../agent/loop.js';
+import { runConversation, type ConversationOptions } from '../agent/conversation.js';
 import type { AgentResult } from '../agent/result.js';
 import { JudgeSettingsSchema } from '../eval/judge.js';
-import type { Environment } from '../eval/environment.js';
+import { DEFAULT_STOP_TOKEN, DEFAULT_USER_TURNS, type Environment } from '../eval/environment.js';
 import { loadEnvironment } from '../eval/load-environment.js';
 import { runOracleAgent } from '../eval/oracle-agent.js';
 import { scoreRollout, type RewardResult } from '../eval/score.js';
@@ -28,6 +28,7 @@ import type { ToolRegistry } from '../tools/registry.js';
 import type { ToolServices } from '../tools/services.js';
 import { disposeToolState } from '../tools/tool-state.js';
 import { rolloutArtifacts } from './rollout-artifacts.js';
+import { withEnvironmentTools, type McpToolsFunction } from './environment-tools.js';
 import { withoutRunTimePrompt, withRunTimePrompt } from './run-time-prompt.js';
 import { rolloutJudgeCache, type JudgeCacheEntry } from './judge-cache.js';
 import { rolloutKnowledge, type RolloutKnowledge } from './rollout-knowledge.js';
@@ -133,6 +134,8 @@ export interface RolloutServices {
    * rollout waits for its own. Unset: the rollout always waits for its own.
    */
   deferTeardown?(teardown: () => Promise<void>): Promise<void> | undefined;
+  /** The tools of MCP servers an environment starts (an `mcp_servers` mapping), started once per thread. */
+  mcpTools?: McpToolsFunction;
 }
 
 class RolloutTimeout extends TrajError {}
@@ -182,10 +185,9 @@ export async function executeRollout(
   });
   try {
     const environment = settings.environmentModule ? await loadEnvironment(settings.environmentModule) : undefined;
-    tools = (await services.registry(settings, task.toolsets)).select(task.toolsets, {
-      env: process.env,
-      services: toolServices,
-    });
+    const registry = await services.registry(settings, task.toolsets);
+    const drawn = registry.select(task.toolsets, { env: process.env, services: toolServices });
+    tools = await withEnvironmentTools(drawn, environment, services.mcpTools);
     knowledge = rolloutKnowledge(settings, task.toolsets);
     // The memory and skills stores join the rollout's one tool state (disposed with it at the end).
     for (const [key, value] of knowledge.state) toolState.set(key, value);
@@ -317,7 +319,8 @@ async function runRolloutAgent(
     });
   } else {
     const model = services.model(settings);
-    result = await runAgent({
+    result = await runConversation({
+      ...environmentConversation(environment, task.item, settings, toolContext.services),
       ...(await agentLoopOptions(settings, model, toolContext.services)),
       tools,
       messages,
@@ -332,6 +335,29 @@ async function runRolloutAgent(
     { code: 'agent_timeout' },
   );
   return { ...result, finishReason: 'aborted', error: serializeError(error) };
+}
+
+/** What an environment adds to the agent's run: a simulated user and terminal tools (none for a batch). */
+function environmentConversation(
+  environment: Environment | undefined,
+  item: unknown,
+  settings: RolloutSettings,
+  services: ToolServices,
+): Pick<ConversationOptions, 'user' | 'terminalTools'> {
+  const spec = environment?.user;
+  const terminalTools = environment?.terminalTools ?? [];
+  if (!spec) return { terminalTools };
+  const endpoint = { ...settings.endpoint, ...spec.endpoint };
+  return {
+    terminalTools,
+    user: {
+      model: services.model(endpoint),
+      name: endpoint.model,
+      system: spec.system(item),
+      stopToken: spec.stopToken ?? DEFAULT_STOP_TOKEN,
+      maxTurns: spec.maxTurns ?? DEFAULT_USER_TURNS,
+    },
+  };
 }
 
 function sandboxFault(error: unknown): SerializedError {

@@ -93,6 +93,11 @@ export function createThreadServices(
       }
       return registry;
     },
+    async mcpTools(servers: unknown, where: string) {
+      const mcp = await import('../tools/mcp/index.js');
+      mcpPool ??= new mcp.McpClientPool();
+      return mcp.environmentMcpTools(mcp.parseMcpServers(servers, where), mcpPool);
+    },
     createSandbox: (options) => createSandbox(options),
     ...(options.deferTeardowns
       ? {
