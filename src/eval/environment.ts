@@ -1,7 +1,7 @@
 import type { AgentResult } from '../agent/result.js';
 import type { Message } from '../model/messages.js';
 import type { ExecOptions, ExecResult, Sandbox } from '../sandbox/sandbox.js';
-import type { Tool } from '../tools/registry.js';
+import type { Tool } from '../tools/tool.js';
 import type { PanelVerdict } from './judge.js';
 import type { OracleContext } from './oracle-context.js';
 

@@ -6,7 +6,7 @@ import { readConfigFile, validate } from '../config/load.js';
 import { ConfigError, errorMessage } from '../errors.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { McpServersSchema } from '../tools/mcp/config.js';
-import type { Tool } from '../tools/registry.js';
+import type { Tool } from '../tools/tool.js';
 import { sha256 } from '../util/hash.js';
 import { shellQuote } from '../util/shell.js';
 import { EnvironmentConfigSchema } from './environment-config.js';

@@ -3,7 +3,7 @@ import type { EnvironmentConfig } from '../eval/environment-config.js';
 import type { Environment, EnvironmentOptions } from '../eval/environment.js';
 import type { JudgeSettings } from '../eval/judge.js';
 import { ConfigError } from '../errors.js';
-import { toolSpec } from '../tools/registry.js';
+import { toolSpec } from '../tools/tool-spec.js';
 import { DEFAULT_DOCKER_IMAGE } from '../sandbox/docker-config.js';
 import { availabilityContext } from './batch.js';
 import { environmentEntries, keyedItems, surveyItems, type ItemSurvey } from './environment-entries.js';

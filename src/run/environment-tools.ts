@@ -1,6 +1,6 @@
 import type { Environment } from '../eval/environment.js';
 import { ConfigError } from '../errors.js';
-import type { Tool } from '../tools/registry.js';
+import type { Tool } from '../tools/tool.js';
 
 /** Starts an environment's MCP servers (once per thread) and lists their tools; absent where none can run. */
 export type McpToolsFunction = (servers: unknown, where: string) => Promise<Tool[]>;

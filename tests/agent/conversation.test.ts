@@ -5,7 +5,7 @@ import { runConversation, userView } from '../../src/agent/index.js';
 import { createModelClient } from '../../src/model/index.js';
 import type { Message } from '../../src/model/messages.js';
 import { createLocalSandbox } from '../../src/sandbox/index.js';
-import { defineTool } from '../../src/tools/registry.js';
+import { defineTool } from '../../src/tools/tool.js';
 import {
   callTool,
   conversationScript,
