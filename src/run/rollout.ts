@@ -149,121 +149,195 @@ export async function executeRollout(
   services: RolloutServices,
   interrupt: AbortSignal,
 ): Promise<RolloutOutcome> {
-  const { settings } = task;
+  const abort = rolloutAbort(task.settings.rolloutTimeoutMs, interrupt);
+  const rollout = new RolloutResources(task, services, interrupt);
+  try {
+    const environment = task.settings.environmentModule
+      ? await loadEnvironment(task.settings.environmentModule)
+      : undefined;
+    const messages = await rollout.prepare(environment);
+    try {
+      rollout.sandbox = await openSandbox(task, services, environment, abort.controller);
+    } catch (error) {
+      return rollout.outcome({ result: emptyResult(messages, 'api_error'), error: sandboxFault(error) });
+    }
+    const result = await rollout.runAgent(messages, environment, abort.controller.signal);
+    const fault = rolloutFault(abort.controller.signal, rollout.sandbox);
+    if (fault) return rollout.outcome({ result, error: fault });
+    if (interrupt.aborted || !environment?.reward) return rollout.outcome({ result });
+    return rollout.outcome({ result, ...(await scoreResult(task, environment, result, rollout.sandbox)) });
+  } catch (error) {
+    return rollout.outcome({ result: emptyResult(task.messages, 'api_error'), error: serializeError(error) });
+  } finally {
+    abort.dispose();
+    await rollout.release();
+  }
+}
+
+/** The rollout's own abort: the user's interrupt or --rollout-timeout, whichever comes first. */
+function rolloutAbort(
+  timeoutMs: number | undefined,
+  interrupt: AbortSignal,
+): { controller: AbortController; dispose(): void } {
   const controller = new AbortController();
   const onInterrupt = () => controller.abort(interrupt.reason);
   interrupt.addEventListener('abort', onInterrupt, { once: true });
-  const timer = settings.rolloutTimeoutMs
-    ? setTimeout(
-        () =>
-          controller.abort(
-            new RolloutTimeout(`rollout exceeded --rollout-timeout (${settings.rolloutTimeoutMs} ms)`, {
-              code: 'rollout_timeout',
-              retryable: true,
-            }),
-          ),
-        settings.rolloutTimeoutMs,
-      )
-    : undefined;
-  let sandbox: Sandbox | undefined;
-  let tools: Tool[] = [];
-  let knowledge: RolloutKnowledge | undefined;
-  const webCache = rolloutWebCache(settings.webCache);
-  const artifacts = rolloutArtifacts(settings.artifactsDir, task.key, task.sample);
-  const toolServices: ToolServices = { ...services.tools(settings), webCache, artifacts: artifacts.sink };
-  // Tool state holds resources (a browser context) closed when the rollout ends, on every path.
-  const toolState = new Map<string, unknown>();
-  const outcome = (fields: Partial<RolloutOutcome> & { result: AgentResult }): RolloutOutcome => ({
-    key: task.key,
-    sample: task.sample,
-    tools: tools.map(toolSpec),
-    interrupted: interrupt.aborted,
-    ...(webCache.fresh.length > 0 ? { webCache: webCache.fresh } : {}),
-    ...(webCache.counts.fetches + webCache.counts.hits > 0 ? { webCounts: { ...webCache.counts } } : {}),
-    ...(artifacts.paths.length > 0 ? { artifacts: [...artifacts.paths] } : {}),
-    ...fields,
-  });
-  try {
-    const environment = settings.environmentModule ? await loadEnvironment(settings.environmentModule) : undefined;
-    const registry = await services.registry(settings, task.toolsets);
-    const drawn = registry.select(task.toolsets, { env: process.env, services: toolServices });
-    tools = await withEnvironmentTools(drawn, environment, services.mcpTools);
-    knowledge = rolloutKnowledge(settings, task.toolsets);
-    // The memory and skills stores join the rollout's one tool state (disposed with it at the end).
-    for (const [key, value] of knowledge.state) toolState.set(key, value);
-    const system = buildSystemPrompt({
-      base: task.system ?? settings.systemPrompt,
-      tools,
-      sections: knowledge.sections,
-    });
-    const messages: Message[] = [{ role: 'system', content: system }, ...task.messages];
-    try {
-      const workdir = task.workdir ?? settings.sandbox.workdir;
-      const create = () =>
-        services.createSandbox({
-          kind: settings.sandbox.kind,
-          image: task.image ?? settings.sandbox.image,
-          workdir,
-          ...(settings.sandbox.hostFolder ? { hostFolder: settings.sandbox.hostFolder } : {}),
-          run: settings.run,
-          key: task.key,
-          docker: settings.sandbox.docker,
-          local: settings.sandbox.local,
-          ...(settings.sandbox.bwrap ? { bwrap: settings.sandbox.bwrap } : {}),
-        });
-      if (environment?.setup) {
-        sandbox = await create();
-        await environment.setup(task.item, sandbox);
-      } else {
-        // Without a setup step nothing needs the sandbox before the first tool call: create it then.
-        sandbox = new LazySandbox(create, settings.sandbox.kind, workdir ?? '.', (error) => controller.abort(error));
-      }
-    } catch (error) {
-      return outcome({ result: emptyResult(messages, 'api_error'), error: sandboxFault(error) });
-    }
-    const sent = withRunTimePrompt(messages, settings);
-    const result = withKnowledge(
-      withoutRunTimePrompt(
-        await runRolloutAgent(
-          task,
-          services,
-          { services: toolServices, state: toolState },
-          sent,
-          tools,
-          sandbox,
-          controller.signal,
-          environment,
-        ),
-        messages,
-        settings,
-      ),
-      knowledge,
+  const timeout = () =>
+    controller.abort(
+      new RolloutTimeout(`rollout exceeded --rollout-timeout (${timeoutMs} ms)`, {
+        code: 'rollout_timeout',
+        retryable: true,
+      }),
     );
-    if (controller.signal.reason instanceof RolloutTimeout)
-      return outcome({ result, error: serializeError(controller.signal.reason) });
-    if (sandbox instanceof LazySandbox && sandbox.createError !== undefined)
-      return outcome({ result, error: sandboxFault(sandbox.createError) });
-    if (interrupt.aborted) return outcome({ result });
-    if (!environment?.reward) return outcome({ result });
-    const cache = rolloutJudgeCache(settings.judges?.cachePath);
-    const reward = await scoreRollout({
-      environment,
-      item: task.item,
-      result,
-      sandbox,
-      judges: settings.judges && { ...settings.judges, pricing: settings.pricing },
-      cache,
-      // A judge's calls are the rollout's spend too: tokens and cost go into the record's usage.
-      onUsage: (usage) => addUsage(result.usage, usage),
+  const timer = timeoutMs ? setTimeout(timeout, timeoutMs) : undefined;
+  return {
+    controller,
+    dispose() {
+      if (timer) clearTimeout(timer);
+      interrupt.removeEventListener('abort', onInterrupt);
+    },
+  };
+}
+
+/** An infrastructure fault that ended the agent: the timeout, or a sandbox that could not be made at first use. */
+function rolloutFault(signal: AbortSignal, sandbox: Sandbox | undefined): SerializedError | undefined {
+  if (signal.reason instanceof RolloutTimeout) return serializeError(signal.reason);
+  if (sandbox instanceof LazySandbox && sandbox.createError !== undefined) return sandboxFault(sandbox.createError);
+  return undefined;
+}
+
+/**
+ * The sandbox: made now when the environment's setup needs it, else lazily at the first tool call
+ * (a rollout that calls no tool never pays for one).
+ */
+async function openSandbox(
+  task: RolloutTask,
+  services: RolloutServices,
+  environment: Environment | undefined,
+  controller: AbortController,
+): Promise<Sandbox> {
+  const { settings } = task;
+  const workdir = task.workdir ?? settings.sandbox.workdir;
+  const create = () =>
+    services.createSandbox({
+      kind: settings.sandbox.kind,
+      image: task.image ?? settings.sandbox.image,
+      workdir,
+      ...(settings.sandbox.hostFolder ? { hostFolder: settings.sandbox.hostFolder } : {}),
+      run: settings.run,
+      key: task.key,
+      docker: settings.sandbox.docker,
+      local: settings.sandbox.local,
+      ...(settings.sandbox.bwrap ? { bwrap: settings.sandbox.bwrap } : {}),
     });
-    return outcome({ result, reward, judgeCache: cache.fresh });
+  if (!environment?.setup)
+    return new LazySandbox(create, settings.sandbox.kind, workdir ?? '.', (error) => controller.abort(error));
+  const sandbox = await create();
+  try {
+    await environment.setup(task.item, sandbox);
   } catch (error) {
-    return outcome({ result: emptyResult(task.messages, 'api_error'), error: serializeError(error) });
-  } finally {
-    if (timer) clearTimeout(timer);
-    interrupt.removeEventListener('abort', onInterrupt);
+    await sandbox.dispose().catch(() => undefined);
+    throw error;
+  }
+  return sandbox;
+}
+
+/** The environment's reward over the rollout's sandbox; a judge's calls are the rollout's spend too. */
+async function scoreResult(
+  task: RolloutTask,
+  environment: Environment,
+  result: AgentResult,
+  sandbox: Sandbox | undefined,
+): Promise<Pick<RolloutOutcome, 'reward' | 'judgeCache'>> {
+  const { settings } = task;
+  const cache = rolloutJudgeCache(settings.judges?.cachePath);
+  const reward = await scoreRollout({
+    environment,
+    item: task.item,
+    result,
+    sandbox: sandbox!,
+    judges: settings.judges && { ...settings.judges, pricing: settings.pricing },
+    cache,
+    onUsage: (usage) => addUsage(result.usage, usage),
+  });
+  return { reward, judgeCache: cache.fresh };
+}
+
+/**
+ * What one rollout holds from start to teardown: its tools, their state (a browser context), the
+ * caches and artifacts it fills, its sandbox and knowledge stores. Released on every path.
+ */
+class RolloutResources {
+  tools: Tool[] = [];
+  sandbox: Sandbox | undefined;
+  private knowledge: RolloutKnowledge | undefined;
+  private readonly webCache: ReturnType<typeof rolloutWebCache>;
+  private readonly artifacts: ReturnType<typeof rolloutArtifacts>;
+  private readonly toolServices: ToolServices;
+  private readonly toolState = new Map<string, unknown>();
+
+  constructor(
+    private readonly task: RolloutTask,
+    private readonly services: RolloutServices,
+    private readonly interrupt: AbortSignal,
+  ) {
+    this.webCache = rolloutWebCache(task.settings.webCache);
+    this.artifacts = rolloutArtifacts(task.settings.artifactsDir, task.key, task.sample);
+    this.toolServices = { ...services.tools(task.settings), webCache: this.webCache, artifacts: this.artifacts.sink };
+  }
+
+  /** Select the tools, open the knowledge stores, and build the starting conversation. */
+  async prepare(environment: Environment | undefined): Promise<Message[]> {
+    const { task, services } = this;
+    const registry = await services.registry(task.settings, task.toolsets);
+    const drawn = registry.select(task.toolsets, { env: process.env, services: this.toolServices });
+    this.tools = await withEnvironmentTools(drawn, environment, services.mcpTools);
+    this.knowledge = rolloutKnowledge(task.settings, task.toolsets);
+    // The memory and skills stores join the rollout's one tool state (disposed with it at the end).
+    for (const [key, value] of this.knowledge.state) this.toolState.set(key, value);
+    const system = buildSystemPrompt({
+      base: task.system ?? task.settings.systemPrompt,
+      tools: this.tools,
+      sections: this.knowledge.sections,
+    });
+    return [{ role: 'system', content: system }, ...task.messages];
+  }
+
+  /** The agent over the sandbox, with the run-time prompt sent but never recorded. */
+  async runAgent(messages: Message[], environment: Environment | undefined, signal: AbortSignal): Promise<AgentResult> {
+    const { task } = this;
+    const result = await runRolloutAgent(
+      task,
+      this.services,
+      { services: this.toolServices, state: this.toolState },
+      withRunTimePrompt(messages, task.settings),
+      this.tools,
+      this.sandbox!,
+      signal,
+      environment,
+    );
+    return withKnowledge(withoutRunTimePrompt(result, messages, task.settings), this.knowledge!);
+  }
+
+  outcome(fields: Partial<RolloutOutcome> & { result: AgentResult }): RolloutOutcome {
+    const { webCache, artifacts } = this;
+    return {
+      key: this.task.key,
+      sample: this.task.sample,
+      tools: this.tools.map(toolSpec),
+      interrupted: this.interrupt.aborted,
+      ...(webCache.fresh.length > 0 ? { webCache: webCache.fresh } : {}),
+      ...(webCache.counts.fetches + webCache.counts.hits > 0 ? { webCounts: { ...webCache.counts } } : {}),
+      ...(artifacts.paths.length > 0 ? { artifacts: [...artifacts.paths] } : {}),
+      ...fields,
+    };
+  }
+
+  /** Tear down, or hand the teardown to the thread's services so the slot starts its next rollout sooner. */
+  async release(): Promise<void> {
+    const { toolState, sandbox, knowledge } = this;
     const teardown = () => tearDown(toolState, sandbox, knowledge);
-    const own = services.deferTeardown ? services.deferTeardown(teardown) : teardown();
+    const own = this.services.deferTeardown ? this.services.deferTeardown(teardown) : teardown();
     if (own) await own;
   }
 }
