@@ -146,15 +146,22 @@ export async function runEval(
     progress?.stop();
     printResult(finished!, result.outputs.trajectories);
     if (extras && extras.lines.length > 0) process.stdout.write(`${extras.lines.join('\n')}\n`);
-    const code = runExitCode(result.summary, result.outputs.stats, log, 'rollouts');
-    // A reference agent's failed rollout (a setup.sh that fails) is a broken task: the bench's verdict wins.
-    if (code === EXIT_FAILED && extras?.exitCode === EXIT_BROKEN_TASKS) return EXIT_BROKEN_TASKS;
-    return code ?? everyRewardErrored(result.outputs.stats, log) ?? extras?.exitCode ?? 0;
+    return evalExitCode(result, extras);
   } finally {
     progress?.stop();
     signals.dispose();
     await resolved.scripted?.close();
   }
+}
+
+function evalExitCode(
+  result: Awaited<ReturnType<typeof runEnvironment>>,
+  extras: { exitCode: number } | undefined,
+): number {
+  const code = runExitCode(result.summary, result.outputs.stats, log, 'rollouts');
+  // A reference agent's failed rollout (a setup.sh that fails) is a broken task: the bench's verdict wins.
+  if (code === EXIT_FAILED && extras?.exitCode === EXIT_BROKEN_TASKS) return EXIT_BROKEN_TASKS;
+  return code ?? everyRewardErrored(result.outputs.stats, log) ?? extras?.exitCode ?? 0;
 }
 
 export function printResult(finished: { report: EvalReport; files: ReportFiles }, trajectories: string): void {
