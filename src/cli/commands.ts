@@ -53,6 +53,10 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
     summary: 'take rollout jobs of queued runs (--queue) from Redis and run them on this machine',
     load: async () => (await import('./worker.js')).command,
   },
+  data: {
+    summary: 'fetch the bundled third-party data (GSM8K, terminal tasks) from the Hugging Face Hub into ../shared',
+    load: async () => (await import('./data.js')).command,
+  },
   init: {
     summary: 'scaffold a project folder: a run config, a dataset, an environment and a suite, each commented',
     load: async () => (await import('./init.js')).command,
