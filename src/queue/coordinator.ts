@@ -75,6 +75,8 @@ export class QueueCoordinator implements RemoteRunner {
   private watchTimer: NodeJS.Timeout | undefined;
   /** Since when (ms, this machine's clock) every worker heard from has refused the run. */
   private refusedSince: number | undefined;
+  /** The serving workers' last reports, summed: the progress line's model requests and concurrency. */
+  private load = { requests: 0, level: 0, max: 0 };
 
   private constructor(
     private readonly address: QueueAddress,
@@ -116,6 +118,16 @@ export class QueueCoordinator implements RemoteRunner {
     const coordinator = new QueueCoordinator(address, redis, queue, events, run, options.store);
     coordinator.listen();
     return coordinator;
+  }
+
+  /** Model requests the run's workers have in flight (as they last reported, at most ~3 s ago). */
+  requestsInFlight(): number {
+    return this.load.requests;
+  }
+
+  /** The workers' endpoint gates added up: their levels over their caps. */
+  concurrencyLevel(): { level: number; max: number } {
+    return { level: this.load.level, max: this.load.max };
   }
 
   run(task: RolloutTask): Promise<RolloutOutcome> {
@@ -233,8 +245,15 @@ export class QueueCoordinator implements RemoteRunner {
    * jobs would wait forever. A run no worker has seen yet keeps waiting (workers may start later).
    */
   private async checkTakers(): Promise<void> {
-    const reports = this.waiters.size > 0 ? await readWorkers(this.redis, this.runName) : new Map();
+    const reports = await readWorkers(this.redis, this.runName);
     const all = [...reports.values()];
+    const serving = all.filter((report) => report.state === 'serving');
+    this.load = {
+      requests: sum(serving.map((report) => report.requests)),
+      level: sum(serving.map((report) => report.level)),
+      max: sum(serving.map((report) => report.max)),
+    };
+    if (this.waiters.size === 0) return;
     if (all.length === 0 || all.some((report) => report.state === 'serving')) {
       this.refusedSince = undefined;
       return;
@@ -322,6 +341,10 @@ export async function stopQueuedRun(url: string, run: string): Promise<{ jobs: n
     await queue.close();
     redis.disconnect();
   }
+}
+
+function sum(values: number[]): number {
+  return values.reduce((total, value) => total + value, 0);
 }
 
 /** Wait for a promise at most `ms`. */

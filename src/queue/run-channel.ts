@@ -143,6 +143,10 @@ export async function refusalReasons(
 export const WorkerReportSchema = z.object({
   state: z.enum(['serving', 'refused']),
   reasons: z.array(z.string()).default([]),
+  /** A serving worker's model requests in flight for the run, and its endpoint gate's level and cap. */
+  requests: z.number().int().nonnegative().default(0),
+  level: z.number().int().nonnegative().default(0),
+  max: z.number().int().nonnegative().default(0),
   at: z.number(),
 });
 export type WorkerReport = z.infer<typeof WorkerReportSchema>;
@@ -168,7 +172,7 @@ export async function reportWorker(
   redis: Redis,
   run: string,
   worker: string,
-  report: Omit<WorkerReport, 'at'>,
+  report: Omit<z.input<typeof WorkerReportSchema>, 'at'>,
 ): Promise<void> {
   await redis.eval(REPORT_SCRIPT, 2, RUNS_KEY, workersKey(run), run, worker, JSON.stringify(report));
 }

@@ -15,6 +15,7 @@ import {
   RUNS_KEY,
   type RunAnnouncement,
   withdrawWorker,
+  type WorkerReport,
 } from './run-channel.js';
 
 export interface QueueWorkerOptions {
@@ -103,7 +104,7 @@ export class QueueWorker {
         await this.detach(run, true);
       } else if (current) {
         await this.followInterrupts(current);
-        await reportWorker(redis, run, this.id, { state: 'serving', reasons: [] });
+        await reportWorker(redis, run, this.id, serving(current.pool));
         continue;
       }
       await this.attach(announcement);
@@ -142,7 +143,7 @@ export class QueueWorker {
     );
     worker.on('error', (error) => this.options.log(`[traj worker] queue error: ${error.message}`));
     this.attached.set(announcement.run, { announcement, worker, pool, interrupts: null });
-    await reportWorker(this.redis!, announcement.run, this.id, { state: 'serving', reasons: [] });
+    await reportWorker(this.redis!, announcement.run, this.id, serving(pool));
     this.options.log(
       `[traj worker] serving run '${announcement.run}' (${announcement.settings.endpoint.model}, sandbox ${announcement.settings.sandbox.kind}, ${this.options.concurrency} at once)`,
     );
@@ -182,4 +183,16 @@ export class QueueWorker {
     void attached.worker.disconnect().catch(() => undefined);
     await attached.pool.close();
   }
+}
+
+/** A serving worker's report: what the coordinator's progress line sums over workers. */
+function serving(pool: RolloutPool): Omit<WorkerReport, 'at'> {
+  const gate = pool.gate?.snapshot();
+  return {
+    state: 'serving',
+    reasons: [],
+    requests: pool.requestsInFlight(),
+    level: gate?.level ?? 0,
+    max: gate?.max ?? 0,
+  };
 }
