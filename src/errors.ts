@@ -96,6 +96,7 @@ export const ERROR_CODES = [
   'path_loop',
   'prune_failed',
   'queue_lost',
+  'queue_refused',
   'queue_unreachable',
   'read_failed',
   'reply_too_large',

@@ -9,7 +9,10 @@ export const EXIT_FAILED = 1;
 export const EXIT_USAGE = 2;
 /** `traj bench --agent oracle|noop` found broken tasks. */
 export const EXIT_BROKEN_TASKS = 3;
-/** A run-level fault (key, endpoint, model, image, Docker engine, run held by another process): fix it and rerun. */
+/**
+ * A run-level fault (key, endpoint, model, image, Docker engine, run held by another process, a queued run no worker
+ * will take): fix it and rerun.
+ */
 export const EXIT_RUN_FAULT = 4;
 /** `--max-cost` stopped dispatch: the run's spend reached the limit (or a model's cost is unknown). */
 export const EXIT_BUDGET = 5;
@@ -23,7 +26,7 @@ export const EXIT_CODE_TABLE: ReadonlyArray<readonly [number, string]> = [
   [EXIT_BROKEN_TASKS, 'traj bench --agent oracle|noop found broken tasks'],
   [
     EXIT_RUN_FAULT,
-    'run-level fault: key, endpoint, model, sandbox image or Docker engine unusable, or the run is held by another process',
+    'run-level fault: key, endpoint, model, sandbox image or Docker engine unusable, the run is held by another process, or every traj worker refuses a --queue run',
   ],
   [EXIT_BUDGET, '--max-cost reached (or a model has no known cost): completed work kept, rerun with a higher limit'],
   [EXIT_INTERRUPTED, 'interrupted (Ctrl-C / SIGTERM): rerun to resume'],

@@ -170,7 +170,7 @@ function toolsetsFor(
 ): string[] {
   if (!('distribution' in input.choice)) return input.choice.toolsets;
   const draw = sampleToolsets(input.choice.distribution, { seed: input.seed, key, available });
-  for (const dropped of draw.dropped) input.store.addCounter(`dropped:${dropped.toolset}`, 1);
+  for (const dropped of draw.dropped) input.store.addToolsetDrop(dropped.toolset, key);
   return draw.toolsets;
 }
 

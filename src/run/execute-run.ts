@@ -37,10 +37,9 @@ export interface RunStartInfo {
    * false).
    */
   adaptive?: { min: number; max: number };
-  /** The endpoint gate's level and cap right now (the progress line's `conc 37/64`); undefined for a queued run. */
+  /** The endpoint gate's level and cap right now (the progress line's `conc 37/64`); a queued run's workers' summed. */
   concurrencyLevel?: () => { level: number; max: number };
-  /** Model requests in flight right now, over every thread. */
-  /** Model requests in flight in this process's pool; undefined for a queued run (its workers make them). */
+  /** Model requests in flight right now, over every thread (a queued run: over its workers, as last reported). */
   requestsInFlight?: () => number;
   fingerprintChanges: string[];
   alreadyFinished: number;
@@ -54,6 +53,10 @@ export interface RunStartInfo {
 /** A rollout runner on another transport than the local pool (the BullMQ queue of src/queue/). */
 export interface RemoteRunner extends RolloutRunner {
   readonly workers: number;
+  /** Model requests the remote workers have in flight, as last heard. */
+  requestsInFlight(): number;
+  /** The remote workers' endpoint gates, added up. */
+  concurrencyLevel(): { level: number; max: number };
   /** Detach; `finished` when every prompt landed (its jobs can then be cleaned up). */
   close(finished: boolean): Promise<void>;
 }
@@ -217,8 +220,8 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
       requestCap: gate.limits.max,
       endpointCap: gate.limits.max < input.concurrency ? input.settings.endpoint.concurrency : undefined,
       adaptive: gate.limits.adaptive ? { min: gate.limits.min, max: gate.limits.max } : undefined,
-      requestsInFlight: localPool ? () => localPool.requestsInFlight() : undefined,
-      concurrencyLevel: localGate ? () => localGate.snapshot() : undefined,
+      requestsInFlight: () => pool.requestsInFlight(),
+      concurrencyLevel: remotePool ? () => remotePool.concurrencyLevel() : localGate && (() => localGate.snapshot()),
       fingerprintChanges: changes,
       alreadyFinished,
       retried,

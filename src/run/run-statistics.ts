@@ -139,11 +139,7 @@ export function computeStatistics(store: RunStore, extraWallMs = 0, maxAttempts?
     segments: totals.segments,
     rollouts_per_minute: wallMs > 0 ? round(finished / (wallMs / 60_000)) : 0,
     by_toolsets: byToolsets,
-    toolset_drops: Object.fromEntries(
-      Object.entries(counters)
-        .filter(([name]) => name.startsWith('dropped:'))
-        .map(([name, value]) => [name.slice(8), value]),
-    ),
+    toolset_drops: store.toolsetDrops(),
     rewards: { scored, mean: scored ? round(totals.rewardMean) : null, errors: totals.rewardErrors },
     web: {
       fetches: counters['web:fetches'] ?? 0,

@@ -226,6 +226,7 @@ export class RunStore {
       addCounter: db.prepare(
         'INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = value + excluded.value',
       ),
+      toolsetDrop: db.prepare('INSERT OR IGNORE INTO toolset_drops (toolset, key) VALUES (?, ?)'),
       concurrencyPoint: db.prepare('INSERT INTO concurrency (segment, at_ms, level) VALUES (?, ?, ?)'),
       judgePut: db.prepare('INSERT OR REPLACE INTO judge_cache (key, verdict, created_at) VALUES (?, ?, ?)'),
       webPut: db.prepare('INSERT OR REPLACE INTO web_cache (key, value, created_at) VALUES (?, ?, ?)'),
@@ -518,6 +519,30 @@ export class RunStore {
 
   addCounter(name: string, delta: number): void {
     this.defer(() => this.statements.addCounter.run(name, delta));
+  }
+
+  /**
+   * A toolset was dropped from the draw of prompt `key` (unavailable here). Each resume reads and draws
+   * every row again: kept per (toolset, key), a prompt counts once however often it is drawn.
+   */
+  addToolsetDrop(toolset: string, key: string): void {
+    this.defer(() => this.statements.toolsetDrop.run(toolset, key));
+  }
+
+  /**
+   * Prompts whose draw dropped each toolset. A store written before drops were kept per prompt has
+   * only its `dropped:` counters (one per draw, so resumes counted again): those stand in for toolsets
+   * the table does not know.
+   */
+  toolsetDrops(): Record<string, number> {
+    const legacy = Object.entries(this.counters())
+      .filter(([name]) => name.startsWith('dropped:'))
+      .map(([name, value]) => [name.slice('dropped:'.length), value] as const);
+    const rows = this.db.prepare('SELECT toolset, COUNT(*) AS n FROM toolset_drops GROUP BY toolset').all() as {
+      toolset: string;
+      n: number;
+    }[];
+    return { ...Object.fromEntries(legacy), ...Object.fromEntries(rows.map((row) => [row.toolset, row.n])) };
   }
 
   counters(): Record<string, number> {

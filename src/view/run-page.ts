@@ -25,7 +25,7 @@ export function runPage(input: RunPageInput): string {
       : '';
   return layout(
     `traj view · ${name}`,
-    `<h1>${escapeHtml(name)} <small>${escapeHtml(summary.kind)} · ${escapeHtml(summary.model ?? 'unknown model')}${summary.environment ? ` · ${escapeHtml(summary.environment)}` : ''}</small></h1>
+    `<h1>${escapeHtml(name)} <small>${escapeHtml(headline(summary))}</small></h1>
 ${facts(summary)}
 <p><a href="${escapeHtml(`${base}/plots`)}" data-link="plots">plots</a></p>
 ${filterForm(base, input.facets, query)}
@@ -180,4 +180,12 @@ function parseNames(json: string): string[] {
   } catch {
     return [];
   }
+}
+
+/** Kind, model, then the environment (eval, bench) or the number of prompts (batch). */
+function headline(summary: RunSummary): string {
+  const what =
+    summary.environment ??
+    (summary.kind === 'batch' ? `${summary.total} prompt${summary.total === 1 ? '' : 's'}` : null);
+  return [summary.kind, summary.model ?? 'unknown model', ...(what ? [what] : [])].join(' · ');
 }

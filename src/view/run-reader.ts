@@ -248,8 +248,9 @@ export class RunReader {
       name: meta?.name ?? fallbackName,
       kind: meta?.kind ?? 'unknown',
       model: typeof parts.model === 'string' ? parts.model : null,
+      // A batch's environment is the built-in prompt dataset ('prompts' 1): naming it read as a prompt count.
       environment:
-        typeof environment?.name === 'string'
+        typeof environment?.name === 'string' && meta?.kind !== 'batch'
           ? `${environment.name} ${String(environment.version ?? '')}`.trim()
           : null,
       created_at: meta?.created_at ?? null,
