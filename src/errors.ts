@@ -60,6 +60,7 @@ export const ERROR_CODES = [
   'hub_request_failed',
   'hub_unauthorized',
   'hub_unreachable',
+  'image_build_failed',
   'image_missing',
   'init_file_exists',
   'internal',

@@ -21,6 +21,7 @@ import { addUsage, emptyUsage, type Message, type ToolSpec } from '../model/mess
 import type { ModelClient } from '../model/types.js';
 import { BwrapStatusSchema, type BwrapStatus } from '../sandbox/bwrap.js';
 import { LazySandbox } from '../sandbox/lazy-sandbox.js';
+import type { SidecarService } from '../sandbox/docker-services.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { toolSpec } from '../tools/tool-spec.js';
 import type { Tool } from '../tools/tool.js';
@@ -47,6 +48,8 @@ export const RolloutSettingsSchema = AgentSettingsSchema.extend({
     /** Local only: an existing folder to work in (`traj ask --workdir`). */
     hostFolder: z.string().optional(),
     docker: z.record(z.string(), z.unknown()).optional(),
+    /** Docker: spare started containers per image in each thread (the run's concurrency over its threads). */
+    warm: z.number().int().min(0).optional(),
     local: z.record(z.string(), z.unknown()).optional(),
     /** Local only: the main thread's bubblewrap probe, so rollouts in worker threads need none of their own. */
     bwrap: BwrapStatusSchema.optional(),
@@ -80,6 +83,10 @@ export interface RolloutTask {
   system?: string;
   image?: string;
   workdir?: string;
+  /** This task's docker settings over the run's (a Harbor task.toml's cpus, memory, network). */
+  docker?: Record<string, unknown>;
+  /** Services started beside the task's container (a Harbor task's docker-compose.yaml). */
+  services?: SidecarService[];
   /** The environment's item (eval), passed to setup and reward. */
   item?: unknown;
   settings: RolloutSettings;
@@ -123,6 +130,8 @@ export interface RolloutServices {
     run: string;
     key: string;
     docker?: Record<string, unknown>;
+    services?: SidecarService[];
+    warm?: number;
     local?: Record<string, unknown>;
     bwrap?: BwrapStatus;
   }): Promise<Sandbox>;
@@ -205,7 +214,9 @@ export async function executeRollout(
           ...(settings.sandbox.hostFolder ? { hostFolder: settings.sandbox.hostFolder } : {}),
           run: settings.run,
           key: task.key,
-          docker: settings.sandbox.docker,
+          docker: task.docker ? { ...settings.sandbox.docker, ...task.docker } : settings.sandbox.docker,
+          ...(task.services ? { services: task.services } : {}),
+          ...(settings.sandbox.warm ? { warm: settings.sandbox.warm } : {}),
           local: settings.sandbox.local,
           ...(settings.sandbox.bwrap ? { bwrap: settings.sandbox.bwrap } : {}),
         });

@@ -1,3 +1,4 @@
+import type { SidecarService } from './docker-services.js';
 import type { BwrapStatus } from './bwrap.js';
 
 /** Where an agent's commands run and its files live. One per rollout; disposed in `finally`. */
@@ -86,6 +87,14 @@ export interface SandboxOptions {
   env?: Record<string, string>;
   /** Backend-specific settings (docker isolation limits, …). */
   docker?: Record<string, unknown>;
+  /** Docker: containers beside the sandbox's own on a private network (a task's docker-compose.yaml services). */
+  services?: SidecarService[];
+  /**
+   * Docker: spare started containers this thread keeps for the image (a run sets it from its
+   * concurrency over its worker threads); 0 or unset: every sandbox starts its own container.
+   * Ignored with `services`.
+   */
+  warm?: number;
   /** Local backend settings: isolation (bwrap|none|auto), network, pids_limit (local-config.ts). */
   local?: Record<string, unknown>;
   /**
