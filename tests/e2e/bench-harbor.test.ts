@@ -19,7 +19,7 @@ import { containersLabelled, dockerSuiteOptions, uniqueRunName } from '../helper
  * tests/test.sh through /logs/verifier/reward.txt. Each test copies the suite and stamps every
  * build context with a fresh nonce, so its images are new to the engine (and removed after).
  */
-const FIXTURE = join(projectRoot(), 'tests', 'fixtures', 'harbor-suite');
+const FIXTURE = join(projectRoot(), 'examples', 'harbor-tasks');
 const TASKS = ['count-lines', 'hello-file', 'offline-limits', 'online-workdir', 'sidecar-token'];
 
 function freshSuite(t: TestContext): { cwd: string; tasks: string } {
