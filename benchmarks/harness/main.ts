@@ -199,7 +199,7 @@ const SCENARIOS: Scenario[] = [
   {
     name: 'warm-pool',
     description:
-      "docker sandbox request → first exec at c=8, with the warm pool (spares per image) and without it (target: warm p50 ≤ 100 ms)",
+      'docker sandbox request → first exec at c=8, with the warm pool (spares per image) and without it (target: warm p50 ≤ 100 ms)',
     run: async (quick) =>
       (await import('./warm-pool.js')).warmPoolBenchmark({ rounds: quick ? 3 : 6 }) as Promise<Figures>,
   },

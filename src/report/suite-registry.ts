@@ -15,7 +15,11 @@ const SourceSchema = z.union([
       .regex(/^[\w.-]+\/[\w.-]+$/, 'expected a Hugging Face dataset repository, ORG/NAME')
       .describe('a Hugging Face Hub dataset repository holding task folders'),
     revision: z.string().min(1).default('main').describe('branch, tag or commit of the repository'),
-    folder: z.string().min(1).optional().describe('the folder of task folders inside the repository (default: its root)'),
+    folder: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('the folder of task folders inside the repository (default: its root)'),
   }),
 ]);
 
