@@ -121,7 +121,6 @@ export const ERROR_CODES = [
   'suite_unknown',
   'task_duplicate',
   'task_file_missing',
-  'task_image_missing',
   'task_needs_docker',
   'task_setup_failed',
   'task_toml_invalid',

@@ -172,8 +172,7 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
             endpoint: settings.endpoint,
             environment: settings.environmentModule !== undefined,
           });
-      if (docker && input.builds && input.builds.length > 0)
-        await buildTaskImages(input.builds, settings.sandbox.docker, input.onNotice);
+      if (docker) await buildTaskImages(input.builds ?? [], settings.sandbox.docker, input.onNotice);
       const checked = preflight({
         endpoint: input.callsModel === false ? undefined : input.endpoint,
         images: docker ? [...new Set(input.images ?? [input.settings.sandbox.image ?? DEFAULT_DOCKER_IMAGE])] : [],
@@ -322,6 +321,7 @@ async function buildTaskImages(
   docker: Record<string, unknown> | undefined,
   onNotice: ((message: string) => void) | undefined,
 ): Promise<void> {
+  if (builds.length === 0) return;
   const { ensureImages } = await import('../sandbox/docker-build.js');
   const config = parseDockerSandboxConfig(docker);
   const summary = await ensureImages(builds, { concurrency: config.build_concurrency, onNotice });

@@ -146,6 +146,27 @@ export interface RolloutServices {
 
 class RolloutTimeout extends TrajError {}
 
+/** The rollout's sandbox: the run's settings, with the task's image, workdir, docker settings and services over them. */
+function sandboxOptions(
+  task: RolloutTask,
+  settings: RolloutSettings,
+  workdir: string | undefined,
+): Parameters<RolloutServices['createSandbox']>[0] {
+  return {
+    kind: settings.sandbox.kind,
+    image: task.image ?? settings.sandbox.image,
+    workdir,
+    ...(settings.sandbox.hostFolder ? { hostFolder: settings.sandbox.hostFolder } : {}),
+    run: settings.run,
+    key: task.key,
+    docker: task.docker ? { ...settings.sandbox.docker, ...task.docker } : settings.sandbox.docker,
+    ...(task.services ? { services: task.services } : {}),
+    ...(settings.sandbox.warm ? { warm: settings.sandbox.warm } : {}),
+    local: settings.sandbox.local,
+    ...(settings.sandbox.bwrap ? { bwrap: settings.sandbox.bwrap } : {}),
+  };
+}
+
 /**
  * One rollout: sandbox → environment setup → agent → reward over the same sandbox → dispose
  * (always). Never throws; every failure is classified in the outcome.
@@ -206,20 +227,7 @@ export async function executeRollout(
     const messages: Message[] = [{ role: 'system', content: system }, ...task.messages];
     try {
       const workdir = task.workdir ?? settings.sandbox.workdir;
-      const create = () =>
-        services.createSandbox({
-          kind: settings.sandbox.kind,
-          image: task.image ?? settings.sandbox.image,
-          workdir,
-          ...(settings.sandbox.hostFolder ? { hostFolder: settings.sandbox.hostFolder } : {}),
-          run: settings.run,
-          key: task.key,
-          docker: task.docker ? { ...settings.sandbox.docker, ...task.docker } : settings.sandbox.docker,
-          ...(task.services ? { services: task.services } : {}),
-          ...(settings.sandbox.warm ? { warm: settings.sandbox.warm } : {}),
-          local: settings.sandbox.local,
-          ...(settings.sandbox.bwrap ? { bwrap: settings.sandbox.bwrap } : {}),
-        });
+      const create = () => services.createSandbox(sandboxOptions(task, settings, workdir));
       if (environment?.setup) {
         sandbox = await create();
         await environment.setup(task.item, sandbox);

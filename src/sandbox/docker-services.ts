@@ -3,14 +3,9 @@ import type Docker from 'dockerode';
 import { errorMessage, SandboxError } from '../errors.js';
 import type { DockerSandboxConfig } from './docker-config.js';
 import { engineStatus, withEngineRetry } from './docker-engine.js';
+import type { SidecarService } from './sandbox.js';
 
-/** A service beside the task's own container (a docker-compose.yaml service other than `main`). */
-export interface SidecarService {
-  name: string;
-  image: string;
-  command?: string[];
-  environment?: Record<string, string>;
-}
+export type { SidecarService } from './sandbox.js';
 
 /** The sidecars of one sandbox and the network they share with its main container. */
 export interface ServiceGroup {

@@ -1,4 +1,3 @@
-import type { SidecarService } from './docker-services.js';
 import type { BwrapStatus } from './bwrap.js';
 
 /** Where an agent's commands run and its files live. One per rollout; disposed in `finally`. */
@@ -67,6 +66,14 @@ export interface Sandbox {
   download(remotePath: string, localPath: string): Promise<void>;
   /** Idempotent; never throws for an already disposed sandbox. */
   dispose(): Promise<void>;
+}
+
+/** A service beside a docker sandbox's own container (a docker-compose.yaml service other than `main`). */
+export interface SidecarService {
+  name: string;
+  image: string;
+  command?: string[];
+  environment?: Record<string, string>;
 }
 
 export interface SandboxOptions {
