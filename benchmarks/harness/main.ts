@@ -198,6 +198,13 @@ const SCENARIOS: Scenario[] = [
     run: async () => (await import('./sandbox-lifecycle.js')).sandboxLifecycleBenchmark() as Promise<Figures>,
   },
   {
+    name: 'warm-pool',
+    description:
+      'docker sandbox request → first exec at c=8, with the warm pool (spares per image) and without it (target: warm p50 ≤ 100 ms)',
+    run: async (quick) =>
+      (await import('./warm-pool.js')).warmPoolBenchmark({ rounds: quick ? 3 : 6 }) as Promise<Figures>,
+  },
+  {
     name: 'browser-overhead',
     description:
       'browser toolset per rollout: isolated context → first page + snapshot → close, p50/p95 at concurrency 1 and 8',

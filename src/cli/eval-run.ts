@@ -62,6 +62,8 @@ export interface EvalRunOptions {
   environmentSettings?: Record<string, unknown>;
   /** The file the environment settings came from (bench: the suite), named in their errors. */
   environmentSettingsFile?: string;
+  /** A registry suite (bench run NAME@VERSION): named in report.json. */
+  suite?: { name: string; version: string; source: string };
   /**
    * Runs once report.json and report.md are written; its lines are printed after the summary, its exit
    * code used when the run itself succeeded.
@@ -138,7 +140,7 @@ export async function runEval(
           progress.watchConcurrency(info.concurrencyLevel);
         },
         async afterPipeline(context) {
-          finished = finishEval(context.store, outDir, passThreshold, environment);
+          finished = finishEval(context.store, outDir, passThreshold, environment, options.suite);
           extras = await options.afterReport?.({ ...finished, ...context });
         },
       },

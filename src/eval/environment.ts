@@ -1,5 +1,7 @@
 import type { AgentResult } from '../agent/result.js';
 import type { Message } from '../model/messages.js';
+import type { ImageBuild } from '../sandbox/docker-build.js';
+import type { SidecarService } from '../sandbox/docker-services.js';
 import type { ExecOptions, ExecResult, Sandbox } from '../sandbox/sandbox.js';
 import type { Tool } from '../tools/tool.js';
 import type { PanelVerdict } from './judge.js';
@@ -59,6 +61,12 @@ export interface SandboxRequest {
   kind?: 'local' | 'docker';
   image?: string;
   workdir?: string;
+  /** Docker settings of this item over the run's (`sandbox.docker` fields: cpus, memory, network, ...). */
+  docker?: Record<string, unknown>;
+  /** Docker: services started beside the item's container (a Harbor task's docker-compose.yaml). */
+  services?: SidecarService[];
+  /** Docker: images built before the run's first rollout (a task's own Dockerfile), reused when already built. */
+  builds?: ImageBuild[];
 }
 
 /**

@@ -181,6 +181,7 @@ export async function runEnvironment(input: EnvironmentRunInput): Promise<Execut
     onStart: (info) => input.hooks.onStart?.(info, survey),
     callsModel: agent === 'model',
     images: survey.images,
+    builds: survey.builds,
     afterPipeline: (store) =>
       input.hooks.afterPipeline?.({
         store,

@@ -1,7 +1,8 @@
 import { join, resolve } from 'node:path';
 import type { Endpoint } from '../config/endpoint.js';
 import type { BwrapStatus } from '../sandbox/bwrap.js';
-import { DEFAULT_DOCKER_IMAGE } from '../sandbox/docker-config.js';
+import type { ImageBuild } from '../sandbox/docker-build.js';
+import { DEFAULT_DOCKER_IMAGE, parseDockerSandboxConfig } from '../sandbox/docker-config.js';
 import { writeRunOutputs, type RunOutputs } from './outputs.js';
 import {
   emptyPipelineSummary,
@@ -105,6 +106,8 @@ export interface ExecuteRunInput {
    * runs.
    */
   images?: readonly string[];
+  /** Images the items build from their own Dockerfiles: built (or found built) before the preflight checks them. */
+  builds?: readonly ImageBuild[];
   graceMs: number;
   stop?: AbortSignal;
   interruptNow?: AbortSignal;
@@ -172,6 +175,7 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
             endpoint: settings.endpoint,
             environment: settings.environmentModule !== undefined,
           });
+      if (docker) await buildTaskImages(input.builds ?? [], settings.sandbox.docker, input.onNotice);
       const checked = preflight({
         endpoint: input.callsModel === false ? undefined : input.endpoint,
         images: docker ? [...new Set(input.images ?? [input.settings.sandbox.image ?? DEFAULT_DOCKER_IMAGE])] : [],
@@ -189,6 +193,7 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
         if (local.bwrap) settings = { ...settings, sandbox: { ...settings.sandbox, bwrap: local.bwrap } };
       }
       if (found.contextLength) settings = { ...settings, contextLength: found.contextLength };
+      if (docker && local) settings = withWarmPool(settings, input.concurrency, local.choice.workers);
     } catch (error) {
       await local?.pool.close();
       throw error;
@@ -311,6 +316,29 @@ async function prepareLocalSandboxes(
   // Asked already by the warning (the answer is kept), unless isolation is off.
   const bwrap = parseLocalSandboxConfig(local).isolation === 'none' ? undefined : await bwrapStatus();
   return { warning, bwrap };
+}
+
+/** The task images a run needs, built once per build context (see ensureImages); a line says what was built. */
+async function buildTaskImages(
+  builds: readonly ImageBuild[],
+  docker: Record<string, unknown> | undefined,
+  onNotice: ((message: string) => void) | undefined,
+): Promise<void> {
+  if (builds.length === 0) return;
+  const { ensureImages } = await import('../sandbox/docker-build.js');
+  const config = parseDockerSandboxConfig(docker);
+  const summary = await ensureImages(builds, { concurrency: config.build_concurrency, onNotice });
+  onNotice?.(`task images: ${summary.built.length} built, ${summary.reused.length} already built`);
+}
+
+/**
+ * Each worker thread keeps as many started containers per image as it runs rollouts at once
+ * (the run's concurrency over its threads), unless `sandbox.docker.warm_pool` is false.
+ */
+function withWarmPool(settings: RolloutSettings, concurrency: number, workers: number): RolloutSettings {
+  if (settings.sandbox.docker?.warm_pool === false) return settings;
+  const warm = Math.ceil(concurrency / Math.max(1, workers));
+  return { ...settings, sandbox: { ...settings.sandbox, warm } };
 }
 
 /** Containers a previous, killed invocation of this run left behind (or, at the end, this one). */

@@ -21,6 +21,7 @@ import { addUsage, emptyUsage, type Message, type ToolSpec } from '../model/mess
 import type { ModelClient } from '../model/types.js';
 import { BwrapStatusSchema, type BwrapStatus } from '../sandbox/bwrap.js';
 import { LazySandbox } from '../sandbox/lazy-sandbox.js';
+import type { SidecarService } from '../sandbox/docker-services.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { toolSpec } from '../tools/tool-spec.js';
 import type { Tool } from '../tools/tool.js';
@@ -48,6 +49,8 @@ export const RolloutSettingsSchema = AgentSettingsSchema.extend({
     /** Local only: an existing folder to work in (`traj ask --workdir`). */
     hostFolder: z.string().optional(),
     docker: z.record(z.string(), z.unknown()).optional(),
+    /** Docker: spare started containers per image in each thread (the run's concurrency over its threads). */
+    warm: z.number().int().min(0).optional(),
     local: z.record(z.string(), z.unknown()).optional(),
     /** Local only: the main thread's bubblewrap probe, so rollouts in worker threads need none of their own. */
     bwrap: BwrapStatusSchema.optional(),
@@ -81,6 +84,10 @@ export interface RolloutTask {
   system?: string;
   image?: string;
   workdir?: string;
+  /** This task's docker settings over the run's (a Harbor task.toml's cpus, memory, network). */
+  docker?: Record<string, unknown>;
+  /** Services started beside the task's container (a Harbor task's docker-compose.yaml). */
+  services?: SidecarService[];
   /** The environment's item (eval), passed to setup and reward. */
   item?: unknown;
   settings: RolloutSettings;
@@ -124,6 +131,8 @@ export interface RolloutServices {
     run: string;
     key: string;
     docker?: Record<string, unknown>;
+    services?: SidecarService[];
+    warm?: number;
     local?: Record<string, unknown>;
     bwrap?: BwrapStatus;
   }): Promise<Sandbox>;
@@ -139,6 +148,27 @@ export interface RolloutServices {
 }
 
 class RolloutTimeout extends TrajError {}
+
+/** The rollout's sandbox: the run's settings, with the task's image, workdir, docker settings and services over them. */
+function sandboxOptions(
+  task: RolloutTask,
+  settings: RolloutSettings,
+  workdir: string | undefined,
+): Parameters<RolloutServices['createSandbox']>[0] {
+  return {
+    kind: settings.sandbox.kind,
+    image: task.image ?? settings.sandbox.image,
+    workdir,
+    ...(settings.sandbox.hostFolder ? { hostFolder: settings.sandbox.hostFolder } : {}),
+    run: settings.run,
+    key: task.key,
+    docker: task.docker ? { ...settings.sandbox.docker, ...task.docker } : settings.sandbox.docker,
+    ...(task.services ? { services: task.services } : {}),
+    ...(settings.sandbox.warm ? { warm: settings.sandbox.warm } : {}),
+    local: settings.sandbox.local,
+    ...(settings.sandbox.bwrap ? { bwrap: settings.sandbox.bwrap } : {}),
+  };
+}
 
 /**
  * One rollout: sandbox → environment setup → agent → reward over the same sandbox → dispose
@@ -218,18 +248,7 @@ async function openSandbox(
 ): Promise<Sandbox> {
   const { settings } = task;
   const workdir = task.workdir ?? settings.sandbox.workdir;
-  const create = () =>
-    services.createSandbox({
-      kind: settings.sandbox.kind,
-      image: task.image ?? settings.sandbox.image,
-      workdir,
-      ...(settings.sandbox.hostFolder ? { hostFolder: settings.sandbox.hostFolder } : {}),
-      run: settings.run,
-      key: task.key,
-      docker: settings.sandbox.docker,
-      local: settings.sandbox.local,
-      ...(settings.sandbox.bwrap ? { bwrap: settings.sandbox.bwrap } : {}),
-    });
+  const create = () => services.createSandbox(sandboxOptions(task, settings, workdir));
   if (!environment?.setup)
     return new LazySandbox(create, settings.sandbox.kind, workdir ?? '.', (error) => controller.abort(error));
   const sandbox = await create();
