@@ -5,8 +5,22 @@ import { RunError } from '../errors.js';
 import { canonicalJson, sha256 } from '../util/hash.js';
 import { openDatabase } from '../util/sqlite.js';
 import { aggregateStore, type StoreAggregates } from './store-aggregates.js';
+import {
+  saveShaped,
+  setShapingSpec,
+  SHAPED_JOIN,
+  SHAPED_KEEP,
+  SHAPED_SCHEMA,
+  SHAPED_TEXT,
+  shapingSpec,
+  shapingTotals,
+  unshapedKeys,
+  type ShapedRow,
+  type ShapingTotals,
+} from './store-shaped.js';
 
 export type { StoreAggregates } from './store-aggregates.js';
+export type { ShapedRow, ShapingMetrics, ShapingTotals } from './store-shaped.js';
 
 export type ItemStatus = 'pending' | 'done' | 'discarded' | 'failed';
 export type ErrorClass = 'infra' | 'agent' | 'filtered' | 'input';
@@ -250,6 +264,7 @@ export class RunStore {
   private constructor(readonly path: string) {
     this.db = openDatabase(path);
     this.db.exec(SCHEMA);
+    this.db.exec(SHAPED_SCHEMA);
     this.addMissingColumns();
     this.statements = this.prepare();
   }
@@ -742,6 +757,46 @@ export class RunStore {
       `SELECT key, sample, status, record AS text FROM items WHERE record IS NOT NULL AND (${where}) ORDER BY ${ORDER_SQL[order]}`,
     );
     yield* statement.iterate(...params) as IterableIterator<StoredRecordRow>;
+  }
+
+  /**
+   * `records` as `traj compress` left them: the compressed record where one was made, else the
+   * record; rows still over the budget are left out (`shapedCounts` says how many).
+   */
+  *shapedRecords(filter: RecordSelection, order: RecordOrder = 'dataset'): IterableIterator<StoredRecordRow> {
+    this.flush();
+    const { where, params } = filterSql(filter);
+    const statement = this.db.prepare(
+      `SELECT key, sample, status, ${SHAPED_TEXT} AS text FROM items ${SHAPED_JOIN}
+       WHERE record IS NOT NULL AND ${SHAPED_KEEP} AND (${where}) ORDER BY ${ORDER_SQL[order]}`,
+    );
+    yield* statement.iterate(...params) as IterableIterator<StoredRecordRow>;
+  }
+
+  /** Done rows with a record that no compression finished, in dataset order (what `traj compress` does next). */
+  unshapedKeys(): Array<{ key: string; sample: number }> {
+    this.flush();
+    return unshapedKeys(this.db);
+  }
+
+  saveShaped(row: ShapedRow): void {
+    this.defer(() => saveShaped(this.db, row));
+  }
+
+  shapingTotals(): ShapingTotals | undefined {
+    this.flush();
+    return shapingTotals(this.db);
+  }
+
+  /** The settings the run's records were compressed with, if any were. */
+  shapingSpec(): Record<string, unknown> | undefined {
+    return shapingSpec(this.db);
+  }
+
+  /** Start a compression with these settings; rows shaped under other settings are dropped. */
+  setShapingSpec(spec: Record<string, unknown>): void {
+    this.flush();
+    setShapingSpec(this.db, spec);
   }
 
   /** Rows without a record: failed by a worker crash, or still pending. */
