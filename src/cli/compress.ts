@@ -24,7 +24,8 @@ export const command: CommandDefinition = {
     tokenizer: {
       type: 'string',
       value: 'ID|DIR',
-      description: "the policy's tokenizer (a Hugging Face model id or a folder with tokenizer.json) that counts tokens",
+      description:
+        "the policy's tokenizer (a Hugging Face model id or a folder with tokenizer.json) that counts tokens",
     },
     'summary-tokens': {
       type: 'string',
@@ -44,7 +45,11 @@ export const command: CommandDefinition = {
       description: 'records shaped at once, and the cap of summary requests in flight (default 32)',
     },
     checkpoints: RUN_OPTIONS.checkpoints!,
-    out: { type: 'string', value: 'DIR', description: "the run's output folder, whose statistics.json gets the totals" },
+    out: {
+      type: 'string',
+      value: 'DIR',
+      description: "the run's output folder, whose statistics.json gets the totals",
+    },
     'scripted-if-unset': RUN_OPTIONS['scripted-if-unset']!,
     ...ENDPOINT_OPTIONS,
   },
@@ -66,8 +71,9 @@ ${exitCodeHelp()}`,
     const tokenizer = stringOption(values, 'tokenizer');
     if (maxTokens === undefined || !tokenizer)
       throw new ConfigError('traj compress needs --max-tokens N and --tokenizer ID|DIR', { code: 'cli_usage' });
-    const config = runConfigFrom(values);
-    const storePath = locateStore(positionals[0]!, config.checkpoints ?? 'checkpoints', 'compress');
+    const checkpoints = stringOption(values, 'checkpoints') ?? 'checkpoints';
+    const storePath = locateStore(positionals[0]!, checkpoints, 'compress');
+    const config = runConfigFrom(values, { run: basename(storePath, '.sqlite') });
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const resolved = await resolveEndpoint(values, config.endpoint, {
       scriptedIfUnset: values['scripted-if-unset'] === true,

@@ -89,9 +89,12 @@ export async function exportRun(input: ExportRunInput): Promise<ExportResult> {
       code: 'cli_usage',
     });
   if (options.compressed && options.splitBy === 'status')
-    throw new ConfigError('--compressed exports done rows (what traj compress shapes): --split-by status does not apply', {
-      code: 'cli_usage',
-    });
+    throw new ConfigError(
+      '--compressed exports done rows (what traj compress shapes): --split-by status does not apply',
+      {
+        code: 'cli_usage',
+      },
+    );
   const predicate = options.filter ? compileFilter(options.filter) : undefined;
   const quality = qualityFilter(options);
   const store = RunStore.open(input.storePath);
@@ -171,9 +174,12 @@ function shapingOf(store: RunStore): CardShaping {
   const spec = store.shapingSpec();
   const totals = store.shapingTotals();
   if (!spec || !totals)
-    throw new RunError(`run store ${store.path} has no compressed records: run traj compress first (docs/compress.md)`, {
-      code: 'compress_unfinished',
-    });
+    throw new RunError(
+      `run store ${store.path} has no compressed records: run traj compress first (docs/compress.md)`,
+      {
+        code: 'compress_unfinished',
+      },
+    );
   const left = store.unshapedKeys().length;
   if (left > 0)
     throw new RunError(

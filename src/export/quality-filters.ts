@@ -57,9 +57,9 @@ export function qualityFilter(options: QualityOptions): QualityFilter | undefine
       case 'empty_answer':
         return finalAnswer(record.messages).trim() === '';
       case 'duplicate_prompt':
-        return firstSeen(seen.prompts, normaliseSpaces(promptOf(record)));
+        return seen.prompts.has(normaliseSpaces(promptOf(record)));
       case 'duplicate_answer':
-        return firstSeen(seen.answers, normaliseAnswer(finalAnswer(record.messages)));
+        return seen.answers.has(normaliseAnswer(finalAnswer(record.messages)));
       case 'contaminated':
         return ngrams(promptOf(record)).some((gram) => benchmark!.has(gram));
     }
@@ -70,17 +70,19 @@ export function qualityFilter(options: QualityOptions): QualityFilter | undefine
     check(record) {
       const name = QUALITY_FILTERS.find((filter) => drops(filter, record));
       if (name) counts[name]++;
+      // Only exported records count as seen: a duplicate of a dropped record is not a duplicate.
+      else if (enabled.includes('duplicate_prompt')) remember(seen, record);
       return name;
     },
   };
 }
 
-/** True when `value` was seen before; remembers it otherwise (an empty value is never a duplicate). */
-function firstSeen(seen: Set<string>, value: string): boolean {
-  if (value === '') return false;
-  if (seen.has(value)) return true;
-  seen.add(value);
-  return false;
+/** An empty prompt or answer is never a duplicate. */
+function remember(seen: { prompts: Set<string>; answers: Set<string> }, record: TrajectoryRecord): void {
+  const prompt = normaliseSpaces(promptOf(record));
+  const answer = normaliseAnswer(finalAnswer(record.messages));
+  if (prompt) seen.prompts.add(prompt);
+  if (answer) seen.answers.add(answer);
 }
 
 function toolCalls(messages: readonly Message[]): Array<{ name: string; arguments: string }> {

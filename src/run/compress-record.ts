@@ -76,10 +76,7 @@ export async function shapeRecord(record: TrajectoryRecord, options: ShapeOption
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const end = regionEnd(original.counts, range, toSave, original.turns);
     if (end <= range.start) break;
-    const prompt = summaryPrompt(
-      summaryContent(original.conversations, range.start, end),
-      options.summaryTargetTokens,
-    );
+    const prompt = summaryPrompt(summaryContent(original.conversations, range.start, end), options.summaryTargetTokens);
     metrics.summary_calls++;
     const summary = withSummaryPrefix((await options.summarize(prompt)).text);
     const messages = spliceSummary(original.messages, original.turns, range.start, end, summary);

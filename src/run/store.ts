@@ -779,8 +779,10 @@ export class RunStore {
     return unshapedKeys(this.db);
   }
 
+  /** One record's shaping, in its own transaction at once: a kill right after loses nothing that landed. */
   saveShaped(row: ShapedRow): void {
-    this.defer(() => saveShaped(this.db, row));
+    this.flush();
+    saveShaped(this.db, row);
   }
 
   shapingTotals(): ShapingTotals | undefined {

@@ -98,7 +98,9 @@ export function summaryContent(conversations: readonly ShareGptTurn[], start: nu
   for (let index = start; index < end; index++) {
     const turn = conversations[index]!;
     const value =
-      turn.value.length > 3000 ? `${turn.value.slice(0, 1500)}\n...[truncated]...\n${turn.value.slice(-500)}` : turn.value;
+      turn.value.length > 3000
+        ? `${turn.value.slice(0, 1500)}\n...[truncated]...\n${turn.value.slice(-500)}`
+        : turn.value;
     parts.push(`[Turn ${index} - ${turn.from.toUpperCase()}]:\n${value}`);
   }
   return parts.join('\n\n');
