@@ -16,6 +16,8 @@ export const ERROR_CODES = [
   'archive_failed',
   'budget_exceeded',
   'cli_usage',
+  'compress_changed',
+  'compress_unfinished',
   'config_invalid',
   'config_missing',
   'config_syntax',

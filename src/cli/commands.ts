@@ -28,6 +28,11 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
       'turn a run store into a Hugging Face dataset (Parquet/JSONL/Arrow/Atropos/Hermes + card), optionally pushed to the Hub',
     load: async () => (await import('./export.js')).command,
   },
+  compress: {
+    summary:
+      "fit a finished run's trajectories to a token budget for SFT, as Hermes' trajectory_compressor does (resumable)",
+    load: async () => (await import('./compress.js')).command,
+  },
   ask: {
     summary: 'run one prompt through the agent and print the conversation',
     load: async () => (await import('./ask.js')).command,

@@ -7,8 +7,22 @@ import { aggregateStore, type StoreAggregates } from './store-aggregates.js';
 import { createStoreSchema } from './store-schema.js';
 
 export type { RunLock } from './run-lock.js';
+import {
+  saveShaped,
+  setShapingSpec,
+  SHAPED_JOIN,
+  SHAPED_KEEP,
+  SHAPED_SCHEMA,
+  SHAPED_TEXT,
+  shapingSpec,
+  shapingTotals,
+  unshapedKeys,
+  type ShapedRow,
+  type ShapingTotals,
+} from './store-shaped.js';
 
 export type { StoreAggregates } from './store-aggregates.js';
+export type { ShapedRow, ShapingMetrics, ShapingTotals } from './store-shaped.js';
 
 export type ItemStatus = 'pending' | 'done' | 'discarded' | 'failed';
 export type ErrorClass = 'infra' | 'agent' | 'filtered' | 'input';
@@ -186,6 +200,7 @@ export class RunStore {
   private constructor(readonly path: string) {
     this.db = openDatabase(path);
     createStoreSchema(this.db);
+    this.db.exec(SHAPED_SCHEMA);
     this.statements = this.prepare();
   }
 
@@ -661,6 +676,48 @@ export class RunStore {
       `SELECT key, sample, status, record AS text FROM items WHERE record IS NOT NULL AND (${where}) ORDER BY ${ORDER_SQL[order]}`,
     );
     yield* statement.iterate(...params) as IterableIterator<StoredRecordRow>;
+  }
+
+  /**
+   * `records` as `traj compress` left them: the compressed record where one was made, else the
+   * record; rows still over the budget are left out (`shapedCounts` says how many).
+   */
+  *shapedRecords(filter: RecordSelection, order: RecordOrder = 'dataset'): IterableIterator<StoredRecordRow> {
+    this.flush();
+    const { where, params } = filterSql(filter);
+    const statement = this.db.prepare(
+      `SELECT key, sample, status, ${SHAPED_TEXT} AS text FROM items ${SHAPED_JOIN}
+       WHERE record IS NOT NULL AND ${SHAPED_KEEP} AND (${where}) ORDER BY ${ORDER_SQL[order]}`,
+    );
+    yield* statement.iterate(...params) as IterableIterator<StoredRecordRow>;
+  }
+
+  /** Done rows with a record that no compression finished, in dataset order (what `traj compress` does next). */
+  unshapedKeys(): Array<{ key: string; sample: number }> {
+    this.flush();
+    return unshapedKeys(this.db);
+  }
+
+  /** One record's shaping, in its own transaction at once: a kill right after loses nothing that landed. */
+  saveShaped(row: ShapedRow): void {
+    this.flush();
+    saveShaped(this.db, row);
+  }
+
+  shapingTotals(): ShapingTotals | undefined {
+    this.flush();
+    return shapingTotals(this.db);
+  }
+
+  /** The settings the run's records were compressed with, if any were. */
+  shapingSpec(): Record<string, unknown> | undefined {
+    return shapingSpec(this.db);
+  }
+
+  /** Start a compression with these settings; rows shaped under other settings are dropped. */
+  setShapingSpec(spec: Record<string, unknown>): void {
+    this.flush();
+    setShapingSpec(this.db, spec);
   }
 
   /** Rows without a record: failed by a worker crash, or still pending. */
