@@ -117,4 +117,19 @@ describe('third-party agents in Docker through the recording proxy', () => {
       assert.ok(outcome.artifacts?.some((path) => path.endsWith(`${name}-stdout.txt`)));
     });
   }
+
+  it('a turn limit stops the agent at the proxy: the rollout ends max_turns with what the agent did so far', async (t) => {
+    if (await skipWithoutDocker(t)) return;
+    server.requests.length = 0;
+    const definition = loadAgentDefinition('codex');
+    const outcome = await rollout({ ...definition, limits: { turns: 1 } }, 'codex-limit');
+    assert.equal(outcome.error, undefined, JSON.stringify(outcome.error));
+    assert.equal(outcome.result.finishReason, 'max_turns');
+    assert.equal(outcome.result.turns, 1);
+    assert.match(outcome.result.error?.message ?? '', /turn limit \(1 model calls\)/);
+    // The one call the endpoint answered is the record's last turn: the tool call, never run to a second turn.
+    assert.equal(server.requests.filter((request) => request.tools?.length).length, 1);
+    const last = outcome.result.messages.at(-1);
+    assert.equal(last?.role === 'assistant' && last.tool_calls?.length, 1);
+  });
 });
