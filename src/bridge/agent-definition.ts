@@ -33,7 +33,10 @@ export const AgentDefinitionSchema = z
       .record(z.string().startsWith('/'), z.string())
       .default({})
       .describe('files written before the agent starts (absolute path → text, placeholders filled in)'),
-    command: z.string().min(1).describe('a bash command; $TRAJ_INSTRUCTION holds the task, $TRAJ_AGENT_HOME the install'),
+    command: z
+      .string()
+      .min(1)
+      .describe('a bash command; $TRAJ_INSTRUCTION holds the task, $TRAJ_AGENT_HOME the install'),
     timeout: z.number().positive().default(900).describe('seconds the agent may run'),
     logs: z.array(z.string().startsWith('/')).default([]).describe('files or folders kept as artifacts'),
     limits: z
@@ -77,5 +80,8 @@ export interface AgentPlaceholders {
 }
 
 export function fillPlaceholders(text: string, values: AgentPlaceholders): string {
-  return text.replace(/\{(base_url|proxy_url|token|model|workdir)\}/g, (_, key: keyof AgentPlaceholders) => values[key]);
+  return text.replace(
+    /\{(base_url|proxy_url|token|model|workdir)\}/g,
+    (_, key: keyof AgentPlaceholders) => values[key],
+  );
 }

@@ -57,7 +57,13 @@ async function imageId(docker: Docker, image: string): Promise<string> {
   }
 }
 
-async function ensureImage(docker: Docker, tag: string, base: string, packages: string[], hash: string): Promise<string> {
+async function ensureImage(
+  docker: Docker,
+  tag: string,
+  base: string,
+  packages: string[],
+  hash: string,
+): Promise<string> {
   const exists = await docker
     .getImage(tag)
     .inspect()
@@ -108,16 +114,18 @@ async function buildImage(docker: Docker, tag: string, base: string, stage: stri
   try {
     // tar-stream's Pack is a streamx Readable, which the engine reads like a Node stream.
     const context = pack as unknown as NodeJS.ReadableStream;
-    const stream = await docker.buildImage(context, { t: tag, labels: { 'traj.agent-image': '1' }, rm: true, forcerm: true });
+    const stream = await docker.buildImage(context, {
+      t: tag,
+      labels: { 'traj.agent-image': '1' },
+      rm: true,
+      forcerm: true,
+    });
     await new Promise<void>((resolve, reject) =>
-      docker.modem.followProgress(
-        stream,
-        (error: Error | null, output: Array<{ error?: string }>) => {
-          const failed = error?.message ?? output.find((line) => line.error)?.error;
-          if (failed) reject(new Error(failed));
-          else resolve();
-        },
-      ),
+      docker.modem.followProgress(stream, (error: Error | null, output: Array<{ error?: string }>) => {
+        const failed = error?.message ?? output.find((line) => line.error)?.error;
+        if (failed) reject(new Error(failed));
+        else resolve();
+      }),
     );
     await filling;
   } catch (error) {

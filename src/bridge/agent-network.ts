@@ -24,7 +24,11 @@ export async function createAgentNetwork(run: string, key: string): Promise<Agen
     return {
       name,
       gateway,
-      remove: () => network.remove().then(() => undefined, () => undefined),
+      remove: () =>
+        network.remove().then(
+          () => undefined,
+          () => undefined,
+        ),
     };
   } catch (error) {
     throw new SandboxError(`cannot create the agent's network: ${errorMessage(error)}`, {

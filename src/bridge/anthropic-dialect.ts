@@ -24,7 +24,9 @@ export const anthropicDialect: WireDialect = {
     return { ...messageStart(response, model), content: contentBlocks(response), stop_reason: stopReason(response) };
   },
   stream(response, model) {
-    const out = [sse({ type: 'message_start', message: { ...messageStart(response, model), content: [] } }, 'message_start')];
+    const out = [
+      sse({ type: 'message_start', message: { ...messageStart(response, model), content: [] } }, 'message_start'),
+    ];
     contentBlocks(response).forEach((block, index) => {
       const empty = block.type === 'text' ? { type: 'text', text: '' } : { ...block, input: {} };
       out.push(sse({ type: 'content_block_start', index, content_block: empty }, 'content_block_start'));
@@ -36,7 +38,12 @@ export const anthropicDialect: WireDialect = {
       out.push(sse({ type: 'content_block_stop', index }, 'content_block_stop'));
     });
     const usage = { output_tokens: response.usage.completion_tokens };
-    out.push(sse({ type: 'message_delta', delta: { stop_reason: stopReason(response), stop_sequence: null }, usage }, 'message_delta'));
+    out.push(
+      sse(
+        { type: 'message_delta', delta: { stop_reason: stopReason(response), stop_sequence: null }, usage },
+        'message_delta',
+      ),
+    );
     out.push(sse({ type: 'message_stop' }, 'message_stop'));
     return out;
   },
@@ -47,12 +54,21 @@ export const anthropicDialect: WireDialect = {
 
 function addMessage(messages: Message[], message: Block, index: number): void {
   const blocks: Block[] =
-    typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : (arrayOf(message.content, `messages[${index}].content`) as Block[]);
+    typeof message.content === 'string'
+      ? [{ type: 'text', text: message.content }]
+      : (arrayOf(message.content, `messages[${index}].content`) as Block[]);
   if (message.role === 'assistant') {
-    const text = blocks.filter((block) => block.type === 'text').map((block) => String(block.text ?? '')).join('');
+    const text = blocks
+      .filter((block) => block.type === 'text')
+      .map((block) => String(block.text ?? ''))
+      .join('');
     const calls: ToolCall[] = blocks
       .filter((block) => block.type === 'tool_use')
-      .map((block) => ({ id: String(block.id), type: 'function', function: { name: String(block.name), arguments: JSON.stringify(block.input ?? {}) } }));
+      .map((block) => ({
+        id: String(block.id),
+        type: 'function',
+        function: { name: String(block.name), arguments: JSON.stringify(block.input ?? {}) },
+      }));
     messages.push({ role: 'assistant', content: text || null, ...(calls.length > 0 ? { tool_calls: calls } : {}) });
     return;
   }

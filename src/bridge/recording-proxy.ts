@@ -2,10 +2,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { errorMessage, serializeError, type SerializedError } from '../errors.js';
 import { addUsage, emptyUsage, type Usage } from '../model/messages.js';
-import type { ModelClient } from '../model/types.js';
+import type { ModelClient, ModelResponse } from '../model/types.js';
 import { anthropicDialect } from './anthropic-dialect.js';
 import { chatDialect } from './chat-dialect.js';
-import { ProxyRequestError, type Exchange, type WireDialect } from './exchange.js';
+import { ProxyRequestError, type AgentRequest, type Exchange, type WireDialect } from './exchange.js';
 import { responsesDialect } from './responses-dialect.js';
 
 /** Limits on what an agent may spend through the proxy; past one, the proxy refuses. */
@@ -109,20 +109,25 @@ class ProxyState {
   }
 
   private async answer(dialect: WireDialect, body: string, response: ServerResponse): Promise<void> {
-    let parsed;
+    let parsed: AgentRequest;
     try {
       parsed = dialect.parse(JSON.parse(body));
     } catch (error) {
-      const message = error instanceof ProxyRequestError ? error.message : `request body is not JSON: ${errorMessage(error)}`;
+      const message =
+        error instanceof ProxyRequestError ? error.message : `request body is not JSON: ${errorMessage(error)}`;
       return send(response, 400, dialect.error(`traj proxy: ${message}`, 'invalid_request_error'));
     }
     const refusal = this.stop ?? this.limitReached();
     if (refusal) return send(response, 400, dialect.error(refusal.message, 'traj_limit'));
-    let answer;
+    let answer: ModelResponse;
     try {
       answer = await this.options.client.complete({ messages: parsed.messages, tools: parsed.tools });
     } catch (error) {
-      this.halt({ reason: 'api_error', message: `traj proxy: the model endpoint failed: ${errorMessage(error)}`, error: serializeError(error) });
+      this.halt({
+        reason: 'api_error',
+        message: `traj proxy: the model endpoint failed: ${errorMessage(error)}`,
+        error: serializeError(error),
+      });
       return send(response, 502, dialect.error(this.stop!.message, 'api_error'));
     }
     this.exchanges.push({ messages: parsed.messages, tools: parsed.tools, response: answer });
@@ -140,7 +145,10 @@ class ProxyState {
     const tokens = this.usage.prompt_tokens + this.usage.completion_tokens;
     let stop: ProxyStop | undefined;
     if (limits.turns !== undefined && this.exchanges.length >= limits.turns)
-      stop = { reason: 'max_turns', message: `traj: the turn limit (${limits.turns} model calls) is reached; stop now` };
+      stop = {
+        reason: 'max_turns',
+        message: `traj: the turn limit (${limits.turns} model calls) is reached; stop now`,
+      };
     else if (limits.tokens !== undefined && tokens >= limits.tokens)
       stop = { reason: 'max_tokens', message: `traj: the token limit (${limits.tokens} tokens) is reached; stop now` };
     else if (limits.costUsd !== undefined && (this.usage.cost ?? 0) >= limits.costUsd)

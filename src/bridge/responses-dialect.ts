@@ -60,7 +60,11 @@ function addItem(messages: Message[], item: Record<string, unknown>, index: numb
   if (type === 'message') return addMessage(messages, item, index);
   if (type === 'function_call' || type === 'custom_tool_call') {
     const args = type === 'function_call' ? String(item.arguments ?? '') : JSON.stringify({ input: item.input ?? '' });
-    const call: ToolCall = { id: String(item.call_id ?? ''), type: 'function', function: { name: String(item.name), arguments: args } };
+    const call: ToolCall = {
+      id: String(item.call_id ?? ''),
+      type: 'function',
+      function: { name: String(item.name), arguments: args },
+    };
     const last = messages.at(-1);
     if (last?.role === 'assistant') last.tool_calls = [...(last.tool_calls ?? []), call];
     else messages.push({ role: 'assistant', content: null, tool_calls: [call] });
@@ -154,7 +158,8 @@ function responseEvents(response: ModelResponse, model: string, request: AgentRe
   const id = newId('resp');
   const items = outputItems(response, request.customTools ?? []);
   let sequence = 0;
-  const event = (type: string, fields: Record<string, unknown>) => sse({ type, sequence_number: sequence++, ...fields }, type);
+  const event = (type: string, fields: Record<string, unknown>) =>
+    sse({ type, sequence_number: sequence++, ...fields }, type);
   const out = [event('response.created', { response: { ...responseObject(response, model, [], 'in_progress', id) } })];
   items.forEach((item, output_index) => {
     out.push(event('response.output_item.added', { output_index, item }));

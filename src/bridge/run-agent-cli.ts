@@ -60,7 +60,7 @@ export async function runAgentCli(run: AgentCliRun): Promise<AgentCliResult> {
 function proxyLimits(run: AgentCliRun): ProxyLimits {
   const { limits } = run.definition;
   return {
-    ...(limits.turns ?? run.maxTurns ? { turns: limits.turns ?? run.maxTurns } : {}),
+    ...((limits.turns ?? run.maxTurns) ? { turns: limits.turns ?? run.maxTurns } : {}),
     ...(limits.tokens ? { tokens: limits.tokens } : {}),
     ...(limits.cost_usd ? { costUsd: limits.cost_usd } : {}),
   };
@@ -68,7 +68,13 @@ function proxyLimits(run: AgentCliRun): ProxyLimits {
 
 function placeholders(run: AgentCliRun, proxy: RecordingProxy): AgentPlaceholders {
   const token = proxy.url.slice(proxy.url.lastIndexOf('/') + 1);
-  return { base_url: `${proxy.url}/v1`, proxy_url: proxy.url, token, model: run.client.model, workdir: run.sandbox.workdir };
+  return {
+    base_url: `${proxy.url}/v1`,
+    proxy_url: proxy.url,
+    token,
+    model: run.client.model,
+    workdir: run.sandbox.workdir,
+  };
 }
 
 function instructionOf(messages: Message[]): string {
@@ -176,7 +182,12 @@ function toolCallRecords(messages: Message[]): ToolCallRecord[] {
   const answered = new Set(messages.flatMap((message) => (message.role === 'tool' ? [message.tool_call_id] : [])));
   return messages.flatMap((message) =>
     message.role === 'assistant'
-      ? (message.tool_calls ?? []).map((call) => ({ name: call.function.name, ok: answered.has(call.id), ms: 0, id: call.id }))
+      ? (message.tool_calls ?? []).map((call) => ({
+          name: call.function.name,
+          ok: answered.has(call.id),
+          ms: 0,
+          id: call.id,
+        }))
       : [],
   );
 }

@@ -6,7 +6,12 @@ import { loadAgentDefinition, type AgentDefinition } from '../../src/bridge/inde
 import { toWireMessages } from '../../src/model/wire.js';
 import { executeRollout, type RolloutOutcome } from '../../src/run/rollout.js';
 import { createThreadServices } from '../../src/run/worker-services.js';
-import { startScriptedServer, type ChatRequest, type ScriptedResponse, type ScriptedServer } from '../../src/testing/index.js';
+import {
+  startScriptedServer,
+  type ChatRequest,
+  type ScriptedResponse,
+  type ScriptedServer,
+} from '../../src/testing/index.js';
 import { buildRoot } from '../../src/util/paths.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -47,9 +52,12 @@ function solveWithShell(request: ChatRequest): ScriptedResponse {
   return { tool_calls: [call] };
 }
 
-function shellCall(tools: NonNullable<ChatRequest['tools']>): { name: string; arguments: Record<string, unknown> } | undefined {
+function shellCall(
+  tools: NonNullable<ChatRequest['tools']>,
+): { name: string; arguments: Record<string, unknown> } | undefined {
   for (const tool of tools) {
-    const properties = (tool.function.parameters as { properties?: Record<string, { type?: string }> })?.properties ?? {};
+    const properties =
+      (tool.function.parameters as { properties?: Record<string, { type?: string }> })?.properties ?? {};
     if (properties.command?.type === 'string') return { name: tool.function.name, arguments: { command: COMMAND } };
     if (properties.command?.type === 'array')
       return { name: tool.function.name, arguments: { command: ['bash', '-lc', COMMAND] } };
@@ -73,7 +81,9 @@ function rollout(definition: AgentDefinition, key: string): Promise<RolloutOutco
       key,
       sample: 0,
       toolsets: [],
-      messages: [{ role: 'user', content: 'Create a file report.txt in the current directory whose first line is 100.' }],
+      messages: [
+        { role: 'user', content: 'Create a file report.txt in the current directory whose first line is 100.' },
+      ],
       item: { id: key, instruction: '' },
       settings,
     },
