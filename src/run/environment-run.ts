@@ -126,12 +126,7 @@ export async function runEnvironment(input: EnvironmentRunInput): Promise<Execut
     ...environmentOptions,
     settingsFile: input.environmentSettingsFile,
   };
-  const survey = await surveyItems(environment, itemOptions, config.image ?? DEFAULT_DOCKER_IMAGE);
-  if (survey.items === 0)
-    throw new ConfigError(
-      `environment '${environment.name}' yielded no items${input.dataset ? ` from ${input.dataset}` : ''}`,
-      { code: 'environment_empty' },
-    );
+  const survey = await nonEmptySurvey(environment, itemOptions, config.image, input.dataset);
   const stored: StoredEval = {
     environment_module: input.modulePath,
     dataset: input.dataset,
@@ -196,6 +191,21 @@ export async function runEnvironment(input: EnvironmentRunInput): Promise<Execut
         environmentOptions: itemOptions,
       }),
   });
+}
+
+/** The items' count and images; an environment that yields none is an error before any store exists. */
+async function nonEmptySurvey(
+  environment: Environment,
+  options: EnvironmentOptions,
+  image: string | undefined,
+  dataset: string | undefined,
+): Promise<ItemSurvey> {
+  const survey = await surveyItems(environment, options, image ?? DEFAULT_DOCKER_IMAGE);
+  if (survey.items === 0)
+    throw new ConfigError(`environment '${environment.name}' yielded no items${dataset ? ` from ${dataset}` : ''}`, {
+      code: 'environment_empty',
+    });
+  return survey;
 }
 
 /** The agent in the fingerprint: an agent CLI by its name (its whole definition is fingerprinted beside it). */
