@@ -14,6 +14,7 @@ export const ERROR_CODES = [
   'agent_failed',
   'agent_image_failed',
   'agent_install_failed',
+  'agent_limit',
   'agent_network_failed',
   'agent_timeout',
   'api_key_missing',

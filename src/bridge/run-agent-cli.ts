@@ -155,7 +155,7 @@ function agentResult(run: AgentCliRun, proxy: RecordingProxy, exec: ExecResult, 
   };
   const stop = proxy.stop;
   if (stop) {
-    const error = stop.error ?? serializeError(new RunError(stop.message, { code: 'budget_exceeded' }));
+    const error = stop.error ?? serializeError(new RunError(stop.message, { code: 'agent_limit' }));
     return { ...base, finishReason: stop.reason, error };
   }
   if (exec.timedOut || exec.aborted) return { ...base, finishReason: 'aborted', error: timeoutError(run, exec) };
