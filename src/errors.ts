@@ -11,6 +11,11 @@ export type ErrorClass = 'infra' | 'agent' | 'filtered' | 'input';
  */
 export const ERROR_CODES = [
   'aborted',
+  'agent_failed',
+  'agent_image_failed',
+  'agent_install_failed',
+  'agent_limit',
+  'agent_network_failed',
   'agent_timeout',
   'api_key_missing',
   'archive_failed',

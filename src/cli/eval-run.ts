@@ -39,7 +39,7 @@ async function policyEndpoint(
       log,
     });
   } catch (error) {
-    if (agent === 'model' || !isTrajError(error) || error.code !== 'endpoint_missing') throw error;
+    if (agent === 'model' || agent === 'cli' || !isTrajError(error) || error.code !== 'endpoint_missing') throw error;
     const endpoint: Endpoint = validate(
       EndpointSchema,
       { base_url: 'http://127.0.0.1:9/v1', model: agent, api_key_env: 'TRAJ_NOOP_KEY' },
@@ -92,7 +92,7 @@ export async function runEval(
     environment,
     environmentConfig,
   );
-  const agent = agentOption(values);
+  const { agent, agentCli } = agentOption(values);
   const plan = await planEnvironmentRun(config, environment, agent);
   const samples = integerOption(values, 'samples') ?? environmentConfig.samples ?? 1;
   const passThreshold =
@@ -114,6 +114,7 @@ export async function runEval(
       environment,
       modulePath,
       agent,
+      agentCli,
       samples,
       passThreshold,
       dataset,

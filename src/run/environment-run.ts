@@ -1,3 +1,4 @@
+import type { AgentDefinition } from '../bridge/index.js';
 import type { Endpoint } from '../config/endpoint.js';
 import type { EnvironmentConfig } from '../eval/environment-config.js';
 import type { Environment, EnvironmentOptions } from '../eval/environment.js';
@@ -75,6 +76,8 @@ export interface EnvironmentRunInput {
   environment: Environment;
   modulePath: string;
   agent: EvalAgent;
+  /** With agent 'cli': the agent CLI's definition. */
+  agentCli?: AgentDefinition;
   samples: number;
   passThreshold: number;
   /** The dataset as stored for rescoring (datasetLocation), if any. */
@@ -123,12 +126,7 @@ export async function runEnvironment(input: EnvironmentRunInput): Promise<Execut
     ...environmentOptions,
     settingsFile: input.environmentSettingsFile,
   };
-  const survey = await surveyItems(environment, itemOptions, config.image ?? DEFAULT_DOCKER_IMAGE);
-  if (survey.items === 0)
-    throw new ConfigError(
-      `environment '${environment.name}' yielded no items${input.dataset ? ` from ${input.dataset}` : ''}`,
-      { code: 'environment_empty' },
-    );
+  const survey = await nonEmptySurvey(environment, itemOptions, config.image, input.dataset);
   const stored: StoredEval = {
     environment_module: input.modulePath,
     dataset: input.dataset,
@@ -141,6 +139,7 @@ export async function runEnvironment(input: EnvironmentRunInput): Promise<Execut
   const settings = rolloutSettings(config, endpoint, {
     environmentModule: input.modulePath,
     agent,
+    agentCli: input.agentCli,
     judges: judges && { ...judges, cachePath: storePath },
   });
   return executeRun({
@@ -156,8 +155,9 @@ export async function runEnvironment(input: EnvironmentRunInput): Promise<Execut
         choice,
         registry,
         environment: { name: environment.name, version: environment.version },
-        agent,
+        agent: agentIdentity(input),
       }),
+      ...(input.agentCli ? { agent_cli: input.agentCli } : {}),
       judges: judgeFingerprint(judges),
       ...environmentDefinition(environment),
       ...(input.environmentSettings ? { environment_settings: input.environmentSettings } : {}),
@@ -179,7 +179,7 @@ export async function runEnvironment(input: EnvironmentRunInput): Promise<Execut
       }),
     ...input.controls,
     onStart: (info) => input.hooks.onStart?.(info, survey),
-    callsModel: agent === 'model',
+    callsModel: agent === 'model' || agent === 'cli',
     images: survey.images,
     builds: survey.builds,
     afterPipeline: (store) =>
@@ -192,6 +192,26 @@ export async function runEnvironment(input: EnvironmentRunInput): Promise<Execut
         environmentOptions: itemOptions,
       }),
   });
+}
+
+/** The items' count and images; an environment that yields none is an error before any store exists. */
+async function nonEmptySurvey(
+  environment: Environment,
+  options: EnvironmentOptions,
+  image: string | undefined,
+  dataset: string | undefined,
+): Promise<ItemSurvey> {
+  const survey = await surveyItems(environment, options, image ?? DEFAULT_DOCKER_IMAGE);
+  if (survey.items === 0)
+    throw new ConfigError(`environment '${environment.name}' yielded no items${dataset ? ` from ${dataset}` : ''}`, {
+      code: 'environment_empty',
+    });
+  return survey;
+}
+
+/** The agent in the fingerprint: an agent CLI by its name (its whole definition is fingerprinted beside it). */
+function agentIdentity(input: EnvironmentRunInput): string {
+  return input.agentCli ? `cli:${input.agentCli.name}` : input.agent;
 }
 
 /** What the environment adds to a run beyond its name and version: its own tools, MCP servers and YAML text. */

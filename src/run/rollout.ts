@@ -3,6 +3,14 @@ import { agentLoopOptions, AgentSettingsSchema } from '../agent/agent-settings.j
 import { buildSystemPrompt } from '../agent/system-prompt.js';
 import { runConversation, type ConversationOptions } from '../agent/conversation.js';
 import type { AgentResult } from '../agent/result.js';
+import {
+  AgentDefinitionSchema,
+  agentImage,
+  createAgentNetwork,
+  runAgentCli,
+  type AgentDefinition,
+  type AgentNetwork,
+} from '../bridge/index.js';
 import { JudgeSettingsSchema } from '../eval/judge.js';
 import { DEFAULT_STOP_TOKEN, DEFAULT_USER_TURNS, type Environment } from '../eval/environment.js';
 import { loadEnvironment } from '../eval/load-environment.js';
@@ -55,7 +63,9 @@ export const RolloutSettingsSchema = AgentSettingsSchema.extend({
     /** Local only: the main thread's bubblewrap probe, so rollouts in worker threads need none of their own. */
     bwrap: BwrapStatusSchema.optional(),
   }),
-  agent: z.enum(['model', 'noop', 'oracle']).default('model'),
+  agent: z.enum(['model', 'noop', 'oracle', 'cli']).default('model'),
+  /** With agent 'cli': the third-party agent that is the policy (`--agent qwen-code`, docs/agents.md). */
+  agentCli: AgentDefinitionSchema.optional(),
   rolloutTimeoutMs: z.number().int().positive().optional(),
   /** Absolute path of the environment module (eval/bench); absent for a plain prompt batch. */
   environmentModule: z.string().optional(),
@@ -187,7 +197,7 @@ export async function executeRollout(
       : undefined;
     const messages = await rollout.prepare(environment);
     try {
-      rollout.sandbox = await openSandbox(task, services, environment, abort.controller);
+      rollout.sandbox = await openSandbox(await rollout.sandboxTask(), services, environment, abort.controller);
     } catch (error) {
       return rollout.outcome({ result: emptyResult(messages, 'api_error'), error: sandboxFault(error) });
     }
@@ -294,6 +304,9 @@ class RolloutResources {
   private readonly artifacts: ReturnType<typeof rolloutArtifacts>;
   private readonly toolServices: ToolServices;
   private readonly toolState = new Map<string, unknown>();
+  /** With an agent CLI: its rollout network, and the tools it offered its model. */
+  private network: AgentNetwork | undefined;
+  private agentTools: ToolSpec[] | undefined;
 
   constructor(
     private readonly task: RolloutTask,
@@ -322,9 +335,25 @@ class RolloutResources {
     return [{ role: 'system', content: system }, ...task.messages];
   }
 
+  /**
+   * The task as the sandbox is made for it: with an agent CLI, in the agent's image (built once)
+   * and on a network of its own whose one reachable address is the host's proxy.
+   */
+  async sandboxTask(): Promise<RolloutTask> {
+    const { task } = this;
+    const { settings } = task;
+    if (settings.agent !== 'cli') return task;
+    const definition = cliDefinition(settings);
+    const image = await agentImage(definition, task.image ?? settings.sandbox.image);
+    this.network = await createAgentNetwork(settings.run, task.key);
+    const docker = { ...settings.sandbox.docker, network: this.network.name };
+    return { ...task, image, settings: { ...settings, sandbox: { ...settings.sandbox, docker } } };
+  }
+
   /** The agent over the sandbox, with the run-time prompt sent but never recorded. */
   async runAgent(messages: Message[], environment: Environment | undefined, signal: AbortSignal): Promise<AgentResult> {
     const { task } = this;
+    if (task.settings.agent === 'cli') return this.runAgentCli(messages, environment, signal);
     const result = await runRolloutAgent(
       task,
       this.services,
@@ -338,12 +367,34 @@ class RolloutResources {
     return withKnowledge(withoutRunTimePrompt(result, messages, task.settings), this.knowledge!);
   }
 
+  /** A third-party agent in the sandbox; its model calls go through the rollout's recording proxy. */
+  private async runAgentCli(
+    messages: Message[],
+    environment: Environment | undefined,
+    signal: AbortSignal,
+  ): Promise<AgentResult> {
+    const { task } = this;
+    const limitMs = environment?.agentTimeoutMs?.(task.item);
+    const { result, tools } = await runAgentCli({
+      definition: cliDefinition(task.settings),
+      client: this.services.model(task.settings),
+      sandbox: this.sandbox!,
+      host: this.network!.gateway,
+      messages,
+      maxTurns: task.settings.maxTurns,
+      signal: limitMs ? AbortSignal.any([signal, AbortSignal.timeout(limitMs)]) : signal,
+      artifacts: this.artifacts.sink,
+    });
+    this.agentTools = tools;
+    return result;
+  }
+
   outcome(fields: Partial<RolloutOutcome> & { result: AgentResult }): RolloutOutcome {
     const { webCache, artifacts } = this;
     return {
       key: this.task.key,
       sample: this.task.sample,
-      tools: this.tools.map(toolSpec),
+      tools: this.agentTools ?? this.tools.map(toolSpec),
       interrupted: this.interrupt.aborted,
       ...(webCache.fresh.length > 0 ? { webCache: webCache.fresh } : {}),
       ...(webCache.counts.fetches + webCache.counts.hits > 0 ? { webCounts: { ...webCache.counts } } : {}),
@@ -354,8 +405,9 @@ class RolloutResources {
 
   /** Tear down, or hand the teardown to the thread's services so the slot starts its next rollout sooner. */
   async release(): Promise<void> {
-    const { toolState, sandbox, knowledge } = this;
-    const teardown = () => tearDown(toolState, sandbox, knowledge);
+    const { toolState, sandbox, knowledge, network } = this;
+    // The network goes after its container: the engine refuses to remove one still in use.
+    const teardown = () => tearDown(toolState, sandbox, knowledge).then(() => network?.remove());
     const own = this.services.deferTeardown ? this.services.deferTeardown(teardown) : teardown();
     if (own) await own;
   }
@@ -369,6 +421,16 @@ async function tearDown(
   await disposeToolState(toolState);
   await sandbox?.dispose().catch(() => undefined);
   knowledge?.dispose();
+}
+
+function cliDefinition(settings: RolloutSettings): AgentDefinition {
+  if (!settings.agentCli)
+    throw new ConfigError('agent cli needs an agent definition (settings.agentCli)', { code: 'config_invalid' });
+  if (settings.sandbox.kind !== 'docker')
+    throw new ConfigError(`--agent ${settings.agentCli.name} runs the agent in Docker: use --sandbox docker`, {
+      code: 'cli_usage',
+    });
+  return settings.agentCli;
 }
 
 /** The memory as the rollout left it and the skills it viewed go into the result, so the record keeps them. */

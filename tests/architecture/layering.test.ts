@@ -19,6 +19,7 @@ export const ROOMS = [
   'trajectory',
   'dataset',
   'eval',
+  'bridge',
   'run',
   'queue',
   'report',
