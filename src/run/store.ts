@@ -5,6 +5,7 @@ import { RunError } from '../errors.js';
 import { canonicalJson, sha256 } from '../util/hash.js';
 import { openDatabase } from '../util/sqlite.js';
 import { aggregateStore, type StoreAggregates } from './store-aggregates.js';
+import { SERVED_GROUPS_SCHEMA, ServedGroups } from './served-groups.js';
 
 export type { StoreAggregates } from './store-aggregates.js';
 
@@ -184,7 +185,7 @@ CREATE TABLE IF NOT EXISTS judge_cache (key TEXT PRIMARY KEY, verdict TEXT NOT N
 CREATE TABLE IF NOT EXISTS run_lock (id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER NOT NULL, host TEXT NOT NULL, process_start TEXT, started_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS web_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS concurrency (segment INTEGER NOT NULL, at_ms INTEGER NOT NULL, level INTEGER NOT NULL);
-`;
+${SERVED_GROUPS_SCHEMA}`;
 
 /**
  * Columns added after the first release: stores written before them get them on open, filled
@@ -758,6 +759,11 @@ export class RunStore {
   aggregates(maxAttempts?: number): StoreAggregates {
     this.flush();
     return aggregateStore(this.db, maxAttempts);
+  }
+
+  /** The groups `traj serve` produced (empty for every other kind of run). */
+  servedGroups(): ServedGroups {
+    return new ServedGroups(this.db, () => this.flush());
   }
 
   /** Run `work` in one transaction (many record updates after a run: advantages, rescoring). */
