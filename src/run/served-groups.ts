@@ -69,6 +69,13 @@ export class ServedGroups {
     })();
   }
 
+  /** The policy of the newest version any group was started with: where a restarted server resumes. */
+  latestPolicy(): { policy: string; version: number } | undefined {
+    return this.db
+      .prepare('SELECT policy, policy_version AS version FROM served_groups ORDER BY policy_version DESC, seq DESC LIMIT 1')
+      .get() as { policy: string; version: number } | undefined;
+  }
+
   withStatus(status: ServedGroupStatus): ServedGroupRow[] {
     this.flush();
     return this.db

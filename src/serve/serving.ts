@@ -99,6 +99,9 @@ export class Serving {
       maxAhead: this.options.maxAhead,
       stop: this.options.stop,
     });
+    // A restarted server goes on with the newest policy it served, unless it was started with a newer one.
+    const latest = this.groups.latestPolicy();
+    if (latest && latest.version > this.policy.current.version) this.policy.update(JSON.parse(latest.policy) as Policy);
     // Killed after its last rollout landed, before the group was finished: finish it now.
     for (const row of this.groups.withStatus('running')) this.finishIfLanded(row.group_key);
     this.dropStale();
