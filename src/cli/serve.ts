@@ -7,7 +7,7 @@ import {
   planEnvironmentRun,
 } from '../run/environment-run.js';
 import { defaultOutputDirectory } from '../run/outputs.js';
-import { serveEnvironment, type Policy } from '../serve/index.js';
+import { serveEnvironment, type Policy, type ServeInput } from '../serve/index.js';
 import { loadChatTokenizer } from '../tokens/index.js';
 import { integerOption, stringOption, type CommandDefinition, type OptionSpec, type ParsedCommand } from './command.js';
 import { resolveEndpoint } from './endpoint.js';
@@ -59,6 +59,16 @@ export const SERVE_OPTIONS: Record<string, OptionSpec> = {
 
 function numberFlag(values: ParsedCommand['values'], name: string, fallback: number): number {
   return integerOption(values, name, { min: 0 }) ?? fallback;
+}
+
+function atroposOptions(values: ParsedCommand['values'], url: string, environment: string): ServeInput['atropos'] {
+  return {
+    url: url.replace(/\/+$/, ''),
+    name: stringOption(values, 'atropos-name') ?? environment,
+    weight: Number(stringOption(values, 'atropos-weight') ?? 1),
+    maxTokenLength: integerOption(values, 'max-tokens', { min: 1 }) ?? 8192,
+    maxQueued: numberFlag(values, 'max-ahead', 4),
+  };
 }
 
 async function serve(values: ParsedCommand['values']): Promise<number> {
@@ -125,15 +135,7 @@ async function serve(values: ParsedCommand['values']): Promise<number> {
       maxStaleness: numberFlag(values, 'max-staleness', 1),
       tokenizer,
       maxTokens: integerOption(values, 'max-tokens', { min: 1 }),
-      atropos: atropos
-        ? {
-            url: atropos.replace(/\/+$/, ''),
-            name: stringOption(values, 'atropos-name') ?? environment.name,
-            weight: Number(stringOption(values, 'atropos-weight') ?? 1),
-            maxTokenLength: integerOption(values, 'max-tokens', { min: 1 }) ?? 8192,
-            maxQueued: numberFlag(values, 'max-ahead', 4),
-          }
-        : undefined,
+      atropos: atropos ? atroposOptions(values, atropos, environment.name) : undefined,
       onListening: (url) => log(`[traj] serving on ${url} (POST /v1/groups, PUT /v1/policy, GET /v1/status)`),
       onNotice: (line) => log(`[traj] ${line}`),
     });

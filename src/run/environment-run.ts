@@ -181,21 +181,7 @@ export async function runEnvironment(input: EnvironmentRunInput): Promise<Execut
     },
     config: { ...config, endpoint: { ...endpoint }, eval: stored },
     force: input.force,
-    entries: (store) =>
-      streamEntries(input.stream, settings, {
-        environment,
-        items: input.stream
-          ? input.stream.items(store, () => keyedItems(environment, itemOptions))
-          : keyedItems(environment, itemOptions),
-        expectedItems: survey.items,
-        samples: input.samples,
-        choice,
-        seed: config.seed,
-        registry,
-        store,
-        dataset: input.dataset ?? `environment:${environment.name}`,
-        availability: availabilityContext(settings),
-      }),
+    entries: (store) => runEntries(input, settings, store, itemOptions, survey.items),
     ...input.controls,
     onStart: (info) => input.hooks.onStart?.(info, survey),
     callsModel: agent === 'model',
@@ -223,4 +209,28 @@ async function* streamEntries(
     // A resumed group's landed rollouts are not entries: the stream is read only as far as groups are wanted.
     else if (!isFinished(input.store.lookup(entry.key, entry.sample))) yield stream.entry(entry, settings);
   }
+}
+
+/** The pipeline's entries of an environment run: K samples per item, or the stream's groups. */
+function runEntries(
+  input: EnvironmentRunInput,
+  settings: RolloutSettings,
+  store: RunStore,
+  itemOptions: EnvironmentOptions,
+  expectedItems: number,
+): AsyncIterable<PipelineEntry> {
+  const { environment, config } = input;
+  const read = () => keyedItems(environment, itemOptions);
+  return streamEntries(input.stream, settings, {
+    environment,
+    items: input.stream ? input.stream.items(store, read) : read(),
+    expectedItems,
+    samples: input.samples,
+    choice: input.plan.choice,
+    seed: config.seed,
+    registry: input.plan.registry,
+    store,
+    dataset: input.dataset ?? `environment:${environment.name}`,
+    availability: availabilityContext(settings),
+  });
 }

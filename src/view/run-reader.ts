@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { existsSync, statSync } from 'node:fs';
 import { RunError } from '../errors.js';
 import { wilsonInterval, type Estimate } from '../eval/metrics.js';
+import { servingStats, type ServingStats } from './serving-reader.js';
 
 /**
  * Read-only queries over one run store (checkpoints/RUN.sqlite), for the viewer.
@@ -199,6 +200,11 @@ export class RunReader {
 
   private meta(): Record<string, string> | undefined {
     return this.db.prepare('SELECT * FROM run WHERE id = 1').get() as Record<string, string> | undefined;
+  }
+
+  /** A serving run's groups (rate, reward by policy version, staleness); null for other runs. */
+  serving(): ServingStats | null {
+    return servingStats(this.db);
   }
 
   passThreshold(): number {

@@ -24,6 +24,7 @@ export const ROOMS = [
   'report',
   'view',
   'export',
+  'serve',
   'chat',
   'cli',
 ] as const;

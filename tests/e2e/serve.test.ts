@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { projectRoot } from '../../src/util/paths.js';
+import { startViewer } from '../../src/view/index.js';
 import { reply, startScriptedServer, type ScriptedServer } from '../../src/testing/index.js';
 import { temporaryDirectory } from '../helpers/cli.js';
 import { QWEN3_FOLDER, qwen3 } from '../helpers/qwen3.js';
@@ -138,4 +139,27 @@ test('a trainer pulls 50 groups while the policy changes twice and the server is
     .all(JSON.stringify(keys)) as { key: string; n: number; done: number }[];
   assert.equal(rows.length, WANTED);
   for (const row of rows) assert.deepEqual([row.n, row.done], [2, 2], `${row.key}: two rollouts, each stored once`);
+
+  // traj view shows the serving run: groups, rate, reward by policy version, staleness.
+  const viewer = await startViewer({
+    stores: [],
+    checkpointsDir: join(directory, 'checkpoints'),
+    sessionsPath: join(directory, 'sessions.sqlite'),
+    host: '127.0.0.1',
+    port: 0,
+  });
+  t.after(() => viewer.close());
+  const page = await (await fetch(new URL('/runs/online', viewer.url))).text();
+  const section = /<section data-serving>.*?<\/section>/s.exec(page)?.[0];
+  assert.ok(section, 'the run page has a serving section');
+  const perVersion = db
+    .prepare(`SELECT policy_version AS version, COUNT(*) AS n, SUM(status = 'stale') AS stale FROM served_groups GROUP BY 1`)
+    .all() as { version: number; n: number; stale: number }[];
+  for (const { version, n, stale } of perVersion) {
+    const row = new RegExp(`<tr data-version="${version}"><td>${version}</td><td>${n}</td><td>[^<]*</td><td>${stale}</td></tr>`);
+    assert.match(section, row);
+  }
+  assert.match(section, /data-fact="groups">[^<]*delivered 50/);
+  assert.match(section, /data-fact="staleness">0 behind: 50</);
+  assert.match(section, /data-fact="policy version">2</);
 });
