@@ -1,11 +1,7 @@
 import { loadEnvironmentConfig } from '../eval/environment-config.js';
 import { loadEnvironment, resolveEnvironmentModule } from '../eval/load-environment.js';
 import { ConfigError } from '../errors.js';
-import {
-  applyEnvironmentDefaults,
-  environmentRunDefaults,
-  planEnvironmentRun,
-} from '../run/environment-run.js';
+import { applyEnvironmentDefaults, environmentRunDefaults, planEnvironmentRun } from '../run/environment-run.js';
 import { defaultOutputDirectory } from '../run/outputs.js';
 import { serveEnvironment, type Policy, type ServeInput } from '../serve/index.js';
 import { loadChatTokenizer } from '../tokens/index.js';
@@ -27,7 +23,11 @@ const SERVE_RUN_OPTIONS = Object.fromEntries(
 export const SERVE_OPTIONS: Record<string, OptionSpec> = {
   env: { type: 'string', value: 'NAME|PATH', description: 'the environment, as for traj eval (also --environment)' },
   environment: { type: 'string', value: 'NAME|PATH', description: 'the same as --env' },
-  port: { type: 'string', value: 'N', description: 'the HTTP port trainers pull from (0: any free port; default 8400)' },
+  port: {
+    type: 'string',
+    value: 'N',
+    description: 'the HTTP port trainers pull from (0: any free port; default 8400)',
+  },
   host: { type: 'string', value: 'ADDRESS', description: 'the address to listen on (default 127.0.0.1)' },
   samples: { type: 'string', value: 'K', description: 'rollouts per group (default: config.yaml, else 4)' },
   'max-ahead': {
@@ -48,11 +48,20 @@ export const SERVE_OPTIONS: Record<string, OptionSpec> = {
   tokenizer: {
     type: 'string',
     value: 'ID|DIR',
-    description: "the policy's tokenizer and chat template: groups carry tokens, masks and logprobs (needed by --atropos)",
+    description:
+      "the policy's tokenizer and chat template: groups carry tokens, masks and logprobs (needed by --atropos)",
   },
   'max-tokens': { type: 'string', value: 'N', description: 'with --tokenizer: truncate rollouts to N tokens' },
-  atropos: { type: 'string', value: 'URL', description: 'register with this Atropos API server and post ScoredData to it' },
-  'atropos-name': { type: 'string', value: 'NAME', description: 'the desired_name to register (default: the environment name)' },
+  atropos: {
+    type: 'string',
+    value: 'URL',
+    description: 'register with this Atropos API server and post ScoredData to it',
+  },
+  'atropos-name': {
+    type: 'string',
+    value: 'NAME',
+    description: 'the desired_name to register (default: the environment name)',
+  },
   'atropos-weight': { type: 'string', value: 'W', description: 'the weight to register (default 1.0)' },
   ...SERVE_RUN_OPTIONS,
 };
@@ -73,7 +82,8 @@ function atroposOptions(values: ParsedCommand['values'], url: string, environmen
 
 async function serve(values: ParsedCommand['values']): Promise<number> {
   const name = stringOption(values, 'env') ?? stringOption(values, 'environment');
-  if (!name) throw new ConfigError('missing --env NAME|PATH (built-in: gsm8k, rubric, file-task)', { code: 'cli_usage' });
+  if (!name)
+    throw new ConfigError('missing --env NAME|PATH (built-in: gsm8k, rubric, file-task)', { code: 'cli_usage' });
   const modulePath = resolveEnvironmentModule(name);
   const environment = await loadEnvironment(modulePath);
   const environmentConfig = loadEnvironmentConfig(modulePath);

@@ -72,15 +72,15 @@ export class ServedGroups {
   /** The policy of the newest version any group was started with: where a restarted server resumes. */
   latestPolicy(): { policy: string; version: number } | undefined {
     return this.db
-      .prepare('SELECT policy, policy_version AS version FROM served_groups ORDER BY policy_version DESC, seq DESC LIMIT 1')
+      .prepare(
+        'SELECT policy, policy_version AS version FROM served_groups ORDER BY policy_version DESC, seq DESC LIMIT 1',
+      )
       .get() as { policy: string; version: number } | undefined;
   }
 
   withStatus(status: ServedGroupStatus): ServedGroupRow[] {
     this.flush();
-    return this.db
-      .prepare('SELECT * FROM served_groups WHERE status = ? ORDER BY seq')
-      .all(status) as ServedGroupRow[];
+    return this.db.prepare('SELECT * FROM served_groups WHERE status = ? ORDER BY seq').all(status) as ServedGroupRow[];
   }
 
   byKey(groupKey: string): ServedGroupRow | undefined {
@@ -113,7 +113,12 @@ export class ServedGroups {
    * `maxStaleness` versions behind `version` are dropped on the way and counted. A request id seen
    * before gets the groups it was given then, and nothing new: a retried request never duplicates.
    */
-  deliver(requestId: string, count: number, version: number, maxStaleness: number): { rows: ServedGroupRow[]; dropped: number } {
+  deliver(
+    requestId: string,
+    count: number,
+    version: number,
+    maxStaleness: number,
+  ): { rows: ServedGroupRow[]; dropped: number } {
     this.flush();
     return this.db.transaction(() => {
       const given = this.deliveredTo(requestId);

@@ -26,7 +26,10 @@ const MAX_BODY = 1_000_000;
  * - GET /v1/policy, GET /v1/status
  * A bad body is a 400 naming the field and what was expected; an older policy version a 409.
  */
-export function startServeApi(serving: Serving, options: { host: string; port: number }): Promise<{
+export function startServeApi(
+  serving: Serving,
+  options: { host: string; port: number },
+): Promise<{
   server: Server;
   url: string;
   close(): Promise<void>;

@@ -90,7 +90,10 @@ export class Serving {
     return this.attached;
   }
 
-  private attach(store: RunStore, read: () => AsyncIterable<KeyedEnvironmentItem>): AsyncIterable<KeyedEnvironmentItem> {
+  private attach(
+    store: RunStore,
+    read: () => AsyncIterable<KeyedEnvironmentItem>,
+  ): AsyncIterable<KeyedEnvironmentItem> {
     this.store = store;
     this.groups = store.servedGroups();
     this.source = new GroupSource({
@@ -143,7 +146,8 @@ export class Serving {
       maxTokens: this.options.maxTokens,
       notes,
     });
-    for (const note of notes) this.options.onNotice?.(`group ${row.seq}: ${note.id}#${note.sample} ${note.outcome}: ${note.detail}`);
+    for (const note of notes)
+      this.options.onNotice?.(`group ${row.seq}: ${note.id}#${note.sample} ${note.outcome}: ${note.detail}`);
     if (!scored.group) this.options.onNotice?.(`group ${row.seq} (${row.item_key}): no rollout was scored; not served`);
     groups.finish(row.seq, scored.group ?? null, scored.group?.mean_reward ?? null, () => {
       for (const record of scored.records) store.updateRecord(record.id, record.sample, record, record.reward);

@@ -11,8 +11,6 @@ export interface RunPageInput {
   query: ItemQuery;
   page: ItemPage;
   problems: string[];
-  /** A serving run's groups; null for other runs. */
-  serving?: ServingStats | null;
   /** Milliseconds the page's queries took, shown in the footer. */
   queryMs: number;
 }
@@ -30,7 +28,7 @@ export function runPage(input: RunPageInput): string {
     `traj view · ${name}`,
     `<h1>${escapeHtml(name)} <small>${escapeHtml(summary.kind)} · ${escapeHtml(summary.model ?? 'unknown model')}${summary.environment ? ` · ${escapeHtml(summary.environment)}` : ''}</small></h1>
 ${facts(summary)}
-${input.serving ? servingSection(input.serving) : ''}
+${summary.serving ? servingSection(summary.serving) : ''}
 <p><a href="${escapeHtml(`${base}/plots`)}" data-link="plots">plots</a></p>
 ${filterForm(base, input.facets, query)}
 ${problems}

@@ -47,6 +47,8 @@ export interface RunSummary {
   cost: number | null;
   /** Models whose calls had no known cost (`cost:unpriced:MODEL` counters): `cost` leaves them out. */
   unpriced_models: string[];
+  /** A serving run's groups (`traj serve`); null for other runs. */
+  serving?: ServingStats | null;
 }
 
 export const SORTS = ['row', 'key', 'reward', 'duration', 'tokens', 'attempts', 'updated'] as const;
@@ -271,6 +273,7 @@ export class RunReader {
       rollout_ms: totals.rollout_ms,
       toolsets: this.facets().toolsets,
       ...this.costCounters(this.hasCost ? (totals.cost ?? null) : null),
+      serving: this.serving(),
     };
   }
 

@@ -137,8 +137,7 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
       const page = store.page(query);
       const summary = store.summary(name);
       const facets = store.facets();
-      const serving = store.serving();
-      return runPage({ name, summary, facets, query, page, problems, serving, queryMs: performance.now() - started });
+      return runPage({ name, summary, facets, query, page, problems, queryMs: performance.now() - started });
     }
     if (rest[0] === 'plots' && rest.length === 1) return plotsPage(name, store.plots());
     if (rest[0] === 'item' && rest.length === 1) {

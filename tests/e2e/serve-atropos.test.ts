@@ -19,38 +19,77 @@ async function until(what: string, done: () => boolean, stderr: () => string): P
   }
 }
 
-async function get(atropos: FakeAtropos, path: string, body?: unknown): Promise<any> {
+async function get<T = unknown>(atropos: FakeAtropos, path: string, body?: unknown): Promise<T> {
   const response = await fetch(`${atropos.url}${path}`, {
     method: body === undefined ? 'GET' : 'POST',
     headers: { 'content-type': 'application/json' },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
-  return response.json();
+  return (await response.json()) as T;
 }
 
 test('traj serve --atropos registers as an Atropos environment and posts ScoredData that validates against its models', async (t) => {
   const directory = temporaryDirectory(t);
   const atropos = await startFakeAtropos();
   const tokenizer = await qwen3();
-  const policy = await startScriptedServer((request) => reply(`as ${request.model}\n#### 7`), { tokenizer, record: false });
+  const policy = await startScriptedServer((request) => reply(`as ${request.model}\n#### 7`), {
+    tokenizer,
+    record: false,
+  });
   t.after(() => Promise.all([atropos.close(), policy.close()]));
   const server = await startServe(
     [
-      '--env', 'gsm8k', '--dataset', DATASET, '--run', 'atropos', '--checkpoints', join(directory, 'checkpoints'),
-      '--out', join(directory, 'out'), '--port', '0', '--samples', '2', '--max-ahead', '2', '--tokenizer', QWEN3_FOLDER,
-      '--base-url', policy.url, '--model', 'policy', '--policy-version', '3', '--api-key-env', 'SERVE_TEST_KEY',
-      '--atropos', atropos.url, '--atropos-name', 'traj-math',
+      '--env',
+      'gsm8k',
+      '--dataset',
+      DATASET,
+      '--run',
+      'atropos',
+      '--checkpoints',
+      join(directory, 'checkpoints'),
+      '--out',
+      join(directory, 'out'),
+      '--port',
+      '0',
+      '--samples',
+      '2',
+      '--max-ahead',
+      '2',
+      '--tokenizer',
+      QWEN3_FOLDER,
+      '--base-url',
+      policy.url,
+      '--model',
+      'policy',
+      '--policy-version',
+      '3',
+      '--api-key-env',
+      'SERVE_TEST_KEY',
+      '--atropos',
+      atropos.url,
+      '--atropos-name',
+      'traj-math',
     ],
     { cwd: directory, env: { SERVE_TEST_KEY: 'test' } },
   );
   t.after(() => server.child.kill('SIGKILL'));
 
   // Before the trainer starts, Atropos answers "wait for trainer to start"; traj asks again.
-  await until('a first registration attempt', () => atropos.calls.some((call) => call.route === 'POST /register-env'), server.stderr);
+  await until(
+    'a first registration attempt',
+    () => atropos.calls.some((call) => call.route === 'POST /register-env'),
+    server.stderr,
+  );
   assert.equal(atropos.envs.length, 0);
   await get(atropos, '/register', {
-    wandb_group: 'g', wandb_project: 'p', batch_size: 2, max_token_len: 8192, checkpoint_dir: '',
-    save_checkpoint_interval: 0, starting_step: 0, num_steps: 10,
+    wandb_group: 'g',
+    wandb_project: 'p',
+    batch_size: 2,
+    max_token_len: 8192,
+    checkpoint_dir: '',
+    save_checkpoint_interval: 0,
+    starting_step: 0,
+    num_steps: 10,
   });
   await get(atropos, '/batch');
   await until('registration', () => atropos.envs.length === 1, server.stderr);
@@ -66,8 +105,8 @@ test('traj serve --atropos registers as an Atropos environment and posts ScoredD
   await until('two groups posted', () => atropos.scored.length === 2, server.stderr);
   await sleep(1500);
   assert.equal(atropos.scored.length, 2, 'paused while the queue is full');
-  const batch = await get(atropos, '/batch');
-  assert.equal(batch.batch.length, 1, 'the trainer took one group (batch_size 2 = one group of 2)');
+  const batch = await get<{ batch: unknown[] | null }>(atropos, '/batch');
+  assert.equal(batch.batch?.length, 1, 'the trainer took one group (batch_size 2 = one group of 2)');
   await until('a third group after the trainer took one', () => atropos.scored.length === 3, server.stderr);
 
   assert.deepEqual(atropos.invalid, [], 'every body validated against its Atropos model');
@@ -92,7 +131,9 @@ test('traj serve --atropos registers as an Atropos environment and posts ScoredD
   server.child.kill('SIGTERM');
   await server.done;
   assert.ok(
-    atropos.calls.some((call) => call.route === 'POST /disconnect-env' && (call.body as { env_id: number }).env_id === 0),
+    atropos.calls.some(
+      (call) => call.route === 'POST /disconnect-env' && (call.body as { env_id: number }).env_id === 0,
+    ),
     'traj disconnects when it stops',
   );
 });
@@ -100,9 +141,12 @@ test('traj serve --atropos registers as an Atropos environment and posts ScoredD
 test('--atropos without --tokenizer is a usage error: ScoredData needs tokens and masks', async (t) => {
   const directory = temporaryDirectory(t);
   await assert.rejects(
-    startServe(['--env', 'gsm8k', '--dataset', DATASET, '--run', 'x', '--atropos', 'http://127.0.0.1:9', '--scripted-if-unset'], {
-      cwd: directory,
-    }),
+    startServe(
+      ['--env', 'gsm8k', '--dataset', DATASET, '--run', 'x', '--atropos', 'http://127.0.0.1:9', '--scripted-if-unset'],
+      {
+        cwd: directory,
+      },
+    ),
     /--atropos needs --tokenizer/,
   );
 });

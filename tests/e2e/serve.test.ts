@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { projectRoot } from '../../src/util/paths.js';
 import { startViewer } from '../../src/view/index.js';
+import type { ScoredGroup } from '../../src/serve/index.js';
 import { reply, startScriptedServer, type ScriptedServer } from '../../src/testing/index.js';
 import { temporaryDirectory } from '../helpers/cli.js';
 import { QWEN3_FOLDER, qwen3 } from '../helpers/qwen3.js';
@@ -35,18 +36,45 @@ async function policyServer(name: string): Promise<ScriptedServer> {
 
 function serveArgs(directory: string, policy: Policy): string[] {
   return [
-    '--env', 'gsm8k', '--dataset', DATASET, '--run', 'online', '--checkpoints', join(directory, 'checkpoints'),
-    '--out', join(directory, 'out'), '--port', '0', '--samples', '2', '--max-ahead', '3',
-    '--max-staleness', String(MAX_STALENESS), '--config', join(directory, 'run.yaml'), '--tokenizer', QWEN3_FOLDER,
-    '--base-url', policy.base_url, '--model', policy.model, '--policy-version', String(policy.version),
-    '--api-key-env', 'SERVE_TEST_KEY', '--concurrency', '4',
+    '--env',
+    'gsm8k',
+    '--dataset',
+    DATASET,
+    '--run',
+    'online',
+    '--checkpoints',
+    join(directory, 'checkpoints'),
+    '--out',
+    join(directory, 'out'),
+    '--port',
+    '0',
+    '--samples',
+    '2',
+    '--max-ahead',
+    '3',
+    '--max-staleness',
+    String(MAX_STALENESS),
+    '--config',
+    join(directory, 'run.yaml'),
+    '--tokenizer',
+    QWEN3_FOLDER,
+    '--base-url',
+    policy.base_url,
+    '--model',
+    policy.model,
+    '--policy-version',
+    String(policy.version),
+    '--api-key-env',
+    'SERVE_TEST_KEY',
+    '--concurrency',
+    '4',
   ];
 }
 
 interface Received {
   request: string;
   version: number;
-  group: any;
+  group: ScoredGroup;
 }
 
 test('a trainer pulls 50 groups while the policy changes twice and the server is killed and restarted', async (t) => {
@@ -68,7 +96,7 @@ test('a trainer pulls 50 groups while the policy changes twice and the server is
   for (let step = 0; received.length < WANTED; step++) {
     const policy = policies[Math.min(2, Math.floor(received.length / 17))]!;
     const request = { request_id: `step-${step}`, count: Math.min(5, WANTED - received.length), policy };
-    const pending = postJson(`${server.url}/v1/groups`, request);
+    const pending = postJson<{ groups: ScoredGroup[] }>(`${server.url}/v1/groups`, request);
     if (step === 4 || step === 7) {
       // Killed with the pull in flight (waiting, or answered): the retried request id loses and repeats nothing.
       await new Promise((resolve) => setTimeout(resolve, step === 4 ? 50 : 400));
@@ -78,10 +106,13 @@ test('a trainer pulls 50 groups while the policy changes twice and the server is
       killed++;
       server = await startServe(serveArgs(directory, policies[0]!), { cwd: directory, env });
     }
-    const answer = await (killed > 0 && (step === 4 || step === 7) ? postJson(`${server.url}/v1/groups`, request) : pending);
+    const answer = await (killed > 0 && (step === 4 || step === 7)
+      ? postJson<{ groups: ScoredGroup[] }>(`${server.url}/v1/groups`, request)
+      : pending);
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
     assert.equal(answer.body.groups.length, request.count, `step ${step} got every group it asked for`);
-    for (const group of answer.body.groups) received.push({ request: request.request_id, version: policy.version, group });
+    for (const group of answer.body.groups)
+      received.push({ request: request.request_id, version: policy.version, group });
   }
   assert.equal(killed, 2);
 
@@ -92,23 +123,26 @@ test('a trainer pulls 50 groups while the policy changes twice and the server is
   for (const { version, group } of received) {
     // The version a group carries is the one that produced it: every answer names that policy's model.
     for (const messages of group.messages) {
-      const answer = messages.findLast((message: { role: string }) => message.role === 'assistant');
-      assert.match(answer.content, new RegExp(`as policy-v${group.policy_version}\\b`));
-      if (group.policy_version === 2) assert.match(answer.content, /answered by second/);
+      const answer = messages.findLast((message) => message.role === 'assistant')!;
+      assert.match(String(answer.content), new RegExp(`as policy-v${group.policy_version}\\b`));
+      if (group.policy_version === 2) assert.match(String(answer.content), /answered by second/);
     }
     assert.ok(version - group.policy_version <= MAX_STALENESS, `group ${group.group} is within the staleness bound`);
     assert.equal(group.scores.length, 2);
-    assert.equal(group.tokens.length, 2);
-    assert.equal(group.masks.length, 2);
+    assert.equal(group.tokens!.length, 2);
+    assert.equal(group.masks!.length, 2);
     assert.ok(group.logprobs, 'logprobs from the endpoint ride along');
-    group.tokens.forEach((ids: number[], index: number) => {
-      assert.equal(group.masks[index].length, ids.length);
-      assert.equal(group.logprobs[index].length, ids.length);
-      assert.ok(group.masks[index].some((mask: number) => mask !== -100), 'the policy sampled some tokens');
+    group.tokens!.forEach((ids, index) => {
+      assert.equal(group.masks![index]!.length, ids.length);
+      assert.equal(group.logprobs![index]!.length, ids.length);
+      assert.ok(
+        group.masks![index]!.some((mask: number) => mask !== -100),
+        'the policy sampled some tokens',
+      );
     });
     const mean = (group.scores[0] + group.scores[1]) / 2;
     group.scores.forEach((score: number, index: number) => {
-      assert.ok(score === 0 || score === 1, 'rewards are the environment\'s exact-match rewards');
+      assert.ok(score === 0 || score === 1, "rewards are the environment's exact-match rewards");
       // Group-relative: above the group's mean is positive, below negative, a tie is zero.
       assert.equal(Math.sign(group.advantages[index]), Math.sign(score - mean));
     });
@@ -153,10 +187,14 @@ test('a trainer pulls 50 groups while the policy changes twice and the server is
   const section = /<section data-serving>.*?<\/section>/s.exec(page)?.[0];
   assert.ok(section, 'the run page has a serving section');
   const perVersion = db
-    .prepare(`SELECT policy_version AS version, COUNT(*) AS n, SUM(status = 'stale') AS stale FROM served_groups GROUP BY 1`)
+    .prepare(
+      `SELECT policy_version AS version, COUNT(*) AS n, SUM(status = 'stale') AS stale FROM served_groups GROUP BY 1`,
+    )
     .all() as { version: number; n: number; stale: number }[];
   for (const { version, n, stale } of perVersion) {
-    const row = new RegExp(`<tr data-version="${version}"><td>${version}</td><td>${n}</td><td>[^<]*</td><td>${stale}</td></tr>`);
+    const row = new RegExp(
+      `<tr data-version="${version}"><td>${version}</td><td>${n}</td><td>[^<]*</td><td>${stale}</td></tr>`,
+    );
     assert.match(section, row);
   }
   assert.match(section, /data-fact="groups">[^<]*delivered 50/);

@@ -10,7 +10,10 @@ export interface ServeProcess {
 }
 
 /** Start `traj serve ARGS` and wait for its "serving on URL" line (or its exit, which fails the test with its output). */
-export function startServe(args: string[], options: { cwd: string; env?: Record<string, string> }): Promise<ServeProcess> {
+export function startServe(
+  args: string[],
+  options: { cwd: string; env?: Record<string, string> },
+): Promise<ServeProcess> {
   const { child, done } = startCli(['serve', ...args], options);
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -22,18 +25,19 @@ export function startServe(args: string[], options: { cwd: string; env?: Record<
       resolve({ child, url: match[1]!, stderr: () => stderr, done });
     };
     child.stderr!.on('data', onData);
-    void done.then((result) => reject(new Error(`traj serve exited (${result.code ?? result.signal}):\n${result.stderr}`)));
+    void done.then((result) =>
+      reject(new Error(`traj serve exited (${result.code ?? result.signal}):\n${result.stderr}`)),
+    );
   });
 }
 
 /** POST JSON and read the JSON answer; a refused or cut connection rejects. */
-export async function postJson(url: string, body: unknown, method = 'POST'): Promise<{ status: number; body: any }> {
+export async function postJson<T>(url: string, body: unknown, method = 'POST'): Promise<{ status: number; body: T }> {
   const response = await fetch(url, {
     method,
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(body),
-    // Pulls are long polls; undici's default headers timeout (300 s) is more than enough here.
   });
-  // The answer's shape is what the tests assert on; `any` keeps those assertions readable.
-  return { status: response.status, body: (await response.json()) as any };
+  // The caller names the answer's shape; its assertions check it.
+  return { status: response.status, body: (await response.json()) as T };
 }
