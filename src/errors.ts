@@ -102,6 +102,7 @@ export const ERROR_CODES = [
   'output_folder_foreign',
   'path_escape',
   'path_loop',
+  'policy_version_old',
   'port_in_use',
   'prune_failed',
   'queue_lost',

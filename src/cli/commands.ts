@@ -15,6 +15,10 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
       'benchmark suites (terminal tasks, GSM8K, a demo): run one, validate it with the oracle/no-op agents, compare runs; HTML report',
     load: async () => (await import('./bench.js')).command,
   },
+  serve: {
+    summary: 'serve scored groups to an online RL trainer over HTTP and to Atropos, from a policy it names (resumable)',
+    load: async () => (await import('./serve.js')).command,
+  },
   chat: {
     summary: 'interactive debug chat on the agent core (streaming, approvals, sessions, /fork of stored rollouts)',
     load: async () => (await import('./chat.js')).command,

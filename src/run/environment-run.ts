@@ -7,14 +7,21 @@ import { ConfigError } from '../errors.js';
 import { toolSpec } from '../tools/tool-spec.js';
 import { DEFAULT_DOCKER_IMAGE } from '../sandbox/docker-config.js';
 import { availabilityContext } from './batch.js';
-import { environmentEntries, keyedItems, surveyItems, type ItemSurvey } from './environment-entries.js';
+import {
+  environmentEntries,
+  keyedItems,
+  surveyItems,
+  type ItemSurvey,
+  type KeyedEnvironmentItem,
+} from './environment-entries.js';
+import type { PipelineEntry, WorkItem } from './work-item.js';
 import { executeRun, storePathFor, type ExecuteRunResult, type RunStartInfo } from './execute-run.js';
 import type { RolloutSettings } from './rollout.js';
 import type { RunConfig } from './run-config.js';
 import { rolloutSettings, runTools, type RunControls, type RunTools } from './run-setup.js';
 import { runFingerprintParts } from './run-fingerprint.js';
 import { judgeFingerprint, type EvalAgent, type StoredEval } from './stored-eval.js';
-import type { RunStore } from './store.js';
+import { isFinished, type RunStore } from './store.js';
 
 /**
  * An eval (or bench) run from its settings to the written outputs: what `traj eval` and `traj bench`
@@ -69,8 +76,20 @@ export interface EnvironmentRunContext {
   environmentOptions: EnvironmentOptions;
 }
 
+/**
+ * A run whose items come on demand (`traj serve`): the keyed items as a trainer asks for them,
+ * read from `read()` (the environment's items, again from the start each time it is called), and
+ * each pipeline entry given its own settings (the policy its group was asked from).
+ */
+export interface EnvironmentStream {
+  items(store: RunStore, read: () => AsyncIterable<KeyedEnvironmentItem>): AsyncIterable<KeyedEnvironmentItem>;
+  entry(entry: WorkItem, settings: RolloutSettings): WorkItem;
+}
+
 export interface EnvironmentRunInput {
-  kind: 'eval' | 'bench';
+  kind: 'eval' | 'bench' | 'serve';
+  /** Items on demand instead of one pass over them (serve). */
+  stream?: EnvironmentStream;
   config: RunConfig;
   plan: RunTools;
   environment: Environment;
@@ -164,19 +183,7 @@ export async function runEnvironment(input: EnvironmentRunInput): Promise<Execut
     },
     config: { ...config, endpoint: { ...endpoint }, eval: stored },
     force: input.force,
-    entries: (store) =>
-      environmentEntries({
-        environment,
-        items: keyedItems(environment, itemOptions),
-        expectedItems: survey.items,
-        samples: input.samples,
-        choice,
-        seed: config.seed,
-        registry,
-        store,
-        dataset: input.dataset ?? `environment:${environment.name}`,
-        availability: availabilityContext(settings),
-      }),
+    entries: (store) => runEntries(input, settings, store, itemOptions, survey.items),
     ...input.controls,
     onStart: (info) => input.hooks.onStart?.(info, survey),
     callsModel: agent === 'model' || agent === 'cli',
@@ -221,4 +228,41 @@ function environmentDefinition(environment: Environment): Record<string, unknown
     ...(environment.tools ? { environment_tools: environment.tools.map(toolSpec) } : {}),
     ...(environment.mcpServers ? { environment_mcp_servers: environment.mcpServers } : {}),
   };
+}
+
+/** The eval's entries, each given its own settings when the items come on demand. */
+async function* streamEntries(
+  stream: EnvironmentStream | undefined,
+  settings: RolloutSettings,
+  input: Parameters<typeof environmentEntries>[0],
+): AsyncGenerator<PipelineEntry> {
+  for await (const entry of environmentEntries(input)) {
+    if (!stream || 'bad' in entry) yield entry;
+    // A resumed group's landed rollouts are not entries: the stream is read only as far as groups are wanted.
+    else if (!isFinished(input.store.lookup(entry.key, entry.sample))) yield stream.entry(entry, settings);
+  }
+}
+
+/** The pipeline's entries of an environment run: K samples per item, or the stream's groups. */
+function runEntries(
+  input: EnvironmentRunInput,
+  settings: RolloutSettings,
+  store: RunStore,
+  itemOptions: EnvironmentOptions,
+  expectedItems: number,
+): AsyncIterable<PipelineEntry> {
+  const { environment, config } = input;
+  const read = () => keyedItems(environment, itemOptions);
+  return streamEntries(input.stream, settings, {
+    environment,
+    items: input.stream ? input.stream.items(store, read) : read(),
+    expectedItems,
+    samples: input.samples,
+    choice: input.plan.choice,
+    seed: config.seed,
+    registry: input.plan.registry,
+    store,
+    dataset: input.dataset ?? `environment:${environment.name}`,
+    availability: availabilityContext(settings),
+  });
 }

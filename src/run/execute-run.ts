@@ -74,7 +74,7 @@ export interface RemoteTransport {
 }
 
 export interface ExecuteRunInput {
-  kind: 'batch' | 'eval' | 'bench';
+  kind: 'batch' | 'eval' | 'bench' | 'serve';
   run: string;
   checkpointsDir: string;
   outDir?: string;

@@ -20,6 +20,7 @@ import {
   type ShapedRow,
   type ShapingTotals,
 } from './store-shaped.js';
+import { SERVED_GROUPS_SCHEMA, ServedGroups } from './served-groups.js';
 
 export type { StoreAggregates } from './store-aggregates.js';
 export type { ShapedRow, ShapingMetrics, ShapingTotals } from './store-shaped.js';
@@ -201,6 +202,7 @@ export class RunStore {
     this.db = openDatabase(path);
     createStoreSchema(this.db);
     this.db.exec(SHAPED_SCHEMA);
+    this.db.exec(SERVED_GROUPS_SCHEMA);
     this.statements = this.prepare();
   }
 
@@ -734,6 +736,11 @@ export class RunStore {
   aggregates(maxAttempts?: number): StoreAggregates {
     this.flush();
     return aggregateStore(this.db, maxAttempts);
+  }
+
+  /** The groups `traj serve` produced (empty for every other kind of run). */
+  servedGroups(): ServedGroups {
+    return new ServedGroups(this.db, () => this.flush());
   }
 
   /** Run `work` in one transaction (many record updates after a run: advantages, rescoring). */

@@ -25,6 +25,7 @@ export const ROOMS = [
   'report',
   'view',
   'export',
+  'serve',
   'chat',
   'cli',
 ] as const;
