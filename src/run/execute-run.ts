@@ -148,61 +148,16 @@ export function artifactsDirFor(checkpointsDir: string, run: string): string {
 export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResult> {
   const storePath = storePathFor(input.checkpointsDir, input.run);
   if (input.remote?.stop) return stopRemoteRun(input, input.remote.stop, storePath);
-  // A pool the caller started (so its threads load while the caller loads) is closed here on any fault too.
-  let local = input.remote ? undefined : input.pool;
+  // Set when the threads (or the queue) are stopping: awaited before the store closes, on every path.
+  const stopping: { closing?: Promise<void> } = {};
   let opened: RunStore | undefined;
-  let closing: Promise<void> | undefined;
   try {
-    const docker = input.settings.sandbox.kind === 'docker';
-    let settings = input.settings;
-    let store: RunStore;
-    let changes: string[];
-    try {
-      store = opened = RunStore.open(storePath);
-      store.acquireLock();
-      ({ changes } = store.initRun({
-        name: input.run,
-        kind: input.kind,
-        config: input.config,
-        fingerprintParts: input.fingerprintParts,
-        force: input.force,
-      }));
-      local ??= input.remote
-        ? undefined
-        : startLocalPool({
-            workers: input.workers,
-            concurrency: input.concurrency,
-            endpoint: settings.endpoint,
-            environment: settings.environmentModule !== undefined,
-          });
-      if (docker) await buildTaskImages(input.builds ?? [], settings.sandbox.docker, input.onNotice);
-      const checked = preflight({
-        endpoint: input.callsModel === false ? undefined : input.endpoint,
-        images: docker ? [...new Set(input.images ?? [input.settings.sandbox.image ?? DEFAULT_DOCKER_IMAGE])] : [],
-        onNotice: input.onNotice,
-      });
-      let found: PreflightResult;
-      if (docker) {
-        found = await checked;
-        await pruneDockerLeftovers(input.run);
-      } else {
-        // The bubblewrap probe and the folder sweep overlap the endpoint's answer.
-        const [answer, local] = await Promise.all([checked, prepareLocalSandboxes(input.settings.sandbox.local)]);
-        found = answer;
-        if (local.warning) input.onWarning?.(local.warning);
-        if (local.bwrap) settings = { ...settings, sandbox: { ...settings.sandbox, bwrap: local.bwrap } };
-      }
-      if (found.contextLength) settings = { ...settings, contextLength: found.contextLength };
-      if (docker && local) settings = withWarmPool(settings, input.concurrency, local.choice.workers);
-    } catch (error) {
-      await local?.pool.close();
-      throw error;
-    }
+    const store = (opened = RunStore.open(storePath));
+    const { settings, changes, local } = await openRun(input, store);
     const localPool = local?.pool;
     if (localPool)
       localPool.onRetry = ({ attempt, delayMs, message }) =>
         input.onEvent?.({ type: 'retrying', attempt, delayMs, message });
-    const gate = runGate(settings.endpoint, input.concurrency);
     const retried = input.retryFailed ? store.resetFailedAttempts() : 0;
     const remotePool = localPool
       ? undefined
@@ -212,67 +167,169 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
           fingerprint: store.meta()!.fingerprint,
           maxAttempts: input.maxAttempts,
         });
-    const pool = localPool ?? remotePool!;
-    const localGate = localPool?.gate;
     const alreadyFinished = store.finishedCount();
     store.startSpendCounter();
-    input.onStart?.({
-      storePath,
-      queued: !localPool,
-      workers: pool.workers,
-      workersReason: local?.choice.reason ?? 'queued',
-      concurrency: input.concurrency,
-      requestCap: gate.limits.max,
-      endpointCap: gate.limits.max < input.concurrency ? input.settings.endpoint.concurrency : undefined,
-      adaptive: gate.limits.adaptive ? { min: gate.limits.min, max: gate.limits.max } : undefined,
-      requestsInFlight: () => pool.requestsInFlight(),
-      concurrencyLevel: remotePool ? () => remotePool.concurrencyLevel() : localGate && (() => localGate.snapshot()),
-      fingerprintChanges: changes,
-      alreadyFinished,
-      retried,
-      spentUsd: store.spentUsd(),
-      ...(input.maxCostUsd === undefined ? {} : { maxCostUsd: input.maxCostUsd }),
-    });
-    const segmentId = store.startSegment();
-    const started = performance.now();
-    const sampler = localGate && new ConcurrencySampler(store, localGate, segmentId, started);
-    let summary: PipelineSummary | undefined;
-    try {
-      summary = await runPipeline({
-        store,
-        runner: pool,
-        settings,
-        entries: input.entries(store),
-        concurrency: input.concurrency,
-        maxAttempts: input.maxAttempts,
-        filters: input.filters,
-        stop: input.stop,
-        interruptNow: input.interruptNow,
-        graceMs: input.graceMs,
-        segment: { id: segmentId, startedAt: started },
-        maxCostUsd: input.maxCostUsd,
-        onEvent: input.onEvent,
-      });
-    } finally {
-      sampler?.stop();
-      store.endSegment(segmentId, performance.now() - started, segmentOutcome(summary, input.stop));
-      // No rollout runs any more: the threads stop while the outputs are written.
-      closing = localPool ? localPool.close() : remotePool!.close(segmentOutcome(summary, input.stop) === 'finished');
-      if (docker) {
-        await closing;
-        // Rollouts dispose their own containers; this catches any a worker thread could not.
-        await pruneDockerLeftovers(input.run, true);
-      }
-      input.onPipelineDone?.();
-    }
+    input.onStart?.(
+      startInfo(input, { store, settings, storePath, local, remotePool, changes, alreadyFinished, retried }),
+    );
+    const summary = await runSegment(input, { store, settings, localPool, remotePool }, stopping);
     await input.afterPipeline?.(store);
     const outputs = writeRunOutputs(store, input.outDir ?? join('datasets', input.run), input.maxAttempts);
     return { summary, outputs, storePath };
   } finally {
     // Also on a fault after the pipeline: the threads are stopped before the caller goes on.
-    await closing;
+    await stopping.closing;
     opened?.releaseLock();
     opened?.close();
+  }
+}
+
+type LocalStart = NonNullable<ExecuteRunInput['pool']>;
+
+/**
+ * Take the store, start the pool (unless the caller did), build task images and run the
+ * preflight; the settings come back with what the preflight learned. A pool started here or by
+ * the caller is closed on any fault.
+ */
+async function openRun(
+  input: ExecuteRunInput,
+  store: RunStore,
+): Promise<{ settings: RolloutSettings; changes: string[]; local: LocalStart | undefined }> {
+  const docker = input.settings.sandbox.kind === 'docker';
+  let local = input.remote ? undefined : input.pool;
+  let settings = input.settings;
+  try {
+    store.acquireLock();
+    const { changes } = store.initRun({
+      name: input.run,
+      kind: input.kind,
+      config: input.config,
+      fingerprintParts: input.fingerprintParts,
+      force: input.force,
+    });
+    local ??= input.remote
+      ? undefined
+      : startLocalPool({
+          workers: input.workers,
+          concurrency: input.concurrency,
+          endpoint: settings.endpoint,
+          environment: settings.environmentModule !== undefined,
+        });
+    if (docker) await buildTaskImages(input.builds ?? [], settings.sandbox.docker, input.onNotice);
+    settings = await preflightSettings(input, settings);
+    if (docker && local) settings = withWarmPool(settings, input.concurrency, local.choice.workers);
+    return { settings, changes, local };
+  } catch (error) {
+    await local?.pool.close();
+    throw error;
+  }
+}
+
+/** The endpoint and images checked, the sandboxes prepared; the window and bubblewrap probe the run learned. */
+async function preflightSettings(input: ExecuteRunInput, settings: RolloutSettings): Promise<RolloutSettings> {
+  const docker = settings.sandbox.kind === 'docker';
+  const checked = preflight({
+    endpoint: input.callsModel === false ? undefined : input.endpoint,
+    images: docker ? [...new Set(input.images ?? [settings.sandbox.image ?? DEFAULT_DOCKER_IMAGE])] : [],
+    onNotice: input.onNotice,
+  });
+  let found: PreflightResult;
+  if (docker) {
+    found = await checked;
+    await pruneDockerLeftovers(input.run);
+  } else {
+    // The bubblewrap probe and the folder sweep overlap the endpoint's answer.
+    const [answer, local] = await Promise.all([checked, prepareLocalSandboxes(settings.sandbox.local)]);
+    found = answer;
+    if (local.warning) input.onWarning?.(local.warning);
+    if (local.bwrap) settings = { ...settings, sandbox: { ...settings.sandbox, bwrap: local.bwrap } };
+  }
+  return found.contextLength ? { ...settings, contextLength: found.contextLength } : settings;
+}
+
+/** What the command prints when the run starts: shape, caps, what is already done and spent. */
+function startInfo(
+  input: ExecuteRunInput,
+  run: {
+    store: RunStore;
+    settings: RolloutSettings;
+    storePath: string;
+    local: LocalStart | undefined;
+    remotePool: RemoteRunner | undefined;
+    changes: string[];
+    alreadyFinished: number;
+    retried: number;
+  },
+): Parameters<NonNullable<ExecuteRunInput['onStart']>>[0] {
+  const gate = runGate(run.settings.endpoint, input.concurrency);
+  const pool = run.local?.pool ?? run.remotePool!;
+  const localGate = run.local?.pool.gate;
+  const remote = run.remotePool;
+  return {
+    storePath: run.storePath,
+    queued: !run.local,
+    workers: pool.workers,
+    workersReason: run.local?.choice.reason ?? 'queued',
+    concurrency: input.concurrency,
+    requestCap: gate.limits.max,
+    endpointCap: gate.limits.max < input.concurrency ? input.settings.endpoint.concurrency : undefined,
+    adaptive: gate.limits.adaptive ? { min: gate.limits.min, max: gate.limits.max } : undefined,
+    requestsInFlight: () => pool.requestsInFlight(),
+    concurrencyLevel: remote ? () => remote.concurrencyLevel() : localGate && (() => localGate.snapshot()),
+    fingerprintChanges: run.changes,
+    alreadyFinished: run.alreadyFinished,
+    retried: run.retried,
+    spentUsd: run.store.spentUsd(),
+    ...(input.maxCostUsd === undefined ? {} : { maxCostUsd: input.maxCostUsd }),
+  };
+}
+
+/** One invocation's segment of the run: the pipeline, then the threads stopped and leftovers pruned. */
+async function runSegment(
+  input: ExecuteRunInput,
+  run: {
+    store: RunStore;
+    settings: RolloutSettings;
+    localPool: LocalStart['pool'] | undefined;
+    remotePool: RemoteRunner | undefined;
+  },
+  stopping: { closing?: Promise<void> },
+): Promise<PipelineSummary> {
+  const { store, localPool, remotePool } = run;
+  const segmentId = store.startSegment();
+  const started = performance.now();
+  const localGate = localPool?.gate;
+  const sampler = localGate && new ConcurrencySampler(store, localGate, segmentId, started);
+  let summary: PipelineSummary | undefined;
+  try {
+    summary = await runPipeline({
+      store,
+      runner: (localPool ?? remotePool)!,
+      settings: run.settings,
+      entries: input.entries(store),
+      concurrency: input.concurrency,
+      maxAttempts: input.maxAttempts,
+      filters: input.filters,
+      stop: input.stop,
+      interruptNow: input.interruptNow,
+      graceMs: input.graceMs,
+      segment: { id: segmentId, startedAt: started },
+      maxCostUsd: input.maxCostUsd,
+      onEvent: input.onEvent,
+    });
+    return summary;
+  } finally {
+    sampler?.stop();
+    const outcome = segmentOutcome(summary, input.stop);
+    store.endSegment(segmentId, performance.now() - started, outcome);
+    // No rollout runs any more: the threads stop while the outputs are written.
+    stopping.closing = localPool ? localPool.close() : remotePool!.close(outcome === 'finished');
+    if (run.settings.sandbox.kind === 'docker') {
+      await stopping.closing;
+      // Rollouts dispose their own containers; this catches any a worker thread could not.
+      await pruneDockerLeftovers(input.run, true);
+    }
+    input.onPipelineDone?.();
   }
 }
 
