@@ -98,7 +98,14 @@ test('a 40k-token trajectory compresses under 15,250 Qwen3 tokens with its prote
     record.conversations.reduce((sum, turn) => sum + tokenizer.encode(turn.value).length, 0);
   assert.ok(count(original!) > 40_000, `the trajectory has ${count(original!)} tokens`);
 
-  const compressed = await runCli(compressArgs(server.url), { cwd: directory, env: KEY });
+  const spentBefore = JSON.parse(readFileSync(join(directory, 'datasets', 'long', 'statistics.json'), 'utf8')).cost
+    .spent_usd;
+  // The summariser's price: its calls' cost goes into the run's spend.
+  writeFileSync(join(directory, 'priced.yaml'), 'pricing:\n  summariser: { input: 1000, output: 2000 }\n');
+  const compressed = await runCli(compressArgs(server.url, ['--config', 'priced.yaml']), {
+    cwd: directory,
+    env: KEY,
+  });
   assert.equal(compressed.code, 0, compressed.stderr);
   assert.match(compressed.stdout, /records: 1 \(compressed 1, under the budget 0, over the limit 0, failed 0\)/);
   const exported = await runCli(['export', 'long', '--compressed', '--format', 'jsonl', '--out', 'shaped'], {
@@ -128,6 +135,14 @@ test('a 40k-token trajectory compresses under 15,250 Qwen3 tokens with its prote
   assert.equal(statistics.compress.tokens_before, count(original!));
   assert.equal(statistics.compress.tokens_after, after);
   assert.equal(statistics.compress.turns_summarised, kept - 4);
+  // One summary call at the wire, its usage in the statistics and its cost in the run's spend.
+  const summaries = server.requests.filter((request) => String(request.messages[0]?.content).startsWith(SUMMARY_ASK));
+  assert.equal(summaries.length, 1);
+  const { summary_prompt_tokens: prompt, summary_completion_tokens: completion } = statistics.compress;
+  assert.ok(prompt > 1000 && completion > 0, `${prompt} + ${completion}`);
+  const cost = (prompt * 1000 + completion * 2000) / 1e6;
+  assert.ok(Math.abs(statistics.compress.summary_cost_usd - cost) < 1e-7, `${statistics.compress.summary_cost_usd}`);
+  assert.ok(Math.abs(statistics.cost.spent_usd - (spentBefore + cost)) < 1e-7, `${statistics.cost.spent_usd}`);
   const card = readFileSync(join(directory, 'shaped', 'README.md'), 'utf8');
   assert.match(card, /\| budget \(tokens per record\) \| 15250 \|/);
   assert.match(card, new RegExp(`\\| tokenizer \\| ${QWEN3_FOLDER.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} \\|`));
