@@ -179,6 +179,17 @@ const SCENARIOS: Scenario[] = [
     run: async (quick) => (await import('./view-pages.js')).viewPagesBenchmark(quick ? 20_000 : 100_000),
   },
   {
+    name: 'compress-1000',
+    description:
+      'traj compress: 1,000 records of ~48k Qwen3 tokens to 15,250, one summary each, 500 ms latency, 64 at once: wall time against the latency ideal',
+    run: async (quick) =>
+      (await import('./compress-throughput.js')).compressThroughputBenchmark({
+        records: quick ? 200 : 1000,
+        latencyMs: 500,
+        concurrency: 64,
+      }) as Promise<Figures>,
+  },
+  {
     name: 'local-sandbox',
     description:
       'local sandbox, bubblewrap vs plain processes: per-command overhead and per-rollout create+dispose p50/p95',

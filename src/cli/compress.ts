@@ -1,6 +1,7 @@
 import { basename, dirname, join } from 'node:path';
 import { resolveAuxiliary } from '../config/auxiliary.js';
 import { ConfigError } from '../errors.js';
+import { usd } from '../util/cost-text.js';
 import { compressRun, type CompressRunSummary } from '../run/compress-run.js';
 import { ENDPOINT_OPTIONS, integerOption, stringOption, type CommandDefinition } from './command.js';
 import { resolveEndpoint } from './endpoint.js';
@@ -43,6 +44,11 @@ export const command: CommandDefinition = {
       type: 'string',
       value: 'N',
       description: 'records shaped at once, and the cap of summary requests in flight (default 32)',
+    },
+    workers: {
+      type: 'string',
+      value: 'N',
+      description: 'threads counting tokens (0: the main thread; default one per core, none on one core)',
     },
     checkpoints: RUN_OPTIONS.checkpoints!,
     out: {
@@ -93,6 +99,8 @@ ${exitCodeHelp()}`,
         summarizerIdentity:
           auxiliary && auxiliary.base_url !== resolved.endpoint.base_url ? auxiliary.base_url : resolved.identity,
         concurrency: config.concurrency ?? 32,
+        workers: integerOption(values, 'workers', { min: 0 }),
+        ...(config.pricing ? { pricing: config.pricing } : {}),
         summaryTargetTokens: integerOption(values, 'summary-tokens', { min: 1 }),
         protectLastTurns: integerOption(values, 'protect-last', { min: 0 }),
         force: values.force === true,
@@ -117,6 +125,7 @@ function formatSummary(summary: CompressRunSummary, storePath: string): string {
     lines.push(
       `  records: ${totals.records} (compressed ${totals.compressed}, under the budget ${totals.under_budget}, over the limit ${totals.over_limit}, failed ${totals.failed})`,
       `  tokens: ${totals.tokens_before} before, ${totals.tokens_after} after; turns summarised: ${totals.turns_summarised}; summary calls: ${totals.summary_calls}`,
+      `  summariser: ${totals.summary_prompt_tokens} prompt + ${totals.summary_completion_tokens} completion tokens, ${totals.summary_cost_usd === null ? 'cost unknown' : usd(totals.summary_cost_usd)}; tokens counted on ${summary.workers === 0 ? 'the main thread' : `${summary.workers} threads`}`,
     );
   }
   if (summary.statistics) lines.push(`statistics: ${summary.statistics}`);

@@ -10,7 +10,7 @@ import { arrowFormat } from './arrow-format.js';
 import { hermesLines } from './hermes.js';
 import { atroposGroups, GROUP_ORDER, type AtroposCounts } from './atropos.js';
 import { cardColumns, cardFeatures } from './card-columns.js';
-import { renderDatasetCard, type CardShaping, type CardSplit } from './dataset-card.js';
+import { renderDatasetCard, type CardInput, type CardShaping, type CardSplit } from './dataset-card.js';
 import { ExportOptionsSchema, type ExportOptionsInput, type ExportView } from './export-options.js';
 import { exportRecords, type ExportedRecord, type RecordCounts } from './export-records.js';
 import { compileFilter } from './filter-evaluate.js';
@@ -152,12 +152,13 @@ export async function exportRun(input: ExportRunInput): Promise<ExportResult> {
     });
     const cardPath = join(options.out, 'README.md');
     writeFileAtomically(cardPath, card);
+    writeExportStatistics(options.out, statistics, { splits, left, quality, compress });
     return {
       run,
       directory: options.out,
       splits,
       rows: splits.reduce((sum, split) => sum + split.rows, 0),
-      files: [...splits.flatMap((split) => split.files), 'README.md'],
+      files: [...splits.flatMap((split) => split.files), 'README.md', 'statistics.json'],
       card: cardPath,
       left,
       notes,
@@ -167,6 +168,29 @@ export async function exportRun(input: ExportRunInput): Promise<ExportResult> {
   } finally {
     store.close();
   }
+}
+
+/** The card's numbers as data beside it: the run's statistics and what this export kept and dropped. */
+function writeExportStatistics(
+  directory: string,
+  statistics: CardInput['statistics'],
+  exported: {
+    splits: Array<{ rows: number }>;
+    left: unknown;
+    quality?: { enabled: QualityFilterName[]; counts: QualityCounts };
+    compress?: CardShaping;
+  },
+): void {
+  const section = {
+    rows: exported.splits.reduce((sum, split) => sum + split.rows, 0),
+    left: exported.left,
+    ...(exported.quality ? { quality: { enabled: exported.quality.enabled, dropped: exported.quality.counts } } : {}),
+    ...(exported.compress ? { compressed: exported.compress } : {}),
+  };
+  writeFileAtomically(
+    join(directory, 'statistics.json'),
+    `${JSON.stringify({ ...statistics, export: section }, null, 2)}\n`,
+  );
 }
 
 /** What --compressed exports from: a finished compression of the run, or a clear error. */

@@ -19,8 +19,8 @@ import type { ShapingMetrics } from './store.js';
 export type SummaryCall = (prompt: string) => Promise<{ text: string; usage?: Usage }>;
 
 export interface ShapeOptions extends CompressSettings {
-  /** Token count of a text with the policy's tokenizer (special tokens in it recognised, none added). */
-  countTokens: (text: string) => number;
+  /** Token counts of texts with the policy's tokenizer (special tokens in them recognised, none added). */
+  countTokens: (texts: string[]) => Promise<number[]>;
   summarize: SummaryCall;
 }
 
@@ -48,13 +48,8 @@ interface Shape {
  * `over_limit`, never cut.
  */
 export async function shapeRecord(record: TrajectoryRecord, options: ShapeOptions): Promise<ShapedRecord> {
-  const memo = new Map<string, number>();
-  const count = (text: string) => {
-    let tokens = memo.get(text);
-    if (tokens === undefined) memo.set(text, (tokens = options.countTokens(text)));
-    return tokens;
-  };
-  const original = shapeOf(record.messages, record.tools, count);
+  const count = memoisedCount(options.countTokens);
+  const original = await shapeOf(record.messages, record.tools, count);
   if (original.turns.length !== original.conversations.length)
     throw new RunError(`record ${record.id}#${record.sample}: its turns do not line up with its ShareGPT view`, {
       code: 'invalid_record',
@@ -80,7 +75,7 @@ export async function shapeRecord(record: TrajectoryRecord, options: ShapeOption
     metrics.summary_calls++;
     const summary = withSummaryPrefix((await options.summarize(prompt)).text);
     const messages = spliceSummary(original.messages, original.turns, range.start, end, summary);
-    best = shapeOf(messages, record.tools, count);
+    best = await shapeOf(messages, record.tools, count);
     metrics.turns_summarised = end - range.start;
     if (best.total <= options.maxTokens || end >= range.end) break;
     toSave += best.total - options.maxTokens;
@@ -95,9 +90,24 @@ export async function shapeRecord(record: TrajectoryRecord, options: ShapeOption
   return { record: { ...record, messages: best.messages, conversations: best.conversations }, metrics };
 }
 
-function shapeOf(messages: readonly Message[], tools: readonly ToolSpec[], count: (text: string) => number): Shape {
+type Count = (texts: string[]) => Promise<number[]>;
+
+/** Counts each text once: a summary round counts again only the turns it changed. */
+function memoisedCount(countTokens: Count): Count {
+  const memo = new Map<string, number>();
+  return async (texts) => {
+    const fresh = [...new Set(texts.filter((text) => !memo.has(text)))];
+    if (fresh.length > 0) {
+      const counts = await countTokens(fresh);
+      fresh.forEach((text, index) => memo.set(text, counts[index]!));
+    }
+    return texts.map((text) => memo.get(text)!);
+  };
+}
+
+async function shapeOf(messages: readonly Message[], tools: readonly ToolSpec[], count: Count): Promise<Shape> {
   const conversations = toShareGpt(messages, tools);
-  const counts = conversations.map((turn) => count(turn.value));
+  const counts = await count(conversations.map((turn) => turn.value));
   return {
     messages: [...messages],
     conversations,

@@ -2,9 +2,9 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Endpoint } from '../config/endpoint.js';
 import { errorMessage, isTrajError, RunError } from '../errors.js';
+import type { Pricing } from '../config/pricing.js';
 import { createModelClient } from '../model/client.js';
 import type { ModelClient } from '../model/types.js';
-import { loadChatTokenizer } from '../tokens/index.js';
 import {
   DEFAULT_PROTECT_LAST_TURNS,
   DEFAULT_SUMMARY_TARGET_TOKENS,
@@ -15,7 +15,8 @@ import { writeFileAtomically } from '../util/atomic-write.js';
 import { shapeRecord, type SummaryCall } from './compress-record.js';
 import { computeStatistics } from './run-statistics.js';
 import { Semaphore } from './semaphore.js';
-import { diffFingerprint, RunStore, type ShapingTotals } from './store.js';
+import { diffFingerprint, RunStore, type ShapingTotals, type SummaryUsage } from './store.js';
+import { compressWorkers, startTokenCounter } from './token-counter.js';
 
 export interface CompressRunInput {
   /** The run store (checkpoints/<run>.sqlite). */
@@ -29,6 +30,10 @@ export interface CompressRunInput {
   summarizerIdentity: string;
   /** Records shaped at once: as a batch's `--concurrency`, also the cap of summary requests in flight. */
   concurrency: number;
+  /** Threads counting tokens (`--workers`); default one per core, none on one core (token-counter.ts). */
+  workers?: number;
+  /** The run config's `pricing:`, for a summariser whose provider reports no cost. */
+  pricing?: Pricing;
   summaryTargetTokens?: number;
   protectLastTurns?: number;
   /** Start over when the settings differ from the ones the store's compressed records were made with. */
@@ -51,6 +56,8 @@ export interface CompressRunSummary {
   totals: ShapingTotals | undefined;
   spec: Record<string, unknown>;
   statistics?: string;
+  /** Threads that counted tokens (0: the main thread). */
+  workers: number;
 }
 
 /** Faults of the run, not of one record: dispatch stops and the command fails; a rerun goes on. */
@@ -58,7 +65,8 @@ const RUN_LEVEL = new Set(['model_auth', 'model_not_found', 'model_unreachable',
 
 /**
  * `traj compress`: fit every done record of a run to a token budget (see compress-record.ts),
- * `concurrency` records at a time, each result stored beside the run in one transaction. A rerun
+ * `concurrency` records at a time (their tokens counted on worker threads, token-counter.ts), each
+ * result stored beside the run in its own transaction as it finishes, its summaries' cost added to the run's spend. A rerun
  * shapes only what did not land (exactly once per record); other settings are refused unless forced.
  */
 export async function compressRun(input: CompressRunInput): Promise<CompressRunSummary> {
@@ -70,15 +78,22 @@ export async function compressRun(input: CompressRunInput): Promise<CompressRunS
     protectLastTurns: input.protectLastTurns ?? DEFAULT_PROTECT_LAST_TURNS,
   };
   const spec = shapingSpecOf(input, settings);
-  const tokenizer = await loadChatTokenizer(input.tokenizer);
+  const counter = await startTokenCounter(input.tokenizer, compressWorkers(input.workers, input.concurrency));
   const store = RunStore.open(input.storePath);
   try {
     store.acquireLock();
     useSpec(store, spec, input.force === true);
-    const model = createModelClient(summarizerEndpoint(input.summarizer, settings));
-    const summarize = modelSummary(model);
-    const outcome = await shapeAll(store, input, (record) =>
-      shapeRecord(record, { ...settings, countTokens: (text) => tokenizer.encode(text).length, summarize }),
+    store.startSpendCounter();
+    const model = createModelClient(
+      summarizerEndpoint(input.summarizer, settings, input.concurrency),
+      input.pricing ? { pricing: input.pricing } : {},
+    );
+    const outcome = await shapeAll(
+      store,
+      input,
+      (record, summarize) =>
+        shapeRecord(record, { ...settings, countTokens: (texts) => counter.count(texts), summarize }),
+      modelSummary(model),
     );
     store.flush();
     const statistics = input.outputDirectory ? writeStatistics(store, input.outputDirectory) : undefined;
@@ -88,11 +103,13 @@ export async function compressRun(input: CompressRunInput): Promise<CompressRunS
       ...outcome.counts,
       totals: store.shapingTotals(),
       spec,
+      workers: counter.workers,
       ...(statistics ? { statistics } : {}),
     };
   } finally {
     store.releaseLock();
     store.close();
+    await counter.close();
   }
 }
 
@@ -119,18 +136,29 @@ function useSpec(store: RunStore, spec: Record<string, unknown>, force: boolean)
   );
 }
 
-/** Hermes' summariser call: its temperature (0.3) and twice the summary's target as max_tokens, unless set. */
-function summarizerEndpoint(endpoint: Endpoint, settings: CompressSettings): Endpoint {
+/**
+ * Hermes' summariser call: its temperature (0.3) and twice the summary's target as max_tokens, unless
+ * set. The endpoint's gate (model/concurrency.ts) caps its requests in flight at its `concurrency`,
+ * never above the records in flight, as a batch's run gate does (run-gate.ts).
+ */
+function summarizerEndpoint(endpoint: Endpoint, settings: CompressSettings, concurrency: number): Endpoint {
   return {
     ...endpoint,
+    concurrency: Math.min(endpoint.concurrency ?? concurrency, Math.max(1, concurrency)),
     temperature: endpoint.temperature ?? 0.3,
     max_tokens: endpoint.max_tokens ?? settings.summaryTargetTokens * 2,
   };
 }
 
-function modelSummary(model: ModelClient): SummaryCall {
-  return async (prompt) => {
+/** The summariser as one record's shaping calls it, adding each call's usage to the record's. */
+type RecordSummary = (usage: SummaryUsage) => SummaryCall;
+
+function modelSummary(model: ModelClient): RecordSummary {
+  return (usage) => async (prompt) => {
     const response = await model.complete({ messages: [{ role: 'user', content: prompt }] });
+    usage.summary_prompt_tokens += response.usage.prompt_tokens;
+    usage.summary_completion_tokens += response.usage.completion_tokens;
+    if (response.usage.cost !== null) usage.summary_cost_usd = (usage.summary_cost_usd ?? 0) + response.usage.cost;
     return { text: response.message.content ?? '', usage: response.usage };
   };
 }
@@ -143,7 +171,8 @@ interface ShapeAllOutcome {
 async function shapeAll(
   store: RunStore,
   input: CompressRunInput,
-  shape: (record: TrajectoryRecord) => ReturnType<typeof shapeRecord>,
+  shape: (record: TrajectoryRecord, summarize: SummaryCall) => ReturnType<typeof shapeRecord>,
+  summary: RecordSummary,
 ): Promise<ShapeAllOutcome> {
   const keys = store.unshapedKeys();
   const halt = new AbortController();
@@ -155,9 +184,11 @@ async function shapeAll(
   const one = async (key: string, sample: number) => {
     const text = store.getItem(key, sample)?.record;
     const record = JSON.parse(text!) as TrajectoryRecord;
+    const usage: SummaryUsage = { summary_prompt_tokens: 0, summary_completion_tokens: 0, summary_cost_usd: null };
     try {
-      const { record: shaped, metrics } = await shape(record);
-      store.saveShaped({ key, sample, status: 'done', record: shaped ? JSON.stringify(shaped) : null, metrics });
+      const { record: shaped, metrics } = await shape(record, summary(usage));
+      const row = shaped ? JSON.stringify(shaped) : null;
+      store.saveShaped({ key, sample, status: 'done', record: row, metrics: { ...metrics, ...usage } });
       counts.shaped++;
     } catch (error) {
       if (isTrajError(error) && RUN_LEVEL.has(error.code)) {
@@ -165,7 +196,7 @@ async function shapeAll(
         halt.abort();
         return;
       }
-      store.saveShaped({ key, sample, status: 'failed', error: errorMessage(error), summaryCalls: 0 });
+      store.saveShaped({ key, sample, status: 'failed', error: errorMessage(error), summaryCalls: 0, usage });
       counts.failed++;
     } finally {
       slots.release();

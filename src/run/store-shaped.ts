@@ -16,9 +16,35 @@ CREATE TABLE IF NOT EXISTS shaped (
   tokens_before INTEGER, tokens_after INTEGER, turns_before INTEGER, turns_after INTEGER,
   turns_summarised INTEGER NOT NULL DEFAULT 0, summary_calls INTEGER NOT NULL DEFAULT 0,
   error TEXT, shaped_at TEXT NOT NULL,
+  summary_prompt_tokens INTEGER NOT NULL DEFAULT 0, summary_completion_tokens INTEGER NOT NULL DEFAULT 0,
+  summary_cost_usd REAL,
   PRIMARY KEY (shaped_key, shaped_sample)
 );
 `;
+
+/** Columns added after the table first shipped, for stores compressed before them. */
+const ADDED_COLUMNS: Record<string, string> = {
+  summary_prompt_tokens: 'INTEGER NOT NULL DEFAULT 0',
+  summary_completion_tokens: 'INTEGER NOT NULL DEFAULT 0',
+  summary_cost_usd: 'REAL',
+};
+
+export function createShapedSchema(db: Database.Database): void {
+  db.exec(SHAPED_SCHEMA);
+  const present = new Set(
+    (db.prepare('PRAGMA table_info(shaped)').all() as { name: string }[]).map((column) => column.name),
+  );
+  for (const [name, type] of Object.entries(ADDED_COLUMNS))
+    if (!present.has(name)) db.exec(`ALTER TABLE shaped ADD COLUMN ${name} ${type}`);
+}
+
+/** What a record's summaries cost: counted into the run's spend and the statistics. */
+export interface SummaryUsage {
+  summary_prompt_tokens: number;
+  summary_completion_tokens: number;
+  /** Null when no call's cost was known (no provider figure, no `pricing:` entry). */
+  summary_cost_usd: number | null;
+}
 
 /** What one record's shaping found (Hermes' TrajectoryMetrics, in traj's words). */
 export interface ShapingMetrics {
@@ -35,8 +61,8 @@ export interface ShapingMetrics {
 }
 
 export type ShapedRow =
-  | { key: string; sample: number; status: 'done'; record: string | null; metrics: ShapingMetrics }
-  | { key: string; sample: number; status: 'failed'; error: string; summaryCalls: number };
+  | { key: string; sample: number; status: 'done'; record: string | null; metrics: ShapingMetrics & SummaryUsage }
+  | { key: string; sample: number; status: 'failed'; error: string; summaryCalls: number; usage: SummaryUsage };
 
 /** Totals over the shaped rows (the statistics' `compress` section). */
 export interface ShapingTotals {
@@ -49,6 +75,10 @@ export interface ShapingTotals {
   tokens_after: number;
   turns_summarised: number;
   summary_calls: number;
+  summary_prompt_tokens: number;
+  summary_completion_tokens: number;
+  /** Null when no summary's cost was known. */
+  summary_cost_usd: number | null;
 }
 
 export function saveShaped(db: Database.Database, row: ShapedRow): void {
@@ -77,13 +107,16 @@ export function saveShaped(db: Database.Database, row: ShapedRow): void {
           turns_after: null,
           turns_summarised: 0,
           summary_calls: row.summaryCalls,
+          ...row.usage,
           error: row.error,
         };
   db.prepare(
     `INSERT OR REPLACE INTO shaped (shaped_key, shaped_sample, shaped_status, shaped_record, compressed, over_limit, tokens_before, tokens_after,
-       turns_before, turns_after, turns_summarised, summary_calls, error, shaped_at)
+       turns_before, turns_after, turns_summarised, summary_calls, summary_prompt_tokens, summary_completion_tokens,
+       summary_cost_usd, error, shaped_at)
      VALUES (@key, @sample, @status, @record, @compressed, @over_limit, @tokens_before, @tokens_after,
-       @turns_before, @turns_after, @turns_summarised, @summary_calls, @error, @now)`,
+       @turns_before, @turns_after, @turns_summarised, @summary_calls, @summary_prompt_tokens, @summary_completion_tokens,
+       @summary_cost_usd, @error, @now)`,
   ).run(values);
 }
 
@@ -106,7 +139,9 @@ export function shapingTotals(db: Database.Database): ShapingTotals | undefined 
          COALESCE(SUM(shaped_status = 'done' AND compressed = 0 AND over_limit = 0), 0) AS under_budget,
          COALESCE(SUM(over_limit), 0) AS over_limit, COALESCE(SUM(shaped_status = 'failed'), 0) AS failed,
          COALESCE(SUM(tokens_before), 0) AS tokens_before, COALESCE(SUM(tokens_after), 0) AS tokens_after,
-         COALESCE(SUM(turns_summarised), 0) AS turns_summarised, COALESCE(SUM(summary_calls), 0) AS summary_calls
+         COALESCE(SUM(turns_summarised), 0) AS turns_summarised, COALESCE(SUM(summary_calls), 0) AS summary_calls,
+         COALESCE(SUM(summary_prompt_tokens), 0) AS summary_prompt_tokens,
+         COALESCE(SUM(summary_completion_tokens), 0) AS summary_completion_tokens, SUM(summary_cost_usd) AS summary_cost_usd
        FROM shaped`,
     )
     .get() as ShapingTotals;

@@ -12,7 +12,7 @@ import {
   setShapingSpec,
   SHAPED_JOIN,
   SHAPED_KEEP,
-  SHAPED_SCHEMA,
+  createShapedSchema,
   SHAPED_TEXT,
   shapingSpec,
   shapingTotals,
@@ -23,7 +23,7 @@ import {
 import { SERVED_GROUPS_SCHEMA, ServedGroups } from './served-groups.js';
 
 export type { StoreAggregates } from './store-aggregates.js';
-export type { ShapedRow, ShapingMetrics, ShapingTotals } from './store-shaped.js';
+export type { ShapedRow, ShapingMetrics, ShapingTotals, SummaryUsage } from './store-shaped.js';
 
 export type ItemStatus = 'pending' | 'done' | 'discarded' | 'failed';
 export type ErrorClass = 'infra' | 'agent' | 'filtered' | 'input';
@@ -201,7 +201,7 @@ export class RunStore {
   private constructor(readonly path: string) {
     this.db = openDatabase(path);
     createStoreSchema(this.db);
-    this.db.exec(SHAPED_SCHEMA);
+    createShapedSchema(this.db);
     this.db.exec(SERVED_GROUPS_SCHEMA);
     this.statements = this.prepare();
   }
@@ -700,10 +700,17 @@ export class RunStore {
     return unshapedKeys(this.db);
   }
 
-  /** One record's shaping, in its own transaction at once: a kill right after loses nothing that landed. */
+  /**
+   * One record's shaping, in its own transaction at once, with its summaries' cost added to the run's
+   * spend: a kill right after loses nothing that landed, and a record is never counted twice.
+   */
   saveShaped(row: ShapedRow): void {
     this.flush();
-    saveShaped(this.db, row);
+    const usd = (row.status === 'done' ? row.metrics.summary_cost_usd : row.usage.summary_cost_usd) ?? 0;
+    this.db.transaction(() => {
+      saveShaped(this.db, row);
+      if (usd > 0) this.statements.addCounter.run(SPENT_COUNTER, usd);
+    })();
   }
 
   shapingTotals(): ShapingTotals | undefined {

@@ -98,7 +98,14 @@ test('a 40k-token trajectory compresses under 15,250 Qwen3 tokens with its prote
     record.conversations.reduce((sum, turn) => sum + tokenizer.encode(turn.value).length, 0);
   assert.ok(count(original!) > 40_000, `the trajectory has ${count(original!)} tokens`);
 
-  const compressed = await runCli(compressArgs(server.url), { cwd: directory, env: KEY });
+  const spentBefore = JSON.parse(readFileSync(join(directory, 'datasets', 'long', 'statistics.json'), 'utf8')).cost
+    .spent_usd;
+  // The summariser's price: its calls' cost goes into the run's spend.
+  writeFileSync(join(directory, 'priced.yaml'), 'pricing:\n  summariser: { input: 1000, output: 2000 }\n');
+  const compressed = await runCli(compressArgs(server.url, ['--config', 'priced.yaml']), {
+    cwd: directory,
+    env: KEY,
+  });
   assert.equal(compressed.code, 0, compressed.stderr);
   assert.match(compressed.stdout, /records: 1 \(compressed 1, under the budget 0, over the limit 0, failed 0\)/);
   const exported = await runCli(['export', 'long', '--compressed', '--format', 'jsonl', '--out', 'shaped'], {
@@ -128,16 +135,22 @@ test('a 40k-token trajectory compresses under 15,250 Qwen3 tokens with its prote
   assert.equal(statistics.compress.tokens_before, count(original!));
   assert.equal(statistics.compress.tokens_after, after);
   assert.equal(statistics.compress.turns_summarised, kept - 4);
+  // One summary call at the wire, its usage in the statistics and its cost in the run's spend.
+  const summaries = server.requests.filter((request) => String(request.messages[0]?.content).startsWith(SUMMARY_ASK));
+  assert.equal(summaries.length, 1);
+  const { summary_prompt_tokens: prompt, summary_completion_tokens: completion } = statistics.compress;
+  assert.ok(prompt > 1000 && completion > 0, `${prompt} + ${completion}`);
+  const cost = (prompt * 1000 + completion * 2000) / 1e6;
+  assert.ok(Math.abs(statistics.compress.summary_cost_usd - cost) < 1e-7, `${statistics.compress.summary_cost_usd}`);
+  assert.ok(Math.abs(statistics.cost.spent_usd - (spentBefore + cost)) < 1e-7, `${statistics.cost.spent_usd}`);
   const card = readFileSync(join(directory, 'shaped', 'README.md'), 'utf8');
   assert.match(card, /\| budget \(tokens per record\) \| 15250 \|/);
   assert.match(card, new RegExp(`\\| tokenizer \\| ${QWEN3_FOLDER.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} \\|`));
   assert.match(card, /\| summariser model \| summariser \(/);
 });
 
-test('a compression killed with SIGKILL finishes on rerun, each record shaped exactly once', {
-  todo: 'the child finishes before the kill: records land in a burst at the end (investigating)',
-}, async (t) => {
-  const { directory, server } = await longRun(t, 8, 0);
+test('a compression killed with SIGKILL finishes on rerun, each record shaped exactly once', async (t) => {
+  const { directory } = await longRun(t, 8, 0);
   // Each summary takes 1.5 s, so the kill lands while some records are shaped and others are not.
   const slow = await startScriptedServer((request) => ({ fault: 'delay', ms: 1500, then: longScript(request) }));
   t.after(() => slow.close());
@@ -158,31 +171,48 @@ test('a compression killed with SIGKILL finishes on rerun, each record shaped ex
   const { child, done } = startCli(compressArgs(slow.url, ['--concurrency', '2']), { cwd: directory, env: KEY });
   let exited = false;
   void done.then(() => (exited = true));
-  while (shapedRows().length < 2 && !exited) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  assert.equal(exited, false, `traj compress ended before the kill: ${(await done).stderr}`);
+  while (shapedRows().length < 2 && !exited) await new Promise((resolve) => setTimeout(resolve, 50));
+  // Not `(await done)` in the message: that waits for the child to end before the kill is sent.
+  assert.equal(exited, false, 'traj compress ended before the kill');
   child.kill('SIGKILL');
   const killed = await done;
   assert.equal(killed.signal, 'SIGKILL', `${shapedRows().length} rows; ${killed.stdout}${killed.stderr}`);
   const landed = shapedRows();
   assert.ok(landed.length >= 2 && landed.length < 8, `${landed.length} landed before the kill`);
-  const askedBefore = slow.requests.length;
 
-  const rerun = await runCli(compressArgs(server.url), { cwd: directory, env: KEY });
+  const askedBeforeKill = [...slow.requests];
+
+  // The same settings (the same summariser) as the killed run: others would be refused.
+  const rerun = await runCli(compressArgs(slow.url), { cwd: directory, env: KEY });
   assert.equal(rerun.code, 0, rerun.stderr);
+  assert.match(rerun.stdout, /records: 8 \(compressed 8,/);
+  assert.match(rerun.stdout, new RegExp(`${8 - landed.length} records shaped now`));
   const after = shapedRows();
   assert.equal(after.length, 8);
   assert.equal(new Set(after.map((row) => row.key)).size, 8);
-  // Rows that landed were not shaped again (their time is unchanged) and their records were not summarised again.
+  // Rows that landed were not written again: their time is unchanged.
   for (const row of landed) assert.equal(after.find((other) => other.key === row.key)?.at, row.at);
-  const landedTags = new Set(landed.map((row) => `tag-${row.key.slice(1)} `));
-  const askedAgain = server.requests
-    .map((request) => String(request.messages[0]?.content ?? ''))
-    .filter((text) => text.startsWith(SUMMARY_ASK));
-  assert.equal(askedAgain.length, 8 - landed.length);
-  for (const text of askedAgain)
-    for (const tag of landedTags) assert.ok(!text.includes(tag), `${tag} summarised twice`);
-  assert.ok(askedBefore >= landed.length);
-  assert.match(rerun.stdout, /records: 8 \(compressed 8,/);
+  // At the wire, per record: a landed record was summarised once, by the killed run; any other record once by
+  // the rerun (and at most once by the killed run, whose reply the kill lost).
+  const asked = (requests: ChatRequest[], key: string) =>
+    requests
+      .map((request) => String(request.messages[0]?.content ?? ''))
+      .filter((text) => text.startsWith(SUMMARY_ASK) && text.includes(`tag-${key.slice(1)} `)).length;
+  const landedKeys = new Set(landed.map((row) => row.key));
+  for (const { key } of after) {
+    const before = asked(askedBeforeKill, key);
+    const again = asked(slow.requests.slice(askedBeforeKill.length), key);
+    if (landedKeys.has(key)) assert.deepEqual([before, again], [1, 0], `${key}: landed, asked ${before} + ${again}`);
+    else assert.ok(again === 1 && before <= 1, `${key}: not landed, asked ${before} before and ${again} on rerun`);
+  }
+  const db = new Database(store, { readonly: true });
+  t.after(() => db.close());
+  const calls = db.prepare('SELECT shaped_key AS key, summary_calls AS calls FROM shaped').all() as {
+    key: string;
+    calls: number;
+  }[];
+  assert.deepEqual(
+    calls.map((row) => row.calls),
+    Array(8).fill(1),
+  );
 });

@@ -81,15 +81,20 @@ test('each quality filter drops exactly the planted bad records and the card cou
     /quality filters dropped: unknown_tool 1, malformed_arguments 2, empty_answer 1, duplicate_prompt 1, duplicate_answer 1, contaminated 1/,
   );
   const card = readFileSync(join(directory, 'filtered', 'README.md'), 'utf8');
-  for (const [name, count] of Object.entries({
+  const dropped = {
     unknown_tool: 1,
     malformed_arguments: 2,
     empty_answer: 1,
     duplicate_prompt: 1,
     duplicate_answer: 1,
     contaminated: 1,
-  }))
+  };
+  for (const [name, count] of Object.entries(dropped))
     assert.match(card, new RegExp(`\\| ${name} \\| [^|]+ \\| ${count} \\|`), `card row of ${name}`);
+  // The same counts as data, beside the card.
+  const statistics = JSON.parse(readFileSync(join(directory, 'filtered', 'statistics.json'), 'utf8'));
+  assert.deepEqual(statistics.export.quality.dropped, dropped);
+  assert.equal(statistics.export.rows, 4);
 
   const onlyDedupe = await runCli(['export', 'quality', '--format', 'jsonl', '--out', 'dedupe', '--dedupe'], {
     cwd: directory,

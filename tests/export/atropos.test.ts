@@ -29,7 +29,7 @@ test('atropos: one ScoredDataGroup line per group, rollouts without a reward lef
   const storePath = buildStore(directory, 'groups', GROUPED);
   const out = join(directory, 'out');
   const result = await exportRun({ storePath, out, format: 'atropos' });
-  assert.deepEqual(result.files, ['data/train-00000-of-00001.jsonl', 'README.md']);
+  assert.deepEqual(result.files, ['data/train-00000-of-00001.jsonl', 'README.md', 'statistics.json']);
   assert.equal(result.rows, 2);
   assert.equal(result.left.unscored, 2);
   const groups = lines(join(out, result.files[0]!));

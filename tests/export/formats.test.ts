@@ -79,7 +79,7 @@ test('Parquet read back by DuckDB: one fixed schema; Parquet rows and JSONL line
   const parquet = await exportRun({ storePath, out: parquetOut, format: 'parquet' });
   await exportRun({ storePath, out: jsonlOut, format: 'jsonl' });
 
-  assert.deepEqual(parquet.files, ['data/train-00000-of-00001.parquet', 'README.md']);
+  assert.deepEqual(parquet.files, ['data/train-00000-of-00001.parquet', 'README.md', 'statistics.json']);
   const contents = await readParquet([join(parquetOut, 'data', 'train-00000-of-00001.parquet')]);
   const expected = storedRecords(storePath);
   const lines = jsonlRecords(jsonlOut);
@@ -152,7 +152,7 @@ test('Arrow IPC shards carry the same schema and rows as Parquet', async (t) => 
   const storePath = buildStore(directory, 'arrow', MIXED_ROLLOUTS);
   const out = join(directory, 'arrow');
   const result = await exportRun({ storePath, out, format: 'arrow' });
-  assert.deepEqual(result.files, ['data/train-00000-of-00001.arrow', 'README.md']);
+  assert.deepEqual(result.files, ['data/train-00000-of-00001.arrow', 'README.md', 'statistics.json']);
   const arrow = await import('apache-arrow');
   const table = arrow.tableFromIPC(readFileSync(join(out, 'data', 'train-00000-of-00001.arrow')));
   assert.equal(table.numRows, 5);

@@ -20,7 +20,7 @@ test('hermes: one batch-runner line per done rollout, each exactly the converter
   );
   const out = join(directory, 'out');
   const result = await exportRun({ storePath, out, format: 'hermes' });
-  assert.deepEqual(result.files, ['data/train-00000-of-00001.jsonl', 'README.md']);
+  assert.deepEqual(result.files, ['data/train-00000-of-00001.jsonl', 'README.md', 'statistics.json']);
   const text = readFileSync(join(out, result.files[0]!), 'utf8');
   const lines = text.split('\n').filter(Boolean);
   assert.equal(lines.length, 2, 'done rows only, as the default split');

@@ -49,6 +49,7 @@ test('a push creates the repository and lands every file in one commit; the same
     'data/discarded-00000-of-00001.parquet',
     'data/failed-00000-of-00001.parquet',
     'README.md',
+    'statistics.json',
   ]);
 
   const first = await pushToHub(pushInput(result, hub));
@@ -111,7 +112,7 @@ test('a changed export: new shards uploaded, stale shards deleted in the same co
   assert.deepEqual(commit.deleted, ['data/train-00000-of-00001.parquet']);
   assert.deepEqual(commit.files.map((file) => file.path).sort(), [...shards, 'README.md'].sort());
   const remote = [...hub.repositories.get('traj-tests/pushed')!.branches.get('main')!.keys()].sort();
-  assert.deepEqual(remote, ['.gitattributes', 'NOTES.md', 'README.md', ...shards].sort());
+  assert.deepEqual(remote, ['.gitattributes', 'NOTES.md', 'README.md', 'statistics.json', ...shards].sort());
 });
 
 test('--revision commits to a branch, created from main when missing', async (t) => {
