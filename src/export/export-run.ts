@@ -73,28 +73,7 @@ interface SplitWriter {
  */
 export async function exportRun(input: ExportRunInput): Promise<ExportResult> {
   const options = ExportOptionsSchema.parse(input);
-  if (!existsSync(input.storePath))
-    throw new RunError(`no run store at ${input.storePath}`, { code: 'store_not_found' });
-  if (options.format === 'tokens' && !options.tokenizer)
-    throw new ConfigError(
-      '--format tokens needs --tokenizer (a Hugging Face model id or a folder with tokenizer.json)',
-      {
-        code: 'cli_usage',
-      },
-    );
-  if (options.maxTokens !== undefined && !options.tokenizer)
-    throw new ConfigError('--max-tokens counts tokens: give --tokenizer too', { code: 'cli_usage' });
-  if (options.format === 'atropos' && options.splitBy)
-    throw new ConfigError('--split-by does not apply to --format atropos: a line is a whole group', {
-      code: 'cli_usage',
-    });
-  if (options.compressed && options.splitBy === 'status')
-    throw new ConfigError(
-      '--compressed exports done rows (what traj compress shapes): --split-by status does not apply',
-      {
-        code: 'cli_usage',
-      },
-    );
+  checkExportOptions(options, input.storePath);
   const predicate = options.filter ? compileFilter(options.filter) : undefined;
   const quality = qualityFilter(options);
   const store = RunStore.open(input.storePath);
@@ -168,6 +147,31 @@ export async function exportRun(input: ExportRunInput): Promise<ExportResult> {
   } finally {
     store.close();
   }
+}
+
+/** Options that cannot go together, and a missing store: usage errors before anything is read. */
+function checkExportOptions(options: ReturnType<typeof ExportOptionsSchema.parse>, storePath: string): void {
+  if (!existsSync(storePath)) throw new RunError(`no run store at ${storePath}`, { code: 'store_not_found' });
+  if (options.format === 'tokens' && !options.tokenizer)
+    throw new ConfigError(
+      '--format tokens needs --tokenizer (a Hugging Face model id or a folder with tokenizer.json)',
+      {
+        code: 'cli_usage',
+      },
+    );
+  if (options.maxTokens !== undefined && !options.tokenizer)
+    throw new ConfigError('--max-tokens counts tokens: give --tokenizer too', { code: 'cli_usage' });
+  if (options.format === 'atropos' && options.splitBy)
+    throw new ConfigError('--split-by does not apply to --format atropos: a line is a whole group', {
+      code: 'cli_usage',
+    });
+  if (options.compressed && options.splitBy === 'status')
+    throw new ConfigError(
+      '--compressed exports done rows (what traj compress shapes): --split-by status does not apply',
+      {
+        code: 'cli_usage',
+      },
+    );
 }
 
 /** The card's numbers as data beside it: the run's statistics and what this export kept and dropped. */

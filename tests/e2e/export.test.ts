@@ -153,12 +153,13 @@ test('traj export --push: one commit to the Hub stand-in, a second push commits 
   assert.equal(first.code, 0, first.stderr);
   assert.match(
     first.stdout,
-    /created traj-tests\/mixed; pushed to traj-tests\/mixed@main: commit [0-9a-f]{40} \(2 uploaded, 0 unchanged, 0 deleted\)/,
+    /created traj-tests\/mixed; pushed to traj-tests\/mixed@main: commit [0-9a-f]{40} \(3 uploaded, 0 unchanged, 0 deleted\)/,
   );
   assert.equal(hub.commits.length, 1);
   assert.deepEqual(hub.commits[0]!.files, [
     { path: 'data/train-00000-of-00001.parquet', lfs: true },
     { path: 'README.md', lfs: false },
+    { path: 'statistics.json', lfs: false },
   ]);
   assert.equal(hub.commits[0]!.summary, 'traj export of run mixed (7 rows)');
   assert.equal(
@@ -173,7 +174,7 @@ test('traj export --push: one commit to the Hub stand-in, a second push commits 
   assert.equal(second.code, 0, second.stderr);
   assert.match(
     second.stdout,
-    /traj-tests\/mixed@main already holds this export \(2 files unchanged\): nothing committed/,
+    /traj-tests\/mixed@main already holds this export \(3 files unchanged\): nothing committed/,
   );
   assert.equal(hub.commits.length, 1);
   assert.equal(hub.unauthorized, 0, '--token-env named the variable that holds the token');
