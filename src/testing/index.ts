@@ -6,3 +6,4 @@ export * from './server.js';
 export * from './script-file.js';
 export * from './fixture-replay.js';
 export * from './batch-args.js';
+export type { ImageRequest, ReceivedImage } from './image-request.js';
