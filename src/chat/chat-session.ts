@@ -11,6 +11,7 @@ import type { Sandbox } from '../sandbox/sandbox.js';
 import { toolSpec } from '../tools/tool-spec.js';
 import type { Tool } from '../tools/tool.js';
 import type { ToolServices } from '../tools/services.js';
+import { CLARIFY_STATE_KEY, type ClarifyAsker } from '../tools/clarify.js';
 import { disposeToolState } from '../tools/tool-state.js';
 import { knowledgeSections, provideKnowledge, type ChatKnowledge } from './chat-knowledge.js';
 import type { ChatTools } from './chat-tools.js';
@@ -30,6 +31,8 @@ export interface ChatServices {
   model(endpoint: Endpoint): ModelClient;
   /** Memory, skills and context files (absent in tests that need none). */
   knowledge?: ChatKnowledge;
+  /** How clarify asks the person (absent: clarify gives the configured answer, as in batch). */
+  clarify?: ClarifyAsker;
 }
 
 interface SessionInit {
@@ -79,6 +82,7 @@ export class ChatSession {
     this.usage = init.usage;
     this.stored = init.stored;
     provideKnowledge(this.state, services.knowledge, services.store, () => this.id);
+    if (services.clarify) this.state.set(CLARIFY_STATE_KEY, services.clarify);
   }
 
   /** A fresh session: the system prompt is built once from the settings and stays fixed. */

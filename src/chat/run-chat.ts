@@ -9,6 +9,7 @@ import { createSandbox } from '../sandbox/index.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { CommandApprover } from './approval.js';
 import { approvalPrompt } from './approval-prompt.js';
+import { clarifyPrompt } from './clarify-prompt.js';
 import { loadApprovedCommands, saveApprovedCommand, userConfigFile } from './approved-commands.js';
 import { Chat } from './chat.js';
 import { ChatSession, type ChatServices, type ChatSettings } from './chat-session.js';
@@ -91,7 +92,8 @@ export async function runChat(launch: ChatLaunch): Promise<number> {
   try {
     sandbox = await createSandbox({ ...launch.sandbox, run: 'chat', key: 'chat' });
     const knowledge = loadChatKnowledge(launch.knowledge ?? {});
-    const services: ChatServices = { store, tools, sandbox, model: models, knowledge };
+    const clarify = clarifyPrompt(input, output, style);
+    const services: ChatServices = { store, tools, sandbox, model: models, knowledge, clarify };
     const settings: ChatSettings = chatSettingsOf(launch);
     const session = launch.resume
       ? await ChatSession.resume(

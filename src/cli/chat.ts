@@ -21,6 +21,7 @@ const DEFAULT_TOOLSETS = [
   'memory',
   'skills',
   'session_search',
+  'clarify',
   'code_execution',
   'delegation',
 ];

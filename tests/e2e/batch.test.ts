@@ -293,7 +293,7 @@ test('config typos and unknown toolsets are clear errors', async (t) => {
   assert.equal(unknown.code, 2);
   assert.match(
     unknown.stderr,
-    /unknown toolset 'spreadsheet'; known toolsets: browser, code_execution, delegation, file, image_gen, memory, moa, session_search, skills, terminal, todo, vision, web/,
+    /unknown toolset 'spreadsheet'; known toolsets: browser, clarify, code_execution, delegation, file, image_gen, memory, moa, session_search, skills, terminal, todo, vision, web/,
   );
 });
 
