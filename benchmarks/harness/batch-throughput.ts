@@ -9,6 +9,7 @@ import {
   type MockServer,
 } from './processes.js';
 import { scriptedBatchArgs } from '../../src/testing/index.js';
+import { machineDescription, runBareClient } from './bare-baseline.js';
 
 export interface BatchThroughputOptions {
   name: string;
@@ -23,6 +24,12 @@ export interface BatchThroughputOptions {
   isolation?: 'bwrap' | 'none';
   /** Runs against the same mock server (default 1). */
   runs?: number;
+  /**
+   * Also run the bare client (bare-client.ts) after each traj run, with the same requests at the
+   * same concurrency against the same mock: traj's CPU per model call is then reported as a ratio
+   * to the bare client's, a figure that holds across machines.
+   */
+  baseline?: boolean;
 }
 
 /**
@@ -35,15 +42,33 @@ export async function batchThroughputBenchmark(
   options: BatchThroughputOptions,
 ): Promise<Record<string, number | string | number[]>> {
   const script = options.script ? ['--script', options.script] : ['--tool-turns', String(options.toolTurns)];
+  const machine = machineDescription();
   const server = await startMockServer(['--latency-ms', String(options.latencyMs), ...script]);
   try {
     const runs: Record<string, number | string>[] = [];
-    for (let run = 0; run < (options.runs ?? 1); run++) runs.push(await measureRun(options, server));
-    const byWall = [...runs].sort((a, b) => Number(a.wall_s) - Number(b.wall_s));
-    const median = byWall[Math.floor((byWall.length - 1) / 2)]!;
-    return runs.length === 1
-      ? median
-      : { ...median, runs: runs.length, wall_s_each: runs.map((run) => Number(run.wall_s)) };
+    for (let run = 0; run < (options.runs ?? 1); run++) {
+      const measured = await measureRun(options, server);
+      runs.push(options.baseline ? { ...measured, ...(await measureBare(options, server, measured)) } : measured);
+    }
+    const median = medianBy(runs, 'wall_s');
+    const described = {
+      ...median,
+      cpu_model: machine.cpu_model,
+      cores: machine.cores,
+      load_before: machine.load_before.join(' '),
+    };
+    if (runs.length === 1) return described;
+    return {
+      ...described,
+      runs: runs.length,
+      wall_s_each: runs.map((run) => Number(run.wall_s)),
+      ...(options.baseline
+        ? {
+            cpu_per_call_over_bare_each: runs.map((run) => Number(run.cpu_per_call_over_bare)),
+            cpu_per_call_over_bare_median: Number(medianBy(runs, 'cpu_per_call_over_bare').cpu_per_call_over_bare),
+          }
+        : {}),
+    };
   } finally {
     await server.stop();
   }
@@ -117,6 +142,46 @@ async function measureRun(
       start_line: measured.stderr.split('\n').find((line) => line.includes('rollouts in flight')) ?? '',
       tool_processes_cpu_ms_per_rollout: round(measured.children_cpu_ms / options.prompts),
       peak_rss_mb: measured.max_rss_mb,
+    };
+  } finally {
+    scratch.remove();
+  }
+}
+
+function medianBy(runs: Record<string, number | string>[], key: string): Record<string, number | string> {
+  const sorted = [...runs].sort((a, b) => Number(a[key]) - Number(b[key]));
+  return sorted[Math.floor((sorted.length - 1) / 2)]!;
+}
+
+/**
+ * The bare client on the same mock, same prompts and concurrency, right after traj's run. traj's
+ * CPU counts its process (all threads, user + system) and its children (spawn hosts, tool
+ * commands); the bare client's is its process's.
+ */
+async function measureBare(
+  options: BatchThroughputOptions,
+  server: MockServer,
+  traj: Record<string, number | string>,
+): Promise<Record<string, number>> {
+  const scratch = scratchDirectory('traj-bench-bare-');
+  try {
+    const bare = await runBareClient({
+      baseUrl: server.url,
+      prompts: options.prompts,
+      concurrency: options.concurrency,
+      toolsets: options.toolsets.split(','),
+      folder: scratch.path,
+    });
+    const trajCalls = options.prompts * (options.toolTurns + 1);
+    const trajCpuPerCall = ((Number(traj.cpu_s) + Number(traj.children_cpu_s)) * 1000) / trajCalls;
+    const bareCpuPerCall = bare.cpu_ms / bare.calls;
+    return {
+      bare_calls: bare.calls,
+      bare_wall_s: round(bare.wall_ms / 1000),
+      bare_achieved_over_ideal: round(Number(traj.ideal_s) / (bare.wall_ms / 1000)),
+      bare_cpu_ms_per_call: round(bareCpuPerCall),
+      traj_cpu_ms_per_call_with_children: round(trajCpuPerCall),
+      cpu_per_call_over_bare: round(trajCpuPerCall / bareCpuPerCall),
     };
   } finally {
     scratch.remove();

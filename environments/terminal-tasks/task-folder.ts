@@ -4,7 +4,11 @@ import { parse as parseToml, TomlError } from 'smol-toml';
 import { z } from 'zod';
 import { describeIssues } from '../../src/config/load.js';
 import { ConfigError } from '../../src/errors.js';
+import { contextTag, type ImageBuild } from '../../src/sandbox/docker-build.js';
+import type { SidecarService } from '../../src/sandbox/docker-services.js';
+import { readCompose, type ComposeServices } from './compose-file.js';
 
+const SIZE_PATTERN = /^\s*\d+(\.\d+)?\s*[KMG]\s*$/i;
 const TimeoutSchema = z.object({ timeout_sec: z.number().positive().optional() }).loose();
 
 /**
@@ -41,6 +45,15 @@ export const TaskTomlSchema = z
         workdir: z.string().startsWith('/', 'expected an absolute path inside the container').optional(),
         /** traj extension: the scripts honour WORKDIR/TEST_DIR/LOGS_DIR, so a local sandbox can run the task. */
         local_sandbox: z.boolean().optional(),
+        // Harbor's EnvironmentConfig: resources, network and the build's time limit.
+        build_timeout_sec: z.number().positive().optional(),
+        cpus: z.number().positive().optional(),
+        memory_mb: z.number().int().min(6).optional(),
+        storage_mb: z.number().int().positive().optional(),
+        allow_internet: z.boolean().optional(),
+        /** Harbor's deprecated spellings of memory_mb / storage_mb ('2G', '512M'). */
+        memory: z.string().regex(SIZE_PATTERN, "expected a size like '2G' or '512M'").optional(),
+        storage: z.string().regex(SIZE_PATTERN, "expected a size like '10G' or '512M'").optional(),
       })
       .loose()
       .optional(),
@@ -56,8 +69,16 @@ export const TerminalTaskSchema = z.object({
   category: z.string().nullable(),
   difficulty: z.string().nullable(),
   tags: z.array(z.string()),
-  layout: z.enum(['terminal-tasks', 'harbor']).describe('harbor: environment/Dockerfile is present'),
+  layout: z
+    .enum(['terminal-tasks', 'harbor'])
+    .describe('harbor: environment/Dockerfile or environment/docker-compose.yaml is present'),
   image: z.string(),
+  /** Images built before the run: the task's own Dockerfile (and its sidecars'), unless a prebuilt image is named. */
+  builds: z.array(z.custom<ImageBuild>()),
+  /** Harbor: the task's resources and network over the run's docker settings (cpus, memory, network, storage). */
+  docker: z.record(z.string(), z.unknown()),
+  /** Harbor: docker-compose.yaml services beside the task's container. */
+  services: z.array(z.custom<SidecarService>()),
   workdir: z.string(),
   agent_timeout_sec: z.number().positive(),
   verifier_timeout_sec: z.number().positive(),
@@ -116,7 +137,12 @@ export function readTaskFolder(folder: string, overrides: TaskOverrides = {}): T
     "the verifier's entry point, run as bash /tests/test.sh after the agent",
   );
   const dockerfile = existsSync(join(directory, 'environment', 'Dockerfile'));
+  const compose = readCompose(join(directory, 'environment'), name, toml.environment?.build_timeout_sec);
+  const harbor = dockerfile || compose !== undefined;
   const meta = { ...toml.metadata, ...toml.task };
+  const image = harbor
+    ? harborImage({ directory, name, toml, dockerfile, compose, override: overrides.image })
+    : { image: overrides.image ?? toml.environment?.image ?? DEFAULT_IMAGE, builds: [] };
   return {
     name,
     directory,
@@ -124,8 +150,10 @@ export function readTaskFolder(folder: string, overrides: TaskOverrides = {}): T
     category: meta.category ?? null,
     difficulty: meta.difficulty ?? null,
     tags: meta.tags ?? [],
-    layout: dockerfile ? 'harbor' : 'terminal-tasks',
-    image: taskImage(tomlPath, toml, dockerfile, overrides.image),
+    layout: harbor ? 'harbor' : 'terminal-tasks',
+    ...image,
+    docker: harbor ? harborResources(tomlPath, toml) : {},
+    services: compose?.sidecars ?? [],
     workdir:
       toml.environment?.workdir ??
       (dockerfile ? dockerfileWorkdir(join(directory, 'environment', 'Dockerfile')) : undefined) ??
@@ -156,21 +184,60 @@ function parseTaskToml(path: string): TaskToml {
 }
 
 /**
- * The image a task runs in. A Harbor task (environment/Dockerfile) needs a prebuilt image: traj
- * does not build Dockerfiles (the machines it targets are offline), so --image (or Harbor's
- * `docker_image`) must name one that already satisfies the Dockerfile.
+ * The image a Harbor task runs in: `--image`, else a prebuilt `[environment].docker_image` (used
+ * as given, never built), else its own image built from environment/ (or the compose file's
+ * `main` service), tagged by a hash of the build context so it is built once and reused.
  */
-function taskImage(tomlPath: string, toml: TaskToml, dockerfile: boolean, override: string | undefined): string {
-  if (override) return override;
-  if (dockerfile) {
-    const prebuilt = toml.environment?.docker_image ?? toml.environment?.image;
-    if (prebuilt) return prebuilt;
-    throw new ConfigError(
-      `${tomlPath}: this is a Terminal-Bench 2 / Harbor task (environment/Dockerfile) and traj does not build Dockerfiles; pass --image IMAGE naming a prebuilt image that satisfies the Dockerfile (e.g. --image traj-sandbox:bookworm when its packages suffice)`,
-      { code: 'task_image_missing' },
-    );
-  }
-  return toml.environment?.image ?? DEFAULT_IMAGE;
+function harborImage(task: {
+  directory: string;
+  name: string;
+  toml: TaskToml;
+  dockerfile: boolean;
+  compose: ComposeServices | undefined;
+  override: string | undefined;
+}): { image: string; builds: ImageBuild[] } {
+  const sidecarBuilds = task.compose?.builds ?? [];
+  const prebuilt = task.override ?? task.toml.environment?.docker_image ?? task.toml.environment?.image;
+  if (prebuilt) return { image: prebuilt, builds: sidecarBuilds };
+  const main = task.compose?.main;
+  if (main && 'image' in main) return { image: main.image, builds: sidecarBuilds };
+  const build: ImageBuild = main
+    ? main.build
+    : {
+        tag: contextTag(task.name, join(task.directory, 'environment')),
+        context: join(task.directory, 'environment'),
+        task: task.name,
+        ...(task.toml.environment?.build_timeout_sec ? { timeoutSec: task.toml.environment.build_timeout_sec } : {}),
+      };
+  return { image: build.tag, builds: [build, ...sidecarBuilds] };
+}
+
+/**
+ * Harbor's resources as docker settings over the run's: cpus (default 1), memory_mb (default
+ * 2048), allow_internet (default true: a bridge network; false: none) and storage_mb when the
+ * task sets it (Harbor's default of 10 GiB is not applied: most engines cannot enforce it).
+ */
+function harborResources(tomlPath: string, toml: TaskToml): Record<string, unknown> {
+  const environment = toml.environment ?? {};
+  const memory = environment.memory_mb ?? (environment.memory ? sizeMb(environment.memory) : 2048);
+  const storage = environment.storage_mb ?? (environment.storage ? sizeMb(environment.storage) : undefined);
+  if (memory < 6)
+    throw new ConfigError(`${tomlPath}: [environment] memory is ${memory} MB; Docker needs at least 6`, {
+      code: 'task_toml_invalid',
+    });
+  return {
+    cpus: environment.cpus ?? 1,
+    memory: `${memory}m`,
+    network: environment.allow_internet === false ? 'none' : 'bridge',
+    ...(storage === undefined ? {} : { storage: `${storage}m` }),
+  };
+}
+
+/** '2G' → 2048, '512M' → 512 (Harbor's deprecated memory/storage strings). */
+function sizeMb(size: string): number {
+  const value = Number.parseFloat(size);
+  const unit = size.trim().slice(-1).toUpperCase();
+  return Math.floor(unit === 'G' ? value * 1024 : unit === 'K' ? value / 1024 : value);
 }
 
 /** The last WORKDIR of a Dockerfile (where Harbor starts the agent), when it is a plain absolute path. */

@@ -17,7 +17,8 @@ export const SETUP_TIMEOUT_MS = 10 * 60_000;
 export async function setupTask(task: TerminalTask, sandbox: Sandbox): Promise<void> {
   const paths = taskPaths(task, sandbox);
   const environment = join(task.directory, 'environment');
-  if (!existsSync(environment)) return;
+  // A Harbor task's environment/ is its image's build context: nothing to upload unless it has a setup script.
+  if (!existsSync(environment) || (task.layout === 'harbor' && !task.has_setup)) return;
   await sandbox.upload(environment, paths.environment);
   if (task.has_setup) {
     const result = await sandbox.exec(`cd ${shellQuote(paths.environment)} && bash setup.sh`, {

@@ -24,6 +24,8 @@ export interface RunAgentOptions {
   /** Tool calls of one assistant message run concurrently, at most this many at once. */
   toolConcurrency?: number;
   stopWhen?: StopCondition;
+  /** Checked after each tool step (e.g. a terminal tool was called: the conversation is over). */
+  stopAfterTools?: StopCondition;
   /** Retries of an empty answer (no content, no tool calls) before finishing with `empty`. */
   emptyRetries?: number;
   /** Per-run tool state (the todo list); pass one to keep it across runs of one chat session. */

@@ -12,3 +12,4 @@ export * from './token-count.js';
 export * from './context-files.js';
 export { CHILD_SYSTEM_PROMPT, MAX_DELEGATION_DEPTH, DEFAULT_CHILD_MAX_TURNS } from './subagent.js';
 export * from './agent-settings.js';
+export { runConversation, userView, type ConversationOptions, type SimulatedUser } from './conversation.js';

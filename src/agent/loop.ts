@@ -31,6 +31,8 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
       if (reason) return run.finish(reason);
       await run.runTools(response);
       options.onEvent?.({ type: 'turn_end', turn: run.turns });
+      const after = options.stopAfterTools?.({ turns: run.turns, lastResponse: response, signal: run.signal });
+      if (after) return run.finish(after);
     }
   } catch (error) {
     // An overflow that compression could not cure is the agent's outcome, not an infrastructure fault.

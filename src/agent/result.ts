@@ -32,6 +32,20 @@ export interface ToolCallRecord {
   inner?: NestedCallRecord[];
 }
 
+/** Why a conversation with a simulated user ended. */
+export type ConversationStop = 'stop_token' | 'turn_limit' | 'terminal_tool' | 'user_empty' | 'agent';
+
+/** The simulated user's side of a conversation: its model, replies, why it ended, and its own usage. */
+export interface SimulatedUserResult {
+  model: string;
+  /** User replies (its model calls). */
+  turns: number;
+  /** `agent`: the agent ended it (max turns, an error, …), see the finish reason. */
+  stop: ConversationStop;
+  /** The user model's calls only (the result's `usage` holds them too, being the rollout's whole spend). */
+  usage: Usage;
+}
+
 export interface AgentTimings {
   started_at: string;
   duration_ms: number;
@@ -61,4 +75,6 @@ export interface AgentResult {
   skillsViewed?: string[];
   timings: AgentTimings;
   error?: SerializedError;
+  /** Set when a simulated user answered the agent (environments with `user:`). */
+  simulatedUser?: SimulatedUserResult;
 }

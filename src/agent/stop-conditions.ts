@@ -43,3 +43,13 @@ export const defaultStopAfterResponse: StopCondition = anyOf(
   whenStoppedOtherwise,
   whenNoToolCalls,
 );
+
+/** The finish reason of a run ended by a terminal tool (a simulated conversation maps it to its own stop). */
+export const TERMINAL_TOOL_REASON = 'terminal_tool';
+
+/** For `stopAfterTools`: the last response called one of these tools (which have now run). */
+export function whenToolCalled(names: readonly string[]): StopCondition {
+  const terminal = new Set(names);
+  return (state) =>
+    state.lastResponse.toolCalls.some((call) => terminal.has(call.function.name)) ? TERMINAL_TOOL_REASON : undefined;
+}

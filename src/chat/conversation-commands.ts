@@ -88,6 +88,7 @@ export async function forkInto(chat: Chat, request: { run: string; key: string; 
   chat.useSession(await ChatSession.fork(fork, chat.settings, chat.services), `forked (${forkLabel(fork.origin)})`);
   showFork(chat, fork);
   await restoreForkFiles(chat, fork);
+  showForkHint(chat, fork);
 }
 
 /** Rebuild the rollout's files in the chat's sandbox from its file-tool calls, and say what could not be. */
@@ -126,6 +127,10 @@ export function showFork(chat: Chat, fork: ForkedConversation): void {
     );
   if (fork.model !== session.endpoint.model)
     chat.print(chat.style.dim(`note: the rollout used model ${fork.model}; this chat uses ${session.endpoint.model}`));
+}
+
+/** After the fork is shown and its files rebuilt: how to go on from a cut after tool results. */
+export function showForkHint(chat: Chat, fork: ForkedConversation): void {
   const last = fork.messages[fork.messages.length - 1];
   if (last?.role === 'tool' || last?.role === 'user')
     chat.print(chat.style.dim('send a message, or /continue to let the model answer from here'));

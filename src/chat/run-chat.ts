@@ -17,7 +17,7 @@ import { ChatSession, type ChatServices, type ChatSettings } from './chat-sessio
 import { loadChatKnowledge, type KnowledgeOptions } from './chat-knowledge.js';
 import { ChatTools } from './chat-tools.js';
 import { chatCommands } from './commands.js';
-import { restoreForkFiles, showFork } from './conversation-commands.js';
+import { restoreForkFiles, showFork, showForkHint } from './conversation-commands.js';
 import type { ForkedConversation } from './fork.js';
 import { LineInput } from './line-input.js';
 import type { Output } from './renderer.js';
@@ -112,6 +112,7 @@ export async function runChat(launch: ChatLaunch): Promise<number> {
     if (launch.fork) {
       showFork(chat, launch.fork);
       await restoreForkFiles(chat, launch.fork);
+      showForkHint(chat, launch.fork);
     } else if (launch.resume) showTail(chat, style);
     await runRepl(chat, commands);
     return finalSave(chat, style);

@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { ConfigError } from '../errors.js';
+import { COST_NONE, costText } from '../util/cost-text.js';
 import { contentText } from '../model/messages.js';
 import { ChatSession } from './chat-session.js';
 import {
@@ -108,13 +109,14 @@ export const SESSION_COMMANDS: SlashCommand[] = [
   },
   {
     name: 'usage',
-    help: 'tokens (cached, reasoning), provider-reported cost and model calls of this session',
+    help: 'tokens (cached, reasoning), cost and model calls of this session',
     run(chat) {
       const { usage, messages } = chat.session;
+      const spent = costText({ usd: usage.cost, unpricedModels: usage.unpriced_models });
       chat.print(
         `session ${chat.session.id}: ${usage.api_calls} model calls · ${usage.prompt_tokens} prompt (${usage.cached_tokens ?? 0} cached)` +
           ` + ${usage.completion_tokens} completion tokens (${usage.reasoning_tokens} reasoning)` +
-          `${usage.cost === null || usage.cost === undefined ? '' : ` · cost ${usage.cost} (provider-reported)`} · ${messages.length} messages`,
+          `${spent === COST_NONE ? '' : ` · cost ${spent}`} · ${messages.length} messages`,
       );
     },
   },

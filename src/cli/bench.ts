@@ -2,6 +2,13 @@ import { resolve } from 'node:path';
 import { benchReport } from '../report/bench-validation.js';
 import { listSuites, loadSuite, suiteDefaults, type BenchSuite, type LoadedSuite } from '../report/bench-suite.js';
 import { formatComparison, readRunReport } from '../report/comparison-text.js';
+import {
+  describeSource,
+  findRegistrySuite,
+  listRegistry,
+  materializeSuite,
+  type SuiteReference,
+} from '../report/suite-registry.js';
 import { resolveEnvironmentModule } from '../eval/load-environment.js';
 import { compareRuns } from '../report/run-comparison.js';
 import { ConfigError } from '../errors.js';
@@ -40,6 +47,13 @@ const BENCH_OPTIONS: Record<string, OptionSpec> = {
       'with --agent oracle|noop: run each broken item again alone up to N times; one that then passes is reported as flaky, not broken (default 1; 0 = off)',
   },
   json: { type: 'boolean', description: 'compare: print the comparison as JSON' },
+  registry: {
+    type: 'string',
+    multiple: true,
+    value: 'FILE',
+    description:
+      'list/run: a suite registry file read after benchmarks/registry.yaml and TRAJ_HOME/registry.yaml (repeatable)',
+  },
   ...RUN_AND_EVAL_OPTIONS,
   agent: {
     type: 'string',
@@ -61,7 +75,7 @@ export const command: CommandDefinition = {
   summary:
     'run a benchmark suite (an environment + its items + settings), then write report.json, report.md and a self-contained report.html',
   usage:
-    'traj bench NAME [--tasks DIR | --dataset FILE] [--samples K] [--agent model|oracle|noop] [--run NAME] [endpoint and batch options]\n       traj bench list\n       traj bench compare RUN_A RUN_B [--json]',
+    'traj bench NAME [--tasks DIR | --dataset FILE] [--samples K] [--agent model|oracle|noop] [--run NAME] [endpoint and batch options]\n       traj bench list [--registry FILE]\n       traj bench run NAME@VERSION [--registry FILE] [--agent model|oracle|noop] [--run NAME] [endpoint and batch options]\n       traj bench compare RUN_A RUN_B [--json]',
   options: BENCH_OPTIONS,
   allowPositionals: true,
   details: `Suites are YAML files in benchmarks/ (traj bench list): terminal-tasks, gsm8k, demo.
@@ -78,7 +92,8 @@ ${exitCodeHelp()}`,
     const [first, ...rest] = positionals;
     if (!first)
       throw new ConfigError("missing the suite name: traj bench NAME (see 'traj bench list')", { code: 'cli_usage' });
-    if (first === 'list') return listCommand(rest);
+    if (first === 'list') return listCommand(rest, registryOption(values));
+    if (first === 'run') return registryRunCommand(rest, values);
     if (first === 'compare') return compareCommand(rest, values.json === true);
     if (rest.length > 0)
       throw new ConfigError(`traj bench ${first}: unexpected argument '${rest[0]}'`, { code: 'cli_usage' });
@@ -86,10 +101,25 @@ ${exitCodeHelp()}`,
   },
 };
 
-function listCommand(rest: string[]): number {
+function registryOption(values: ParsedCommand['values']): string[] {
+  const value = values.registry;
+  return Array.isArray(value) ? value.map(String) : typeof value === 'string' ? [value] : [];
+}
+
+function listCommand(rest: string[], registries: string[]): number {
   if (rest.length > 0)
     throw new ConfigError(`traj bench list: unexpected argument '${rest[0]}'`, { code: 'cli_usage' });
   const suites = listSuites();
+  const registered = listRegistry(registries);
+  if (registered.length > 0) {
+    const rows = registered.map((listing) => [
+      `${listing.entry.name}@${listing.entry.version}`,
+      listing.entry.environment,
+      describeSource(listing),
+      listing.entry.description ?? '',
+    ]);
+    process.stdout.write(`${table(['registry suite', 'environment', 'source', 'description'], rows)}\n\n`);
+  }
   if (suites.length === 0) {
     process.stdout.write('no suites in benchmarks/\n');
     return 0;
@@ -103,8 +133,26 @@ function listCommand(rest: string[]): number {
   return suites.some((entry) => 'error' in entry) ? 1 : 0;
 }
 
+/** `traj bench run NAME@VERSION`: a registry suite, downloaded once per version when it lives on the Hub. */
+async function registryRunCommand(rest: string[], values: ParsedCommand['values']): Promise<number> {
+  const [reference, ...extra] = rest;
+  if (!reference)
+    throw new ConfigError("missing the suite: traj bench run NAME@VERSION (see 'traj bench list')", {
+      code: 'cli_usage',
+    });
+  if (extra.length > 0)
+    throw new ConfigError(`traj bench run ${reference}: unexpected argument '${extra[0]}'`, { code: 'cli_usage' });
+  const listing = findRegistrySuite(reference, registryOption(values));
+  const { loaded, reference: suite } = await materializeSuite(listing, log);
+  return benchCommand(loaded, values, suite);
+}
+
 /** The suite's settings under the flags, then an eval run with bench's report on top. */
-async function benchCommand(loaded: LoadedSuite, values: ParsedCommand['values']): Promise<number> {
+async function benchCommand(
+  loaded: LoadedSuite,
+  values: ParsedCommand['values'],
+  registrySuite?: SuiteReference,
+): Promise<number> {
   const { suite } = loaded;
   const tasks = stringOption(values, 'tasks');
   if (tasks !== undefined && values.dataset !== undefined)
@@ -132,6 +180,7 @@ async function benchCommand(loaded: LoadedSuite, values: ParsedCommand['values']
     },
     environmentSettings: environmentSettings(suite, values),
     environmentSettingsFile: loaded.path,
+    ...(registrySuite ? { suite: registrySuite } : {}),
     afterReport: async (finished) => {
       const outcome = await benchReport(loaded, finished, integerOption(values, 'recheck', { min: 0 }) ?? 1, log);
       return { lines: outcome.lines, exitCode: outcome.broken > 0 ? EXIT_BROKEN_TASKS : 0 };

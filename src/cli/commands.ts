@@ -15,6 +15,10 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
       'benchmark suites (terminal tasks, GSM8K, a demo): run one, validate it with the oracle/no-op agents, compare runs; HTML report',
     load: async () => (await import('./bench.js')).command,
   },
+  serve: {
+    summary: 'serve scored groups to an online RL trainer over HTTP and to Atropos, from a policy it names (resumable)',
+    load: async () => (await import('./serve.js')).command,
+  },
   chat: {
     summary: 'interactive debug chat on the agent core (streaming, approvals, sessions, /fork of stored rollouts)',
     load: async () => (await import('./chat.js')).command,
@@ -27,6 +31,11 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
     summary:
       'turn a run store into a Hugging Face dataset (Parquet/JSONL/Arrow/Atropos/Hermes + card), optionally pushed to the Hub',
     load: async () => (await import('./export.js')).command,
+  },
+  compress: {
+    summary:
+      "fit a finished run's trajectories to a token budget for SFT, as Hermes' trajectory_compressor does (resumable)",
+    load: async () => (await import('./compress.js')).command,
   },
   ask: {
     summary: 'run one prompt through the agent and print the conversation',
@@ -52,6 +61,10 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
   worker: {
     summary: 'take rollout jobs of queued runs (--queue) from Redis and run them on this machine',
     load: async () => (await import('./worker.js')).command,
+  },
+  data: {
+    summary: 'fetch the bundled third-party data (GSM8K, terminal tasks) from the Hugging Face Hub into ../shared',
+    load: async () => (await import('./data.js')).command,
   },
   init: {
     summary: 'scaffold a project folder: a run config, a dataset, an environment and a suite, each commented',

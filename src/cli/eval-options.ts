@@ -3,6 +3,7 @@ import { EndpointSchema, type Endpoint } from '../config/endpoint.js';
 import { validate } from '../config/load.js';
 import { readRubric, type JudgeConfig } from '../eval/environment-config.js';
 import { JudgeSettingsSchema, type JudgeSettings } from '../eval/judge.js';
+import { loadAgentDefinition, type AgentDefinition } from '../bridge/index.js';
 import { EVAL_AGENTS, type EvalAgent } from '../run/stored-eval.js';
 import { ConfigError } from '../errors.js';
 import { listOption, stringOption, type OptionSpec, type ParsedCommand } from './command.js';
@@ -22,9 +23,9 @@ export const EVAL_OPTIONS: Record<string, OptionSpec> = {
   },
   agent: {
     type: 'string',
-    value: 'model|noop|oracle',
+    value: 'model|noop|oracle|NAME|FILE',
     description:
-      'noop answers nothing, oracle replays the reference solution: checks that rewards fail without an agent and pass with the solution (default model)',
+      "noop answers nothing, oracle replays the reference solution: checks that rewards fail without an agent and pass with the solution; NAME (qwen-code, codex, claude-code, TRAJ_HOME/agents/NAME.yaml) or an agent YAML runs that agent CLI in Docker with the model behind traj's recording proxy (docs/agents.md) (default model)",
   },
   'pass-threshold': {
     type: 'string',
@@ -70,11 +71,11 @@ export function numberOption(values: ParsedCommand['values'], name: string): num
   return Number(raw);
 }
 
-export function agentOption(values: ParsedCommand['values']): EvalAgent {
+/** --agent: traj's own agent, a reference agent, or an agent CLI's definition (loaded and checked now). */
+export function agentOption(values: ParsedCommand['values']): { agent: EvalAgent; agentCli?: AgentDefinition } {
   const agent = stringOption(values, 'agent') ?? 'model';
-  if (!(EVAL_AGENTS as readonly string[]).includes(agent))
-    throw new ConfigError(`flag --agent: expected ${EVAL_AGENTS.join(', ')}, got '${agent}'`, { code: 'cli_usage' });
-  return agent as EvalAgent;
+  if ((EVAL_AGENTS as readonly string[]).includes(agent)) return { agent: agent as EvalAgent };
+  return { agent: 'cli', agentCli: loadAgentDefinition(agent) };
 }
 
 /** A dataset argument as stored for rescoring: local paths absolute, URLs (hf://…) as given. */

@@ -39,7 +39,7 @@ async function policyEndpoint(
       log,
     });
   } catch (error) {
-    if (agent === 'model' || !isTrajError(error) || error.code !== 'endpoint_missing') throw error;
+    if (agent === 'model' || agent === 'cli' || !isTrajError(error) || error.code !== 'endpoint_missing') throw error;
     const endpoint: Endpoint = validate(
       EndpointSchema,
       { base_url: 'http://127.0.0.1:9/v1', model: agent, api_key_env: 'TRAJ_NOOP_KEY' },
@@ -62,6 +62,8 @@ export interface EvalRunOptions {
   environmentSettings?: Record<string, unknown>;
   /** The file the environment settings came from (bench: the suite), named in their errors. */
   environmentSettingsFile?: string;
+  /** A registry suite (bench run NAME@VERSION): named in report.json. */
+  suite?: { name: string; version: string; source: string };
   /**
    * Runs once report.json and report.md are written; its lines are printed after the summary, its exit
    * code used when the run itself succeeded.
@@ -90,7 +92,7 @@ export async function runEval(
     environment,
     environmentConfig,
   );
-  const agent = agentOption(values);
+  const { agent, agentCli } = agentOption(values);
   const plan = await planEnvironmentRun(config, environment, agent);
   const samples = integerOption(values, 'samples') ?? environmentConfig.samples ?? 1;
   const passThreshold =
@@ -112,6 +114,7 @@ export async function runEval(
       environment,
       modulePath,
       agent,
+      agentCli,
       samples,
       passThreshold,
       dataset,
@@ -138,7 +141,7 @@ export async function runEval(
           progress.watchConcurrency(info.concurrencyLevel);
         },
         async afterPipeline(context) {
-          finished = finishEval(context.store, outDir, passThreshold, environment);
+          finished = finishEval(context.store, outDir, passThreshold, environment, options.suite);
           extras = await options.afterReport?.({ ...finished, ...context });
         },
       },
@@ -146,15 +149,22 @@ export async function runEval(
     progress?.stop();
     printResult(finished!, result.outputs.trajectories);
     if (extras && extras.lines.length > 0) process.stdout.write(`${extras.lines.join('\n')}\n`);
-    const code = runExitCode(result.summary, result.outputs.stats, log, 'rollouts');
-    // A reference agent's failed rollout (a setup.sh that fails) is a broken task: the bench's verdict wins.
-    if (code === EXIT_FAILED && extras?.exitCode === EXIT_BROKEN_TASKS) return EXIT_BROKEN_TASKS;
-    return code ?? everyRewardErrored(result.outputs.stats, log) ?? extras?.exitCode ?? 0;
+    return evalExitCode(result, extras);
   } finally {
     progress?.stop();
     signals.dispose();
     await resolved.scripted?.close();
   }
+}
+
+function evalExitCode(
+  result: Awaited<ReturnType<typeof runEnvironment>>,
+  extras: { exitCode: number } | undefined,
+): number {
+  const code = runExitCode(result.summary, result.outputs.stats, log, 'rollouts');
+  // A reference agent's failed rollout (a setup.sh that fails) is a broken task: the bench's verdict wins.
+  if (code === EXIT_FAILED && extras?.exitCode === EXIT_BROKEN_TASKS) return EXIT_BROKEN_TASKS;
+  return code ?? everyRewardErrored(result.outputs.stats, log) ?? extras?.exitCode ?? 0;
 }
 
 export function printResult(finished: { report: EvalReport; files: ReportFiles }, trajectories: string): void {

@@ -1,5 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { basename } from 'node:path';
 import { ConfigError } from '../errors.js';
 import {
   compileFilter,
@@ -14,6 +13,7 @@ import {
 } from '../export/index.js';
 import { defaultOutputDirectory } from '../run/outputs.js';
 import { stringOption, type CommandDefinition, type ParsedCommand } from './command.js';
+import { locateStore } from './run-store-path.js';
 
 export const command: CommandDefinition = {
   name: 'export',
@@ -89,6 +89,24 @@ export const command: CommandDefinition = {
       value: 'N',
       description: 'the training length: rollouts longer than N tokens are dropped (or truncated, --over-length)',
     },
+    compressed: {
+      type: 'boolean',
+      description: 'export the records as traj compress fitted them to its budget (over-limit ones left out)',
+    },
+    quality: {
+      type: 'boolean',
+      description:
+        "drop records that call a tool not offered, pass arguments invalid against the tool's schema, or end without an answer",
+    },
+    dedupe: {
+      type: 'boolean',
+      description: 'keep the first record of each prompt and of each normalised final answer',
+    },
+    decontaminate: {
+      type: 'string',
+      value: 'FILE',
+      description: 'drop records whose prompt shares a 13-gram with an item of FILE (JSON lines or plain lines)',
+    },
     'over-length': {
       type: 'string',
       value: 'drop|truncate',
@@ -109,6 +127,7 @@ Examples:
   traj export demo --format hermes                   # lines as hermes-agent's batch runner writes them
   HF_TOKEN=hf_... traj export demo --push my-org/demo-trajectories --private
   traj export demo --format tokens --tokenizer Qwen/Qwen3-8B --max-tokens 8192   # see docs/tokens.md
+  traj export demo --compressed --quality --dedupe --decontaminate bench.jsonl     # see docs/compress.md
 A second push of an unchanged export commits nothing (files are compared by digest first).`,
   async run({ values, positionals }) {
     if (positionals.length !== 1)
@@ -140,6 +159,10 @@ A second push of an unchanged export commits nothing (files are compared by dige
       tokenizer: stringOption(values, 'tokenizer'),
       maxTokens: maxTokens(values),
       overLength: choice(values, 'over-length', ['drop', 'truncate'] as const),
+      compressed: values.compressed === true,
+      quality: values.quality === true,
+      dedupe: values.dedupe === true,
+      decontaminate: stringOption(values, 'decontaminate'),
     });
     process.stdout.write(formatExport(result, format));
     process.stdout.write(formatNotes(result));
@@ -158,22 +181,6 @@ A second push of an unchanged export commits nothing (files are compared by dige
     return 0;
   },
 };
-
-/** A run name resolves inside the checkpoints folder; anything path-like is taken as the store itself. */
-function locateStore(argument: string, checkpoints: string): string {
-  const pathLike = argument.endsWith('.sqlite') || argument.includes('/');
-  const path = resolve(pathLike ? argument : join(checkpoints, `${argument}.sqlite`));
-  if (existsSync(path)) return path;
-  const runs = existsSync(checkpoints)
-    ? readdirSync(checkpoints)
-        .filter((name) => name.endsWith('.sqlite'))
-        .map((name) => name.slice(0, -7))
-    : [];
-  const known = runs.length
-    ? `runs in ${checkpoints}/: ${runs.sort().join(', ')}`
-    : `no run stores in ${checkpoints}/ (--checkpoints DIR names another folder)`;
-  throw new ConfigError(`traj export: no run store at ${path}; ${known}`, { code: 'cli_usage' });
-}
 
 /** A filter that does not parse is a usage error (exit 2), reported before anything is written. */
 function checkFilter(filter: string): void {
@@ -247,6 +254,14 @@ function formatExport(result: ExportResult, format: string): string {
     left.pending ? `${left.pending} rows still pending` : '',
   ].filter(Boolean);
   if (notes.length) lines.push(`  not exported: ${notes.join('; ')}`);
+  if (result.compress)
+    lines.push(
+      `  compressed to ${result.compress.spec.max_tokens} tokens: ${result.compress.totals.compressed} compressed, ${result.compress.totals.over_limit} over the limit left out`,
+    );
+  if (result.quality)
+    lines.push(
+      `  quality filters dropped: ${result.quality.enabled.map((name) => `${name} ${result.quality!.counts[name]}`).join(', ')}`,
+    );
   lines.push(`card: ${result.card}`);
   return `${lines.join('\n')}\n`;
 }

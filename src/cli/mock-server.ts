@@ -1,3 +1,4 @@
+import { ConfigError } from '../errors.js';
 import { createEchoScript, DEFAULT_SCRIPTED_MODEL, loadScriptFile, startScriptedServer } from '../testing/index.js';
 import { integerOption, stringOption, type CommandDefinition } from './command.js';
 import { untilStopped } from './signals.js';
@@ -50,13 +51,21 @@ export const command: CommandDefinition = {
     const toolTurns = integerOption(values, 'tool-turns', { min: 0 }) ?? 1;
     const scriptFile = stringOption(values, 'script');
     const script = scriptFile ? await loadScriptFile(scriptFile) : createEchoScript({ toolTurns });
+    const host = stringOption(values, 'host') ?? '127.0.0.1';
     const server = await startScriptedServer(script, {
       port,
-      host: stringOption(values, 'host') ?? '127.0.0.1',
+      host,
       latencyMs,
       record: false,
       rateLimitAbove: integerOption(values, 'rate-limit-above', { min: 1 }),
       rateLimitRetryAfter: stringOption(values, 'retry-after'),
+    }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'EADDRINUSE')
+        throw new ConfigError(
+          `traj mock-server: port ${port} on ${host} is in use; pick another with --port N (0: any free port)`,
+          { code: 'port_in_use' },
+        );
+      throw error;
     });
     process.stdout.write(`${server.url}\n`);
     process.stdout.write(

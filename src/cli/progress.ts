@@ -1,7 +1,7 @@
 import cliProgress from 'cli-progress';
 import type { Usage } from '../model/messages.js';
 import type { PipelineEvent } from '../run/pipeline.js';
-import { usd } from '../run/spend-limit.js';
+import { costText, usd } from '../util/cost-text.js';
 
 interface Counters {
   done: number;
@@ -69,8 +69,7 @@ export class RunProgress {
   private spendText(): string {
     const { usd: spent, limit, unpriced } = this.spend;
     const of = limit === undefined ? '' : ` of ${usd(limit)}`;
-    const missing = unpriced.size > 0 ? ` + unknown (no price for ${[...unpriced].join(', ')})` : '';
-    return ` | spent ${usd(spent)}${of}${missing}`;
+    return ` | spent ${costText({ usd: spent, unpricedModels: [...unpriced] })}${of}`;
   }
 
   /** Show the endpoint's concurrency level beside its cap (`conc 37/64`, read when a line is drawn). */

@@ -1,5 +1,5 @@
 import type { RunStatistics } from '../run/run-statistics.js';
-import { usd } from '../run/spend-limit.js';
+import { costText, usd } from '../util/cost-text.js';
 import { table } from '../util/text-table.js';
 
 export { table } from '../util/text-table.js';
@@ -92,8 +92,7 @@ export function costLines(cost: RunStatistics['cost']): string[] {
   const sources = Object.entries(cost.sources)
     .filter(([source, count]) => count > 0 && source !== 'unknown')
     .map(([source, count]) => `${source === 'provider' ? 'provider-reported' : source} ×${count}`);
-  const known =
-    cost.usd !== null ? usd(cost.usd) : cost.unpriced_models.length > 0 ? 'unknown' : 'none recorded (no model calls)';
+  const known = costText({ usd: cost.usd, unpricedModels: cost.unpriced_models });
   const from = sources.length > 0 ? ` (${sources.join(', ')})` : '';
   const spent =
     cost.spent_usd > (cost.usd ?? 0) + 1e-9
@@ -102,7 +101,7 @@ export function costLines(cost: RunStatistics['cost']): string[] {
   const lines = [`cost: ${known}${from}${spent}`];
   if (cost.unpriced_models.length > 0)
     lines.push(
-      `  no price known for model ${cost.unpriced_models.join(', ')}: ${cost.rollouts_missing_price} rollout(s) have a partial or unknown cost (add the model under pricing: in the run config)`,
+      `  ${cost.rollouts_missing_price} rollout(s) have a partial or unknown cost: add ${cost.unpriced_models.join(', ')} under pricing: in the run config`,
     );
   return lines;
 }

@@ -70,7 +70,7 @@ export const command: CommandDefinition = {
       if (error.code === 'EADDRINUSE')
         throw new ConfigError(
           `traj view: port ${port} on ${host} is in use; pick another with --port N (0: any free port)`,
-          { code: 'view_port_in_use' },
+          { code: 'port_in_use' },
         );
       throw error;
     });

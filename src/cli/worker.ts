@@ -21,7 +21,8 @@ export const command: CommandDefinition = {
     },
   },
   details: `The worker serves every run announced in that Redis whose code version and fingerprint (tool
-schemas, environment module) match its own; it refuses the others and says which part differs.
+schemas, environment module) match its own; it refuses the others and says which part differs,
+here and to the coordinator (which stops with exit 4, naming why, when every worker refuses its run).
 Each job is one rollout, run on the same pool and executor as a local run (sandboxes, tools,
 environments, judges, MCP servers); its outcome is the job's result, landed by the coordinator.
 The model endpoint's key is read from this machine's environment (e.g. OPENAI_API_KEY).

@@ -137,3 +137,38 @@ function hubError(source: string, hubUrl: string, error: unknown): DatasetError 
     },
   );
 }
+
+/**
+ * A whole dataset repository (or one folder of it) at a revision, downloaded with
+ * `@huggingface/hub` and copied with links resolved into `destination` (a task's build context
+ * must hold real files, not the cache's links to blobs). The caller keeps one copy per version.
+ */
+export async function downloadHubFolder(
+  repository: string,
+  revision: string,
+  destination: string,
+  options: HubOptions & { folder?: string } = {},
+): Promise<void> {
+  const hub = await import('@huggingface/hub');
+  const { cpSync } = await import('node:fs');
+  const hubUrl = (options.hubUrl ?? process.env.HF_ENDPOINT ?? DEFAULT_HUB_URL).replace(/\/+$/, '');
+  const source = `hf://datasets/${repository}@${encodeURIComponent(revision)}/${options.folder ?? ''}`;
+  let snapshot: string;
+  try {
+    snapshot = await hub.snapshotDownload({
+      repo: { type: 'dataset', name: repository },
+      revision,
+      hubUrl,
+      cacheDir: options.cacheDir ?? hubCacheDir(),
+      ...(process.env.HF_TOKEN ? { accessToken: process.env.HF_TOKEN } : {}),
+    });
+  } catch (error) {
+    throw hubError(source, hubUrl, error);
+  }
+  const from = options.folder ? join(snapshot, options.folder) : snapshot;
+  if (!existsSync(from))
+    throw new DatasetError(`${source}: the repository has no folder '${options.folder}'`, {
+      code: 'dataset_hub_not_found',
+    });
+  cpSync(from, destination, { recursive: true, dereference: true });
+}

@@ -14,3 +14,11 @@ export {
 export { locate, positionUnit } from './location.js';
 export { readItems, type ReadItemsOptions } from './read-items.js';
 export { countJsonlRows } from './count-rows.js';
+export {
+  fetchGsm8k,
+  fetchTerminalTasks,
+  GSM8K_DEV_SIZE,
+  GSM8K_SOURCE,
+  gsm8kItem,
+  type FetchOptions,
+} from './fetch-bundled.js';

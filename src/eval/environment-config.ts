@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { z } from 'zod';
-import { loadConfigFile } from '../config/load.js';
+import { loadConfigFile, readConfigFile, validate } from '../config/load.js';
 import { ConfigError } from '../errors.js';
 import { buildRoot, projectRoot } from '../util/paths.js';
 import { JudgeScaleSchema } from './judge.js';
@@ -49,6 +49,8 @@ export type EnvironmentConfig = z.infer<typeof EnvironmentConfigSchema>;
  * under the build folder, beside its source in the checkout.
  */
 export function environmentConfigPath(modulePath: string): string | undefined {
+  // A YAML environment carries its run settings itself.
+  if (/\.ya?ml$/i.test(modulePath)) return modulePath;
   const beside = join(dirname(modulePath), 'config.yaml');
   if (existsSync(beside)) return beside;
   const fromBuild = relative(buildRoot(), dirname(modulePath));
@@ -61,7 +63,7 @@ export function environmentConfigPath(modulePath: string): string | undefined {
 export function loadEnvironmentConfig(modulePath: string): EnvironmentConfig & { path?: string } {
   const path = environmentConfigPath(modulePath);
   if (!path) return {};
-  const config = loadConfigFile(EnvironmentConfigSchema, path);
+  const config = path === modulePath ? runSettingsOf(path) : loadConfigFile(EnvironmentConfigSchema, path);
   const folder = dirname(path);
   if (config.dataset !== undefined) config.dataset = resolve(folder, config.dataset);
   if (config.judge?.rubric_file !== undefined) {
@@ -73,6 +75,17 @@ export function loadEnvironmentConfig(modulePath: string): EnvironmentConfig & {
     };
   }
   return { ...config, path };
+}
+
+/** The run-settings keys of a YAML environment (the whole file is checked when the environment loads). */
+function runSettingsOf(path: string): EnvironmentConfig {
+  const value = readConfigFile(path);
+  const keys = Object.keys(EnvironmentConfigSchema.shape);
+  const picked =
+    value && typeof value === 'object'
+      ? Object.fromEntries(Object.entries(value).filter(([key]) => keys.includes(key)))
+      : value;
+  return validate(EnvironmentConfigSchema, picked, path);
 }
 
 /** A rubric file's text, with an error naming who asked for it when it cannot be read. */

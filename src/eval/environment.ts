@@ -1,6 +1,9 @@
 import type { AgentResult } from '../agent/result.js';
 import type { Message } from '../model/messages.js';
+import type { ImageBuild } from '../sandbox/docker-build.js';
+import type { SidecarService } from '../sandbox/docker-services.js';
 import type { ExecOptions, ExecResult, Sandbox } from '../sandbox/sandbox.js';
+import type { Tool } from '../tools/tool.js';
 import type { PanelVerdict } from './judge.js';
 import type { OracleContext } from './oracle-context.js';
 
@@ -16,6 +19,8 @@ export interface JudgeInput {
   reference?: string;
   /** Default {min: 0, max: 10}; verdicts are normalised to 0..1 either way. */
   scale?: { min: number; max: number };
+  /** Which of N independent gradings this is (each is cached on its own); default 0. */
+  sample?: number;
 }
 
 /** What a reward hook can do to the rollout's own sandbox, after the agent finished and before disposal. */
@@ -56,7 +61,31 @@ export interface SandboxRequest {
   kind?: 'local' | 'docker';
   image?: string;
   workdir?: string;
+  /** Docker settings of this item over the run's (`sandbox.docker` fields: cpus, memory, network, ...). */
+  docker?: Record<string, unknown>;
+  /** Docker: services started beside the item's container (a Harbor task's docker-compose.yaml). */
+  services?: SidecarService[];
+  /** Docker: images built before the run's first rollout (a task's own Dockerfile), reused when already built. */
+  builds?: ImageBuild[];
 }
+
+/**
+ * A second model that plays the user: it answers each final reply of the agent until it says the
+ * stop token, its turn limit is reached, or the agent calls one of the environment's terminal tools.
+ */
+export interface SimulatedUserSpec<Item = unknown> {
+  /** Over the policy endpoint's fields (default: the policy endpoint and model). */
+  endpoint?: { model?: string; base_url?: string; api_key_env?: string; temperature?: number };
+  /** The user model's own system prompt for this item (its persona and goal). */
+  system(item: Item): string;
+  /** Said by the user when its goal is met or abandoned (default ###STOP###). */
+  stopToken?: string;
+  /** User replies at most (default 10). */
+  maxTurns?: number;
+}
+
+export const DEFAULT_STOP_TOKEN = '###STOP###';
+export const DEFAULT_USER_TURNS = 10;
 
 /** A prompt the agent starts from: a string (one user turn) or a conversation prefix. */
 export type PromptInput = string | Message[];
@@ -108,6 +137,19 @@ export interface Environment<Item = unknown> {
   oracle?(item: Item, context: OracleContext): Promise<string> | string;
   /** The agent's time limit on this item: when it runs out the agent is stopped and the rollout is still scored. */
   agentTimeoutMs?(item: Item): number | undefined;
+  /**
+   * The environment's own tools, offered to every rollout beside the drawn toolsets: run, checked
+   * and counted like any tool (errors become results the model reads; tool_stats count them).
+   */
+  tools?: Tool[];
+  /** MCP servers the environment starts (an `mcp_servers` mapping); their tools join `tools`. */
+  mcpServers?: Record<string, unknown>;
+  /** Tools whose call ends the conversation once they have run (e.g. transfer_to_human). */
+  terminalTools?: string[];
+  /** A simulated user answering the agent (multi-turn evals). */
+  user?: SimulatedUserSpec<Item>;
+  /** A digest of the environment's definition (a YAML file and its tools module), part of the run fingerprint. */
+  definitionHash?: string;
 }
 
 export interface EnvironmentOptions {

@@ -9,6 +9,8 @@ export interface JudgeRequest {
   response: string;
   reference?: string;
   scale: { min: number; max: number };
+  /** Which of N independent gradings this is (a judge scorer's majority over N); 0 or absent: the only one. */
+  sample?: number;
 }
 
 /** The judge's instructions and the material to grade; the same text in structured and text mode. */

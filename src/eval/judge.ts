@@ -76,6 +76,8 @@ export function judgeCacheKey(model: string, request: JudgeRequest): string {
       scale: request.scale,
       prompt: request.prompt,
       response: request.response,
+      // Absent for the first grading, so verdicts cached before samples existed are still found.
+      ...(request.sample ? { sample: request.sample } : {}),
     }),
   );
 }

@@ -92,6 +92,7 @@ function judgeFor<Item>(input: ScoreInput<Item>, signal: AbortSignal, calls: Pan
         response: request.response ?? finalAnswer(input.result.messages),
         reference: request.reference ?? spec?.reference?.(input.item),
         scale: request.scale ?? judges.scale ?? spec?.scale ?? DEFAULT_JUDGE_SCALE,
+        ...(request.sample ? { sample: request.sample } : {}),
       },
       input.cache,
       signal,

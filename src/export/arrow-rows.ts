@@ -66,6 +66,10 @@ export function toArrowRow(record: TrajectoryRecord, view: ExportView): Record<s
       usage: usageRow(child.usage),
     })),
     code_calls: record.code_calls ?? [],
+    // Schema version 6; records without a simulated user (and older ones) have null.
+    simulated_user: record.simulated_user
+      ? { ...record.simulated_user, usage: usageRow(record.simulated_user.usage) }
+      : null,
   };
 }
 

@@ -4,7 +4,7 @@ import type { ExportView } from './export-options.js';
 export type ArrowModule = typeof Arrow;
 
 /** Bumped when a column is added, removed or changes type; stored in the schema metadata. */
-export const TRAJECTORY_SCHEMA_VERSION = '5';
+export const TRAJECTORY_SCHEMA_VERSION = '6';
 
 /** A column of the export: its name, whether it may be null, and its Arrow type. */
 interface ColumnSpec {
@@ -52,6 +52,17 @@ function usageType(arrow: ArrowModule): Arrow.DataType {
   ]);
 }
 
+/** A simulated user's side of a conversation (schema version 6). */
+function simulatedUserType(arrow: ArrowModule): Arrow.DataType {
+  const { Field, Struct, Utf8, Int32 } = arrow;
+  return new Struct([
+    new Field('model', new Utf8(), false),
+    new Field('turns', new Int32(), false),
+    new Field('stop', new Utf8(), false),
+    new Field('usage', usageType(arrow), false),
+  ]);
+}
+
 /** A delegate_task child: its transcript in the messages column's type, its usage as the usage column's. */
 function subagent(arrow: ArrowModule, message: Arrow.DataType): Arrow.DataType {
   const { Field, Struct, List, Utf8, Int32 } = arrow;
@@ -67,17 +78,27 @@ function subagent(arrow: ArrowModule, message: Arrow.DataType): Arrow.DataType {
   ]);
 }
 
-function columns(arrow: ArrowModule): ColumnSpec[] {
-  const { Field, Struct, List, Utf8, Int32, Int64, Float64, Bool } = arrow;
-  const text = () => new Utf8();
-  const field = (name: string, type: Arrow.DataType, nullable = false) => new Field(name, type, nullable);
-  const listOf = (type: Arrow.DataType) => new List(new Field('item', type, false));
-  const toolCall = new Struct([
+/** Small builders of Arrow types, bound to the loaded module. */
+function typeBuilders(arrow: ArrowModule) {
+  const field = (name: string, type: Arrow.DataType, nullable = false) => new arrow.Field(name, type, nullable);
+  return {
+    field,
+    text: () => new arrow.Utf8(),
+    int: () => new arrow.Int64(),
+    listOf: (type: Arrow.DataType) => new arrow.List(new arrow.Field('item', type, false)),
+    struct: (fields: Arrow.Field[]) => new arrow.Struct(fields),
+  };
+}
+
+/** A message as the `messages` column holds it; provider-shaped objects are JSON strings. */
+function messageType(arrow: ArrowModule): Arrow.DataType {
+  const { field, text, listOf, struct } = typeBuilders(arrow);
+  const toolCall = struct([
     field('id', text()),
     field('type', text()),
-    field('function', new Struct([field('name', text()), field('arguments', text())])),
+    field('function', struct([field('name', text()), field('arguments', text())])),
   ]);
-  const message = new Struct([
+  return struct([
     field('role', text()),
     field('content', text(), true),
     field('reasoning', text(), true),
@@ -89,21 +110,42 @@ function columns(arrow: ArrowModule): ColumnSpec[] {
     field('tool_call_id', text(), true),
     field('name', text(), true),
   ]);
-  const int = () => new Int64();
-  const compression = new Struct([
+}
+
+function compressionType(arrow: ArrowModule): Arrow.DataType {
+  const { field, text, int, struct } = typeBuilders(arrow);
+  return struct([
     ...['at_call', 'at_message'].map((name) => field(name, int())),
     field('trigger', text()),
     ...['tokens_before', 'tokens_after', 'replaced_start', 'replaced_end'].map((name) => field(name, int())),
     field('summary', text()),
     field('todo', text(), true),
   ]);
+}
+
+function codeCallType(arrow: ArrowModule): Arrow.DataType {
+  const { field, text, struct } = typeBuilders(arrow);
+  return struct([
+    field('call_id', text()),
+    field('name', text()),
+    field('arguments', text()),
+    field('ok', new arrow.Bool()),
+    field('ms', new arrow.Float64()),
+    field('result', text()),
+  ]);
+}
+
+function columns(arrow: ArrowModule): ColumnSpec[] {
+  const { Int32, Int64, Float64, Bool } = arrow;
+  const { field, text, listOf, struct } = typeBuilders(arrow);
+  const message = messageType(arrow);
   return [
     { name: 'id', nullable: false, type: text() },
     { name: 'sample', nullable: false, type: new Int32() },
     {
       name: 'conversations',
       nullable: false,
-      type: listOf(new Struct([field('from', text()), field('value', text())])),
+      type: listOf(struct([field('from', text()), field('value', text())])),
       views: ['sharegpt', 'both'],
     },
     { name: 'messages', nullable: false, type: listOf(message), views: ['messages', 'both'] },
@@ -119,7 +161,7 @@ function columns(arrow: ArrowModule): ColumnSpec[] {
       name: 'tool_stats',
       nullable: false,
       type: listOf(
-        new Struct([
+        struct([
           field('name', text()),
           field('calls', new Int32()),
           field('ok', new Int32()),
@@ -132,11 +174,11 @@ function columns(arrow: ArrowModule): ColumnSpec[] {
       nullable: false,
       type: usageType(arrow),
     },
-    { name: 'compressions', nullable: false, type: listOf(compression) },
+    { name: 'compressions', nullable: false, type: listOf(compressionType(arrow)) },
     {
       name: 'memory',
       nullable: true,
-      type: new Struct([field('memory', listOf(text())), field('user', listOf(text()))]),
+      type: struct([field('memory', listOf(text())), field('user', listOf(text()))]),
     },
     { name: 'skills_viewed', nullable: false, type: listOf(text()) },
     { name: 'has_reasoning', nullable: false, type: new Bool() },
@@ -149,12 +191,12 @@ function columns(arrow: ArrowModule): ColumnSpec[] {
     {
       name: 'source',
       nullable: false,
-      type: new Struct([field('dataset', text()), field('row', new Int64(), true), field('fields', text())]),
+      type: struct([field('dataset', text()), field('row', new Int64(), true), field('fields', text())]),
     },
     {
       name: 'timing',
       nullable: false,
-      type: new Struct([
+      type: struct([
         field('started_at', text()),
         field('duration_ms', new Float64()),
         field('model_ms', new Float64()),
@@ -165,19 +207,7 @@ function columns(arrow: ArrowModule): ColumnSpec[] {
     { name: 'images', nullable: false, type: listOf(text()) },
     { name: 'artifacts', nullable: false, type: listOf(text()) },
     { name: 'subagents', nullable: false, type: listOf(subagent(arrow, message)) },
-    {
-      name: 'code_calls',
-      nullable: false,
-      type: listOf(
-        new Struct([
-          field('call_id', text()),
-          field('name', text()),
-          field('arguments', text()),
-          field('ok', new Bool()),
-          field('ms', new Float64()),
-          field('result', text()),
-        ]),
-      ),
-    },
+    { name: 'code_calls', nullable: false, type: listOf(codeCallType(arrow)) },
+    { name: 'simulated_user', nullable: true, type: simulatedUserType(arrow) },
   ];
 }

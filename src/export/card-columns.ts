@@ -40,6 +40,8 @@ const MEANINGS: Record<string, string> = {
   error: 'the fault that failed the rollout (failed rows)',
   subagents:
     'delegate_task children, flattened: the call that started each, depth, goal, toolsets, exact messages, usage (included in `usage`), finish reason',
+  simulated_user:
+    "a simulated user's side of a multi-turn eval (its replies are the human turns): model, replies, why the conversation ended (stop_token, turn_limit, terminal_tool, user_empty, agent), its own usage (also counted in `usage`); null without one",
   code_calls:
     'tool calls made by execute_code scripts: the execute_code call id, tool, arguments, ok, ms, result (counted in tool_stats; not in messages)',
 };

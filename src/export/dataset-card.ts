@@ -1,6 +1,7 @@
 import { stringify } from 'yaml';
 import type { RunStatistics } from '../run/run-statistics.js';
-import type { RunMeta } from '../run/store.js';
+import type { RunMeta, ShapingTotals } from '../run/store.js';
+import type { QualityCounts, QualityFilterName } from './quality-filters.js';
 import { canonicalJson, sha256 } from '../util/hash.js';
 import { TRAJECTORY_SCHEMA_VERSION } from './arrow-schema.js';
 import type { CardFeature } from './card-features.js';
@@ -20,6 +21,12 @@ export interface CardColumn {
   description: string;
 }
 
+/** `traj compress`'s settings and totals, when the export is of the compressed records. */
+export interface CardShaping {
+  spec: Record<string, unknown>;
+  totals: ShapingTotals;
+}
+
 export interface CardInput {
   run: string;
   meta: RunMeta | undefined;
@@ -37,6 +44,8 @@ export interface CardInput {
   /** The Hub repository (ORG/NAME) when pushed; else the local folder for the loading example. */
   repository?: string;
   folder: string;
+  compress?: CardShaping;
+  quality?: { enabled: QualityFilterName[]; counts: QualityCounts };
 }
 
 const SIZE_CATEGORIES: Array<[number, string]> = [
@@ -102,6 +111,8 @@ function cardBody(input: CardInput): string[] {
     )}`,
     `## Run settings\n\n${table(['setting', 'value'], settingsRows(meta))}`,
     `## Export\n\n${table(['choice', 'value'], exportRows(input))}`,
+    ...compressSection(input.compress),
+    ...qualitySection(input.quality),
     `## Statistics\n\nOver the whole run store (every status), not only the exported rows.\n\n${table(['measure', 'value'], statisticsRows(input.statistics))}`,
     ...toolTable(input.statistics),
     `## Schema\n\n${schemaNote(input)}\n\n${table(
@@ -179,6 +190,46 @@ function exportRows(input: CardInput): string[][] {
     ...(input.format === 'atropos' ? [['rollouts left out without a reward', String(input.left.unscored)]] : []),
     ['failed rows without a record (not exported)', String(input.left.failedWithoutRecord)],
     ['pending rows (not exported)', String(input.left.pending)],
+  ];
+}
+
+function compressSection(shaping: CardShaping | undefined): string[] {
+  if (!shaping) return [];
+  const { spec, totals } = shaping;
+  const summarizer = spec.summarizer as { model?: string; base_url?: string } | undefined;
+  const rows = [
+    ['budget (tokens per record)', String(spec.max_tokens)],
+    ['tokenizer', String(spec.tokenizer)],
+    ['summariser model', `${summarizer?.model ?? 'unknown'} (${summarizer?.base_url ?? 'unknown'})`],
+    ['summary target (tokens)', String(spec.summary_target_tokens)],
+    ['last turns kept whole', String(spec.protect_last_turns)],
+    ['records shaped', String(totals.records)],
+    ['compressed', String(totals.compressed)],
+    ['under the budget as they were', String(totals.under_budget)],
+    ['over the limit after compression (not exported)', String(totals.over_limit)],
+    ['tokens before / after', `${totals.tokens_before} / ${totals.tokens_after}`],
+    ['turns summarised', String(totals.turns_summarised)],
+    ['summary calls', String(totals.summary_calls)],
+  ];
+  return [
+    `## Compression\n\nRecords fitted to the budget by \`traj compress\` (Hermes' trajectory_compressor method: the first system, human, assistant and tool turns and the last turns kept byte for byte, the turns after the head replaced by one \`[CONTEXT SUMMARY]:\` human turn).\n\n${table(['measure', 'value'], rows)}`,
+  ];
+}
+
+const QUALITY_TEXT: Record<QualityFilterName, string> = {
+  unknown_tool: 'calls a tool it was not offered (--quality)',
+  malformed_arguments: "tool-call arguments invalid against the tool's schema (--quality)",
+  empty_answer: 'empty final answer (--quality)',
+  duplicate_prompt: 'same prompt as an earlier record (--dedupe)',
+  duplicate_answer: 'same normalised final answer as an earlier record (--dedupe)',
+  contaminated: 'prompt shares a 13-gram with a benchmark item (--decontaminate)',
+};
+
+function qualitySection(quality: CardInput['quality']): string[] {
+  if (!quality) return [];
+  const rows = quality.enabled.map((name) => [name, QUALITY_TEXT[name], String(quality.counts[name])]);
+  return [
+    `## Quality filters\n\nRecords dropped at export time, each counted under the first filter that drops it.\n\n${table(['filter', 'drops a record that', 'dropped'], rows)}`,
   ];
 }
 

@@ -28,6 +28,14 @@ export const ExportOptionsSchema = z.object({
   /** The training length in tokens: longer rollouts are dropped or truncated (`overLength`). */
   maxTokens: z.number().int().positive().optional(),
   overLength: z.enum(['drop', 'truncate']).default('drop'),
+  /** Export the records as `traj compress` left them (compressed where it compressed them). */
+  compressed: z.boolean().default(false),
+  /** Drop calls to tools not offered, arguments invalid against the tool's schema, and empty final answers. */
+  quality: z.boolean().default(false),
+  /** Keep the first record of each prompt and of each normalised final answer. */
+  dedupe: z.boolean().default(false),
+  /** A benchmark file: drop records whose prompt shares a 13-gram with one of its items. */
+  decontaminate: z.string().min(1).optional(),
   /** The Hub repository the card's loading example names, when the export is pushed. */
   repository: z.string().optional(),
 });

@@ -2,6 +2,7 @@ import { DatasetError } from '../errors.js';
 import type { RecordOrder, RunStore } from '../run/store.js';
 import { TrajectoryRecordSchema, type TrajectoryRecord } from '../trajectory/record.js';
 import type { RecordPredicate } from './filter-evaluate.js';
+import type { QualityFilter } from './quality-filters.js';
 import { splitRows, type SplitPlan, type StoredRow } from './split-plan.js';
 
 export interface ExportedRecord {
@@ -25,8 +26,9 @@ export function* exportRecords(
   predicate: RecordPredicate | undefined,
   counts: RecordCounts,
   order?: RecordOrder,
+  source: { compressed?: boolean; quality?: QualityFilter } = {},
 ): Generator<ExportedRecord> {
-  for (const row of splitRows(store, plan, order)) {
+  for (const row of splitRows(store, plan, order, source.compressed)) {
     const value: unknown = JSON.parse(row.text);
     if (predicate && !predicate(value)) {
       counts.filteredOut++;
@@ -41,6 +43,7 @@ export function* exportRecords(
         { code: 'invalid_record', details: { key: row.key, sample: row.sample, path: issue.path.map(String) } },
       );
     }
+    if (source.quality?.check(value as TrajectoryRecord)) continue;
     yield { row, record: value as TrajectoryRecord };
   }
 }

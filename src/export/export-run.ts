@@ -10,10 +10,11 @@ import { arrowFormat } from './arrow-format.js';
 import { hermesLines } from './hermes.js';
 import { atroposGroups, GROUP_ORDER, type AtroposCounts } from './atropos.js';
 import { cardColumns, cardFeatures } from './card-columns.js';
-import { renderDatasetCard, type CardSplit } from './dataset-card.js';
+import { renderDatasetCard, type CardShaping, type CardSplit } from './dataset-card.js';
 import { ExportOptionsSchema, type ExportOptionsInput, type ExportView } from './export-options.js';
 import { exportRecords, type ExportedRecord, type RecordCounts } from './export-records.js';
 import { compileFilter } from './filter-evaluate.js';
+import { qualityFilter, type QualityCounts, type QualityFilterName } from './quality-filters.js';
 import { jsonlFormat, trajectoryLine } from './jsonl-format.js';
 import { parquetFormat } from './parquet-format.js';
 import { tokenRow, tokensFormat, type TokenNote, type TokenRow } from './tokens-format.js';
@@ -51,6 +52,10 @@ export interface ExportResult {
   left: { filteredOut: number; unscored: number; failedWithoutRecord: number; pending: number };
   /** Per record: dropped or truncated by --max-tokens, skipped (not traceable), or drift (tokens, atropos with a tokenizer). */
   notes: TokenNote[];
+  /** Records each quality filter dropped (--quality, --dedupe, --decontaminate), when any is on. */
+  quality?: { enabled: QualityFilterName[]; counts: QualityCounts };
+  /** With --compressed: the compression's settings and totals (over-limit records are not exported). */
+  compress?: CardShaping;
 }
 
 /** How one split's records become shard rows in the chosen format. */
@@ -83,9 +88,18 @@ export async function exportRun(input: ExportRunInput): Promise<ExportResult> {
     throw new ConfigError('--split-by does not apply to --format atropos: a line is a whole group', {
       code: 'cli_usage',
     });
+  if (options.compressed && options.splitBy === 'status')
+    throw new ConfigError(
+      '--compressed exports done rows (what traj compress shapes): --split-by status does not apply',
+      {
+        code: 'cli_usage',
+      },
+    );
   const predicate = options.filter ? compileFilter(options.filter) : undefined;
+  const quality = qualityFilter(options);
   const store = RunStore.open(input.storePath);
   try {
+    const compress = options.compressed ? shapingOf(store) : undefined;
     const run = store.meta()?.name ?? 'run';
     const counts: RecordCounts & AtroposCounts = { filteredOut: 0, unscored: 0 };
     const notes: TokenNote[] = [];
@@ -102,7 +116,11 @@ export async function exportRun(input: ExportRunInput): Promise<ExportResult> {
     const written: WrittenSplit[] = [];
     try {
       for (const plan of plans) {
-        const rows = writer.units(exportRecords(store, plan, predicate, counts, writer.order));
+        const records = exportRecords(store, plan, predicate, counts, writer.order, {
+          compressed: options.compressed,
+          quality,
+        });
+        const rows = writer.units(records);
         const split = await writeSplitShards(rows, writer.format, dataDirectory, plan.name, limits);
         if (split.rows > 0) written.push(split);
       }
@@ -129,6 +147,8 @@ export async function exportRun(input: ExportRunInput): Promise<ExportResult> {
       left,
       repository: options.repository,
       folder: options.out,
+      compress,
+      quality: quality && { enabled: quality.enabled, counts: quality.counts },
     });
     const cardPath = join(options.out, 'README.md');
     writeFileAtomically(cardPath, card);
@@ -141,10 +161,32 @@ export async function exportRun(input: ExportRunInput): Promise<ExportResult> {
       card: cardPath,
       left,
       notes,
+      ...(quality ? { quality: { enabled: quality.enabled, counts: quality.counts } } : {}),
+      ...(compress ? { compress } : {}),
     };
   } finally {
     store.close();
   }
+}
+
+/** What --compressed exports from: a finished compression of the run, or a clear error. */
+function shapingOf(store: RunStore): CardShaping {
+  const spec = store.shapingSpec();
+  const totals = store.shapingTotals();
+  if (!spec || !totals)
+    throw new RunError(
+      `run store ${store.path} has no compressed records: run traj compress first (docs/compress.md)`,
+      {
+        code: 'compress_unfinished',
+      },
+    );
+  const left = store.unshapedKeys().length;
+  if (left > 0)
+    throw new RunError(
+      `the compression of run store ${store.path} is not finished: ${left} records are not shaped yet (${totals.failed} failed); rerun traj compress with the same settings`,
+      { code: 'compress_unfinished', details: { left } },
+    );
+  return { spec, totals };
 }
 
 async function splitWriter(

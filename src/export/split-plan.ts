@@ -95,8 +95,9 @@ export function splitRows(
   store: RunStore,
   plan: SplitPlan,
   order: RecordOrder = 'dataset',
+  compressed = false,
 ): IterableIterator<StoredRow> {
-  return store.records(plan.filter, order);
+  return compressed ? store.shapedRecords(plan.filter, order) : store.records(plan.filter, order);
 }
 
 /** Rows the export leaves out because they have no record (a worker crash) or are still pending. */

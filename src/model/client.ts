@@ -1,8 +1,5 @@
 import { OpenAI } from './openai-sdk.js';
-import type {
-  ChatCompletionCreateParamsNonStreaming,
-  ChatCompletionCreateParamsStreaming,
-} from 'openai/resources/chat/completions';
+import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
 import {
   ADAPTIVE_DEFAULTS,
   DEFAULT_MAX_REPLY_BYTES,
@@ -18,6 +15,7 @@ import { nodeHttpFetch } from './http-fetch.js';
 import { pricedUsage } from './pricing.js';
 import { countedRequest, endpointGate, type GateOutcome } from './concurrency.js';
 import { completionOf, isEventStream, parseChunk, parseJsonBody, streamedError } from './completion-reply.js';
+import { postJson } from './direct-post.js';
 import { rememberErrorBody } from './error-body.js';
 import {
   AttemptTimeoutError,
@@ -59,6 +57,8 @@ class OpenAICompatibleClient implements ModelClient {
   private readonly delays: RetryDelays;
   private readonly maxReplyBytes: number;
   private readonly settings: ResponseSettings;
+  private readonly chatURL: URL;
+  private readonly headers: Record<string, string>;
 
   constructor(
     private readonly endpoint: Endpoint,
@@ -69,9 +69,17 @@ class OpenAICompatibleClient implements ModelClient {
     this.delays = { ...DEFAULT_RETRY_DELAYS, ...options.retry };
     this.maxReplyBytes = endpoint.max_reply_bytes ?? DEFAULT_MAX_REPLY_BYTES;
     this.settings = { tool_call_format: endpoint.tool_call_format, reasoning_echo: endpoint.reasoning_echo ?? 'auto' };
+    const apiKey = apiKeyFor(endpoint, options.env ?? process.env);
+    this.chatURL = chatCompletionsURL(endpoint.base_url);
+    this.headers = {
+      'content-type': 'application/json',
+      accept: 'application/json',
+      'user-agent': 'traj',
+      authorization: `Bearer ${apiKey}`,
+    };
     // Retries are ours (jitter, retry-after, abortable sleep, one typed error at the end).
     this.openai = new OpenAI({
-      apiKey: apiKeyFor(endpoint, options.env ?? process.env),
+      apiKey,
       baseURL: endpoint.base_url,
       maxRetries: 0,
       timeout: endpoint.timeout_ms,
@@ -159,16 +167,16 @@ class OpenAICompatibleClient implements ModelClient {
   }
 
   /**
-   * The SDK sends the request and turns error statuses into its typed errors; the body of a 200
-   * is read here, under max_reply_bytes, and parsed leniently (see completionOf).
+   * A whole reply goes around the SDK (direct-post.ts), with its errors in the SDK's shapes; the
+   * body of a 200 is read under max_reply_bytes and parsed leniently (see completionOf).
    */
   private async whole(request: CompletionRequest, signal: AbortSignal): Promise<WireCompletion> {
     const body = buildRequestBody(this.endpoint, request.messages, request.tools, false);
-    // The body carries extra_body fields the SDK's types do not know; it sends them as given.
-    const response = await this.openai.chat.completions
-      .create(body as unknown as ChatCompletionCreateParamsNonStreaming, { signal })
-      .asResponse();
-    return completionOf(parseJsonBody(await readCappedText(response, this.maxReplyBytes), response));
+    const reply = await postJson(this.chatURL, this.headers, JSON.stringify(body), {
+      signal,
+      maxReplyBytes: this.maxReplyBytes,
+    });
+    return completionOf(parseJsonBody(reply.text, reply.headers['content-type']));
   }
 
   private async streamed(
@@ -181,7 +189,9 @@ class OpenAICompatibleClient implements ModelClient {
       .create(body as unknown as ChatCompletionCreateParamsStreaming, { signal })
       .asResponse();
     if (!isEventStream(response))
-      return completionOf(parseJsonBody(await readCappedText(response, this.maxReplyBytes), response));
+      return completionOf(
+        parseJsonBody(await readCappedText(response, this.maxReplyBytes), response.headers.get('content-type')),
+      );
     const assembler = new StreamAssembler(onDelta);
     for await (const event of readServerSentEvents(response, this.maxReplyBytes)) {
       if (event.data === '[DONE]') break;
@@ -192,6 +202,13 @@ class OpenAICompatibleClient implements ModelClient {
     }
     return assembler.result();
   }
+}
+
+/** `…/chat/completions` under the base URL, its query (an Azure api-version) kept. */
+function chatCompletionsURL(baseURL: string): URL {
+  const url = new URL(baseURL);
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}/chat/completions`;
+  return url;
 }
 
 /** A reply past the cap is its own failure; everything else is classified by failure.ts. */

@@ -16,11 +16,11 @@ export function isEventStream(response: Response): boolean {
 }
 
 /** A 200 whose body is not JSON (an HTML page from a proxy, a truncated body) is a transport fault, retried. */
-export function parseJsonBody(text: string, response: Response): unknown {
+export function parseJsonBody(text: string, contentType: string | null | undefined): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    const type = response.headers.get('content-type') ?? 'no content-type';
+    const type = contentType ?? 'no content-type';
     throw new BadResponseError(
       `the response body is not valid JSON (${type}; ${(error as Error).message}): ${preview(text)}`,
     );

@@ -24,6 +24,11 @@ const agents = {
   'https:': new https.Agent(AGENT_OPTIONS),
 };
 
+/** The keep-alive agent of a protocol (`http:` or `https:`), shared with direct-post.ts. */
+export function httpAgentFor(protocol: string): http.Agent {
+  return protocol === 'https:' ? agents['https:'] : agents['http:'];
+}
+
 /**
  * Replies up to this size that are not event streams are read whole, chunked or not (the reply
  * cap is still checked by the reader); a longer one is passed on as a stream from where it got to.

@@ -14,8 +14,11 @@ import {
   jobIdFor,
   publishRun,
   queueNameFor,
+  readWorkers,
   RUNS_KEY,
   stoppedKey,
+  type WorkerReport,
+  workersKey,
 } from './run-channel.js';
 
 export interface QueueOptions {
@@ -44,6 +47,19 @@ interface Waiter {
 const WATCH_MS = 2000;
 
 /**
+ * How long every worker the coordinator hears from must have refused the run before it gives up: long
+ * enough for each running worker (polling each second) to have read the run and said whether it serves it.
+ */
+const REFUSED_FOR_MS = 6000;
+
+/**
+ * How long an interrupt waits for workers to hand back the rollouts they run (cut off, as pending)
+ * before it stops waiting: a worker that died or is cut off from Redis never answers, and a signal
+ * must still stop the coordinator. Those jobs stay queued; a rerun finds them under the same ids.
+ */
+const INTERRUPT_WAIT_MS = 5000;
+
+/**
  * The coordinator side of a queued run: a RolloutRunner whose rollouts are BullMQ jobs run by
  * `traj worker` processes anywhere. The pipeline keys, samples and lands exactly as with the
  * local pool; this class only moves tasks out and outcomes back.
@@ -54,7 +70,13 @@ export class QueueCoordinator implements RemoteRunner {
   private readonly waiters = new Map<string, Waiter>();
   private lost: RunError | undefined;
   private stoppedByUser = false;
+  /** Every worker refused the run: its jobs are removed at close, as nothing will run them. */
+  private refused = false;
   private watchTimer: NodeJS.Timeout | undefined;
+  /** Since when (ms, this machine's clock) every worker heard from has refused the run. */
+  private refusedSince: number | undefined;
+  /** The serving workers' last reports, summed: the progress line's model requests and concurrency. */
+  private load = { requests: 0, level: 0, max: 0 };
 
   private constructor(
     private readonly address: QueueAddress,
@@ -98,6 +120,16 @@ export class QueueCoordinator implements RemoteRunner {
     return coordinator;
   }
 
+  /** Model requests the run's workers have in flight (as they last reported, at most ~3 s ago). */
+  requestsInFlight(): number {
+    return this.load.requests;
+  }
+
+  /** The workers' endpoint gates added up: their levels over their caps. */
+  concurrencyLevel(): { level: number; max: number } {
+    return { level: this.load.level, max: this.load.max };
+  }
+
   run(task: RolloutTask): Promise<RolloutOutcome> {
     if (this.lost) return Promise.resolve(lostOutcome(task, this.lost));
     // A failure already recorded for this prompt makes the retry a new job; a job queued for this
@@ -115,19 +147,33 @@ export class QueueCoordinator implements RemoteRunner {
     return outcome;
   }
 
-  /** Interrupt the run's rollouts: waiting jobs are taken back, workers stop the ones they run. */
+  /**
+   * Interrupt the run's rollouts: waiting jobs are taken back, workers stop the ones they run. What a
+   * worker has not handed back within INTERRUPT_WAIT_MS (it died, or Redis is out of reach) is settled
+   * as interrupted all the same, so the pipeline ends.
+   */
   interrupt(): void {
+    const awaited = [...this.waiters.values()];
+    const deadline = setTimeout(() => {
+      for (const waiter of awaited) this.settle(waiter.jobId, interruptedOutcome(waiter.task));
+    }, INTERRUPT_WAIT_MS);
+    deadline.unref();
     void (async () => {
       await this.redis.incr(interruptKey(this.runName));
-      for (const waiter of [...this.waiters.values()]) {
-        const job = await Job.fromId(this.queue, waiter.jobId);
-        const state = job ? await job.getState() : 'unknown';
-        if (state === 'waiting' || state === 'delayed' || state === 'prioritized' || state === 'unknown') {
-          await job?.remove().catch(() => undefined);
-          this.settle(waiter.jobId, interruptedOutcome(waiter.task));
-        }
-      }
+      await this.takeBack(awaited, (waiter) => interruptedOutcome(waiter.task));
     })().catch(() => undefined);
+  }
+
+  /** Remove the jobs no worker has started and settle their waiters; running ones are left to their workers. */
+  private async takeBack(waiters: Waiter[], outcome: (waiter: Waiter) => RolloutOutcome): Promise<void> {
+    for (const waiter of waiters) {
+      const job = await Job.fromId(this.queue, waiter.jobId);
+      const state = job ? await job.getState() : 'unknown';
+      if (state === 'waiting' || state === 'delayed' || state === 'prioritized' || state === 'unknown') {
+        await job?.remove().catch(() => undefined);
+        this.settle(waiter.jobId, outcome(waiter));
+      }
+    }
   }
 
   /**
@@ -137,7 +183,7 @@ export class QueueCoordinator implements RemoteRunner {
   async close(finished: boolean): Promise<void> {
     if (this.watchTimer) clearInterval(this.watchTimer);
     // A run drained by --stop is removed again: a job this coordinator queued while it was drained must not linger.
-    if ((finished && !this.lost) || this.stoppedByUser)
+    if ((finished && !this.lost) || this.stoppedByUser || this.refused)
       await settleWithin(
         removeRun(this.redis, this.queue, this.runName).catch(() => undefined),
         10_000,
@@ -188,9 +234,47 @@ export class QueueCoordinator implements RemoteRunner {
       ]);
       if (!announced) return this.loseRun(stopped === 1);
       await Promise.all([...this.waiters.keys()].map((jobId) => this.check(jobId)));
+      await this.checkTakers();
     } catch {
       // Redis is unreachable for now: ioredis reconnects, and the next round checks again.
     }
+  }
+
+  /**
+   * Give up on the run when, for REFUSED_FOR_MS, some worker has refused it and none serves it: its
+   * jobs would wait forever. A run no worker has seen yet keeps waiting (workers may start later).
+   */
+  private async checkTakers(): Promise<void> {
+    const reports = await readWorkers(this.redis, this.runName);
+    const all = [...reports.values()];
+    const serving = all.filter((report) => report.state === 'serving');
+    this.load = {
+      requests: sum(serving.map((report) => report.requests)),
+      level: sum(serving.map((report) => report.level)),
+      max: sum(serving.map((report) => report.max)),
+    };
+    if (this.waiters.size === 0) return;
+    if (all.length === 0 || all.some((report) => report.state === 'serving')) {
+      this.refusedSince = undefined;
+      return;
+    }
+    this.refusedSince ??= Date.now();
+    if (Date.now() - this.refusedSince >= REFUSED_FOR_MS) await this.refuseRun(reports);
+  }
+
+  private async refuseRun(reports: Map<string, WorkerReport>): Promise<void> {
+    const refusals = [...reports].map(
+      ([worker, report]) => `worker ${worker} refused it: ${report.reasons.join('; ')}`,
+    );
+    this.lost = new RunError(
+      `no traj worker will take run '${this.runName}': ${refusals.join('. ')}. Its queued jobs were removed; ` +
+        "start a `traj worker` that matches (same code version, tool schemas and environment module; --sandbox as the run's) " +
+        'and rerun the same command.',
+      { code: 'queue_refused' },
+    );
+    this.refused = true;
+    const lost = this.lost;
+    await this.takeBack([...this.waiters.values()], (waiter) => lostOutcome(waiter.task, lost));
   }
 
   private loseRun(stopped: boolean): void {
@@ -231,7 +315,7 @@ export class QueueCoordinator implements RemoteRunner {
 
 /** Remove a run from Redis: its jobs (waiting, running, finished), its settings, its place in the run set. */
 export async function removeRun(redis: Redis, queue: Queue, run: string): Promise<void> {
-  await redis.multi().srem(RUNS_KEY, run).del(announcementKey(run)).exec();
+  await redis.multi().srem(RUNS_KEY, run).del(announcementKey(run)).del(workersKey(run)).exec();
   await queue.obliterate({ force: true }).catch(() => undefined);
   await redis.del(interruptKey(run));
 }
@@ -257,6 +341,10 @@ export async function stopQueuedRun(url: string, run: string): Promise<{ jobs: n
     await queue.close();
     redis.disconnect();
   }
+}
+
+function sum(values: number[]): number {
+  return values.reduce((total, value) => total + value, 0);
 }
 
 /** Wait for a promise at most `ms`. */

@@ -51,6 +51,11 @@ export function interruptKey(run: string): string {
   return `${PREFIX}:run:${run}:interrupt`;
 }
 
+/** What each worker that saw the run says about it (serving or refused, and why), stamped with Redis's clock. */
+export function workersKey(run: string): string {
+  return `${PREFIX}:run:${run}:workers`;
+}
+
 /**
  * The job id of a rollout: the prompt key, the sample and the number of failures already recorded
  * for it (a job id may not hold ':'). A row therefore can never be queued twice for the same try,
@@ -132,4 +137,59 @@ export async function refusalReasons(
     );
   }
   return reasons;
+}
+
+/** A worker's word on a run: it serves it, or refuses it and why. `at`: Redis's clock (ms) when it last said so. */
+export const WorkerReportSchema = z.object({
+  state: z.enum(['serving', 'refused']),
+  reasons: z.array(z.string()).default([]),
+  /** A serving worker's model requests in flight for the run, and its endpoint gate's level and cap. */
+  requests: z.number().int().nonnegative().default(0),
+  level: z.number().int().nonnegative().default(0),
+  max: z.number().int().nonnegative().default(0),
+  at: z.number(),
+});
+export type WorkerReport = z.infer<typeof WorkerReportSchema>;
+
+/** A worker repeats its word every poll (1 s); one not heard from for this long is gone. */
+export const WORKER_REPORT_FRESH_MS = 10_000;
+
+/**
+ * Written only while the run is announced, so a report racing the run's removal cannot leave a key
+ * behind; stamped with Redis's clock, so the coordinator's freshness check does not depend on machines' clocks.
+ * The stamp is spliced into the JSON text (ARGV[3] is an object): cjson would turn an empty list into `{}`.
+ */
+const REPORT_SCRIPT = `
+if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 then return 0 end
+local time = redis.call('TIME')
+local at = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+redis.call('HSET', KEYS[2], ARGV[2], '{"at":' .. string.format('%d', at) .. ',' .. string.sub(ARGV[3], 2))
+return 1
+`;
+
+/** Say whether this worker serves the run or refuses it (and why), for the coordinator to read. */
+export async function reportWorker(
+  redis: Redis,
+  run: string,
+  worker: string,
+  report: Omit<z.input<typeof WorkerReportSchema>, 'at'>,
+): Promise<void> {
+  await redis.eval(REPORT_SCRIPT, 2, RUNS_KEY, workersKey(run), run, worker, JSON.stringify(report));
+}
+
+/** This worker stopped serving (or refusing) the run: its word no longer counts. */
+export async function withdrawWorker(redis: Redis, run: string, worker: string): Promise<void> {
+  await redis.hdel(workersKey(run), worker);
+}
+
+/** The workers heard from within WORKER_REPORT_FRESH_MS, by worker id. */
+export async function readWorkers(redis: Redis, run: string): Promise<Map<string, WorkerReport>> {
+  const [entries, [seconds, micros]] = await Promise.all([redis.hgetall(workersKey(run)), redis.time()]);
+  const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  const fresh = new Map<string, WorkerReport>();
+  for (const [worker, text] of Object.entries(entries)) {
+    const parsed = WorkerReportSchema.safeParse(JSON.parse(text));
+    if (parsed.success && now - parsed.data.at <= WORKER_REPORT_FRESH_MS) fresh.set(worker, parsed.data);
+  }
+  return fresh;
 }

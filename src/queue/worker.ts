@@ -1,4 +1,4 @@
-import { availableParallelism } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { RolloutPool } from '../run/pool.js';
@@ -6,7 +6,17 @@ import { runGate } from '../run/run-gate.js';
 import type { RolloutOutcome } from '../run/rollout.js';
 import { bullConnection, checkReachable, connect, parseQueueUrl, type QueueAddress } from './connection.js';
 import { settleWithin, type QueuedTask } from './coordinator.js';
-import { interruptKey, readRun, refusalReasons, RUNS_KEY, queueNameFor, type RunAnnouncement } from './run-channel.js';
+import {
+  interruptKey,
+  queueNameFor,
+  readRun,
+  refusalReasons,
+  reportWorker,
+  RUNS_KEY,
+  type RunAnnouncement,
+  withdrawWorker,
+  type WorkerReport,
+} from './run-channel.js';
 
 export interface QueueWorkerOptions {
   url: string;
@@ -40,6 +50,8 @@ export class QueueWorker {
   private redis: Redis | undefined;
   private timer: NodeJS.Timeout | undefined;
   private polling: Promise<void> = Promise.resolve();
+  /** How the coordinator names this worker when it says who refused its run. */
+  readonly id = `${hostname()}:${process.pid}`;
   completed = 0;
 
   constructor(private readonly options: QueueWorkerOptions) {
@@ -64,6 +76,13 @@ export class QueueWorker {
     if (this.timer) clearInterval(this.timer);
     await this.polling;
     await Promise.allSettled([...this.attached.keys()].map((run) => this.detach(run, graceful)));
+    // A stopped worker's refusals no longer count: the coordinator must not give up on a run because of it.
+    const redis = this.redis;
+    if (redis)
+      await settleWithin(
+        Promise.allSettled([...this.refused.keys()].map((run) => withdrawWorker(redis, run, this.id))),
+        2000,
+      );
     this.redis?.disconnect();
   }
 
@@ -85,6 +104,7 @@ export class QueueWorker {
         await this.detach(run, true);
       } else if (current) {
         await this.followInterrupts(current);
+        await reportWorker(redis, run, this.id, serving(current.pool));
         continue;
       }
       await this.attach(announcement);
@@ -98,6 +118,8 @@ export class QueueWorker {
       if (this.refused.get(announcement.run) !== text)
         this.options.log(`[traj worker] refusing run '${announcement.run}': ${text}`);
       this.refused.set(announcement.run, text);
+      // Repeated every poll: the coordinator gives up on its run only while every worker it hears from refuses it.
+      await reportWorker(this.redis!, announcement.run, this.id, { state: 'refused', reasons });
       return;
     }
     this.refused.delete(announcement.run);
@@ -121,6 +143,7 @@ export class QueueWorker {
     );
     worker.on('error', (error) => this.options.log(`[traj worker] queue error: ${error.message}`));
     this.attached.set(announcement.run, { announcement, worker, pool, interrupts: null });
+    await reportWorker(this.redis!, announcement.run, this.id, serving(pool));
     this.options.log(
       `[traj worker] serving run '${announcement.run}' (${announcement.settings.endpoint.model}, sandbox ${announcement.settings.sandbox.kind}, ${this.options.concurrency} at once)`,
     );
@@ -147,6 +170,10 @@ export class QueueWorker {
     const attached = this.attached.get(run);
     if (!attached) return;
     this.attached.delete(run);
+    await settleWithin(
+      withdrawWorker(this.redis!, run, this.id).catch(() => undefined),
+      2000,
+    );
     if (!graceful) attached.pool.interrupt();
     // Graceful: wait for the running jobs; a Redis that is gone must not hold the worker forever.
     await settleWithin(
@@ -156,4 +183,16 @@ export class QueueWorker {
     void attached.worker.disconnect().catch(() => undefined);
     await attached.pool.close();
   }
+}
+
+/** A serving worker's report: what the coordinator's progress line sums over workers. */
+function serving(pool: RolloutPool): Omit<WorkerReport, 'at'> {
+  const gate = pool.gate?.snapshot();
+  return {
+    state: 'serving',
+    reasons: [],
+    requests: pool.requestsInFlight(),
+    level: gate?.level ?? 0,
+    max: gate?.max ?? 0,
+  };
 }

@@ -57,6 +57,9 @@ export interface LoadedSuite {
   suite: BenchSuite;
 }
 
+/** benchmarks/registry.yaml lists registry suites (suite-registry.ts), not a suite of its own. */
+export const REGISTRY_FILE = 'registry.yaml';
+
 export function benchmarksDirectory(): string {
   return join(projectRoot(), 'benchmarks');
 }
@@ -82,6 +85,7 @@ function suitePath(nameOrPath: string): string {
     return path;
   }
   for (const extension of ['yaml', 'yml']) {
+    if (`${nameOrPath}.${extension}` === REGISTRY_FILE) continue;
     const path = join(benchmarksDirectory(), `${nameOrPath}.${extension}`);
     if (existsSync(path)) return path;
   }
@@ -102,7 +106,7 @@ export function listSuites(): ({ name: string; path: string } & ({ suite: BenchS
   const folder = benchmarksDirectory();
   if (!existsSync(folder)) return [];
   return readdirSync(folder)
-    .filter((file) => /\.ya?ml$/.test(file))
+    .filter((file) => /\.ya?ml$/.test(file) && file !== REGISTRY_FILE)
     .sort()
     .map((file) => {
       const path = join(folder, file);

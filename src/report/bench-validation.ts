@@ -29,7 +29,8 @@ export async function benchReport(
   log: (line: string) => void,
 ): Promise<BenchReportOutcome> {
   const { report, store, outDir, agent } = finished;
-  let check = agent === 'model' ? undefined : checkReferenceAgent(agent, report, failedRollouts(store));
+  let check =
+    agent === 'model' || agent === 'cli' ? undefined : checkReferenceAgent(agent, report, failedRollouts(store));
   if (check && check.broken.length > 0 && recheck > 0) {
     log(
       `[traj] re-checking ${check.broken.length} broken item${check.broken.length === 1 ? '' : 's'} alone (up to ${recheck}× each; --recheck)`,

@@ -11,11 +11,13 @@ export function finishEval(
   outDir: string,
   passThreshold: number,
   environment: Environment,
+  suite?: { name: string; version: string; source: string },
 ): { report: EvalReport; files: ReportFiles } {
   applyAdvantages(store);
   const report = buildReport(store, {
     passThreshold,
     environment: { name: environment.name, version: environment.version },
+    ...(suite ? { suite } : {}),
   });
   return { report, files: writeReport(outDir, report) };
 }

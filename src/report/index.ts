@@ -14,3 +14,12 @@ export * from './finish-eval.js';
 export * from './comparison-text.js';
 export { renderHtmlReport, type HtmlReportInput, type TranscriptRecord } from './report-html.js';
 export * from './html-parts.js';
+export {
+  findRegistrySuite,
+  listRegistry,
+  materializeSuite,
+  RegistryEntrySchema,
+  RegistrySchema,
+  type RegistryEntry,
+  type SuiteReference,
+} from './suite-registry.js';

@@ -11,7 +11,6 @@ import {
   metric,
   STYLE,
 } from './html-parts.js';
-import { usd } from '../run/spend-limit.js';
 import { formatCost } from './report-markdown.js';
 import type { EvalReport, ReportCost, ReportItem } from './report-schema.js';
 
@@ -159,12 +158,11 @@ function summarySection(report: EvalReport): string {
 
 /** The run's cost; an unknown price shows as unknown with the model named, never as $0. */
 function costCard(cost: ReportCost): string {
-  const value = cost.usd === null ? 'unknown' : usd(cost.usd);
   const note =
     cost.unpriced_models.length > 0
-      ? formatCost(cost)
+      ? `agent, auxiliary models and judges; ${cost.rollouts_missing_price} rollout${cost.rollouts_missing_price === 1 ? '' : 's'} left out calls of ${cost.unpriced_models.join(', ')}`
       : 'agent, auxiliary models and judges (provider-reported or from pricing:)';
-  return card('cost', metric('cost', cost.usd, value), note);
+  return card('cost', metric('cost', cost.usd, formatCost(cost)), note);
 }
 
 /** Pass rate per category as horizontal bars with the Wilson interval as a whisker. */

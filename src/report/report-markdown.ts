@@ -1,4 +1,4 @@
-import { usd } from '../run/spend-limit.js';
+import { costText } from '../util/cost-text.js';
 import type { Breakdown, EvalReport, ReportCost, ReportItem } from './report-schema.js';
 
 /** Rows of the "not passed" table in report.md; report.json always has every item. */
@@ -59,12 +59,9 @@ function shortDetails(item: ReportItem): string {
   return text.length > 160 ? `${text.slice(0, 157)}…` : text;
 }
 
-/** "$0.048", or what is unknown: "$0.04 + unknown (no price known for model judge-x: 3 rollouts)". */
+/** A report's cost in the one cost format (util/cost-text.ts). */
 export function formatCost(cost: ReportCost): string {
-  const known = cost.usd === null ? null : usd(cost.usd);
-  if (cost.unpriced_models.length === 0) return known ?? 'none recorded (no model calls)';
-  const why = `no price known for model ${cost.unpriced_models.join(', ')}: ${cost.rollouts_missing_price} rollout${cost.rollouts_missing_price === 1 ? '' : 's'}`;
-  return known === null ? `unknown (${why})` : `${known} + unknown (${why})`;
+  return costText({ usd: cost.usd, unpricedModels: cost.unpriced_models });
 }
 
 /** The human-readable report: summary, breakdowns, and the items that did not pass. */

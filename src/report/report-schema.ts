@@ -59,6 +59,10 @@ export type ReportCost = z.infer<typeof ReportCostSchema>;
 export const EvalReportSchema = z.object({
   run: z.string(),
   environment: z.object({ name: z.string(), version: z.string() }).nullable(),
+  suite: z
+    .object({ name: z.string(), version: z.string(), source: z.string() })
+    .optional()
+    .describe('the registry suite run (traj bench run NAME@VERSION): its version and where its tasks came from'),
   model: z.string().nullable(),
   pass_threshold: z.number(),
   summary: BreakdownSchema.extend({

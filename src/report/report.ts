@@ -18,6 +18,8 @@ export interface BuildReportOptions {
   passThreshold?: number;
   /** Overrides what the store's fingerprint says. */
   environment?: { name: string; version: string };
+  /** A registry suite's name, version and source (traj bench run NAME@VERSION). */
+  suite?: { name: string; version: string; source: string };
 }
 
 /** Build the report from everything the store holds (cumulative across resumes and rescoring). */
@@ -46,6 +48,7 @@ export function buildReport(store: RunStore, options: BuildReportOptions = {}): 
   return {
     run: meta?.name ?? '',
     environment,
+    ...(options.suite ? { suite: options.suite } : {}),
     model: typeof meta?.fingerprint_parts.model === 'string' ? meta.fingerprint_parts.model : null,
     pass_threshold: threshold,
     summary: {

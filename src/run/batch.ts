@@ -56,7 +56,7 @@ export async function* batchEntries(input: BatchEntriesInput): AsyncGenerator<Pi
     if ('distribution' in input.choice) {
       const draw = sampleToolsets(input.choice.distribution, { seed: input.seed, key, available });
       for (const dropped of draw.dropped) {
-        input.store.addCounter(`dropped:${dropped.toolset}`, 1);
+        input.store.addToolsetDrop(dropped.toolset, key);
         input.onDrop?.(dropped.toolset, dropped.reason);
       }
       toolsets = draw.toolsets;

@@ -1,3 +1,4 @@
+import type { ImageBuild } from '../sandbox/docker-build.js';
 import type { Environment, EnvironmentOptions, PromptInput, SandboxRequest } from '../eval/environment.js';
 import { ConfigError } from '../errors.js';
 import type { Message } from '../model/messages.js';
@@ -58,6 +59,8 @@ export interface ItemSurvey {
   items: number;
   /** The sandbox images the items name (an item without one: `defaultImage`), each once. */
   images: string[];
+  /** The images items build from their own Dockerfiles (built, or found built, before the first rollout). */
+  builds: ImageBuild[];
 }
 
 /**
@@ -72,11 +75,13 @@ export async function surveyItems(
 ): Promise<ItemSurvey> {
   let items = 0;
   const images = new Set<string>();
+  const builds = new Map<string, ImageBuild>();
   for await (const keyed of keyedItems(environment, options)) {
     items++;
     images.add(keyed.sandbox.image ?? defaultImage);
+    for (const build of keyed.sandbox.builds ?? []) builds.set(build.tag, build);
   }
-  return { items, images: [...images] };
+  return { items, images: [...images], builds: [...builds.values()] };
 }
 
 /** The items whose keys are in `keys`, found by a streaming pass (bench re-runs a few broken items). */
@@ -170,7 +175,7 @@ function toolsetsFor(
 ): string[] {
   if (!('distribution' in input.choice)) return input.choice.toolsets;
   const draw = sampleToolsets(input.choice.distribution, { seed: input.seed, key, available });
-  for (const dropped of draw.dropped) input.store.addCounter(`dropped:${dropped.toolset}`, 1);
+  for (const dropped of draw.dropped) input.store.addToolsetDrop(dropped.toolset, key);
   return draw.toolsets;
 }
 
@@ -182,6 +187,8 @@ export function environmentTask(keyed: KeyedEnvironmentItem, toolsets: string[])
     system: keyed.system,
     image: keyed.sandbox.image,
     workdir: keyed.sandbox.workdir,
+    ...(keyed.sandbox.docker ? { docker: keyed.sandbox.docker } : {}),
+    ...(keyed.sandbox.services?.length ? { services: keyed.sandbox.services } : {}),
     item: keyed.item,
   };
 }

@@ -1,18 +1,27 @@
+import type { AgentDefinition } from '../bridge/index.js';
 import type { Endpoint } from '../config/endpoint.js';
 import type { EnvironmentConfig } from '../eval/environment-config.js';
 import type { Environment, EnvironmentOptions } from '../eval/environment.js';
 import type { JudgeSettings } from '../eval/judge.js';
 import { ConfigError } from '../errors.js';
+import { toolSpec } from '../tools/tool-spec.js';
 import { DEFAULT_DOCKER_IMAGE } from '../sandbox/docker-config.js';
 import { availabilityContext } from './batch.js';
-import { environmentEntries, keyedItems, surveyItems, type ItemSurvey } from './environment-entries.js';
+import {
+  environmentEntries,
+  keyedItems,
+  surveyItems,
+  type ItemSurvey,
+  type KeyedEnvironmentItem,
+} from './environment-entries.js';
+import type { PipelineEntry, WorkItem } from './work-item.js';
 import { executeRun, storePathFor, type ExecuteRunResult, type RunStartInfo } from './execute-run.js';
 import type { RolloutSettings } from './rollout.js';
 import type { RunConfig } from './run-config.js';
 import { rolloutSettings, runTools, type RunControls, type RunTools } from './run-setup.js';
 import { runFingerprintParts } from './run-fingerprint.js';
 import { judgeFingerprint, type EvalAgent, type StoredEval } from './stored-eval.js';
-import type { RunStore } from './store.js';
+import { isFinished, type RunStore } from './store.js';
 
 /**
  * An eval (or bench) run from its settings to the written outputs: what `traj eval` and `traj bench`
@@ -67,13 +76,27 @@ export interface EnvironmentRunContext {
   environmentOptions: EnvironmentOptions;
 }
 
+/**
+ * A run whose items come on demand (`traj serve`): the keyed items as a trainer asks for them,
+ * read from `read()` (the environment's items, again from the start each time it is called), and
+ * each pipeline entry given its own settings (the policy its group was asked from).
+ */
+export interface EnvironmentStream {
+  items(store: RunStore, read: () => AsyncIterable<KeyedEnvironmentItem>): AsyncIterable<KeyedEnvironmentItem>;
+  entry(entry: WorkItem, settings: RolloutSettings): WorkItem;
+}
+
 export interface EnvironmentRunInput {
-  kind: 'eval' | 'bench';
+  kind: 'eval' | 'bench' | 'serve';
+  /** Items on demand instead of one pass over them (serve). */
+  stream?: EnvironmentStream;
   config: RunConfig;
   plan: RunTools;
   environment: Environment;
   modulePath: string;
   agent: EvalAgent;
+  /** With agent 'cli': the agent CLI's definition. */
+  agentCli?: AgentDefinition;
   samples: number;
   passThreshold: number;
   /** The dataset as stored for rescoring (datasetLocation), if any. */
@@ -122,12 +145,7 @@ export async function runEnvironment(input: EnvironmentRunInput): Promise<Execut
     ...environmentOptions,
     settingsFile: input.environmentSettingsFile,
   };
-  const survey = await surveyItems(environment, itemOptions, config.image ?? DEFAULT_DOCKER_IMAGE);
-  if (survey.items === 0)
-    throw new ConfigError(
-      `environment '${environment.name}' yielded no items${input.dataset ? ` from ${input.dataset}` : ''}`,
-      { code: 'environment_empty' },
-    );
+  const survey = await nonEmptySurvey(environment, itemOptions, config.image, input.dataset);
   const stored: StoredEval = {
     environment_module: input.modulePath,
     dataset: input.dataset,
@@ -140,6 +158,7 @@ export async function runEnvironment(input: EnvironmentRunInput): Promise<Execut
   const settings = rolloutSettings(config, endpoint, {
     environmentModule: input.modulePath,
     agent,
+    agentCli: input.agentCli,
     judges: judges && { ...judges, cachePath: storePath },
   });
   return executeRun({
@@ -155,30 +174,21 @@ export async function runEnvironment(input: EnvironmentRunInput): Promise<Execut
         choice,
         registry,
         environment: { name: environment.name, version: environment.version },
-        agent,
+        agent: agentIdentity(input),
       }),
+      ...(input.agentCli ? { agent_cli: input.agentCli } : {}),
       judges: judgeFingerprint(judges),
+      ...environmentDefinition(environment),
       ...(input.environmentSettings ? { environment_settings: input.environmentSettings } : {}),
     },
     config: { ...config, endpoint: { ...endpoint }, eval: stored },
     force: input.force,
-    entries: (store) =>
-      environmentEntries({
-        environment,
-        items: keyedItems(environment, itemOptions),
-        expectedItems: survey.items,
-        samples: input.samples,
-        choice,
-        seed: config.seed,
-        registry,
-        store,
-        dataset: input.dataset ?? `environment:${environment.name}`,
-        availability: availabilityContext(settings),
-      }),
+    entries: (store) => runEntries(input, settings, store, itemOptions, survey.items),
     ...input.controls,
     onStart: (info) => input.hooks.onStart?.(info, survey),
-    callsModel: agent === 'model',
+    callsModel: agent === 'model' || agent === 'cli',
     images: survey.images,
+    builds: survey.builds,
     afterPipeline: (store) =>
       input.hooks.afterPipeline?.({
         store,
@@ -188,5 +198,71 @@ export async function runEnvironment(input: EnvironmentRunInput): Promise<Execut
         environment,
         environmentOptions: itemOptions,
       }),
+  });
+}
+
+/** The items' count and images; an environment that yields none is an error before any store exists. */
+async function nonEmptySurvey(
+  environment: Environment,
+  options: EnvironmentOptions,
+  image: string | undefined,
+  dataset: string | undefined,
+): Promise<ItemSurvey> {
+  const survey = await surveyItems(environment, options, image ?? DEFAULT_DOCKER_IMAGE);
+  if (survey.items === 0)
+    throw new ConfigError(`environment '${environment.name}' yielded no items${dataset ? ` from ${dataset}` : ''}`, {
+      code: 'environment_empty',
+    });
+  return survey;
+}
+
+/** The agent in the fingerprint: an agent CLI by its name (its whole definition is fingerprinted beside it). */
+function agentIdentity(input: EnvironmentRunInput): string {
+  return input.agentCli ? `cli:${input.agentCli.name}` : input.agent;
+}
+
+/** What the environment adds to a run beyond its name and version: its own tools, MCP servers and YAML text. */
+function environmentDefinition(environment: Environment): Record<string, unknown> {
+  return {
+    ...(environment.definitionHash ? { environment_definition: environment.definitionHash } : {}),
+    ...(environment.tools ? { environment_tools: environment.tools.map(toolSpec) } : {}),
+    ...(environment.mcpServers ? { environment_mcp_servers: environment.mcpServers } : {}),
+  };
+}
+
+/** The eval's entries, each given its own settings when the items come on demand. */
+async function* streamEntries(
+  stream: EnvironmentStream | undefined,
+  settings: RolloutSettings,
+  input: Parameters<typeof environmentEntries>[0],
+): AsyncGenerator<PipelineEntry> {
+  for await (const entry of environmentEntries(input)) {
+    if (!stream || 'bad' in entry) yield entry;
+    // A resumed group's landed rollouts are not entries: the stream is read only as far as groups are wanted.
+    else if (!isFinished(input.store.lookup(entry.key, entry.sample))) yield stream.entry(entry, settings);
+  }
+}
+
+/** The pipeline's entries of an environment run: K samples per item, or the stream's groups. */
+function runEntries(
+  input: EnvironmentRunInput,
+  settings: RolloutSettings,
+  store: RunStore,
+  itemOptions: EnvironmentOptions,
+  expectedItems: number,
+): AsyncIterable<PipelineEntry> {
+  const { environment, config } = input;
+  const read = () => keyedItems(environment, itemOptions);
+  return streamEntries(input.stream, settings, {
+    environment,
+    items: input.stream ? input.stream.items(store, read) : read(),
+    expectedItems,
+    samples: input.samples,
+    choice: input.plan.choice,
+    seed: config.seed,
+    registry: input.plan.registry,
+    store,
+    dataset: input.dataset ?? `environment:${environment.name}`,
+    availability: availabilityContext(settings),
   });
 }

@@ -1,7 +1,8 @@
 import { join, resolve } from 'node:path';
 import type { Endpoint } from '../config/endpoint.js';
 import type { BwrapStatus } from '../sandbox/bwrap.js';
-import { DEFAULT_DOCKER_IMAGE } from '../sandbox/docker-config.js';
+import type { ImageBuild } from '../sandbox/docker-build.js';
+import { DEFAULT_DOCKER_IMAGE, parseDockerSandboxConfig } from '../sandbox/docker-config.js';
 import { writeRunOutputs, type RunOutputs } from './outputs.js';
 import {
   emptyPipelineSummary,
@@ -37,10 +38,9 @@ export interface RunStartInfo {
    * false).
    */
   adaptive?: { min: number; max: number };
-  /** The endpoint gate's level and cap right now (the progress line's `conc 37/64`); undefined for a queued run. */
+  /** The endpoint gate's level and cap right now (the progress line's `conc 37/64`); a queued run's workers' summed. */
   concurrencyLevel?: () => { level: number; max: number };
-  /** Model requests in flight right now, over every thread. */
-  /** Model requests in flight in this process's pool; undefined for a queued run (its workers make them). */
+  /** Model requests in flight right now, over every thread (a queued run: over its workers, as last reported). */
   requestsInFlight?: () => number;
   fingerprintChanges: string[];
   alreadyFinished: number;
@@ -54,6 +54,10 @@ export interface RunStartInfo {
 /** A rollout runner on another transport than the local pool (the BullMQ queue of src/queue/). */
 export interface RemoteRunner extends RolloutRunner {
   readonly workers: number;
+  /** Model requests the remote workers have in flight, as last heard. */
+  requestsInFlight(): number;
+  /** The remote workers' endpoint gates, added up. */
+  concurrencyLevel(): { level: number; max: number };
   /** Detach; `finished` when every prompt landed (its jobs can then be cleaned up). */
   close(finished: boolean): Promise<void>;
 }
@@ -70,7 +74,7 @@ export interface RemoteTransport {
 }
 
 export interface ExecuteRunInput {
-  kind: 'batch' | 'eval' | 'bench';
+  kind: 'batch' | 'eval' | 'bench' | 'serve';
   run: string;
   checkpointsDir: string;
   outDir?: string;
@@ -102,6 +106,8 @@ export interface ExecuteRunInput {
    * runs.
    */
   images?: readonly string[];
+  /** Images the items build from their own Dockerfiles: built (or found built) before the preflight checks them. */
+  builds?: readonly ImageBuild[];
   graceMs: number;
   stop?: AbortSignal;
   interruptNow?: AbortSignal;
@@ -169,6 +175,7 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
             endpoint: settings.endpoint,
             environment: settings.environmentModule !== undefined,
           });
+      if (docker) await buildTaskImages(input.builds ?? [], settings.sandbox.docker, input.onNotice);
       const checked = preflight({
         endpoint: input.callsModel === false ? undefined : input.endpoint,
         images: docker ? [...new Set(input.images ?? [input.settings.sandbox.image ?? DEFAULT_DOCKER_IMAGE])] : [],
@@ -186,6 +193,7 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
         if (local.bwrap) settings = { ...settings, sandbox: { ...settings.sandbox, bwrap: local.bwrap } };
       }
       if (found.contextLength) settings = { ...settings, contextLength: found.contextLength };
+      if (docker && local) settings = withWarmPool(settings, input.concurrency, local.choice.workers);
     } catch (error) {
       await local?.pool.close();
       throw error;
@@ -217,8 +225,8 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
       requestCap: gate.limits.max,
       endpointCap: gate.limits.max < input.concurrency ? input.settings.endpoint.concurrency : undefined,
       adaptive: gate.limits.adaptive ? { min: gate.limits.min, max: gate.limits.max } : undefined,
-      requestsInFlight: localPool ? () => localPool.requestsInFlight() : undefined,
-      concurrencyLevel: localGate ? () => localGate.snapshot() : undefined,
+      requestsInFlight: () => pool.requestsInFlight(),
+      concurrencyLevel: remotePool ? () => remotePool.concurrencyLevel() : localGate && (() => localGate.snapshot()),
       fingerprintChanges: changes,
       alreadyFinished,
       retried,
@@ -308,6 +316,29 @@ async function prepareLocalSandboxes(
   // Asked already by the warning (the answer is kept), unless isolation is off.
   const bwrap = parseLocalSandboxConfig(local).isolation === 'none' ? undefined : await bwrapStatus();
   return { warning, bwrap };
+}
+
+/** The task images a run needs, built once per build context (see ensureImages); a line says what was built. */
+async function buildTaskImages(
+  builds: readonly ImageBuild[],
+  docker: Record<string, unknown> | undefined,
+  onNotice: ((message: string) => void) | undefined,
+): Promise<void> {
+  if (builds.length === 0) return;
+  const { ensureImages } = await import('../sandbox/docker-build.js');
+  const config = parseDockerSandboxConfig(docker);
+  const summary = await ensureImages(builds, { concurrency: config.build_concurrency, onNotice });
+  onNotice?.(`task images: ${summary.built.length} built, ${summary.reused.length} already built`);
+}
+
+/**
+ * Each worker thread keeps as many started containers per image as it runs rollouts at once
+ * (the run's concurrency over its threads), unless `sandbox.docker.warm_pool` is false.
+ */
+function withWarmPool(settings: RolloutSettings, concurrency: number, workers: number): RolloutSettings {
+  if (settings.sandbox.docker?.warm_pool === false) return settings;
+  const warm = Math.ceil(concurrency / Math.max(1, workers));
+  return { ...settings, sandbox: { ...settings.sandbox, warm } };
 }
 
 /** Containers a previous, killed invocation of this run left behind (or, at the end, this one). */

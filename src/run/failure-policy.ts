@@ -40,9 +40,11 @@ export const RUN_FAULT_CODES = errorCodeSet([
   'model_rate_limited',
   'image_missing',
   'engine_unreachable',
-  // A queued run (--queue): Redis does not answer, or lost the run's jobs (restarted without persistence, --stop).
+  // A queued run (--queue): Redis does not answer, or lost the run's jobs (restarted without persistence, --stop),
+  // or every worker refuses the run (another sandbox, code version or environment module).
   'queue_unreachable',
   'queue_lost',
+  'queue_refused',
 ]);
 
 /**

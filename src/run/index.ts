@@ -16,3 +16,4 @@ export * from './stored-eval.js';
 export * from './run-statistics.js';
 export * from './outputs.js';
 export * from './spend-limit.js';
+export * from './compress-run.js';

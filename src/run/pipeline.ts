@@ -151,7 +151,7 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineSum
       emit({ type: 'dispatched', key: entry.key, sample: entry.sample });
       let released = false;
       const rollout = runner
-        .run({ ...entry.task, key: entry.key, sample: entry.sample, settings: options.settings })
+        .run({ ...entry.task, key: entry.key, sample: entry.sample, settings: entry.settings ?? options.settings })
         .then(
           async (outcome) => {
             if (landsAfterDispatch(context, outcome)) {
@@ -296,7 +296,7 @@ function land(context: LandingContext, entry: WorkItem, outcome: RolloutOutcome)
     result: outcome.result,
     tools: outcome.tools,
     toolsets: entry.task.toolsets,
-    model: options.settings.endpoint.model,
+    model: (entry.settings ?? options.settings).endpoint.model,
     source: entry.source,
     reward: outcome.reward,
     group: entry.group,

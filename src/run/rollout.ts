@@ -1,10 +1,18 @@
 import { z } from 'zod';
 import { agentLoopOptions, AgentSettingsSchema } from '../agent/agent-settings.js';
 import { buildSystemPrompt } from '../agent/system-prompt.js';
-import { runAgent } from '../agent/loop.js';
+import { runConversation, type ConversationOptions } from '../agent/conversation.js';
 import type { AgentResult } from '../agent/result.js';
+import {
+  AgentDefinitionSchema,
+  agentImage,
+  createAgentNetwork,
+  runAgentCli,
+  type AgentDefinition,
+  type AgentNetwork,
+} from '../bridge/index.js';
 import { JudgeSettingsSchema } from '../eval/judge.js';
-import type { Environment } from '../eval/environment.js';
+import { DEFAULT_STOP_TOKEN, DEFAULT_USER_TURNS, type Environment } from '../eval/environment.js';
 import { loadEnvironment } from '../eval/load-environment.js';
 import { runOracleAgent } from '../eval/oracle-agent.js';
 import { scoreRollout, type RewardResult } from '../eval/score.js';
@@ -21,6 +29,7 @@ import { addUsage, emptyUsage, type Message, type ToolSpec } from '../model/mess
 import type { ModelClient } from '../model/types.js';
 import { BwrapStatusSchema, type BwrapStatus } from '../sandbox/bwrap.js';
 import { LazySandbox } from '../sandbox/lazy-sandbox.js';
+import type { SidecarService } from '../sandbox/docker-services.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { toolSpec } from '../tools/tool-spec.js';
 import type { Tool } from '../tools/tool.js';
@@ -28,6 +37,7 @@ import type { ToolRegistry } from '../tools/registry.js';
 import type { ToolServices } from '../tools/services.js';
 import { disposeToolState } from '../tools/tool-state.js';
 import { rolloutArtifacts } from './rollout-artifacts.js';
+import { withEnvironmentTools, type McpToolsFunction } from './environment-tools.js';
 import { withoutRunTimePrompt, withRunTimePrompt } from './run-time-prompt.js';
 import { rolloutJudgeCache, type JudgeCacheEntry } from './judge-cache.js';
 import { rolloutKnowledge, type RolloutKnowledge } from './rollout-knowledge.js';
@@ -47,11 +57,15 @@ export const RolloutSettingsSchema = AgentSettingsSchema.extend({
     /** Local only: an existing folder to work in (`traj ask --workdir`). */
     hostFolder: z.string().optional(),
     docker: z.record(z.string(), z.unknown()).optional(),
+    /** Docker: spare started containers per image in each thread (the run's concurrency over its threads). */
+    warm: z.number().int().min(0).optional(),
     local: z.record(z.string(), z.unknown()).optional(),
     /** Local only: the main thread's bubblewrap probe, so rollouts in worker threads need none of their own. */
     bwrap: BwrapStatusSchema.optional(),
   }),
-  agent: z.enum(['model', 'noop', 'oracle']).default('model'),
+  agent: z.enum(['model', 'noop', 'oracle', 'cli']).default('model'),
+  /** With agent 'cli': the third-party agent that is the policy (`--agent qwen-code`, docs/agents.md). */
+  agentCli: AgentDefinitionSchema.optional(),
   rolloutTimeoutMs: z.number().int().positive().optional(),
   /** Absolute path of the environment module (eval/bench); absent for a plain prompt batch. */
   environmentModule: z.string().optional(),
@@ -80,6 +94,10 @@ export interface RolloutTask {
   system?: string;
   image?: string;
   workdir?: string;
+  /** This task's docker settings over the run's (a Harbor task.toml's cpus, memory, network). */
+  docker?: Record<string, unknown>;
+  /** Services started beside the task's container (a Harbor task's docker-compose.yaml). */
+  services?: SidecarService[];
   /** The environment's item (eval), passed to setup and reward. */
   item?: unknown;
   settings: RolloutSettings;
@@ -123,6 +141,8 @@ export interface RolloutServices {
     run: string;
     key: string;
     docker?: Record<string, unknown>;
+    services?: SidecarService[];
+    warm?: number;
     local?: Record<string, unknown>;
     bwrap?: BwrapStatus;
   }): Promise<Sandbox>;
@@ -133,9 +153,32 @@ export interface RolloutServices {
    * rollout waits for its own. Unset: the rollout always waits for its own.
    */
   deferTeardown?(teardown: () => Promise<void>): Promise<void> | undefined;
+  /** The tools of MCP servers an environment starts (an `mcp_servers` mapping), started once per thread. */
+  mcpTools?: McpToolsFunction;
 }
 
 class RolloutTimeout extends TrajError {}
+
+/** The rollout's sandbox: the run's settings, with the task's image, workdir, docker settings and services over them. */
+function sandboxOptions(
+  task: RolloutTask,
+  settings: RolloutSettings,
+  workdir: string | undefined,
+): Parameters<RolloutServices['createSandbox']>[0] {
+  return {
+    kind: settings.sandbox.kind,
+    image: task.image ?? settings.sandbox.image,
+    workdir,
+    ...(settings.sandbox.hostFolder ? { hostFolder: settings.sandbox.hostFolder } : {}),
+    run: settings.run,
+    key: task.key,
+    docker: task.docker ? { ...settings.sandbox.docker, ...task.docker } : settings.sandbox.docker,
+    ...(task.services ? { services: task.services } : {}),
+    ...(settings.sandbox.warm ? { warm: settings.sandbox.warm } : {}),
+    local: settings.sandbox.local,
+    ...(settings.sandbox.bwrap ? { bwrap: settings.sandbox.bwrap } : {}),
+  };
+}
 
 /**
  * One rollout: sandbox → environment setup → agent → reward over the same sandbox → dispose
@@ -146,122 +189,226 @@ export async function executeRollout(
   services: RolloutServices,
   interrupt: AbortSignal,
 ): Promise<RolloutOutcome> {
-  const { settings } = task;
+  const abort = rolloutAbort(task.settings.rolloutTimeoutMs, interrupt);
+  const rollout = new RolloutResources(task, services, interrupt);
+  try {
+    const environment = task.settings.environmentModule
+      ? await loadEnvironment(task.settings.environmentModule)
+      : undefined;
+    const messages = await rollout.prepare(environment);
+    try {
+      rollout.sandbox = await openSandbox(await rollout.sandboxTask(), services, environment, abort.controller);
+    } catch (error) {
+      return rollout.outcome({ result: emptyResult(messages, 'api_error'), error: sandboxFault(error) });
+    }
+    const result = await rollout.runAgent(messages, environment, abort.controller.signal);
+    const fault = rolloutFault(abort.controller.signal, rollout.sandbox);
+    if (fault) return rollout.outcome({ result, error: fault });
+    if (interrupt.aborted || !environment?.reward) return rollout.outcome({ result });
+    return rollout.outcome({ result, ...(await scoreResult(task, environment, result, rollout.sandbox)) });
+  } catch (error) {
+    return rollout.outcome({ result: emptyResult(task.messages, 'api_error'), error: serializeError(error) });
+  } finally {
+    abort.dispose();
+    await rollout.release();
+  }
+}
+
+/** The rollout's own abort: the user's interrupt or --rollout-timeout, whichever comes first. */
+function rolloutAbort(
+  timeoutMs: number | undefined,
+  interrupt: AbortSignal,
+): { controller: AbortController; dispose(): void } {
   const controller = new AbortController();
   const onInterrupt = () => controller.abort(interrupt.reason);
   interrupt.addEventListener('abort', onInterrupt, { once: true });
-  const timer = settings.rolloutTimeoutMs
-    ? setTimeout(
-        () =>
-          controller.abort(
-            new RolloutTimeout(`rollout exceeded --rollout-timeout (${settings.rolloutTimeoutMs} ms)`, {
-              code: 'rollout_timeout',
-              retryable: true,
-            }),
-          ),
-        settings.rolloutTimeoutMs,
-      )
-    : undefined;
-  let sandbox: Sandbox | undefined;
-  let tools: Tool[] = [];
-  let knowledge: RolloutKnowledge | undefined;
-  const webCache = rolloutWebCache(settings.webCache);
-  const artifacts = rolloutArtifacts(settings.artifactsDir, task.key, task.sample);
-  const toolServices: ToolServices = { ...services.tools(settings), webCache, artifacts: artifacts.sink };
-  // Tool state holds resources (a browser context) closed when the rollout ends, on every path.
-  const toolState = new Map<string, unknown>();
-  const outcome = (fields: Partial<RolloutOutcome> & { result: AgentResult }): RolloutOutcome => ({
-    key: task.key,
-    sample: task.sample,
-    tools: tools.map(toolSpec),
-    interrupted: interrupt.aborted,
-    ...(webCache.fresh.length > 0 ? { webCache: webCache.fresh } : {}),
-    ...(webCache.counts.fetches + webCache.counts.hits > 0 ? { webCounts: { ...webCache.counts } } : {}),
-    ...(artifacts.paths.length > 0 ? { artifacts: [...artifacts.paths] } : {}),
-    ...fields,
-  });
-  try {
-    const environment = settings.environmentModule ? await loadEnvironment(settings.environmentModule) : undefined;
-    tools = (await services.registry(settings, task.toolsets)).select(task.toolsets, {
-      env: process.env,
-      services: toolServices,
-    });
-    knowledge = rolloutKnowledge(settings, task.toolsets);
-    // The memory and skills stores join the rollout's one tool state (disposed with it at the end).
-    for (const [key, value] of knowledge.state) toolState.set(key, value);
-    const system = buildSystemPrompt({
-      base: task.system ?? settings.systemPrompt,
-      tools,
-      sections: knowledge.sections,
-    });
-    const messages: Message[] = [{ role: 'system', content: system }, ...task.messages];
-    try {
-      const workdir = task.workdir ?? settings.sandbox.workdir;
-      const create = () =>
-        services.createSandbox({
-          kind: settings.sandbox.kind,
-          image: task.image ?? settings.sandbox.image,
-          workdir,
-          ...(settings.sandbox.hostFolder ? { hostFolder: settings.sandbox.hostFolder } : {}),
-          run: settings.run,
-          key: task.key,
-          docker: settings.sandbox.docker,
-          local: settings.sandbox.local,
-          ...(settings.sandbox.bwrap ? { bwrap: settings.sandbox.bwrap } : {}),
-        });
-      if (environment?.setup) {
-        sandbox = await create();
-        await environment.setup(task.item, sandbox);
-      } else {
-        // Without a setup step nothing needs the sandbox before the first tool call: create it then.
-        sandbox = new LazySandbox(create, settings.sandbox.kind, workdir ?? '.', (error) => controller.abort(error));
-      }
-    } catch (error) {
-      return outcome({ result: emptyResult(messages, 'api_error'), error: sandboxFault(error) });
-    }
-    const sent = withRunTimePrompt(messages, settings);
-    const result = withKnowledge(
-      withoutRunTimePrompt(
-        await runRolloutAgent(
-          task,
-          services,
-          { services: toolServices, state: toolState },
-          sent,
-          tools,
-          sandbox,
-          controller.signal,
-          environment,
-        ),
-        messages,
-        settings,
-      ),
-      knowledge,
+  const timeout = () =>
+    controller.abort(
+      new RolloutTimeout(`rollout exceeded --rollout-timeout (${timeoutMs} ms)`, {
+        code: 'rollout_timeout',
+        retryable: true,
+      }),
     );
-    if (controller.signal.reason instanceof RolloutTimeout)
-      return outcome({ result, error: serializeError(controller.signal.reason) });
-    if (sandbox instanceof LazySandbox && sandbox.createError !== undefined)
-      return outcome({ result, error: sandboxFault(sandbox.createError) });
-    if (interrupt.aborted) return outcome({ result });
-    if (!environment?.reward) return outcome({ result });
-    const cache = rolloutJudgeCache(settings.judges?.cachePath);
-    const reward = await scoreRollout({
-      environment,
-      item: task.item,
-      result,
-      sandbox,
-      judges: settings.judges && { ...settings.judges, pricing: settings.pricing },
-      cache,
-      // A judge's calls are the rollout's spend too: tokens and cost go into the record's usage.
-      onUsage: (usage) => addUsage(result.usage, usage),
-    });
-    return outcome({ result, reward, judgeCache: cache.fresh });
+  const timer = timeoutMs ? setTimeout(timeout, timeoutMs) : undefined;
+  return {
+    controller,
+    dispose() {
+      if (timer) clearTimeout(timer);
+      interrupt.removeEventListener('abort', onInterrupt);
+    },
+  };
+}
+
+/** An infrastructure fault that ended the agent: the timeout, or a sandbox that could not be made at first use. */
+function rolloutFault(signal: AbortSignal, sandbox: Sandbox | undefined): SerializedError | undefined {
+  if (signal.reason instanceof RolloutTimeout) return serializeError(signal.reason);
+  if (sandbox instanceof LazySandbox && sandbox.createError !== undefined) return sandboxFault(sandbox.createError);
+  return undefined;
+}
+
+/**
+ * The sandbox: made now when the environment's setup needs it, else lazily at the first tool call
+ * (a rollout that calls no tool never pays for one).
+ */
+async function openSandbox(
+  task: RolloutTask,
+  services: RolloutServices,
+  environment: Environment | undefined,
+  controller: AbortController,
+): Promise<Sandbox> {
+  const { settings } = task;
+  const workdir = task.workdir ?? settings.sandbox.workdir;
+  const create = () => services.createSandbox(sandboxOptions(task, settings, workdir));
+  if (!environment?.setup)
+    return new LazySandbox(create, settings.sandbox.kind, workdir ?? '.', (error) => controller.abort(error));
+  const sandbox = await create();
+  try {
+    await environment.setup(task.item, sandbox);
   } catch (error) {
-    return outcome({ result: emptyResult(task.messages, 'api_error'), error: serializeError(error) });
-  } finally {
-    if (timer) clearTimeout(timer);
-    interrupt.removeEventListener('abort', onInterrupt);
-    const teardown = () => tearDown(toolState, sandbox, knowledge);
-    const own = services.deferTeardown ? services.deferTeardown(teardown) : teardown();
+    await sandbox.dispose().catch(() => undefined);
+    throw error;
+  }
+  return sandbox;
+}
+
+/** The environment's reward over the rollout's sandbox; a judge's calls are the rollout's spend too. */
+async function scoreResult(
+  task: RolloutTask,
+  environment: Environment,
+  result: AgentResult,
+  sandbox: Sandbox | undefined,
+): Promise<Pick<RolloutOutcome, 'reward' | 'judgeCache'>> {
+  const { settings } = task;
+  const cache = rolloutJudgeCache(settings.judges?.cachePath);
+  const reward = await scoreRollout({
+    environment,
+    item: task.item,
+    result,
+    sandbox: sandbox!,
+    judges: settings.judges && { ...settings.judges, pricing: settings.pricing },
+    cache,
+    onUsage: (usage) => addUsage(result.usage, usage),
+  });
+  return { reward, judgeCache: cache.fresh };
+}
+
+/**
+ * What one rollout holds from start to teardown: its tools, their state (a browser context), the
+ * caches and artifacts it fills, its sandbox and knowledge stores. Released on every path.
+ */
+class RolloutResources {
+  tools: Tool[] = [];
+  sandbox: Sandbox | undefined;
+  private knowledge: RolloutKnowledge | undefined;
+  private readonly webCache: ReturnType<typeof rolloutWebCache>;
+  private readonly artifacts: ReturnType<typeof rolloutArtifacts>;
+  private readonly toolServices: ToolServices;
+  private readonly toolState = new Map<string, unknown>();
+  /** With an agent CLI: its rollout network, and the tools it offered its model. */
+  private network: AgentNetwork | undefined;
+  private agentTools: ToolSpec[] | undefined;
+
+  constructor(
+    private readonly task: RolloutTask,
+    private readonly services: RolloutServices,
+    private readonly interrupt: AbortSignal,
+  ) {
+    this.webCache = rolloutWebCache(task.settings.webCache);
+    this.artifacts = rolloutArtifacts(task.settings.artifactsDir, task.key, task.sample);
+    this.toolServices = { ...services.tools(task.settings), webCache: this.webCache, artifacts: this.artifacts.sink };
+  }
+
+  /** Select the tools, open the knowledge stores, and build the starting conversation. */
+  async prepare(environment: Environment | undefined): Promise<Message[]> {
+    const { task, services } = this;
+    const registry = await services.registry(task.settings, task.toolsets);
+    const drawn = registry.select(task.toolsets, { env: process.env, services: this.toolServices });
+    this.tools = await withEnvironmentTools(drawn, environment, services.mcpTools);
+    this.knowledge = rolloutKnowledge(task.settings, task.toolsets);
+    // The memory and skills stores join the rollout's one tool state (disposed with it at the end).
+    for (const [key, value] of this.knowledge.state) this.toolState.set(key, value);
+    const system = buildSystemPrompt({
+      base: task.system ?? task.settings.systemPrompt,
+      tools: this.tools,
+      sections: this.knowledge.sections,
+    });
+    return [{ role: 'system', content: system }, ...task.messages];
+  }
+
+  /**
+   * The task as the sandbox is made for it: with an agent CLI, in the agent's image (built once)
+   * and on a network of its own whose one reachable address is the host's proxy.
+   */
+  async sandboxTask(): Promise<RolloutTask> {
+    const { task } = this;
+    const { settings } = task;
+    if (settings.agent !== 'cli') return task;
+    const definition = cliDefinition(settings);
+    const image = await agentImage(definition, task.image ?? settings.sandbox.image);
+    this.network = await createAgentNetwork(settings.run, task.key);
+    const docker = { ...settings.sandbox.docker, network: this.network.name };
+    return { ...task, image, settings: { ...settings, sandbox: { ...settings.sandbox, docker } } };
+  }
+
+  /** The agent over the sandbox, with the run-time prompt sent but never recorded. */
+  async runAgent(messages: Message[], environment: Environment | undefined, signal: AbortSignal): Promise<AgentResult> {
+    const { task } = this;
+    if (task.settings.agent === 'cli') return this.runAgentCli(messages, environment, signal);
+    const result = await runRolloutAgent(
+      task,
+      this.services,
+      { services: this.toolServices, state: this.toolState },
+      withRunTimePrompt(messages, task.settings),
+      this.tools,
+      this.sandbox!,
+      signal,
+      environment,
+    );
+    return withKnowledge(withoutRunTimePrompt(result, messages, task.settings), this.knowledge!);
+  }
+
+  /** A third-party agent in the sandbox; its model calls go through the rollout's recording proxy. */
+  private async runAgentCli(
+    messages: Message[],
+    environment: Environment | undefined,
+    signal: AbortSignal,
+  ): Promise<AgentResult> {
+    const { task } = this;
+    const limitMs = environment?.agentTimeoutMs?.(task.item);
+    const { result, tools } = await runAgentCli({
+      definition: cliDefinition(task.settings),
+      client: this.services.model(task.settings),
+      sandbox: this.sandbox!,
+      host: this.network!.gateway,
+      messages,
+      maxTurns: task.settings.maxTurns,
+      signal: limitMs ? AbortSignal.any([signal, AbortSignal.timeout(limitMs)]) : signal,
+      artifacts: this.artifacts.sink,
+    });
+    this.agentTools = tools;
+    return result;
+  }
+
+  outcome(fields: Partial<RolloutOutcome> & { result: AgentResult }): RolloutOutcome {
+    const { webCache, artifacts } = this;
+    return {
+      key: this.task.key,
+      sample: this.task.sample,
+      tools: this.agentTools ?? this.tools.map(toolSpec),
+      interrupted: this.interrupt.aborted,
+      ...(webCache.fresh.length > 0 ? { webCache: webCache.fresh } : {}),
+      ...(webCache.counts.fetches + webCache.counts.hits > 0 ? { webCounts: { ...webCache.counts } } : {}),
+      ...(artifacts.paths.length > 0 ? { artifacts: [...artifacts.paths] } : {}),
+      ...fields,
+    };
+  }
+
+  /** Tear down, or hand the teardown to the thread's services so the slot starts its next rollout sooner. */
+  async release(): Promise<void> {
+    const { toolState, sandbox, knowledge, network } = this;
+    // The network goes after its container: the engine refuses to remove one still in use.
+    const teardown = () => tearDown(toolState, sandbox, knowledge).then(() => network?.remove());
+    const own = this.services.deferTeardown ? this.services.deferTeardown(teardown) : teardown();
     if (own) await own;
   }
 }
@@ -274,6 +421,16 @@ async function tearDown(
   await disposeToolState(toolState);
   await sandbox?.dispose().catch(() => undefined);
   knowledge?.dispose();
+}
+
+function cliDefinition(settings: RolloutSettings): AgentDefinition {
+  if (!settings.agentCli)
+    throw new ConfigError('agent cli needs an agent definition (settings.agentCli)', { code: 'config_invalid' });
+  if (settings.sandbox.kind !== 'docker')
+    throw new ConfigError(`--agent ${settings.agentCli.name} runs the agent in Docker: use --sandbox docker`, {
+      code: 'cli_usage',
+    });
+  return settings.agentCli;
 }
 
 /** The memory as the rollout left it and the skills it viewed go into the result, so the record keeps them. */
@@ -317,7 +474,8 @@ async function runRolloutAgent(
     });
   } else {
     const model = services.model(settings);
-    result = await runAgent({
+    result = await runConversation({
+      ...environmentConversation(environment, task.item, settings, toolContext.services),
       ...(await agentLoopOptions(settings, model, toolContext.services)),
       tools,
       messages,
@@ -332,6 +490,29 @@ async function runRolloutAgent(
     { code: 'agent_timeout' },
   );
   return { ...result, finishReason: 'aborted', error: serializeError(error) };
+}
+
+/** What an environment adds to the agent's run: a simulated user and terminal tools (none for a batch). */
+function environmentConversation(
+  environment: Environment | undefined,
+  item: unknown,
+  settings: RolloutSettings,
+  services: ToolServices,
+): Pick<ConversationOptions, 'user' | 'terminalTools'> {
+  const spec = environment?.user;
+  const terminalTools = environment?.terminalTools ?? [];
+  if (!spec) return { terminalTools };
+  const endpoint = { ...settings.endpoint, ...spec.endpoint };
+  return {
+    terminalTools,
+    user: {
+      model: services.model(endpoint),
+      name: endpoint.model,
+      system: spec.system(item),
+      stopToken: spec.stopToken ?? DEFAULT_STOP_TOKEN,
+      maxTurns: spec.maxTurns ?? DEFAULT_USER_TURNS,
+    },
+  };
 }
 
 function sandboxFault(error: unknown): SerializedError {

@@ -32,6 +32,8 @@ export interface FingerprintInput {
   runTime?: { ephemeralSystemPrompt?: string; prefill?: unknown[] };
   /** Web settings and auxiliary models: part of the fingerprint when a candidate toolset uses them. */
   tools?: { web?: WebConfig; auxiliary?: AuxiliaryModels };
+  /** The policy's tokenizer (`tokenizer:`): it changes compression points and the token data recorded. */
+  tokenizer?: string;
 }
 
 /** The settings whose change makes a resumed run a different run (DESIGN.md "The run store"). */
@@ -74,6 +76,8 @@ export function fingerprintParts(input: FingerprintInput): Record<string, unknow
       compressionEnabled(input.knowledge),
     ),
     ...(input.knowledge ? { knowledge: input.knowledge } : {}),
+    // Only when set, so stores written before `tokenizer:` existed resume with their fingerprint.
+    ...(input.tokenizer ? { tokenizer: input.tokenizer } : {}),
   };
 }
 
@@ -143,5 +147,6 @@ export function runFingerprintParts(
     sandbox: { kind: config.sandbox, image: config.image },
     knowledge: knowledgeFingerprint(settings),
     tools: { web: settings.tools.web, auxiliary: resolveAuxiliary(settings.tools.auxiliary, settings.endpoint) },
+    ...(settings.tokenizer ? { tokenizer: settings.tokenizer } : {}),
   });
 }

@@ -1,5 +1,5 @@
 import { RATE_LIMITED_COUNTER, UNAVAILABLE_COUNTER } from './concurrency-sampler.js';
-import type { RunStore } from './store.js';
+import type { RunStore, ShapingTotals } from './store.js';
 
 export interface ToolTableRow {
   name: string;
@@ -49,6 +49,8 @@ export interface RunStatistics {
    * [seconds, requests in flight allowed] pairs, one per change (at most SERIES_POINTS, thinned evenly).
    */
   concurrency: { http_429: number; http_503: number; series: Array<[number, number]> };
+  /** `traj compress`: its settings and totals over the shaped records; absent until the run is compressed. */
+  compress?: ShapingTotals & { settings: Record<string, unknown> };
   generated_at: string;
 }
 
@@ -139,11 +141,7 @@ export function computeStatistics(store: RunStore, extraWallMs = 0, maxAttempts?
     segments: totals.segments,
     rollouts_per_minute: wallMs > 0 ? round(finished / (wallMs / 60_000)) : 0,
     by_toolsets: byToolsets,
-    toolset_drops: Object.fromEntries(
-      Object.entries(counters)
-        .filter(([name]) => name.startsWith('dropped:'))
-        .map(([name, value]) => [name.slice(8), value]),
-    ),
+    toolset_drops: store.toolsetDrops(),
     rewards: { scored, mean: scored ? round(totals.rewardMean) : null, errors: totals.rewardErrors },
     web: {
       fetches: counters['web:fetches'] ?? 0,
@@ -155,8 +153,15 @@ export function computeStatistics(store: RunStore, extraWallMs = 0, maxAttempts?
       http_503: counters[UNAVAILABLE_COUNTER] ?? 0,
       series: thinned(store.concurrencySeries(), SERIES_POINTS),
     },
+    ...compressStatistics(store),
     generated_at: new Date().toISOString(),
   };
+}
+
+function compressStatistics(store: RunStore): Pick<RunStatistics, 'compress'> {
+  const totals = store.shapingTotals();
+  const settings = store.shapingSpec();
+  return totals && settings ? { compress: { ...totals, settings } } : {};
 }
 
 /** Points of the concurrency series statistics.json keeps at most. */

@@ -1,4 +1,5 @@
 import type { Usage } from '../model/messages.js';
+import { usd } from '../util/cost-text.js';
 
 /** Why dispatch stopped for money (`--max-cost`). */
 export interface BudgetStop {
@@ -58,11 +59,4 @@ export function budgetStopReason(stop: BudgetStop): string {
   if (stop.unpricedModels.length > 0)
     return `--max-cost ${usd(stop.limitUsd)} cannot be kept: no price known for model ${stop.unpricedModels.join(', ')} (the provider reports no usage.cost and pricing: has no entry)`;
   return `spend ${usd(stop.reachedUsd)} reached the --max-cost limit of ${usd(stop.limitUsd)}`;
-}
-
-/** Dollars with enough decimals for sub-cent test runs: $0.0123, $12.50. */
-export function usd(value: number): string {
-  if (value === 0) return '$0';
-  if (value >= 1) return `$${value.toFixed(2)}`;
-  return `$${Number(value.toPrecision(4))}`;
 }

@@ -1,12 +1,29 @@
-import { readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
 import type Database from 'better-sqlite3';
 import { RunError } from '../errors.js';
 import { canonicalJson, sha256 } from '../util/hash.js';
 import { openDatabase } from '../util/sqlite.js';
+import { acquireRunLock, releaseRunLock, runLockHolder, type RunLock } from './run-lock.js';
 import { aggregateStore, type StoreAggregates } from './store-aggregates.js';
+import { createStoreSchema } from './store-schema.js';
+
+export type { RunLock } from './run-lock.js';
+import {
+  saveShaped,
+  setShapingSpec,
+  SHAPED_JOIN,
+  SHAPED_KEEP,
+  SHAPED_SCHEMA,
+  SHAPED_TEXT,
+  shapingSpec,
+  shapingTotals,
+  unshapedKeys,
+  type ShapedRow,
+  type ShapingTotals,
+} from './store-shaped.js';
+import { SERVED_GROUPS_SCHEMA, ServedGroups } from './served-groups.js';
 
 export type { StoreAggregates } from './store-aggregates.js';
+export type { ShapedRow, ShapingMetrics, ShapingTotals } from './store-shaped.js';
 
 export type ItemStatus = 'pending' | 'done' | 'discarded' | 'failed';
 export type ErrorClass = 'infra' | 'agent' | 'filtered' | 'input';
@@ -27,13 +44,6 @@ export function isFinished(state: ItemState | undefined): state is ItemState & {
 /** How `lookupMany` names one (key, sample). */
 export function stateKey(key: string, sample: number): string {
   return `${sample}:${key}`;
-}
-
-/** The process that holds a run: one traj process per run store at a time. */
-export interface RunLock {
-  pid: number;
-  host: string;
-  started_at: string;
 }
 
 /** The few record fields statistics aggregate, kept in columns so they never parse record JSON. */
@@ -147,65 +157,6 @@ function filterSql(filter: RecordSelection): { where: string; params: unknown[] 
   return { where: `status = ? AND (${conditions.join(' OR ')})`, params: [filter.status, ...present] };
 }
 
-// A rowid table on purpose: rows carry whole records (~10 KB), and WITHOUT ROWID tables keep rows
-// inside the key's B-tree, where large rows spill to overflow pages and slow every lookup.
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS run (
-  id INTEGER PRIMARY KEY CHECK (id = 1),
-  name TEXT NOT NULL, kind TEXT NOT NULL, config TEXT NOT NULL,
-  fingerprint TEXT NOT NULL, fingerprint_parts TEXT NOT NULL,
-  created_at TEXT NOT NULL, updated_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS fingerprint_changes (at TEXT NOT NULL, changes TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS items (
-  id INTEGER PRIMARY KEY,
-  key TEXT NOT NULL, sample INTEGER NOT NULL, row_index INTEGER,
-  status TEXT NOT NULL CHECK (status IN ('pending','done','discarded','failed')),
-  attempts INTEGER NOT NULL DEFAULT 0,
-  error_class TEXT, error_code TEXT, error_message TEXT,
-  toolsets TEXT NOT NULL DEFAULT '[]', reward REAL, finish_reason TEXT, duration_ms INTEGER,
-  completed INTEGER, has_reasoning INTEGER, reward_error INTEGER,
-  prompt_tokens INTEGER, completion_tokens INTEGER, reasoning_tokens INTEGER, tool_stats TEXT,
-  cached_tokens INTEGER, cost REAL, cost_source TEXT, unpriced_models TEXT, compressions INTEGER,
-  record TEXT, updated_at TEXT NOT NULL,
-  UNIQUE (key, sample)
-);
--- Status first, then the dataset's order: the outputs read one status in order without sorting
--- its records (a temporary B-tree of every record took most of writing them out).
-CREATE INDEX IF NOT EXISTS items_order ON items(status, row_index, key, sample);
-DROP INDEX IF EXISTS items_status;
-CREATE TABLE IF NOT EXISTS segments (
-  id INTEGER PRIMARY KEY, started_at TEXT NOT NULL, ended_at TEXT, wall_ms INTEGER,
-  finished INTEGER NOT NULL DEFAULT 0, outcome TEXT
-);
-CREATE TABLE IF NOT EXISTS bad_rows (line INTEGER PRIMARY KEY, reason TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS judge_cache (key TEXT PRIMARY KEY, verdict TEXT NOT NULL, created_at TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS run_lock (id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER NOT NULL, host TEXT NOT NULL, process_start TEXT, started_at TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS web_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL, created_at TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS concurrency (segment INTEGER NOT NULL, at_ms INTEGER NOT NULL, level INTEGER NOT NULL);
-`;
-
-/**
- * Columns added after the first release: stores written before them get them on open, filled
- * from the stored records when `backfill` says how.
- */
-const ADDED_COLUMNS: Record<string, { type: string; backfill?: string }> = {
-  retryable: { type: 'INTEGER' },
-  cached_tokens: { type: 'INTEGER', backfill: `json_extract(record, '$.usage.cached_tokens')` },
-  cost: { type: 'REAL', backfill: `json_extract(record, '$.usage.cost')` },
-  cost_source: { type: 'TEXT', backfill: `json_extract(record, '$.usage.cost_source')` },
-  unpriced_models: {
-    type: 'TEXT',
-    backfill: `CASE WHEN instr(record, '"unpriced_models":["') > 0 THEN json_extract(record, '$.usage.unpriced_models') END`,
-  },
-  // `"replaced_start":` occurs once per compression and nowhere else unescaped.
-  compressions: {
-    type: 'INTEGER',
-    backfill: `(length(record) - length(replace(record, '"replaced_start":', ''))) / length('"replaced_start":')`,
-  },
-};
-
 /**
  * The columns statistics aggregate, copied from a record when it is stored: summing them never
  * parses the records (a few KB each), which at the end of a large run took longer than writing it out.
@@ -249,28 +200,14 @@ export class RunStore {
 
   private constructor(readonly path: string) {
     this.db = openDatabase(path);
-    this.db.exec(SCHEMA);
-    this.addMissingColumns();
+    createStoreSchema(this.db);
+    this.db.exec(SHAPED_SCHEMA);
+    this.db.exec(SERVED_GROUPS_SCHEMA);
     this.statements = this.prepare();
   }
 
   static open(path: string): RunStore {
     return new RunStore(path);
-  }
-
-  private addMissingColumns(): void {
-    const present = new Set(
-      (this.db.prepare('PRAGMA table_info(items)').all() as { name: string }[]).map((column) => column.name),
-    );
-    const added = Object.entries(ADDED_COLUMNS).filter(([name]) => !present.has(name));
-    if (added.length === 0) return;
-    this.db.transaction(() => {
-      for (const [name, column] of added) this.db.exec(`ALTER TABLE items ADD COLUMN ${name} ${column.type}`);
-      const fills = added
-        .filter(([, column]) => column.backfill)
-        .map(([name, column]) => `${name} = ${column.backfill}`);
-      if (fills.length > 0) this.db.exec(`UPDATE items SET ${fills.join(', ')} WHERE record IS NOT NULL`);
-    })();
   }
 
   private prepare() {
@@ -306,6 +243,7 @@ export class RunStore {
       addCounter: db.prepare(
         'INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = value + excluded.value',
       ),
+      toolsetDrop: db.prepare('INSERT OR IGNORE INTO toolset_drops (toolset, key) VALUES (?, ?)'),
       concurrencyPoint: db.prepare('INSERT INTO concurrency (segment, at_ms, level) VALUES (?, ?, ?)'),
       judgePut: db.prepare('INSERT OR REPLACE INTO judge_cache (key, verdict, created_at) VALUES (?, ?, ?)'),
       webPut: db.prepare('INSERT OR REPLACE INTO web_cache (key, value, created_at) VALUES (?, ?, ?)'),
@@ -439,43 +377,17 @@ export class RunStore {
     return this.db.prepare(`UPDATE items SET attempts = 0, retryable = 1 WHERE status = 'failed'`).run().changes;
   }
 
-  /**
-   * Take the run for this process, or throw naming the process that holds it. A lock whose process
-   * is gone (same host, pid not alive or reused) is taken over: a SIGKILLed run never blocks its rerun.
-   */
+  /** Take the run for this process, or throw naming the process that holds it (run-lock.ts). */
   acquireLock(): void {
-    const me = {
-      pid: process.pid,
-      host: hostname(),
-      process_start: processStart(process.pid),
-      started_at: new Date().toISOString(),
-    };
-    this.db
-      .transaction(() => {
-        const holder = this.db
-          .prepare('SELECT pid, host, process_start, started_at FROM run_lock WHERE id = 1')
-          .get() as (RunLock & { process_start: string | null }) | undefined;
-        if (holder && !(holder.pid === me.pid && holder.host === me.host) && isHeld(holder)) {
-          throw new RunError(
-            `run store ${this.path} is in use by process ${holder.pid} on host ${holder.host} (since ${holder.started_at}); ` +
-              'one traj process per run: wait for it to finish or stop it, then run the command again',
-            { code: 'run_locked', details: { pid: holder.pid, host: holder.host, started_at: holder.started_at } },
-          );
-        }
-        this.db
-          .prepare('INSERT OR REPLACE INTO run_lock (id, pid, host, process_start, started_at) VALUES (1, ?, ?, ?, ?)')
-          .run(me.pid, me.host, me.process_start, me.started_at);
-      })
-      .immediate();
+    acquireRunLock(this.db, this.path);
   }
 
   releaseLock(): void {
-    if (!this.db.open) return;
-    this.db.prepare('DELETE FROM run_lock WHERE id = 1 AND pid = ? AND host = ?').run(process.pid, hostname());
+    if (this.db.open) releaseRunLock(this.db);
   }
 
   lockHolder(): RunLock | undefined {
-    return this.db.prepare('SELECT pid, host, started_at FROM run_lock WHERE id = 1').get() as RunLock | undefined;
+    return runLockHolder(this.db);
   }
 
   /**
@@ -626,6 +538,30 @@ export class RunStore {
     this.defer(() => this.statements.addCounter.run(name, delta));
   }
 
+  /**
+   * A toolset was dropped from the draw of prompt `key` (unavailable here). Each resume reads and draws
+   * every row again: kept per (toolset, key), a prompt counts once however often it is drawn.
+   */
+  addToolsetDrop(toolset: string, key: string): void {
+    this.defer(() => this.statements.toolsetDrop.run(toolset, key));
+  }
+
+  /**
+   * Prompts whose draw dropped each toolset. A store written before drops were kept per prompt has
+   * only its `dropped:` counters (one per draw, so resumes counted again): those stand in for toolsets
+   * the table does not know.
+   */
+  toolsetDrops(): Record<string, number> {
+    const legacy = Object.entries(this.counters())
+      .filter(([name]) => name.startsWith('dropped:'))
+      .map(([name, value]) => [name.slice('dropped:'.length), value] as const);
+    const rows = this.db.prepare('SELECT toolset, COUNT(*) AS n FROM toolset_drops GROUP BY toolset').all() as {
+      toolset: string;
+      n: number;
+    }[];
+    return { ...Object.fromEntries(legacy), ...Object.fromEntries(rows.map((row) => [row.toolset, row.n])) };
+  }
+
   counters(): Record<string, number> {
     this.flush();
     const rows = this.db.prepare('SELECT name, value FROM counters').all() as { name: string; value: number }[];
@@ -744,6 +680,48 @@ export class RunStore {
     yield* statement.iterate(...params) as IterableIterator<StoredRecordRow>;
   }
 
+  /**
+   * `records` as `traj compress` left them: the compressed record where one was made, else the
+   * record; rows still over the budget are left out (`shapedCounts` says how many).
+   */
+  *shapedRecords(filter: RecordSelection, order: RecordOrder = 'dataset'): IterableIterator<StoredRecordRow> {
+    this.flush();
+    const { where, params } = filterSql(filter);
+    const statement = this.db.prepare(
+      `SELECT key, sample, status, ${SHAPED_TEXT} AS text FROM items ${SHAPED_JOIN}
+       WHERE record IS NOT NULL AND ${SHAPED_KEEP} AND (${where}) ORDER BY ${ORDER_SQL[order]}`,
+    );
+    yield* statement.iterate(...params) as IterableIterator<StoredRecordRow>;
+  }
+
+  /** Done rows with a record that no compression finished, in dataset order (what `traj compress` does next). */
+  unshapedKeys(): Array<{ key: string; sample: number }> {
+    this.flush();
+    return unshapedKeys(this.db);
+  }
+
+  /** One record's shaping, in its own transaction at once: a kill right after loses nothing that landed. */
+  saveShaped(row: ShapedRow): void {
+    this.flush();
+    saveShaped(this.db, row);
+  }
+
+  shapingTotals(): ShapingTotals | undefined {
+    this.flush();
+    return shapingTotals(this.db);
+  }
+
+  /** The settings the run's records were compressed with, if any were. */
+  shapingSpec(): Record<string, unknown> | undefined {
+    return shapingSpec(this.db);
+  }
+
+  /** Start a compression with these settings; rows shaped under other settings are dropped. */
+  setShapingSpec(spec: Record<string, unknown>): void {
+    this.flush();
+    setShapingSpec(this.db, spec);
+  }
+
   /** Rows without a record: failed by a worker crash, or still pending. */
   unrecordedCounts(): { failedWithoutRecord: number; pending: number } {
     this.flush();
@@ -760,6 +738,11 @@ export class RunStore {
     return aggregateStore(this.db, maxAttempts);
   }
 
+  /** The groups `traj serve` produced (empty for every other kind of run). */
+  servedGroups(): ServedGroups {
+    return new ServedGroups(this.db, () => this.flush());
+  }
+
   /** Run `work` in one transaction (many record updates after a run: advantages, rescoring). */
   transaction<T>(work: () => T): T {
     return this.db.transaction(work)();
@@ -769,27 +752,4 @@ export class RunStore {
     this.flush();
     if (this.db.open) this.db.close();
   }
-}
-
-/** The start time of a process (Linux /proc), so a pid reused by another process is not mistaken for the holder. */
-function processStart(pid: number): string | null {
-  try {
-    // Field 22 of /proc/PID/stat, counted after the "(comm)" that may itself hold spaces.
-    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[19] ?? null;
-  } catch {
-    return null;
-  }
-}
-
-/** Whether a lock's process still runs. On another host it cannot be checked, so it is held. */
-function isHeld(holder: { pid: number; host: string; process_start: string | null }): boolean {
-  if (holder.host !== hostname()) return true;
-  try {
-    process.kill(holder.pid, 0);
-  } catch (error) {
-    // EPERM: it exists but belongs to another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  const start = processStart(holder.pid);
-  return holder.process_start === null || start === null || start === holder.process_start;
 }

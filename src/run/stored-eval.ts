@@ -3,7 +3,8 @@ import { JudgeSettingsSchema, type JudgeSettings } from '../eval/judge.js';
 
 /** The agents an eval run can roll out with: the policy model, or a reference agent. */
 export const EVAL_AGENTS = ['model', 'noop', 'oracle'] as const;
-export type EvalAgent = (typeof EVAL_AGENTS)[number];
+/** Those, or 'cli': a third-party agent CLI (an agent definition) with the policy model behind traj's proxy. */
+export type EvalAgent = (typeof EVAL_AGENTS)[number] | 'cli';
 
 /** What an eval run stores in its config, so `--rescore` can find the same items and judges again. */
 export const StoredEvalSchema = z.object({

@@ -5,6 +5,7 @@ import type { Pricing } from '../config/pricing.js';
 import { createModelClient, type ModelClientOptions } from '../model/client.js';
 import type { ModelClient } from '../model/types.js';
 import { createSandbox } from '../sandbox/index.js';
+import { closeWarmPools } from '../sandbox/docker-warm-pool.js';
 import { closeSpawner } from '../sandbox/spawner.js';
 import { closeBrowserEngines } from '../tools/browser/engine.js';
 import { builtinRegistry } from '../tools/builtin.js';
@@ -93,6 +94,11 @@ export function createThreadServices(
       }
       return registry;
     },
+    async mcpTools(servers: unknown, where: string) {
+      const mcp = await import('../tools/mcp/index.js');
+      mcpPool ??= new mcp.McpClientPool();
+      return mcp.environmentMcpTools(mcp.parseMcpServers(servers, where), mcpPool);
+    },
     createSandbox: (options) => createSandbox(options),
     ...(options.deferTeardowns
       ? {
@@ -108,7 +114,7 @@ export function createThreadServices(
     async close() {
       // Sandboxes first: their namespaces run through the spawn host closed below.
       await Promise.all([...teardowns]);
-      await Promise.all([mcpPool?.closeAll(), closeSpawner(), closeBrowserEngines()]);
+      await Promise.all([mcpPool?.closeAll(), closeSpawner(), closeBrowserEngines(), closeWarmPools()]);
     },
   };
 }

@@ -56,6 +56,13 @@ export const DockerSandboxConfigSchema = z
       .record(z.string().startsWith('/'), z.string())
       .default({ '/tmp': 'rw,exec,nosuid,nodev,size=1g' })
       .describe('tmpfs mounts: path → mount options'),
+    storage: z
+      .string()
+      .regex(/^\d+[kmgt]?b?$/i, "expected a size like '10g' or '10240m'")
+      .optional()
+      .describe(
+        "disk quota of the container's writable layer (Docker's --storage-opt size): only engines whose storage driver supports quotas (overlay2 on xfs with pquota) accept it; unset by default",
+      ),
     workdir: z.string().startsWith('/', 'expected an absolute path inside the container').default('/app'),
     exec_concurrency: z
       .number()
@@ -64,6 +71,18 @@ export const DockerSandboxConfigSchema = z
       .default(32)
       .describe('commands in flight across all containers of this process'),
     create_concurrency: z.number().int().min(1).default(4).describe('containers being created at once by this process'),
+    build_concurrency: z
+      .number()
+      .int()
+      .min(1)
+      .default(2)
+      .describe("task images (a task's environment/Dockerfile) built at once before a run starts"),
+    warm_pool: z
+      .boolean()
+      .default(true)
+      .describe(
+        'keep started containers ready per image, as many as the run runs at once in each worker thread, so a rollout never waits for a container to start',
+      ),
     max_output_bytes: z
       .number()
       .int()

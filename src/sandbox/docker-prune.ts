@@ -50,5 +50,33 @@ export async function pruneContainers(options: PruneOptions = {}): Promise<numbe
       }),
     ),
   );
+  // Sidecars' networks go once their containers are gone (a network with members cannot be removed).
+  await pruneNetworks(docker, filters, options);
   return removed.reduce<number>((sum, count) => sum + count, 0);
+}
+
+/** traj's private networks (of sandboxes with sidecar services) whose owner the same rule dooms. */
+async function pruneNetworks(
+  docker: Awaited<ReturnType<typeof connectDocker>>,
+  filters: string[],
+  options: PruneOptions,
+): Promise<void> {
+  const networks = await withEngineRetry(() => docker.listNetworks({ filters: { label: filters } }));
+  for (const info of networks) {
+    const labels = info.Labels ?? {};
+    const doomed = options.all || (options.ownedByThisProcess ? ownedByThisProcess(labels) : !ownerAlive(labels));
+    if (!doomed) continue;
+    await docker
+      .getNetwork(info.Id)
+      .remove()
+      .catch((error: unknown) => {
+        // Gone already, or still in use by a container its live owner is removing: not ours.
+        if (engineStatus(error) === 404 || engineStatus(error) === 409 || engineStatus(error) === 403) return;
+        throw new SandboxError(`cannot remove leaked network ${info.Name}: ${errorMessage(error)}`, {
+          code: 'prune_failed',
+          retryable: true,
+          cause: error,
+        });
+      });
+  }
 }

@@ -23,6 +23,8 @@ import { connectDocker, engineLimiter, engineStatus, withEngineRetry } from './d
 import { runDockerCommand } from './docker-exec.js';
 import type { ExecTarget } from './docker-exec-target.js';
 import { containerLabels } from './docker-labels.js';
+import { startServices, type ServiceGroup } from './docker-services.js';
+import { takeWarmContainer } from './docker-warm-pool.js';
 import { ContainerRestarter, couldNotFork, withRestartNote } from './docker-restart.js';
 import { openDockerShell } from './docker-shell.js';
 import { PersistentShell } from './persistent-shell.js';
@@ -41,31 +43,55 @@ export async function createDockerSandbox(options: SandboxOptions): Promise<Sand
   const image = options.image ?? DEFAULT_DOCKER_IMAGE;
   const workdir = posix.resolve('/', options.workdir ?? config.workdir);
   const docker = await connectDocker();
-  const container = await engineLimiter(
-    'create',
-    config.create_concurrency,
-  )(() => startContainer(docker, image, workdir, config, options));
-  return new DockerSandbox(container, workdir, config, scrubEnvironment(options.env ?? {}));
+  const env = scrubEnvironment(options.env ?? {});
+  const limited = engineLimiter('create', config.create_concurrency);
+  if (options.services && options.services.length > 0) {
+    const group = await startServices(docker, options.services, config, containerLabels(options.run, options.key));
+    try {
+      const container = await limited(() =>
+        startContainer(docker, { image, workdir, config, network: group.network, run: options.run, key: options.key }),
+      );
+      return new DockerSandbox(container, workdir, config, env, group);
+    } catch (error) {
+      await group.remove().catch(() => {});
+      throw error;
+    }
+  }
+  const spec: ContainerSpec = { image, workdir, config, network: config.network, run: options.run, key: options.key };
+  if (options.warm !== undefined && options.warm > 0) {
+    // Spares are started before their rollout is known: they carry the run's labels, not a key.
+    const spare = { ...spec, key: undefined };
+    const container = await takeWarmContainer(JSON.stringify([image, workdir, config, options.run]), options.warm, () =>
+      limited(() => startContainer(docker, spare)),
+    );
+    return new DockerSandbox(container, workdir, config, env);
+  }
+  return new DockerSandbox(await limited(() => startContainer(docker, spec)), workdir, config, env);
 }
 
-async function startContainer(
-  docker: Docker,
-  image: string,
-  workdir: string,
-  config: DockerSandboxConfig,
-  options: SandboxOptions,
-): Promise<Docker.Container> {
+interface ContainerSpec {
+  image: string;
+  workdir: string;
+  config: DockerSandboxConfig;
+  /** The Docker network mode: the config's, or the private network of a sandbox with sidecars. */
+  network: string;
+  run: string | undefined;
+  key: string | undefined;
+}
+
+async function startContainer(docker: Docker, spec: ContainerSpec): Promise<Docker.Container> {
+  const { image, config } = spec;
   const container = await withEngineRetry(() =>
     docker.createContainer({
       Image: image,
       Cmd: ['sleep', 'infinity'],
       // The engine creates the workdir when it starts the container.
-      WorkingDir: workdir,
+      WorkingDir: spec.workdir,
       Env: [],
-      Labels: containerLabels(options.run, options.key),
+      Labels: containerLabels(spec.run, spec.key),
       HostConfig: {
         Init: true,
-        NetworkMode: config.network,
+        NetworkMode: spec.network,
         NanoCpus: Math.round(config.cpus * 1e9),
         Memory: memoryBytes(config.memory),
         // Equal to Memory: no swap on top, so the limit is what a command can really use.
@@ -75,6 +101,7 @@ async function startContainer(
         CapDrop: config.cap_drop,
         CapAdd: config.cap_add,
         Tmpfs: config.tmpfs,
+        ...(config.storage === undefined ? {} : { StorageOpt: { size: config.storage } }),
       },
     }),
   ).catch((error: unknown) => {
@@ -130,6 +157,8 @@ class DockerSandbox implements Sandbox {
     readonly workdir: string,
     private readonly config: DockerSandboxConfig,
     env: Record<string, string>,
+    /** Sidecar services and their network, removed after the main container. */
+    private readonly services?: ServiceGroup,
   ) {
     this.id = `docker-${container.id.slice(0, 12)}`;
     this.restarter = new ContainerRestarter(container, this.id, config.pids_limit, () => this.shell.forget());
@@ -245,7 +274,7 @@ class DockerSandbox implements Sandbox {
         alsoRetry: (error) => engineStatus(error) === 409,
       });
     } catch (error) {
-      if (engineStatus(error) === 404) return;
+      if (engineStatus(error) === 404) return this.removeServices();
       if (engineStatus(error) === 409 && /already in progress/i.test(errorMessage(error))) return;
       throw new SandboxError(
         `cannot remove container ${this.container.id.slice(0, 12)} of sandbox ${this.id}: ${errorMessage(error)}; 'traj sandbox prune' removes it later`,
@@ -254,6 +283,18 @@ class DockerSandbox implements Sandbox {
           retryable: true,
           cause: error,
         },
+      );
+    }
+    await this.removeServices();
+  }
+
+  private async removeServices(): Promise<void> {
+    try {
+      await this.services?.remove();
+    } catch (error) {
+      throw new SandboxError(
+        `cannot remove the sidecar services of sandbox ${this.id}: ${errorMessage(error)}; 'traj sandbox prune' removes them later`,
+        { code: 'dispose_failed', retryable: true, cause: error },
       );
     }
   }

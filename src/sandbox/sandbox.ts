@@ -68,6 +68,14 @@ export interface Sandbox {
   dispose(): Promise<void>;
 }
 
+/** A service beside a docker sandbox's own container (a docker-compose.yaml service other than `main`). */
+export interface SidecarService {
+  name: string;
+  image: string;
+  command?: string[];
+  environment?: Record<string, string>;
+}
+
 export interface SandboxOptions {
   kind: 'local' | 'docker';
   /** Docker image (docker backend). */
@@ -86,6 +94,14 @@ export interface SandboxOptions {
   env?: Record<string, string>;
   /** Backend-specific settings (docker isolation limits, …). */
   docker?: Record<string, unknown>;
+  /** Docker: containers beside the sandbox's own on a private network (a task's docker-compose.yaml services). */
+  services?: SidecarService[];
+  /**
+   * Docker: spare started containers this thread keeps for the image (a run sets it from its
+   * concurrency over its worker threads); 0 or unset: every sandbox starts its own container.
+   * Ignored with `services`.
+   */
+  warm?: number;
   /** Local backend settings: isolation (bwrap|none|auto), network, pids_limit (local-config.ts). */
   local?: Record<string, unknown>;
   /**

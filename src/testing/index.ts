@@ -6,4 +6,5 @@ export * from './server.js';
 export * from './script-file.js';
 export * from './fixture-replay.js';
 export * from './batch-args.js';
+export * from './role-script.js';
 export type { ImageRequest, ReceivedImage } from './image-request.js';

@@ -82,53 +82,116 @@ export async function startScriptedServer(
   script: Script,
   options: ScriptedServerOptions = {},
 ): Promise<ScriptedServer> {
-  const model = options.model ?? DEFAULT_SCRIPTED_MODEL;
-  const record = options.record ?? true;
-  const requests: RecordedRequest[] = [];
-  const imageRequests: ImageRequest[] = [];
-  const timers = new Set<NodeJS.Timeout>();
-  let count = 0;
-  let inFlight = 0;
-  let maxInFlight = 0;
-  let rateLimited = 0;
-  let modelListings = 0;
+  const endpoint = new ScriptedEndpoint(script, options);
+  const server = createServer((request, response) => endpoint.handle(request, response));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${host}:${address.port}/v1`,
+    port: address.port,
+    requests: endpoint.requests,
+    imageRequests: endpoint.imageRequests,
+    requestCount: () => endpoint.count,
+    inFlight: () => endpoint.inFlight,
+    maxInFlight: () => endpoint.maxInFlight,
+    rateLimitedCount: () => endpoint.rateLimited,
+    modelListingCount: () => endpoint.modelListings,
+    close: () =>
+      new Promise<void>((resolve) => {
+        endpoint.clearTimers();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
 
-  const wait = (ms: number) =>
-    new Promise<void>((resolve) => {
+/** The routes of the scripted server and what it counts. */
+class ScriptedEndpoint {
+  readonly requests: RecordedRequest[] = [];
+  readonly imageRequests: ImageRequest[] = [];
+  count = 0;
+  inFlight = 0;
+  maxInFlight = 0;
+  rateLimited = 0;
+  modelListings = 0;
+  private readonly model: string;
+  private readonly timers = new Set<NodeJS.Timeout>();
+
+  constructor(
+    private readonly script: Script,
+    private readonly options: ScriptedServerOptions,
+  ) {
+    this.model = options.model ?? DEFAULT_SCRIPTED_MODEL;
+  }
+
+  handle(request: IncomingMessage, response: ServerResponse): void {
+    const path = (request.url ?? '').split('?')[0];
+    const failed = (error: unknown) => {
+      if (!response.headersSent)
+        send(response, 500, { error: { message: `scripted server failed: ${String(error)}`, type: 'server_error' } });
+    };
+    if (request.method === 'POST' && path === '/v1/chat/completions') this.chat(request, response).catch(failed);
+    else if (request.method === 'POST' && (path === '/v1/images/generations' || path === '/v1/images/edits'))
+      this.images(request, response, path === '/v1/images/edits' ? 'edits' : 'generations').catch(failed);
+    else if (request.method === 'GET' && path === '/v1/models') this.listModels(response);
+    else
+      send(response, 404, {
+        error: {
+          message: `no route ${request.method} ${path}; this server answers POST /v1/chat/completions, POST /v1/images/generations, POST /v1/images/edits and GET /v1/models`,
+          type: 'not_found',
+        },
+      });
+  }
+
+  clearTimers(): void {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+  }
+
+  private wait(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
-        timers.delete(timer);
+        this.timers.delete(timer);
         resolve();
       }, ms);
-      timers.add(timer);
+      this.timers.add(timer);
     });
+  }
 
-  async function chat(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const body = await readBody(request);
-    const parsed = parseChatRequest(body);
+  private async chat(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const { options } = this;
+    const parsed = parseChatRequest(await readBody(request));
     if (typeof parsed === 'string')
       return send(response, 400, { error: { message: parsed, type: 'invalid_request_error' } });
-    if (options.rateLimitAbove !== undefined && inFlight >= options.rateLimitAbove) {
-      rateLimited++;
+    if (options.rateLimitAbove !== undefined && this.inFlight >= options.rateLimitAbove) {
+      this.rateLimited++;
       const headers = options.rateLimitRetryAfter ? { 'retry-after': options.rateLimitRetryAfter } : undefined;
       const message = `rate limit: ${options.rateLimitAbove} requests in flight at most`;
       return send(response, 429, { error: { message, type: 'rate_limit_exceeded' } }, headers);
     }
-    const index = count++;
-    inFlight++;
-    maxInFlight = Math.max(maxInFlight, inFlight);
-    response.once('close', () => inFlight--);
-    if (record) requests.push(parsed);
-    if (options.latencyMs) await wait(options.latencyMs);
+    const index = this.count++;
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    response.once('close', () => this.inFlight--);
+    if (options.record ?? true) this.requests.push(parsed);
+    if (options.latencyMs) await this.wait(options.latencyMs);
     let answer: ScriptedResponse;
     try {
-      answer = await pick(script, parsed, index);
+      answer = await pick(this.script, parsed, index);
     } catch (error) {
       answer = scriptError(`the script threw: ${error instanceof Error ? error.message : String(error)}`);
     }
-    await answerWith(answer, parsed, index, request, response);
+    await this.answerWith(answer, parsed, index, request, response);
   }
 
-  async function answerWith(
+  private async answerWith(
     answer: ScriptedResponse,
     parsed: ChatRequest,
     index: number,
@@ -136,18 +199,7 @@ export async function startScriptedServer(
     response: ServerResponse,
   ): Promise<void> {
     if (response.destroyed) return;
-    if (!isFault(answer)) {
-      const rendered = renderReply(answer, parsed, index);
-      if (options.tokenizer) rendered.tokens = vllmTokens(options.tokenizer, answer, parsed);
-      if (parsed.stream) {
-        response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-        response.end(streamBody(rendered, model, index, parsed.stream_options?.include_usage === true));
-      } else {
-        response.writeHead(200, { 'content-type': 'application/json' });
-        response.end(completionBody(rendered, model, index));
-      }
-      return;
-    }
+    if (!isFault(answer)) return this.reply(answer, parsed, index, response);
     switch (answer.fault) {
       case 'http':
         return send(
@@ -166,91 +218,49 @@ export async function startScriptedServer(
         response.end(answer.body);
         return;
       case 'delay':
-        await wait(answer.ms);
-        return answerWith(answer.then, parsed, index, request, response);
+        await this.wait(answer.ms);
+        return this.answerWith(answer.then, parsed, index, request, response);
     }
   }
 
-  async function images(
-    request: IncomingMessage,
+  private reply(
+    answer: Exclude<ScriptedResponse, { fault: string }>,
+    parsed: ChatRequest,
+    index: number,
     response: ServerResponse,
-    route: ImageRequest['route'],
-  ): Promise<void> {
+  ): void {
+    const rendered = renderReply(answer, parsed, index);
+    if (this.options.tokenizer) rendered.tokens = vllmTokens(this.options.tokenizer, answer, parsed);
+    if (parsed.stream) {
+      response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      response.end(streamBody(rendered, this.model, index, parsed.stream_options?.include_usage === true));
+    } else {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(completionBody(rendered, this.model, index));
+    }
+  }
+
+  private async images(request: IncomingMessage, response: ServerResponse, route: ImageRequest['route']): Promise<void> {
     const body = await readImageRequest(request, route);
-    if (typeof body === 'string')
-      return send(response, 400, { error: { message: body, type: 'invalid_request_error' } });
+    if (typeof body === 'string') return send(response, 400, { error: { message: body, type: 'invalid_request_error' } });
     if (typeof body.prompt !== 'string' || body.prompt === '')
       return send(response, 400, { error: { message: 'prompt is required', type: 'invalid_request_error' } });
     if (route === 'edits' && body.images!.length === 0)
       return send(response, 400, { error: { message: 'image is required', type: 'invalid_request_error' } });
-    imageRequests.push(body);
-    const answer = options.images ? await options.images(body) : { b64_json: TINY_PNG_BASE64 };
+    this.imageRequests.push(body);
+    const answer = this.options.images ? await this.options.images(body) : { b64_json: TINY_PNG_BASE64 };
     send(response, 200, { created: Math.floor(Date.now() / 1000), data: [answer] });
   }
 
-  const server = createServer((request, response) => {
-    const path = (request.url ?? '').split('?')[0];
-    if (request.method === 'POST' && path === '/v1/chat/completions') {
-      chat(request, response).catch((error: unknown) => {
-        if (!response.headersSent)
-          send(response, 500, { error: { message: `scripted server failed: ${String(error)}`, type: 'server_error' } });
-      });
-    } else if (request.method === 'POST' && (path === '/v1/images/generations' || path === '/v1/images/edits')) {
-      images(request, response, path === '/v1/images/edits' ? 'edits' : 'generations').catch((error: unknown) =>
-        send(response, 500, { error: { message: `scripted server failed: ${String(error)}`, type: 'server_error' } }),
-      );
-    } else if (request.method === 'GET' && path === '/v1/models') {
-      modelListings++;
-      send(response, 200, {
-        object: 'list',
-        data: [
-          {
-            id: model,
-            object: 'model',
-            created: 0,
-            owned_by: 'traj',
-            ...(options.contextLength ? { max_model_len: options.contextLength } : {}),
-          },
-        ],
-      });
-    } else {
-      send(response, 404, {
-        error: {
-          message: `no route ${request.method} ${path}; this server answers POST /v1/chat/completions, POST /v1/images/generations, POST /v1/images/edits and GET /v1/models`,
-          type: 'not_found',
-        },
-      });
-    }
-  });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
+  private listModels(response: ServerResponse): void {
+    this.modelListings++;
+    const window = this.options.contextLength ? { max_model_len: this.options.contextLength } : {};
+    send(response, 200, {
+      object: 'list',
+      data: [{ id: this.model, object: 'model', created: 0, owned_by: 'traj', ...window }],
     });
-  });
-  const address = server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-
-  return {
-    url: `http://${host}:${address.port}/v1`,
-    port: address.port,
-    requests,
-    imageRequests,
-    requestCount: () => count,
-    inFlight: () => inFlight,
-    maxInFlight: () => maxInFlight,
-    rateLimitedCount: () => rateLimited,
-    modelListingCount: () => modelListings,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const timer of timers) clearTimeout(timer);
-        timers.clear();
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  }
 }
 
 function pick(script: Script, request: ChatRequest, index: number): ScriptedResponse | Promise<ScriptedResponse> {

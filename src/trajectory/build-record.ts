@@ -59,5 +59,6 @@ export function buildRecord(input: RecordInput): TrajectoryRecord {
     subagents: flatSubagents(result.toolCalls),
     code_calls: codeCalls(result.toolCalls),
     ...(result.completions?.length ? { completions: result.completions } : {}),
+    simulated_user: result.simulatedUser ?? null,
   };
 }

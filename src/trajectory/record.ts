@@ -68,6 +68,14 @@ export const CodeCallSchema = z.object({
 });
 export type CodeCall = z.infer<typeof CodeCallSchema>;
 
+/** The simulated user of a multi-turn environment; its usage is also in the record's `usage` (the whole spend). */
+export const SimulatedUserSchema = z.object({
+  model: z.string(),
+  turns: z.number().int().nonnegative(),
+  stop: z.string().describe('stop_token, turn_limit, terminal_tool, user_empty, or agent (see finish_reason)'),
+  usage: UsageSchema,
+});
+
 /**
  * One trajectory: the Hermes-compatible ShareGPT view, the exact OpenAI messages, and everything
  * needed to filter, grade and train on it. Every field is always present (null when unknown) so
@@ -128,6 +136,8 @@ export const TrajectoryRecordSchema = z.object({
    * of the parquet/jsonl/arrow exports: `--format tokens` and `--format atropos` carry it.
    */
   completions: z.array(CompletionTokensSchema).optional(),
+  /** A simulated user's side (its turns are the `user` messages): model, replies, why it ended, its own usage. */
+  simulated_user: SimulatedUserSchema.nullable().default(null),
 });
 export type TrajectoryRecord = z.infer<typeof TrajectoryRecordSchema>;
 

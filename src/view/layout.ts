@@ -1,4 +1,5 @@
 import { escapeHtml, STYLE } from '../report/html-parts.js';
+import { COST_NONE, costText } from '../util/cost-text.js';
 
 /** The page shell: one stylesheet from the viewer itself, no scripts, nothing from the network. */
 export function layout(title: string, body: string, crumbs: [string, string | null][] = []): string {
@@ -47,21 +48,17 @@ export function duration(ms: number | null): string {
 }
 
 /** What pages show where a cost would be when the store (or an older record) records none. */
-export const COST_NOT_RECORDED =
-  '<span class="cost missing" data-field="cost" title="this run store records no cost">not recorded</span>';
+export const COST_NOT_RECORDED = `<span class="cost missing" data-field="cost" title="this run store records no cost">${COST_NONE}</span>`;
 
-/**
- * A cost in USD; calls of a model with no known price are said, never shown as $0: "unknown (no
- * price known for m)" when nothing is known, "$0.0120 + unknown (…)" when part is.
- */
+/** A cost in the one cost format (util/cost-text.ts): calls of a model with no known price are said, never shown as $0. */
 export function cost(value: number | null | undefined, unpriced: readonly string[] = []): string {
+  const text = escapeHtml(costText({ usd: value, unpricedModels: unpriced }));
   if (unpriced.length > 0) {
     const why = `no price known for ${unpriced.join(', ')}`;
-    const known = value === null || value === undefined || value === 0 ? '' : `$${value.toFixed(4)} + `;
-    return `<span class="cost missing" data-field="cost" data-value="${known ? value : ''}" title="${escapeHtml(why)}">${known}unknown (${escapeHtml(why)})</span>`;
+    return `<span class="cost missing" data-field="cost" data-value="${value ? value : ''}" title="${escapeHtml(why)}">${text}</span>`;
   }
   if (value === null || value === undefined) return COST_NOT_RECORDED;
-  return `<span class="cost" data-field="cost" data-value="${value}">$${value.toFixed(4)}</span>`;
+  return `<span class="cost" data-field="cost" data-value="${value}">${text}</span>`;
 }
 
 /** The viewer's stylesheet: the report's, plus the table, form and navigation rules of the app. */

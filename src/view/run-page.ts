@@ -2,6 +2,7 @@ import { escapeHtml, fixed } from '../report/html-parts.js';
 import { PAGE_SIZES, queryParameters } from './item-query.js';
 import { cost, duration, href, layout, runPath } from './layout.js';
 import type { Facets, ItemPage, ItemQuery, ItemRow, RunSummary, SortKey } from './run-reader.js';
+import type { ServingStats } from './serving-reader.js';
 
 export interface RunPageInput {
   name: string;
@@ -25,8 +26,9 @@ export function runPage(input: RunPageInput): string {
       : '';
   return layout(
     `traj view · ${name}`,
-    `<h1>${escapeHtml(name)} <small>${escapeHtml(summary.kind)} · ${escapeHtml(summary.model ?? 'unknown model')}${summary.environment ? ` · ${escapeHtml(summary.environment)}` : ''}</small></h1>
+    `<h1>${escapeHtml(name)} <small>${escapeHtml(headline(summary))}</small></h1>
 ${facts(summary)}
+${summary.serving ? servingSection(summary.serving) : ''}
 <p><a href="${escapeHtml(`${base}/plots`)}" data-link="plots">plots</a></p>
 ${filterForm(base, input.facets, query)}
 ${problems}
@@ -62,6 +64,24 @@ function facts(summary: RunSummary): string {
     )
     .join('');
   return `<dl class="facts">${items}<div><dt>cost</dt><dd>${cost(summary.cost, summary.unpriced_models)}</dd></div></dl>`;
+}
+
+/** `traj serve`: how fast groups come, reward by the policy version that produced them, and staleness. */
+function servingSection(serving: ServingStats): string {
+  const statuses = Object.entries(serving.statuses)
+    .map(([status, count]) => `${escapeHtml(status)} ${count}`)
+    .join(' · ');
+  const rate = `${serving.perMinuteRecent.toFixed(1)} in the last 10 min; ${serving.perMinuteOverall === null ? '–' : serving.perMinuteOverall.toFixed(1)} over the run`;
+  const versions = serving.byVersion
+    .map(
+      (row) =>
+        `<tr data-version="${row.version}"><td>${row.version}</td><td>${row.groups}</td><td>${fixed(row.mean_reward)}</td><td>${row.stale}</td></tr>`,
+    )
+    .join('');
+  const staleness = serving.staleness.map((row) => `${row.behind ?? '?'} behind: ${row.groups}`).join(' · ');
+  return `<section data-serving><h2>serving</h2>
+<dl class="facts"><div><dt>groups</dt><dd data-fact="groups">${statuses}</dd></div><div><dt>groups per minute</dt><dd data-fact="groups per minute">${escapeHtml(rate)}</dd></div><div><dt>policy version</dt><dd data-fact="policy version">${serving.currentVersion ?? '–'}</dd></div><div><dt>staleness at delivery</dt><dd data-fact="staleness">${escapeHtml(staleness || '–')}</dd></div></dl>
+<table><thead><tr><th>policy version</th><th>groups</th><th>mean reward</th><th>dropped stale</th></tr></thead><tbody>${versions}</tbody></table></section>`;
 }
 
 function select(
@@ -180,4 +200,12 @@ function parseNames(json: string): string[] {
   } catch {
     return [];
   }
+}
+
+/** Kind, model, then the environment (eval, bench) or the number of prompts (batch). */
+function headline(summary: RunSummary): string {
+  const what =
+    summary.environment ??
+    (summary.kind === 'batch' ? `${summary.total} prompt${summary.total === 1 ? '' : 's'}` : null);
+  return [summary.kind, summary.model ?? 'unknown model', ...(what ? [what] : [])].join(' · ');
 }

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { existsSync, statSync } from 'node:fs';
 import { RunError } from '../errors.js';
 import { wilsonInterval, type Estimate } from '../eval/metrics.js';
+import { servingStats, type ServingStats } from './serving-reader.js';
 
 /**
  * Read-only queries over one run store (checkpoints/RUN.sqlite), for the viewer.
@@ -46,6 +47,8 @@ export interface RunSummary {
   cost: number | null;
   /** Models whose calls had no known cost (`cost:unpriced:MODEL` counters): `cost` leaves them out. */
   unpriced_models: string[];
+  /** A serving run's groups (`traj serve`); null for other runs. */
+  serving?: ServingStats | null;
 }
 
 export const SORTS = ['row', 'key', 'reward', 'duration', 'tokens', 'attempts', 'updated'] as const;
@@ -201,6 +204,11 @@ export class RunReader {
     return this.db.prepare('SELECT * FROM run WHERE id = 1').get() as Record<string, string> | undefined;
   }
 
+  /** A serving run's groups (rate, reward by policy version, staleness); null for other runs. */
+  serving(): ServingStats | null {
+    return servingStats(this.db);
+  }
+
   passThreshold(): number {
     const config = parseObject(this.meta()?.config);
     const threshold = (config.eval as { pass_threshold?: unknown } | undefined)?.pass_threshold;
@@ -248,8 +256,9 @@ export class RunReader {
       name: meta?.name ?? fallbackName,
       kind: meta?.kind ?? 'unknown',
       model: typeof parts.model === 'string' ? parts.model : null,
+      // A batch's environment is the built-in prompt dataset ('prompts' 1): naming it read as a prompt count.
       environment:
-        typeof environment?.name === 'string'
+        typeof environment?.name === 'string' && meta?.kind !== 'batch'
           ? `${environment.name} ${String(environment.version ?? '')}`.trim()
           : null,
       created_at: meta?.created_at ?? null,
@@ -265,6 +274,7 @@ export class RunReader {
       rollout_ms: totals.rollout_ms,
       toolsets: this.facets().toolsets,
       ...this.costCounters(this.hasCost ? (totals.cost ?? null) : null),
+      serving: this.serving(),
     };
   }
 

@@ -60,12 +60,57 @@ class HttpProblem extends Error {
 
 /** Serve the viewer; resolves once it listens. Read-only: GET and HEAD only, stores opened read-only. */
 export async function startViewer(options: ViewerOptions): Promise<Viewer> {
-  const catalog = new RunCatalog(options.stores, options.checkpointsDir);
-  const sessions = new SessionReader(options.sessionsPath);
-  const loopbackOnly = isLoopback(options.host);
-  const server: Server = createServer((request, response) => {
+  const routes = new ViewerRoutes(options);
+  const server: Server = createServer((request, response) => routes.answer(request, response));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${shown}:${address.port}/`,
+    host: address.address,
+    port: address.port,
+    contents: () => routes.contents(),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => {
+          routes.close();
+          resolve();
+        });
+      }),
+  };
+}
+
+/** The viewer's pages: the run catalog and the chat sessions, read-only. */
+class ViewerRoutes {
+  private readonly catalog: RunCatalog;
+  private readonly sessions: SessionReader;
+  private readonly loopbackOnly: boolean;
+
+  constructor(private readonly options: ViewerOptions) {
+    this.catalog = new RunCatalog(options.stores, options.checkpointsDir);
+    this.sessions = new SessionReader(options.sessionsPath);
+    this.loopbackOnly = isLoopback(options.host);
+  }
+
+  contents(): { runs: string[]; sessions: number } {
+    return { runs: this.catalog.entries().map((entry) => entry.name), sessions: this.sessions.count() };
+  }
+
+  close(): void {
+    this.catalog.close();
+    this.sessions.close();
+  }
+
+  answer(request: IncomingMessage, response: ServerResponse): void {
     try {
-      handle(request, response);
+      this.handle(request, response);
     } catch (error) {
       const status = error instanceof HttpProblem ? error.status : 500;
       send(
@@ -75,9 +120,9 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
         request.method === 'HEAD',
       );
     }
-  });
+  }
 
-  function handle(request: IncomingMessage, response: ServerResponse): void {
+  private handle(request: IncomingMessage, response: ServerResponse): void {
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       response.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8', ...SECURITY_HEADERS });
       response.end('traj view is read-only: GET and HEAD only\n');
@@ -86,7 +131,7 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
     // A page bound to loopback answers only to loopback names: a web page elsewhere cannot reach it
     // through a DNS name that resolves to 127.0.0.1 (DNS rebinding).
     const hostHeader = (request.headers.host ?? '').replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1');
-    if (loopbackOnly && !isLoopback(hostHeader))
+    if (this.loopbackOnly && !isLoopback(hostHeader))
       throw new HttpProblem(403, `host '${hostHeader}' is not a loopback name`);
     const url = new URL(request.url ?? '/', 'http://viewer.invalid');
     const head = request.method === 'HEAD';
@@ -95,42 +140,42 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
       response.end(head ? undefined : VIEW_STYLE);
       return;
     }
-    send(response, 200, route(url), head);
+    send(response, 200, this.route(url), head);
   }
 
   /** The page at a URL, or an HttpProblem. */
-  function route(url: URL): string {
+  private route(url: URL): string {
     const parts = url.pathname.split('/').filter(Boolean).map(decodePart);
-    if (parts.length === 0) return listing();
-    if (parts[0] === 'runs' && parts.length >= 2) return runRoute(parts[1]!, parts.slice(2), url.searchParams);
-    if (parts[0] === 'compare') return compareRoute(url.searchParams);
+    if (parts.length === 0) return this.listing();
+    if (parts[0] === 'runs' && parts.length >= 2) return this.runRoute(parts[1]!, parts.slice(2), url.searchParams);
+    if (parts[0] === 'compare') return this.compareRoute(url.searchParams);
     if (parts[0] === 'sessions' && parts.length === 2) {
-      const found = sessions.get(parts[1]!);
-      if (!found) throw new HttpProblem(404, `no chat session '${parts[1]}' in ${options.sessionsPath}`);
+      const found = this.sessions.get(parts[1]!);
+      if (!found) throw new HttpProblem(404, `no chat session '${parts[1]}' in ${this.options.sessionsPath}`);
       return sessionPage(found.session, found.messages);
     }
     throw new HttpProblem(404, `nothing at ${url.pathname}`);
   }
 
-  function listing(): string {
-    const runs: RunListing[] = catalog.entries().map((entry) => {
+  private listing(): string {
+    const runs: RunListing[] = this.catalog.entries().map((entry) => {
       try {
-        return { name: entry.name, summary: catalog.reader(entry.name)!.summary(entry.name) };
+        return { name: entry.name, summary: this.catalog.reader(entry.name)!.summary(entry.name) };
       } catch (error) {
         return { name: entry.name, error: errorMessage(error) };
       }
     });
-    return runsPage(runs, sessions.list(), options.sessionsPath);
+    return runsPage(runs, this.sessions.list(), this.options.sessionsPath);
   }
 
-  function reader(name: string) {
-    const found = catalog.reader(name);
+  private reader(name: string) {
+    const found = this.catalog.reader(name);
     if (!found) throw new HttpProblem(404, `no run '${name}' (the runs page lists them)`);
     return found;
   }
 
-  function runRoute(name: string, rest: string[], parameters: URLSearchParams): string {
-    const store = reader(name);
+  private runRoute(name: string, rest: string[], parameters: URLSearchParams): string {
+    const store = this.reader(name);
     if (rest.length === 0) {
       const started = performance.now();
       const { query, problems } = parseItemQuery(parameters);
@@ -146,45 +191,17 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
       if (key === null || !Number.isInteger(sample)) throw new HttpProblem(400, 'give ?key=KEY&sample=N');
       const row = store.item(key, sample);
       if (!row) throw new HttpProblem(404, `run '${name}' has no item ${key} sample ${sample}`);
-      return trajectoryPage(name, catalog.forkArgument(name), row);
+      return trajectoryPage(name, this.catalog.forkArgument(name), row);
     }
     throw new HttpProblem(404, `nothing at /runs/${name}/${rest.join('/')}`);
   }
 
-  function compareRoute(parameters: URLSearchParams): string {
+  private compareRoute(parameters: URLSearchParams): string {
     const a = parameters.get('a');
     const b = parameters.get('b');
     if (!a || !b) throw new HttpProblem(400, 'give two runs: /compare?a=RUN&b=RUN');
-    return comparePage({ a, b }, compareStores({ a, b }, reader(a), reader(b)));
+    return comparePage({ a, b }, compareStores({ a, b }, this.reader(a), this.reader(b)));
   }
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address() as AddressInfo;
-  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return {
-    url: `http://${shown}:${address.port}/`,
-    host: address.address,
-    port: address.port,
-    contents: () => ({
-      runs: catalog.entries().map((entry) => entry.name),
-      sessions: sessions.count(),
-    }),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => {
-          catalog.close();
-          sessions.close();
-          resolve();
-        });
-      }),
-  };
 }
 
 function decodePart(part: string): string {

@@ -19,11 +19,13 @@ export const ROOMS = [
   'trajectory',
   'dataset',
   'eval',
+  'bridge',
   'run',
   'queue',
   'report',
   'view',
   'export',
+  'serve',
   'chat',
   'cli',
 ] as const;

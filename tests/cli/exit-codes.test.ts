@@ -18,6 +18,7 @@ test('exitCodeFor: one table for every command', () => {
     new SandboxError('no image', { code: 'image_missing' }),
     new SandboxError('no engine', { code: 'engine_unreachable' }),
     new RunError('held', { code: 'run_locked' }),
+    new RunError('every worker refuses the queued run', { code: 'queue_refused' }),
   ]) {
     assert.equal(exitCodeFor(error), 4, error.code);
   }

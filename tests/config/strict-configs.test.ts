@@ -7,7 +7,8 @@ import { loadApprovedCommands } from '../../src/chat/approved-commands.js';
 import { EndpointSchema, knownKeysAt, validate } from '../../src/config/index.js';
 import { ConfigError } from '../../src/errors.js';
 import { loadEnvironmentConfig } from '../../src/eval/index.js';
-import { loadSuite } from '../../src/report/index.js';
+import { loadConfigFile } from '../../src/config/load.js';
+import { loadSuite, REGISTRY_FILE, RegistrySchema } from '../../src/report/index.js';
 import { loadAgentConfig } from '../../src/run/load-run-config.js';
 import { RunConfigSchema } from '../../src/run/run-config.js';
 import { loadDistribution } from '../../src/tools/distributions.js';
@@ -240,8 +241,11 @@ describe('the other user-written files', () => {
       assert.doesNotThrow(() => loadEnvironmentConfig(join(projectRoot(), 'environments', name, 'index.ts')), name);
     }
     for (const file of readdirSync(join(projectRoot(), 'benchmarks')).filter((entry) => entry.endsWith('.yaml'))) {
+      if (file === REGISTRY_FILE) continue;
       assert.doesNotThrow(() => loadSuite(join(projectRoot(), 'benchmarks', file)), file);
     }
+    const registry = join(projectRoot(), 'benchmarks', REGISTRY_FILE);
+    assert.ok(loadConfigFile(RegistrySchema, registry).suites.length > 0, REGISTRY_FILE);
     for (const file of readdirSync(join(projectRoot(), 'toolset-distributions'))) {
       assert.doesNotThrow(() => loadDistribution(file.replace(/\.yaml$/, '')), file);
     }

@@ -1,6 +1,16 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, closeSync, cpSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  cpSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { projectRoot } from '../../src/util/paths.js';
@@ -9,7 +19,7 @@ import { outputMatches, shellExamples, type ShellExample } from '../helpers/doc-
 
 /**
  * The doc-test: every ```sh example of README.md and docs/*.md runs, page by page, in a scratch
- * folder holding a copy of examples/ and datasets/sample/, with `traj` on PATH, no model
+ * folder holding a copy of examples/ and datasets/sample/ (and scripts/, linked), with `traj` on PATH, no model
  * endpoint configured (examples use --scripted-if-unset) and a TRAJ_HOME of its own. Where the
  * page shows output, the output must match it (the conventions are in tests/helpers/doc-blocks.ts).
  */
@@ -35,6 +45,8 @@ function scratchFolder(t: { after(fn: () => void): void }): { cwd: string; env: 
   mkdirSync(join(cwd, 'datasets'), { recursive: true });
   cpSync(join(projectRoot(), 'examples'), join(cwd, 'examples'), { recursive: true });
   cpSync(join(projectRoot(), 'datasets', 'sample'), join(cwd, 'datasets', 'sample'), { recursive: true });
+  // The clone's scripts (scripts/build-sandbox-image.sh, …), read-only by convention: linked, not copied.
+  symlinkSync(join(projectRoot(), 'scripts'), join(cwd, 'scripts'));
   writeFileSync(join(bin, 'traj'), `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`);
   chmodSync(join(bin, 'traj'), 0o755);
   const env = cliEnvironment({

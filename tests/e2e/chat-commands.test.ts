@@ -132,7 +132,7 @@ test('slash commands: settings apply after /reset, todo state spans turns, /reas
 
   assert.match(
     stdout,
-    /^session \S+: 1 model calls · \d+ prompt \(\d+ cached\) \+ \d+ completion tokens \(\d+ reasoning\) · 3 messages$/m,
+    /^session \S+: 1 model calls · \d+ prompt \(\d+ cached\) \+ \d+ completion tokens \(\d+ reasoning\) · cost unknown \(no price known for other-model\) · 3 messages$/m,
   );
   assert.match(stdout, /^ {2}\/fork RUN KEY \[TURN\] +continue a stored rollout/m);
   assert.match(stdout, /^ {2}\/quit +leave the chat .*\(also \/exit, \/q\)$/m);

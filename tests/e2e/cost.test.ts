@@ -138,8 +138,8 @@ test('a model with no price and no provider cost is named, never a silent 0', as
   assert.deepEqual(stats.cost.unpriced_models, ['scripted-a']);
   assert.equal(stats.cost.rollouts_missing_price, 3);
   assert.deepEqual(stats.cost.sources, { provider: 0, pricing: 0, mixed: 0, unknown: 3 });
-  assert.match(result.stdout, /^cost: unknown$/m);
-  assert.match(result.stdout, /no price known for model scripted-a: 3 rollout\(s\) have a partial or unknown cost/);
+  assert.match(result.stdout, /^cost: unknown \(no price known for scripted-a\)$/m);
+  assert.match(result.stdout, /3 rollout\(s\) have a partial or unknown cost: add scripted-a under pricing:/);
   assert.doesNotMatch(result.stdout, /cost: \$0\b/);
 });
 

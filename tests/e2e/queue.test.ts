@@ -1,12 +1,21 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test, type TestContext } from 'node:test';
-import Database from 'better-sqlite3';
+import { test } from 'node:test';
 import { echoScript, reply, startScriptedServer } from '../../src/testing/index.js';
 import { startCli, temporaryDirectory, type CliResult } from '../helpers/cli.js';
-import { redisKeys, startRedis, type RedisProcess } from '../helpers/redis.js';
-import { readRecords, scriptedBatchArgs, writeJsonl } from '../helpers/batch-run.js';
+import { redisKeys, startRedis } from '../helpers/redis.js';
+import { readRecords, writeJsonl } from '../helpers/batch-run.js';
+import {
+  batchArgs,
+  coordinator,
+  doneCount,
+  redisFor,
+  sleep,
+  startWorker,
+  storeRows,
+  waitFor,
+} from '../helpers/queue.js';
 
 /**
  * Distributed runs over a real redis-server (issue 20): a coordinator (`traj batch --queue`) and
@@ -15,78 +24,6 @@ import { readRecords, scriptedBatchArgs, writeJsonl } from '../helpers/batch-run
 
 const prompts = (count: number) =>
   Array.from({ length: count }, (_, index) => ({ prompt: `queued task ${index}: say hello` }));
-
-function storeRows(directory: string, run: string, sql: string): unknown[] {
-  const db = new Database(join(directory, 'checkpoints', `${run}.sqlite`), { readonly: true, fileMustExist: true });
-  try {
-    return db.prepare(sql).all();
-  } finally {
-    db.close();
-  }
-}
-
-function doneCount(directory: string, run: string): number {
-  try {
-    return (storeRows(directory, run, `SELECT COUNT(*) AS n FROM items WHERE status = 'done'`) as { n: number }[])[0]!
-      .n;
-  } catch {
-    return 0; // not created yet
-  }
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
-async function redisFor(t: TestContext, options: { persistence?: string } = {}): Promise<RedisProcess> {
-  const redis = await startRedis(options);
-  t.after(() => redis.stop());
-  return redis;
-}
-
-/** A `traj worker` process, SIGKILLed at the end of the test if still running. */
-function startWorker(
-  t: TestContext,
-  directory: string,
-  url: string,
-  extra: string[] = [],
-): ReturnType<typeof startCli> {
-  const worker = startCli(['worker', '--queue', url, '--concurrency', '4', '--threads', '1', ...extra], {
-    cwd: directory,
-    env: { TRAJ_TEST_KEY: 'sk-test' },
-  });
-  t.after(async () => {
-    if (worker.child.exitCode === null && worker.child.signalCode === null) worker.child.kill('SIGKILL');
-    await worker.done;
-  });
-  return worker;
-}
-
-function batchArgs(dataset: string, run: string, baseUrl: string, url: string, extra: string[] = []): string[] {
-  const queue = ['--queue', url, '--stalled-interval', '3'];
-  return scriptedBatchArgs(dataset, run, baseUrl, 'TRAJ_TEST_KEY', [
-    '--toolsets',
-    'file',
-    '--concurrency',
-    '24',
-    ...queue,
-    ...extra,
-  ]);
-}
-
-/** A coordinator; one still running after 3 minutes is killed, so a hang fails the test instead of stalling the suite. */
-function coordinator(directory: string, args: string[]): ReturnType<typeof startCli> {
-  const started = startCli(args, { cwd: directory, env: { TRAJ_TEST_KEY: 'sk-test' } });
-  const guard = setTimeout(() => started.child.kill('SIGKILL'), 180_000);
-  void started.done.then(() => clearTimeout(guard));
-  return started;
-}
 
 function assertLandedOnce(directory: string, run: string, total: number, duplicates: number): void {
   const records = readRecords(directory, run);

@@ -136,7 +136,7 @@ describe('traj view in a browser', () => {
     // 4 items × 2 policy calls × $0.01; the judge's price is unknown, which the cell says instead of adding 0.
     assert.equal(
       await page.$eval('tr[data-run="good"] [data-field="cost"]', (cell) => cell.textContent),
-      '$0.0800 + unknown (no price known for judge-a)',
+      '$0.08 + unknown (no price known for judge-a)',
     );
     assert.equal(
       await page.$eval('tr[data-run="hostile"] [data-field="cost"]', (cell) => cell.textContent),
@@ -201,7 +201,7 @@ describe('traj view in a browser', () => {
     await page.goto(`${url}runs/good/item?key=rubric-haiku&sample=0`);
     assert.equal(
       await page.$eval('.facts [data-field="cost"]', (element) => element.textContent),
-      '$0.0200 + unknown (no price known for judge-a)',
+      '$0.02 + unknown (no price known for judge-a)',
       "one rollout's two policy calls; the judge's share is unknown",
     );
 

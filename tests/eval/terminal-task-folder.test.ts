@@ -93,21 +93,26 @@ describe('terminal task folders', () => {
     assert.ok(tasks.every((task) => task.has_solution && task.layout === 'terminal-tasks' && task.workdir === '/app'));
   });
 
-  it('accepts a Terminal-Bench 2 / Harbor task only with a prebuilt image; its workdir comes from the Dockerfile', (t) => {
+  it('reads a Harbor task: its image built from environment/ (tag = context hash), its resources and network, its workdir from the Dockerfile', (t) => {
     const root = temporaryDirectory(t);
     const folder = writeTask(root, 'harbor-task', {
       'task.toml':
-        'version = "1.0"\n[metadata]\ncategory = "debugging"\ndifficulty = "hard"\ntags = ["x"]\n[agent]\ntimeout_sec = 300.0\n[verifier]\ntimeout_sec = 50.0\nenv = { STRICT = "1" }\n[environment]\ncpus = 1\n',
+        'version = "1.0"\n[metadata]\ncategory = "debugging"\ndifficulty = "hard"\ntags = ["x"]\n[agent]\ntimeout_sec = 300.0\n[verifier]\ntimeout_sec = 50.0\nenv = { STRICT = "1" }\n[environment]\ncpus = 2\nmemory = "1G"\nallow_internet = false\nbuild_timeout_sec = 90.0\n',
       'environment/Dockerfile': 'FROM debian:bookworm\nWORKDIR /srv\nRUN apt-get install -y x\nWORKDIR /srv/project\n',
       'solution/solve.sh': 'true\n',
     });
-    assert.throws(
-      () => readTaskFolder(folder),
-      (error: unknown) =>
-        error instanceof ConfigError &&
-        error.code === 'task_image_missing' &&
-        /--image IMAGE/.test(error.message) &&
-        error.message.includes(join(folder, 'task.toml')),
+    const built = readTaskFolder(folder);
+    assert.match(built.image, /^traj-task\/harbor-task:[0-9a-f]{16}$/);
+    assert.deepEqual(built.builds, [
+      { tag: built.image, context: join(folder, 'environment'), task: 'harbor-task', timeoutSec: 90 },
+    ]);
+    assert.deepEqual(built.docker, { cpus: 2, memory: '1024m', network: 'none' });
+    assert.equal(readTaskFolder(folder).image, built.image, 'the same context, the same tag');
+    writeFileSync(join(folder, 'environment', 'Dockerfile'), 'FROM debian:bookworm\nRUN true\n');
+    assert.notEqual(readTaskFolder(folder).image, built.image, 'an edited Dockerfile is another image');
+    writeFileSync(
+      join(folder, 'environment', 'Dockerfile'),
+      'FROM debian:bookworm\nWORKDIR /srv\nRUN apt-get install -y x\nWORKDIR /srv/project\n',
     );
     const task = readTaskFolder(folder, { image: 'prebuilt:1' });
     assert.equal(task.layout, 'harbor');
@@ -121,7 +126,13 @@ describe('terminal task folders', () => {
       'task.toml': '[environment]\ndocker_image = "org/task:2"\n',
       'environment/Dockerfile': 'FROM x\n',
     });
-    assert.equal(readTaskFolder(named).image, 'org/task:2');
+    assert.equal(readTaskFolder(named).image, 'org/task:2', 'a prebuilt docker_image is used as given');
+    assert.deepEqual(readTaskFolder(named).builds, []);
+    assert.deepEqual(
+      readTaskFolder(named).docker,
+      { cpus: 1, memory: '2048m', network: 'bridge' },
+      "Harbor's defaults",
+    );
     assert.equal(readTaskFolder(named).workdir, '/app');
     assert.equal(dockerfileWorkdir(join(named, 'environment', 'Dockerfile')), undefined);
   });

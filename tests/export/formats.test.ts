@@ -68,6 +68,7 @@ const EXPECTED_TYPES: Record<string, string> = {
   artifacts: 'VARCHAR[]',
   subagents: `STRUCT(call_id VARCHAR, depth INTEGER, goal VARCHAR, toolsets VARCHAR[], messages ${MESSAGE_TYPE}[], usage ${USAGE_TYPE}, finish_reason VARCHAR)[]`,
   code_calls: 'STRUCT(call_id VARCHAR, "name" VARCHAR, arguments VARCHAR, ok BOOLEAN, ms DOUBLE, result VARCHAR)[]',
+  simulated_user: `STRUCT(model VARCHAR, turns INTEGER, stop VARCHAR, usage ${USAGE_TYPE})`,
 };
 
 test('Parquet read back by DuckDB: one fixed schema; Parquet rows and JSONL lines both hold every stored record', async (t) => {
@@ -155,7 +156,7 @@ test('Arrow IPC shards carry the same schema and rows as Parquet', async (t) => 
   const arrow = await import('apache-arrow');
   const table = arrow.tableFromIPC(readFileSync(join(out, 'data', 'train-00000-of-00001.arrow')));
   assert.equal(table.numRows, 5);
-  assert.equal(table.schema.metadata.get('traj.schema_version'), '5');
+  assert.equal(table.schema.metadata.get('traj.schema_version'), '6');
   const parquetOut = join(directory, 'parquet');
   await exportRun({ storePath, out: parquetOut });
   const parquet = await readParquet([join(parquetOut, 'data', 'train-00000-of-00001.parquet')]);

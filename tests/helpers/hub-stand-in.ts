@@ -15,6 +15,11 @@ import type { AddressInfo } from 'node:net';
  *   PUT  /lfs-upload/OID                                 commit: the LFS object itself
  *   POST /api/datasets/ORG/NAME/commit/REV               commit: NDJSON header + operations
  *
+ * and the two it calls to download a file (downloadFile, downloadFileToCacheDir):
+ *
+ *   POST /api/datasets/ORG/NAME/paths-info/REV           size, oid and last commit of some paths
+ *   GET  /datasets/ORG/NAME/resolve/REV/PATH             the file (first `Range: bytes=0-0` for size and ETag)
+ *
  * Every call but the LFS upload (a pre-signed URL on the real Hub) must carry the token.
  * Repositories keep their files per branch, with the oids the real Hub reports (git blob sha1,
  * LFS sha256), and every commit is recorded.
@@ -51,6 +56,8 @@ export interface HubStandIn {
   unauthorized: number;
   lfsUploads: string[];
   file(repository: string, path: string, branch?: string): StandInFile | undefined;
+  /** Make a repository holding these files on main (what a download test serves). */
+  seed(repository: string, files: Record<string, string | Buffer>): void;
   close(): Promise<void>;
 }
 
@@ -90,7 +97,13 @@ export async function startHubStandIn(options: { token?: string } = {}): Promise
     const lfsBatch = /^\/datasets\/([\w.-]+\/[\w.-]+)\.git\/info\/lfs\/objects\/batch$/.exec(path);
     if (request.method === 'POST' && lfsBatch)
       return answerLfsBatch(lfsBatch[1]!, JSON.parse(body.toString()), response);
-    const api = /^\/api\/datasets\/([\w.-]+\/[\w.-]+)(?:\/(tree|branch|preupload|commit)\/([^/]+)(\/.*)?)?$/.exec(path);
+    const download = /^\/datasets\/([\w.-]+\/[\w.-]+)\/resolve\/([^/]+)\/(.+)$/.exec(path);
+    if (request.method === 'GET' && download)
+      return serveFile(download[1]!, download[2]!, download[3]!, request, response);
+    const api =
+      /^\/api\/datasets\/([\w.-]+\/[\w.-]+)(?:\/(tree|branch|preupload|commit|paths-info)\/([^/]+)(\/.*)?)?$/.exec(
+        path,
+      );
     if (!api) return send(response, 404, { error: `stand-in: no route for ${request.method} ${path}` });
     const repository = state.repositories.get(api[1]!);
     if (!repository) return send(response, 404, { error: 'Repository not found' });
@@ -98,6 +111,8 @@ export async function startHubStandIn(options: { token?: string } = {}): Promise
     if (!action && request.method === 'GET')
       return send(response, 200, { id: repository.id, private: repository.private });
     if (action === 'tree' && request.method === 'GET') return listTree(repository, revision!, response);
+    if (action === 'paths-info' && request.method === 'POST')
+      return pathsInfo(repository, revision!, JSON.parse(body.toString()), response);
     if (action === 'branch' && request.method === 'POST') return createBranch(repository, revision!, response);
     if (action === 'preupload' && request.method === 'POST') return preupload(JSON.parse(body.toString()), response);
     if (action === 'commit' && request.method === 'POST')
@@ -137,6 +152,50 @@ export async function startHubStandIn(options: { token?: string } = {}): Promise
       })),
     ];
     send(response, 200, entries);
+  }
+
+  function pathsInfo(
+    repository: StandInRepository,
+    revision: string,
+    payload: { paths: string[] },
+    response: ServerResponse,
+  ): void {
+    const files = repository.branches.get(revision);
+    if (!files) return send(response, 404, { error: `Invalid rev id: ${revision}` });
+    const lastCommit = { id: sha1(`${repository.id}@${revision}`), title: 'stand-in', date: '2025-01-01T00:00:00Z' };
+    const entries = payload.paths
+      .filter((path) => files.has(path))
+      .map((path) => ({
+        type: 'file',
+        path,
+        size: files.get(path)!.content.length,
+        oid: files.get(path)!.oid,
+        lastCommit,
+      }));
+    send(response, 200, entries);
+  }
+
+  function serveFile(
+    id: string,
+    revision: string,
+    path: string,
+    request: IncomingMessage,
+    response: ServerResponse,
+  ): void {
+    const file = state.repositories.get(id)?.branches.get(revision)?.get(path);
+    if (!file) {
+      response.writeHead(404, { 'content-type': 'application/json', 'x-error-code': 'EntryNotFound' });
+      response.end(JSON.stringify({ error: 'Entry not found' }));
+      return;
+    }
+    const headers = { etag: `"${file.oid}"`, 'content-type': 'application/octet-stream' };
+    if (request.headers.range === 'bytes=0-0') {
+      response.writeHead(206, { ...headers, 'content-range': `bytes 0-0/${file.content.length}` });
+      response.end(file.content.subarray(0, 1));
+      return;
+    }
+    response.writeHead(200, { ...headers, 'content-length': String(file.content.length) });
+    response.end(file.content);
   }
 
   function createBranch(repository: StandInRepository, branch: string, response: ServerResponse): void {
@@ -228,6 +287,10 @@ export async function startHubStandIn(options: { token?: string } = {}): Promise
   return Object.assign(state, {
     file: (repository: string, path: string, branch = 'main') =>
       state.repositories.get(repository)?.branches.get(branch)?.get(path),
+    seed: (repository: string, files: Record<string, string | Buffer>) => {
+      const main = new Map(Object.entries(files).map(([path, content]) => [path, regularFile(Buffer.from(content))]));
+      state.repositories.set(repository, { id: repository, private: false, branches: new Map([['main', main]]) });
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

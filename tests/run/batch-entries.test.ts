@@ -45,8 +45,21 @@ test('an unavailable toolset is dropped from every draw and each drop is counted
   }
   assert.equal(warnings.length, 20);
   assert.match(warnings[0]!, /^web: web_search: no search backend configured: set TRAJ_SEARXNG_URL, BRAVE_API_KEY/);
-  assert.equal(store.counters()['dropped:web'], 20);
+  assert.deepEqual(store.toolsetDrops(), { web: 20 });
   assert.equal(store.counters().dataset_rows, 20);
+  // A resume reads and draws every row again: each prompt still counts once.
+  await collect(
+    batchEntries({
+      dataset,
+      reader: {},
+      choice: { distribution: { name: 'web-heavy', toolsets: { web: 1, file: 0.5 } } },
+      seed: 3,
+      registry,
+      store,
+      availability: { env: {} },
+    }),
+  );
+  assert.deepEqual(store.toolsetDrops(), { web: 20 });
 });
 
 test('keys and draws depend only on (seed, key): reordered rows keep their toolsets', async (t) => {

@@ -39,9 +39,13 @@ test('keyedItems keys items as they come, stops reading at the limit even when i
 test('surveyItems counts the items and their images in one pass, and a duplicate id stops it', async () => {
   const { environment } = countingEnvironment(10, { images: ['a:1', 'b:2'] });
   const survey = await surveyItems(environment, {}, 'default:image');
-  assert.deepEqual(survey, { items: 10, images: ['a:1', 'b:2'] });
+  assert.deepEqual(survey, { items: 10, images: ['a:1', 'b:2'], builds: [] });
   const plain = countingEnvironment(4);
-  assert.deepEqual(await surveyItems(plain.environment, {}, 'default:image'), { items: 4, images: ['default:image'] });
+  assert.deepEqual(await surveyItems(plain.environment, {}, 'default:image'), {
+    items: 4,
+    images: ['default:image'],
+    builds: [],
+  });
   const duplicate = countingEnvironment(10, { duplicateAt: 6 });
   await assert.rejects(surveyItems(duplicate.environment, {}, 'x'), (error: Error & { code?: string }) => {
     assert.equal(error.code, 'dataset_duplicate_id');

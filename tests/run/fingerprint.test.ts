@@ -68,3 +68,14 @@ function baseInput(): FingerprintInput {
     sandbox: { kind: 'local' },
   };
 }
+
+test('tokenizer: is in the fingerprint only when set, so stores written before it resume unchanged', () => {
+  const without = fingerprintParts(baseInput());
+  assert.equal('tokenizer' in without, false);
+  assert.deepEqual(fingerprintParts({ ...baseInput(), tokenizer: undefined }), without);
+  const withTokenizer = fingerprintParts({ ...baseInput(), tokenizer: 'Qwen/Qwen3-8B' });
+  assert.equal(withTokenizer.tokenizer, 'Qwen/Qwen3-8B');
+  const changes = diffFingerprint(withTokenizer, fingerprintParts({ ...baseInput(), tokenizer: 'Qwen/Qwen3-4B' }));
+  assert.deepEqual(changes.length, 1);
+  assert.match(changes[0]!, /^tokenizer: /);
+});

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { executeRollout, type RolloutServices } from '../../src/run/rollout.js';
 import { createThreadServices } from '../../src/run/worker-services.js';
@@ -29,12 +30,28 @@ function countingServices(): { services: RolloutServices & { close(): Promise<vo
 }
 
 /** bubblewrap processes alive on the machine now. */
+/** bubblewrap processes this test process started (other tests and jobs on the machine run their own). */
 function bwrapProcesses(): number {
+  let pids: string[];
   try {
-    return execFileSync('pgrep', ['-x', 'bwrap'], { encoding: 'utf8' }).split('\n').filter(Boolean).length;
+    pids = execFileSync('pgrep', ['-x', 'bwrap'], { encoding: 'utf8' }).split('\n').filter(Boolean);
   } catch {
     return 0; // pgrep exits 1 when nothing matches
   }
+  return pids.filter((pid) => descendsFromUs(Number(pid))).length;
+}
+
+function descendsFromUs(pid: number): boolean {
+  for (let current = pid, steps = 0; current > 1 && steps < 64; steps++) {
+    if (current === process.pid) return true;
+    try {
+      // Field 4 of /proc/PID/stat, counted after the "(comm)" that may itself hold spaces.
+      current = Number(readFileSync(`/proc/${current}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+    } catch {
+      return false; // it ended meanwhile
+    }
+  }
+  return false;
 }
 
 async function rollout(toolsets: string[], script: (request: ChatRequest) => ReturnType<typeof reply>) {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { budgetStopReason, SpendMeter, usd } from '../../src/run/spend-limit.js';
+import { budgetStopReason, SpendMeter } from '../../src/run/spend-limit.js';
 
 test('SpendMeter: stops once at the limit, counts on afterwards, and starts from earlier spend', () => {
   const meter = new SpendMeter(1, 0.7);
@@ -20,11 +20,4 @@ test('SpendMeter: a call of unknown cost under a limit stops, naming the model',
   const stop = new SpendMeter(5, 0).add({ cost: 0.1, unpriced_models: ['judge-x'] });
   assert.deepEqual(stop?.unpricedModels, ['judge-x']);
   assert.match(budgetStopReason(stop!), /cannot be kept: no price known for model judge-x/);
-});
-
-test('usd: readable for sub-cent and large amounts', () => {
-  assert.equal(usd(0), '$0');
-  assert.equal(usd(0.0054), '$0.0054');
-  assert.equal(usd(0.123456), '$0.1235');
-  assert.equal(usd(12.5), '$12.50');
 });

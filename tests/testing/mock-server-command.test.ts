@@ -86,3 +86,20 @@ test('traj mock-server rejects a bad port with the flag name', async () => {
   assert.equal(code, 2);
   assert.match(stderr, /--port: expected a whole number/);
 });
+
+test('traj mock-server on a port already in use says which port, and exits 2 (not an internal error)', async () => {
+  const first = await startCommand(['--port', '0']);
+  try {
+    const port = new URL(first.url).port;
+    const child = spawn(process.execPath, [MAIN, 'mock-server', '--port', port], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    assert.equal(code, 2, stderr);
+    assert.match(stderr, new RegExp(`port ${port} on 127\\.0\\.0\\.1 is in use; pick another with --port N`));
+    assert.doesNotMatch(stderr, /internal error|EADDRINUSE/);
+  } finally {
+    first.child.kill('SIGTERM');
+    await first.exited;
+  }
+});

@@ -70,7 +70,7 @@ test('the viewer shows the recorded cost on the runs, run and trajectory pages; 
   const home = await fetchText(viewer.url);
   assert.equal(costCell(home, /<tr data-run="paid">.*?<\/tr>/s), '$0.2625');
   assert.equal(costCell(home, /<tr data-run="blind">.*?<\/tr>/s), 'unknown (no price known for judge-x)');
-  assert.equal(costCell(home, /<tr data-run="partial">.*?<\/tr>/s), '$0.5000 + unknown (no price known for judge-x)');
+  assert.equal(costCell(home, /<tr data-run="partial">.*?<\/tr>/s), '$0.5 + unknown (no price known for judge-x)');
 
   const run = await fetchText(new URL('/runs/paid', viewer.url).href);
   assert.equal(costCell(run, /<dl class="facts">.*?<\/dl>/s), '$0.2625');

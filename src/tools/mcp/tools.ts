@@ -5,6 +5,7 @@ import type { McpClientPool, McpToolInfo } from './client-pool.js';
 import { parseMcpServers, type McpServersConfig } from './config.js';
 import { isToolWanted, mcpToolset, serverOfToolset, uniqueMcpToolName } from './names.js';
 import { toolOutputOf } from './result.js';
+import { canonicalJson } from '../../util/hash.js';
 
 /** One offered MCP tool: plain JSON, so a catalog listed once can be sent to worker threads. */
 export interface McpCatalogTool {
@@ -205,4 +206,38 @@ export async function attachMcpServers(
   if (errors.some((error) => error.retryable))
     throw new TrajError(message, { code: 'mcp_unavailable', retryable: true });
   throw new ConfigError(message, { code: 'mcp_toolset_invalid' });
+}
+
+/** Per pool: the tools of each environment's servers, listed once (keyed by their configuration). */
+const environmentCatalogs = new WeakMap<McpClientPool, Map<string, Promise<Tool[]>>>();
+
+/**
+ * The tools of every server in an environment's `mcp_servers` (started once per pool): offered to
+ * the environment's rollouts beside their drawn toolsets. A server that cannot start is a
+ * retryable fault (the rollout is retried, never run without its tools); a configuration
+ * mistake is a ConfigError.
+ */
+export function environmentMcpTools(servers: McpServersConfig, pool: McpClientPool): Promise<Tool[]> {
+  let catalogs = environmentCatalogs.get(pool);
+  if (!catalogs) {
+    catalogs = new Map();
+    environmentCatalogs.set(pool, catalogs);
+  }
+  const key = canonicalJson(servers);
+  let tools = catalogs.get(key);
+  if (!tools) {
+    tools = discoverMcpTools(servers, pool).then(({ catalog, errors }) => {
+      if (errors.length > 0) {
+        const message = errors.map((error) => `${error.toolset}: ${error.message}`).join('; ');
+        if (errors.some((error) => error.retryable))
+          throw new TrajError(message, { code: 'mcp_unavailable', retryable: true });
+        throw new ConfigError(message, { code: 'mcp_toolset_invalid' });
+      }
+      return mcpToolsFromCatalog(catalog, servers, pool);
+    });
+    // A failed start is not remembered: the next rollout tries again.
+    tools.catch(() => catalogs.delete(key));
+    catalogs.set(key, tools);
+  }
+  return tools;
 }

@@ -1,0 +1,94 @@
+import { loadavg } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createDockerSandbox } from '../../src/sandbox/docker.js';
+import { DEFAULT_DOCKER_IMAGE } from '../../src/sandbox/docker-config.js';
+import { pruneContainers } from '../../src/sandbox/docker-prune.js';
+import { closeWarmPools } from '../../src/sandbox/docker-warm-pool.js';
+
+export interface WarmPoolOptions {
+  /** Rollouts in flight (the run's concurrency). */
+  concurrency?: number;
+  /** Rollouts each of them runs, one after the other. */
+  rounds?: number;
+  /** What a rollout does between its first command and its end (the agent's turns), simulated. */
+  rolloutMs?: number;
+  image?: string;
+}
+
+/**
+ * Request-to-first-exec time of a rollout's sandbox (what the agent waits before its first
+ * command runs), with the warm pool (a thread's spares per image, sized from the concurrency)
+ * and without it (create + start on demand), in the same run: `concurrency` loops each run
+ * `rounds` rollouts that create a sandbox, run `true`, hold it `rolloutMs`, then dispose it in
+ * the background as a run does. The first round is a warm-up in both modes (the pool fills as
+ * rollouts ask: its first takes are cold by design) and is not counted. Target: warm p50 ≤ 100
+ * ms at c=8. The machine's load average is saved beside the figures: on a shared 2-core machine
+ * other work dominates both modes.
+ */
+export async function warmPoolBenchmark(options: WarmPoolOptions = {}): Promise<Record<string, unknown>> {
+  const concurrency = options.concurrency ?? 8;
+  const rounds = options.rounds ?? 6;
+  const rolloutMs = options.rolloutMs ?? 2_000;
+  const image = options.image ?? DEFAULT_DOCKER_IMAGE;
+  const run = `bench-warm-pool-${process.pid}`;
+  try {
+    const cold = await measure({ concurrency, rounds, rolloutMs, image, run, warm: 0 });
+    const warm = await measure({ concurrency, rounds, rolloutMs, image, run, warm: concurrency });
+    const figures = {
+      concurrency,
+      rollouts: concurrency * rounds,
+      counted: concurrency * (rounds - 1),
+      load_average_1m: Number(loadavg()[0]!.toFixed(2)),
+      rollout_ms: rolloutMs,
+      warm_first_exec_p50_ms: percentile(warm, 0.5),
+      warm_first_exec_p95_ms: percentile(warm, 0.95),
+      cold_first_exec_p50_ms: percentile(cold, 0.5),
+      cold_first_exec_p95_ms: percentile(cold, 0.95),
+      target_warm_p50_ms: 100,
+    };
+    process.stdout.write(
+      `warm pool c=${concurrency}: request → first exec p50 ${figures.warm_first_exec_p50_ms} ms (p95 ${figures.warm_first_exec_p95_ms}); cold p50 ${figures.cold_first_exec_p50_ms} ms (p95 ${figures.cold_first_exec_p95_ms})\n`,
+    );
+    return figures;
+  } finally {
+    await closeWarmPools();
+    await pruneContainers({ run, all: true });
+  }
+}
+
+async function measure(input: {
+  concurrency: number;
+  rounds: number;
+  rolloutMs: number;
+  image: string;
+  run: string;
+  warm: number;
+}): Promise<number[]> {
+  const timings: number[] = [];
+  const disposals: Promise<void>[] = [];
+  const loop = async (slot: number) => {
+    for (let round = 0; round < input.rounds; round++) {
+      const started = performance.now();
+      const sandbox = await createDockerSandbox({
+        kind: 'docker',
+        image: input.image,
+        run: input.run,
+        key: `slot-${slot}`,
+        ...(input.warm > 0 ? { warm: input.warm } : {}),
+      });
+      await sandbox.exec('true');
+      if (round > 0) timings.push(performance.now() - started);
+      await sleep(input.rolloutMs);
+      disposals.push(sandbox.dispose());
+    }
+  };
+  await Promise.all(Array.from({ length: input.concurrency }, (_, slot) => loop(slot)));
+  await Promise.all(disposals);
+  await closeWarmPools();
+  return timings;
+}
+
+function percentile(values: number[], fraction: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))]!);
+}

@@ -1,0 +1,4 @@
+#!/bin/bash
+# Starting state: an empty working directory.
+set -euo pipefail
+mkdir -p "${WORKDIR:-/app}"

@@ -1,0 +1,94 @@
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import http from 'node:http';
+import https from 'node:https';
+import { rememberErrorBody } from './error-body.js';
+import { ReplyTooLargeError } from './failure.js';
+import { httpAgentFor } from './http-fetch.js';
+import { APIConnectionError, APIError } from './openai-sdk.js';
+
+/**
+ * A non-streaming chat call without the SDK: one JSON POST on the keep-alive agents, its reply
+ * read as bytes up to the cap. The SDK's request building (Headers objects, eager debug-log
+ * formatting) and the web Response wrapping cost about half of traj's CPU per model call against
+ * a fast endpoint; a bare client pays none of it. Failures keep the SDK's shapes (APIError for a
+ * status, APIConnectionError for the network), so classification and messages are the same.
+ */
+export interface DirectReply {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+}
+
+const ERROR_BODY_BYTES = 1024 * 1024;
+const decoder = new TextDecoder();
+
+export async function postJson(
+  url: URL,
+  headers: Record<string, string>,
+  body: string,
+  options: { signal: AbortSignal; maxReplyBytes: number },
+): Promise<DirectReply> {
+  const response = await send(url, headers, body, options.signal);
+  const status = response.statusCode ?? 500;
+  const ok = status >= 200 && status < 300;
+  const text = await readBody(response, ok ? options.maxReplyBytes : ERROR_BODY_BYTES).catch((error: unknown) => {
+    if (!ok && error instanceof ReplyTooLargeError) return `(an error body over ${ERROR_BODY_BYTES} bytes, not read)`;
+    throw error;
+  });
+  if (!ok) throw statusError(status, response.headers, text);
+  return { status, headers: response.headers, text };
+}
+
+function send(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<IncomingMessage> {
+  const secure = url.protocol === 'https:';
+  return new Promise((resolve, reject) => {
+    const request = (secure ? https : http).request(url, {
+      method: 'POST',
+      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+      agent: httpAgentFor(url.protocol),
+      signal,
+    });
+    request.once('response', resolve);
+    request.once('error', (error) => reject(signal.aborted ? signal.reason : new APIConnectionError({ cause: error })));
+    request.end(body);
+  });
+}
+
+function readBody(response: IncomingMessage, maxBytes: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    response.on('data', (chunk: Buffer) => {
+      bytes += chunk.byteLength;
+      if (bytes > maxBytes) {
+        response.destroy();
+        reject(new ReplyTooLargeError(maxBytes));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    response.once('end', () => resolve(decoder.decode(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))));
+    response.once('error', reject);
+    // An abort, a timeout or a dropped connection: the body ended short (a settled promise ignores it).
+    response.once('close', () => {
+      if (!response.complete)
+        reject(new APIConnectionError({ message: 'the connection closed before the reply was complete' }));
+    });
+  });
+}
+
+/** The error the SDK would have thrown for this status, with the body kept for serverMessage. */
+function statusError(status: number, raw: IncomingHttpHeaders, text: string): Error {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(raw)) {
+    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  }
+  rememberErrorBody(headers, text);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return APIError.generate(status, parsed as Record<string, unknown> | undefined, parsed ? undefined : text, headers);
+}
