@@ -240,9 +240,14 @@ class ScriptedEndpoint {
     }
   }
 
-  private async images(request: IncomingMessage, response: ServerResponse, route: ImageRequest['route']): Promise<void> {
+  private async images(
+    request: IncomingMessage,
+    response: ServerResponse,
+    route: ImageRequest['route'],
+  ): Promise<void> {
     const body = await readImageRequest(request, route);
-    if (typeof body === 'string') return send(response, 400, { error: { message: body, type: 'invalid_request_error' } });
+    if (typeof body === 'string')
+      return send(response, 400, { error: { message: body, type: 'invalid_request_error' } });
     if (typeof body.prompt !== 'string' || body.prompt === '')
       return send(response, 400, { error: { message: 'prompt is required', type: 'invalid_request_error' } });
     if (route === 'edits' && body.images!.length === 0)
@@ -251,7 +256,6 @@ class ScriptedEndpoint {
     const answer = this.options.images ? await this.options.images(body) : { b64_json: TINY_PNG_BASE64 };
     send(response, 200, { created: Math.floor(Date.now() / 1000), data: [answer] });
   }
-
 
   private listModels(response: ServerResponse): void {
     this.modelListings++;
