@@ -14,6 +14,7 @@ import {
   type ScriptedResponse,
 } from '../../src/testing/index.js';
 import { runCli, temporaryDirectory } from '../helpers/cli.js';
+import { requireDockerOrSkip } from '../helpers/docker.js';
 
 const endpoint = (url: string) => ['--base-url', url, '--model', 'scripted-chat', '--api-key-env', 'NO_KEY'];
 const lastUser = (request: ChatRequest) =>
@@ -172,4 +173,26 @@ test('a rollback config example: /rollback and /compress are in /help', async (t
   for (const name of ['rollback [N]', 'compress', 'context'])
     assert.match(result.stdout, new RegExp(`/${name.replace(/[[\]]/g, '\\$&')}`));
   assert.match(result.stdout, /automatic compression is off \(compression\.enabled: false\); \/compress still works/);
+});
+
+test('/rollback in the Docker sandbox: a file written after the checkpoint is gone', async (t) => {
+  if (!(await requireDockerOrSkip(t))) return;
+  const directory = temporaryDirectory(t);
+  const server = await startScriptedServer(
+    byMessage({
+      make: callTool('write_file', { path: 'made.txt', content: 'x\n' }),
+      look: callTool('terminal', { command: 'ls -A' }),
+    }),
+  );
+  t.after(() => server.close());
+  const result = await runCli(['chat', ...endpoint(server.url), '--toolsets', 'terminal,file', '--sandbox', 'docker'], {
+    env: { TRAJ_HOME: join(directory, 'home') },
+    stdin: 'look\nmake\nlook\n/rollback 2\nlook\n',
+  });
+  assert.equal(result.code, 0, result.stderr);
+  const listings = server.requests
+    .filter((request) => request.messages.at(-1)?.role === 'tool' && lastUser(request) === 'look')
+    .map((request) => JSON.parse(String(request.messages.at(-1)!.content)).output);
+  assert.deepEqual(listings, ['', 'made.txt\n', ''], 'before, after the write, after /rollback 2');
+  assert.match(result.stdout, /workspace restored to before message 2 \("make"\)/);
 });
