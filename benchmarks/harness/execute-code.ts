@@ -12,7 +12,7 @@ export interface ExecuteCodeBenchOptions {
 }
 
 const SCRIPT = (calls: number) =>
-  `from traj_tools import terminal\nfor i in range(${calls}):\n    terminal(f"echo step {i} > /dev/null; echo {i}")\nprint("done")\n`;
+  `from hermes_tools import terminal\nfor i in range(${calls}):\n    terminal(f"echo step {i} > /dev/null; echo {i}")\nprint("done")\n`;
 
 /** Turn 0 calls execute_code once (or terminal, once per turn), each model reply after `latencyMs`. */
 function script(mode: 'script' | 'turns', calls: number, latencyMs: number): ScriptFunction {

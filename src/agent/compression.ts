@@ -12,7 +12,8 @@ export interface Compression {
   at_call: number;
   /** Transcript length when it happened: every later request uses it. */
   at_message: number;
-  trigger: 'threshold' | 'overflow';
+  /** `manual`: asked for (chat's /compress), whatever the size. */
+  trigger: 'threshold' | 'overflow' | 'manual';
   tokens_before: number;
   /** Estimated size of the compressed request. */
   tokens_after: number;

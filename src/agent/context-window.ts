@@ -75,6 +75,31 @@ export class ContextWindow {
     return this.compress(transcript, call, tools, state, signal, { trigger: 'overflow', tokens });
   }
 
+  /** Compress now, whatever the size (chat's /compress); undefined when nothing can be compressed. */
+  async compressNow(
+    transcript: readonly Message[],
+    tools: ToolSpec[] | undefined,
+    state: Map<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<Compression | undefined> {
+    if (!this.options?.summarize) return undefined;
+    const tokens = this.estimate(transcript, tools);
+    return this.compress(transcript, 0, tools, state, signal, { trigger: 'manual', tokens });
+  }
+
+  /** The size of the next request over `transcript`, in tokens, as the compression threshold counts it. */
+  estimate(transcript: readonly Message[], tools: ToolSpec[] | undefined): number {
+    return this.counter.next(this.view(transcript), tools);
+  }
+
+  get window(): { contextLength: number; threshold: number; compresses: boolean } {
+    return {
+      contextLength: this.options?.contextLength ?? 0,
+      threshold: this.options?.threshold ?? DEFAULT_COMPRESSION_THRESHOLD,
+      compresses: this.options?.summarize !== undefined,
+    };
+  }
+
   private async compress(
     transcript: readonly Message[],
     call: number,

@@ -1,5 +1,5 @@
 import { addUsage, contentText, type Usage } from '../model/messages.js';
-import type { DelegateFunction, DelegateRequest } from '../tools/nested.js';
+import type { DelegateFunction } from '../tools/nested.js';
 import { ToolFailure } from '../tools/tool-failure.js';
 import type { AgentEventHandler } from './events.js';
 import type { AgentResult, ToolCallRecord } from './result.js';
@@ -17,7 +17,7 @@ type RunChild = (options: RunAgentOptions) => Promise<AgentResult>;
 
 /**
  * The delegate function a run hands its tools: each request becomes a fresh run of the same
- * model on the same sandbox, with its own system prompt, a subset of the parent's tools, the
+ * model on the same sandbox, with its own system prompt, the parent's tools (a leaf without delegate_task), the
  * parent's abort signal, and its own turn limit. Progress goes to the parent's handler nested.
  */
 export function childRunner(parent: RunAgentOptions, depth: number, runChild: RunChild): DelegateFunction {
@@ -28,10 +28,13 @@ export function childRunner(parent: RunAgentOptions, depth: number, runChild: Ru
         'do this part yourself with your own tools',
       );
     }
-    const toolsets = childToolsets(parent, request);
+    // Hermes' delegate_task names no toolsets: a child gets its parent's, less delegation for a leaf.
+    const tools =
+      request.role === 'orchestrator' ? parent.tools : parent.tools.filter((tool) => tool.toolset !== 'delegation');
+    const toolsets = [...new Set(tools.map((tool) => tool.toolset))];
     const result = await runChild({
       ...parent,
-      tools: parent.tools.filter((tool) => toolsets.includes(tool.toolset)),
+      tools,
       messages: [
         { role: 'system', content: CHILD_SYSTEM_PROMPT },
         { role: 'user', content: request.context ? `${request.goal}\n\nContext:\n${request.context}` : request.goal },
@@ -56,19 +59,6 @@ export function childRunner(parent: RunAgentOptions, depth: number, runChild: Ru
       },
     };
   };
-}
-
-function childToolsets(parent: RunAgentOptions, request: DelegateRequest): string[] {
-  const own = [...new Set(parent.tools.map((tool) => tool.toolset))];
-  if (!request.toolsets) return own;
-  const foreign = request.toolsets.filter((name) => !own.includes(name));
-  if (foreign.length > 0) {
-    throw new ToolFailure(
-      `toolsets ${foreign.map((name) => `'${name}'`).join(', ')} are not yours to give`,
-      `choose from: ${own.join(', ')}`,
-    );
-  }
-  return request.toolsets;
 }
 
 function childSubagents(calls: readonly ToolCallRecord[]): { subagents?: ReturnType<typeof flat> } {

@@ -1,9 +1,11 @@
 import type { Compression } from '../agent/compression.js';
 import { agentLoopOptions, toolServicesFor, type AgentSettings } from '../agent/agent-settings.js';
 import { runAgent } from '../agent/loop.js';
+import { ContextWindow } from '../agent/context-window.js';
 import type { AgentEventHandler } from '../agent/events.js';
 import type { AgentResult } from '../agent/result.js';
 import { buildSystemPrompt } from '../agent/system-prompt.js';
+import { CompressionSettingsSchema } from '../config/compression.js';
 import type { Endpoint } from '../config/endpoint.js';
 import { addUsage, contentText, type Message, type ToolSpec } from '../model/messages.js';
 import type { ModelClient } from '../model/types.js';
@@ -11,11 +13,24 @@ import type { Sandbox } from '../sandbox/sandbox.js';
 import { toolSpec } from '../tools/tool-spec.js';
 import type { Tool } from '../tools/tool.js';
 import type { ToolServices } from '../tools/services.js';
+import { CLARIFY_STATE_KEY, type ClarifyAsker } from '../tools/clarify.js';
 import { disposeToolState } from '../tools/tool-state.js';
 import { knowledgeSections, provideKnowledge, type ChatKnowledge } from './chat-knowledge.js';
 import type { ChatTools } from './chat-tools.js';
+import type { WorkspaceCheckpoints } from './workspace-checkpoints.js';
 import { emptySessionUsage, type ForkOrigin, type Session, type SessionUsage } from './session.js';
 import { newSessionId, type SessionStore } from './session-store.js';
+
+/** What /context shows: the next request's size against the window. */
+export interface ContextUse {
+  tokens: number;
+  contextLength: number;
+  threshold: number;
+  compresses: boolean;
+  messages: number;
+  sent_messages: number;
+  compressions: number;
+}
 
 /** What a new session is started with; /model, /toolsets and /system change it for the next one. */
 export interface ChatSettings extends AgentSettings {
@@ -30,6 +45,10 @@ export interface ChatServices {
   model(endpoint: Endpoint): ModelClient;
   /** Memory, skills and context files (absent in tests that need none). */
   knowledge?: ChatKnowledge;
+  /** How clarify asks the person (absent: clarify gives the configured answer, as in batch). */
+  clarify?: ClarifyAsker;
+  /** The workspace before each message, for /rollback (absent in tests that need none). */
+  checkpoints?: WorkspaceCheckpoints;
 }
 
 interface SessionInit {
@@ -79,6 +98,7 @@ export class ChatSession {
     this.usage = init.usage;
     this.stored = init.stored;
     provideKnowledge(this.state, services.knowledge, services.store, () => this.id);
+    if (services.clarify) this.state.set(CLARIFY_STATE_KEY, services.clarify);
   }
 
   /** A fresh session: the system prompt is built once from the settings and stays fixed. */
@@ -205,6 +225,48 @@ export class ChatSession {
     this.usage = { ...addUsage({ ...this.usage }, result.usage), api_calls: this.usage.api_calls + result.apiCalls };
     this.persist();
     return result;
+  }
+
+  /**
+   * The session's context window as the next request would fill it: the tokens of the history (as
+   * sent, with the compression in force), the window, and when compression starts. Manual ones
+   * compress whatever the threshold, even with compression.enabled false.
+   */
+  private async contextWindow(manual = false): Promise<ContextWindow> {
+    const settings = { ...this.settings, endpoint: this.endpoint };
+    const compression = manual
+      ? { ...CompressionSettingsSchema.parse(this.settings.compression ?? {}), enabled: true }
+      : settings.compression;
+    const model = this.services.model(this.endpoint);
+    const options = await agentLoopOptions(
+      { ...settings, compression },
+      model,
+      this.toolServices(settings),
+      this.compressions,
+    );
+    return new ContextWindow(options.context);
+  }
+
+  async contextUse(): Promise<ContextUse> {
+    const window = await this.contextWindow();
+    return {
+      tokens: window.estimate(this.history, this.toolSpecs),
+      ...window.window,
+      messages: this.history.length,
+      sent_messages: window.view(this.history).length,
+      compressions: this.compressions.length,
+    };
+  }
+
+  /** Compress the history now (/compress): the summary replaces the middle of every later request. */
+  async compressNow(signal: AbortSignal): Promise<Compression | undefined> {
+    const window = await this.contextWindow(true);
+    const compression = await window.compressNow(this.history, this.toolSpecs, this.state, signal);
+    if (!compression) return undefined;
+    this.compressions = window.compressions;
+    this.usage = addUsage({ ...this.usage }, window.usage) as SessionUsage;
+    this.persist();
+    return compression;
   }
 
   /** The chat's tool services; a session built without them (tests) gets the settings' own. */

@@ -3,7 +3,7 @@ import { errorMessage } from '../errors.js';
 import { ChatSession, type ChatServices, type ChatSettings } from './chat-session.js';
 import type { LineInput } from './line-input.js';
 import { TurnRenderer, type Output } from './renderer.js';
-import type { Style } from './style.js';
+import { oneLine, type Style } from './style.js';
 
 export interface ChatOptions {
   settings: ChatSettings;
@@ -64,6 +64,7 @@ export class Chat {
     const controller = new AbortController();
     this.turn = controller;
     try {
+      if (text !== undefined) await this.checkpoint(text);
       const result = await this.session.send(text, {
         signal: controller.signal,
         onEvent: (event) => this.renderer.onEvent(event),
@@ -75,6 +76,18 @@ export class Chat {
       return undefined;
     } finally {
       this.turn = undefined;
+    }
+  }
+
+  /** The workspace before a message, for /rollback; a failed copy is said, never fatal to the turn. */
+  private async checkpoint(text: string): Promise<void> {
+    const checkpoints = this.services.checkpoints;
+    if (!checkpoints) return;
+    try {
+      const taken = await checkpoints.take(oneLine(text, 60));
+      if (taken.skipped) this.print(this.style.dim(`no checkpoint for /rollback ${taken.turn}: ${taken.skipped}`));
+    } catch (error) {
+      this.print(this.style.yellow(`no checkpoint for this message: ${errorMessage(error)}`));
     }
   }
 

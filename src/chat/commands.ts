@@ -1,6 +1,7 @@
 import { CONVERSATION_COMMANDS } from './conversation-commands.js';
 import { SESSION_COMMANDS } from './session-commands.js';
 import { SETTINGS_COMMANDS } from './settings-commands.js';
+import { WORKSPACE_COMMANDS } from './workspace-commands.js';
 import { SlashCommands, type SlashCommand } from './slash-commands.js';
 
 /** Every slash command of `traj chat`, in the order /help lists them. */
@@ -30,6 +31,7 @@ export function chatCommands(): SlashCommands {
     meta[0]!,
     ...SETTINGS_COMMANDS,
     ...CONVERSATION_COMMANDS,
+    ...WORKSPACE_COMMANDS,
     ...SESSION_COMMANDS,
     meta[1]!,
   ]);

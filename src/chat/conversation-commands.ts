@@ -5,6 +5,9 @@ import type { Chat } from './chat.js';
 import { ChatSession } from './chat-session.js';
 import { changedTools } from './chat-tools.js';
 import { loadFork, type ForkedConversation } from './fork.js';
+import { replayFileCalls } from './fork-files.js';
+import { FILE_TOOLSET } from '../tools/tool.js';
+import { loadToolRegistry } from '../tools/builtin.js';
 import { forkLabel } from './session-format.js';
 import type { SlashCommand } from './slash-commands.js';
 import { oneLine } from './style.js';
@@ -84,6 +87,29 @@ export async function forkInto(chat: Chat, request: { run: string; key: string; 
   const fork = loadFork({ ...request, checkpointsDir: chat.checkpointsDir });
   chat.useSession(await ChatSession.fork(fork, chat.settings, chat.services), `forked (${forkLabel(fork.origin)})`);
   showFork(chat, fork);
+  await restoreForkFiles(chat, fork);
+  showForkHint(chat, fork);
+}
+
+/** Rebuild the rollout's files in the chat's sandbox from its file-tool calls, and say what could not be. */
+export async function restoreForkFiles(chat: Chat, fork: ForkedConversation): Promise<void> {
+  const fileTools = (await loadToolRegistry()).select([FILE_TOOLSET], { env: {} });
+  const report = await replayFileCalls(fork.messages, fileTools, chat.services.sandbox);
+  const { style } = chat;
+  if (report.replayed > 0)
+    chat.print(
+      style.dim(
+        `restored the rollout's files from its ${report.replayed} write_file/patch calls: ${report.files.join(', ')}`,
+      ),
+    );
+  const others = Object.entries(report.notReplayed).map(([name, count]) => `${count} ${name}`);
+  if (others.length > 0)
+    chat.print(
+      style.yellow(
+        `not restored: what ${others.join(', ')} call(s) did to files (the record holds their output, not their effects)`,
+      ),
+    );
+  for (const failure of report.failed) chat.print(style.yellow(`could not replay ${failure}`));
 }
 
 /** Show where a forked conversation stands and what differs from the rollout. */
@@ -101,7 +127,10 @@ export function showFork(chat: Chat, fork: ForkedConversation): void {
     );
   if (fork.model !== session.endpoint.model)
     chat.print(chat.style.dim(`note: the rollout used model ${fork.model}; this chat uses ${session.endpoint.model}`));
-  chat.print(chat.style.dim("the sandbox is this chat's, not the rollout's: files the rollout made are not in it"));
+}
+
+/** After the fork is shown and its files rebuilt: how to go on from a cut after tool results. */
+export function showForkHint(chat: Chat, fork: ForkedConversation): void {
   const last = fork.messages[fork.messages.length - 1];
   if (last?.role === 'tool' || last?.role === 'user')
     chat.print(chat.style.dim('send a message, or /continue to let the model answer from here'));

@@ -9,13 +9,15 @@ import { createSandbox } from '../sandbox/index.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { CommandApprover } from './approval.js';
 import { approvalPrompt } from './approval-prompt.js';
+import { clarifyPrompt } from './clarify-prompt.js';
+import { WorkspaceCheckpoints } from './workspace-checkpoints.js';
 import { loadApprovedCommands, saveApprovedCommand, userConfigFile } from './approved-commands.js';
 import { Chat } from './chat.js';
 import { ChatSession, type ChatServices, type ChatSettings } from './chat-session.js';
 import { loadChatKnowledge, type KnowledgeOptions } from './chat-knowledge.js';
 import { ChatTools } from './chat-tools.js';
 import { chatCommands } from './commands.js';
-import { showFork } from './conversation-commands.js';
+import { restoreForkFiles, showFork, showForkHint } from './conversation-commands.js';
 import type { ForkedConversation } from './fork.js';
 import { LineInput } from './line-input.js';
 import type { Output } from './renderer.js';
@@ -88,10 +90,13 @@ export async function runChat(launch: ChatLaunch): Promise<number> {
     terminal: launch.tools.terminal,
   });
   let sandbox: Sandbox | undefined;
+  let checkpoints: WorkspaceCheckpoints | undefined;
   try {
     sandbox = await createSandbox({ ...launch.sandbox, run: 'chat', key: 'chat' });
     const knowledge = loadChatKnowledge(launch.knowledge ?? {});
-    const services: ChatServices = { store, tools, sandbox, model: models, knowledge };
+    const clarify = clarifyPrompt(input, output, style);
+    checkpoints = new WorkspaceCheckpoints(sandbox);
+    const services: ChatServices = { store, tools, sandbox, model: models, knowledge, clarify, checkpoints };
     const settings: ChatSettings = chatSettingsOf(launch);
     const session = launch.resume
       ? await ChatSession.resume(
@@ -104,8 +109,11 @@ export async function runChat(launch: ChatLaunch): Promise<number> {
         : await ChatSession.start(settings, services);
     chat = new Chat({ session, settings, services, input, output, style, checkpointsDir: launch.checkpointsDir });
     await banner(chat, sandbox, approver !== undefined);
-    if (launch.fork) showFork(chat, launch.fork);
-    else if (launch.resume) showTail(chat, style);
+    if (launch.fork) {
+      showFork(chat, launch.fork);
+      await restoreForkFiles(chat, launch.fork);
+      showForkHint(chat, launch.fork);
+    } else if (launch.resume) showTail(chat, style);
     await runRepl(chat, commands);
     return finalSave(chat, style);
   } finally {
@@ -116,6 +124,7 @@ export async function runChat(launch: ChatLaunch): Promise<number> {
     await closeBrowserEngines();
     await tools.close().catch(() => undefined);
     await sandbox?.dispose().catch(() => undefined);
+    checkpoints?.dispose();
     store.close();
   }
 }

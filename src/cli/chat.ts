@@ -21,6 +21,7 @@ const DEFAULT_TOOLSETS = [
   'memory',
   'skills',
   'session_search',
+  'clarify',
   'code_execution',
   'delegation',
 ];
@@ -73,7 +74,7 @@ export const command: CommandDefinition = {
       type: 'string',
       value: 'FILE',
       description:
-        'a run config YAML over TRAJ_HOME/config.yaml (endpoint, budget, compression, mcp_servers, the tool sections web, auxiliary, browser, delegation, code_execution, terminal, toolsets, system_prompt, …); flags win',
+        'a run config YAML over TRAJ_HOME/config.yaml (endpoint, budget, compression, mcp_servers, the tool sections web, auxiliary, browser, delegation, code_execution, terminal, clarify, toolsets, system_prompt, …); flags win',
     },
     plain: { type: 'boolean', description: 'no colours, prompts or line editing even on a terminal' },
     'scripted-if-unset': {

@@ -5,6 +5,7 @@ export * from './home-config.js';
 export * from './web.js';
 export * from './auxiliary.js';
 export * from './browser.js';
+export * from './clarify.js';
 export * from './delegation.js';
 export * from './code-execution.js';
 export * from './pricing.js';

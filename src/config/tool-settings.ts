@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AuxiliaryConfigSchema } from './auxiliary.js';
 import { BrowserConfigSchema } from './browser.js';
+import { ClarifyConfigSchema } from './clarify.js';
 import { CodeExecutionConfigSchema } from './code-execution.js';
 import { DelegationConfigSchema } from './delegation.js';
 import { TerminalConfigSchema } from './terminal.js';
@@ -25,6 +26,7 @@ export const ToolSettingsSchema = z.strictObject({
   terminal: TerminalConfigSchema.prefault({}).describe(
     'terminal tool: persistent (default true, one long-lived shell per rollout) or false (a fresh shell per call)',
   ),
+  clarify: ClarifyConfigSchema.prefault({}).describe('clarify: the answer given where no person is asked'),
 });
 export type ToolSettings = z.infer<typeof ToolSettingsSchema>;
 export type ToolSettingsInput = z.input<typeof ToolSettingsSchema>;

@@ -7,3 +7,4 @@ export * from './script-file.js';
 export * from './fixture-replay.js';
 export * from './batch-args.js';
 export * from './role-script.js';
+export type { ImageRequest, ReceivedImage } from './image-request.js';

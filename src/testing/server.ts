@@ -1,3 +1,4 @@
+import { type ImageRequest, readImageRequest } from './image-request.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { completionBody, renderReply, streamBody } from './completion-body.js';
@@ -27,7 +28,8 @@ export interface ScriptedServerOptions {
   /** Reported by /v1/models as `max_model_len` (vLLM's field) when set. */
   contextLength?: number;
   /**
-   * Answers POST /v1/images/generations (OpenAI images format): each image as base64 or a URL.
+   * Answers POST /v1/images/generations and /v1/images/edits (OpenAI images format): each image
+   * as base64 or a URL.
    * Default: a 1×1 PNG as `b64_json`.
    */
   images?: (request: ImageRequest) => ImageAnswer | Promise<ImageAnswer>;
@@ -44,15 +46,6 @@ export interface ScriptedServerOptions {
    * return_tokens_as_token_ids).
    */
   tokenizer?: ChatTokenizer;
-}
-
-/** The images request body as received (the fields the OpenAI images API defines). */
-export interface ImageRequest {
-  model?: string;
-  prompt?: string;
-  size?: string;
-  n?: number;
-  [field: string]: unknown;
 }
 
 export type ImageAnswer = { b64_json: string; revised_prompt?: string } | { url: string; revised_prompt?: string };
@@ -145,13 +138,13 @@ class ScriptedEndpoint {
         send(response, 500, { error: { message: `scripted server failed: ${String(error)}`, type: 'server_error' } });
     };
     if (request.method === 'POST' && path === '/v1/chat/completions') this.chat(request, response).catch(failed);
-    else if (request.method === 'POST' && path === '/v1/images/generations')
-      this.images(request, response).catch(failed);
+    else if (request.method === 'POST' && (path === '/v1/images/generations' || path === '/v1/images/edits'))
+      this.images(request, response, path === '/v1/images/edits' ? 'edits' : 'generations').catch(failed);
     else if (request.method === 'GET' && path === '/v1/models') this.listModels(response);
     else
       send(response, 404, {
         error: {
-          message: `no route ${request.method} ${path}; this server answers POST /v1/chat/completions, POST /v1/images/generations and GET /v1/models`,
+          message: `no route ${request.method} ${path}; this server answers POST /v1/chat/completions, POST /v1/images/generations, POST /v1/images/edits and GET /v1/models`,
           type: 'not_found',
         },
       });
@@ -247,17 +240,18 @@ class ScriptedEndpoint {
     }
   }
 
-  private async images(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    let body: ImageRequest;
-    try {
-      body = JSON.parse(await readBody(request)) as ImageRequest;
-    } catch (error) {
-      return send(response, 400, {
-        error: { message: `the request body is not JSON: ${(error as Error).message}`, type: 'invalid_request_error' },
-      });
-    }
+  private async images(
+    request: IncomingMessage,
+    response: ServerResponse,
+    route: ImageRequest['route'],
+  ): Promise<void> {
+    const body = await readImageRequest(request, route);
+    if (typeof body === 'string')
+      return send(response, 400, { error: { message: body, type: 'invalid_request_error' } });
     if (typeof body.prompt !== 'string' || body.prompt === '')
       return send(response, 400, { error: { message: 'prompt is required', type: 'invalid_request_error' } });
+    if (route === 'edits' && body.images!.length === 0)
+      return send(response, 400, { error: { message: 'image is required', type: 'invalid_request_error' } });
     this.imageRequests.push(body);
     const answer = this.options.images ? await this.options.images(body) : { b64_json: TINY_PNG_BASE64 };
     send(response, 200, { created: Math.floor(Date.now() / 1000), data: [answer] });

@@ -54,8 +54,6 @@ export {
   clarifyTool,
   ClarifyParameters,
   CLARIFY_STATE_KEY,
-  CLARIFY_ANSWER_ENV,
-  DEFAULT_CLARIFY_ANSWER,
   type ClarifyAsker,
 } from './clarify.js';
 export { HERMES_COMMIT, HERMES_TOOL_NAMES } from './hermes-tool-names.js';

@@ -10,8 +10,8 @@ import type { Message, Usage } from '../model/messages.js';
 export interface DelegateRequest {
   goal: string;
   context?: string;
-  /** A subset of the parent's toolsets; default all of them. */
-  toolsets?: string[];
+  /** Hermes' roles: a leaf (the default) cannot delegate; an orchestrator can, to the depth limit. */
+  role?: 'leaf' | 'orchestrator';
 }
 
 /** A child agent's transcript, nested under the delegate_task call that started it. */

@@ -28,7 +28,7 @@ export const FinishReasonSchema = z
 export const CompressionSchema = z.object({
   at_call: z.number().int().positive(),
   at_message: z.number().int().nonnegative(),
-  trigger: z.enum(['threshold', 'overflow']),
+  trigger: z.enum(['threshold', 'overflow', 'manual']),
   tokens_before: z.number().int().nonnegative(),
   tokens_after: z.number().int().nonnegative(),
   replaced_start: z.number().int().nonnegative(),

@@ -55,7 +55,7 @@ const longTask: Script = (request) => {
   if (steps === 0)
     return {
       tool_calls: [
-        { name: 'todo_write', arguments: { todos: [{ id: 'all', content: 'run ten steps', status: 'in_progress' }] } },
+        { name: 'todo', arguments: { todos: [{ id: 'all', content: 'run ten steps', status: 'in_progress' }] } },
       ],
       usage,
     };

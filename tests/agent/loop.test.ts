@@ -155,7 +155,7 @@ test('unknown tool, bad JSON, schema violation and a throwing tool become error 
     .filter((message) => message.role === 'tool')
     .map((message) => JSON.parse(message.content as string) as { error: string; hint?: string });
   assert.match(results[0]!.error, /unknown tool 'browse_web'/);
-  assert.match(results[0]!.hint!, /terminal, process_manage, read_file, write_file, patch, search_files/);
+  assert.match(results[0]!.hint!, /terminal, process, read_file, write_file, patch, search_files/);
   assert.match(results[1]!.error, /arguments for 'terminal' are not valid JSON/);
   assert.match(results[2]!.error, /invalid arguments for 'read_file': path: /);
   assert.match(results[3]!.error, /explode failed: kaboom/);
@@ -212,8 +212,10 @@ test('parallel tool calls run concurrently and keep their order', async (t) => {
     ['one', 'two', 'three'],
   );
   assert.deepEqual(
-    toolMessages.map((message) => (JSON.parse(message.content as string) as { output: string }).output.trim()),
-    ['first', 'second', 'third'],
+    toolMessages.map((message) => (JSON.parse(message.content as string) as { output: string }).output),
+    ['first', 'second', 'third'].map(
+      (word) => `${word}\n[this run starts a fresh shell per call: cd and variables do not carry over]`,
+    ),
   );
   assert.deepEqual(finished, ['two', 'three', 'one'], 'they ran at the same time, so they ended shortest first');
 });

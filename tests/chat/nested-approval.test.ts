@@ -25,7 +25,7 @@ test('a dangerous command from an execute_code script or a sub-agent goes throug
     if (turn(request) === 0) {
       return callTool(
         'execute_code',
-        { code: 'from traj_tools import terminal\nprint(terminal("rm -rf ~/")["error"])\n' },
+        { code: 'from hermes_tools import terminal\nprint(terminal("rm -rf ~/")["error"])\n' },
         { id: 'call_code' },
       );
     }

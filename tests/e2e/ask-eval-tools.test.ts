@@ -74,7 +74,7 @@ test('traj eval with --toolsets moa: the panel answers inside a scored rollout; 
       ? reply('#### 42', { usage: { prompt_tokens: 10, completion_tokens: 1 } })
       : callTool(
           'mixture_of_agents',
-          { prompt: 'What is 6 times 7?' },
+          { user_prompt: 'What is 6 times 7?' },
           { usage: { prompt_tokens: 10, completion_tokens: 1 } },
         );
   });

@@ -11,11 +11,11 @@ const userText = (request: ChatRequest) => String(request.messages.find((message
 /** Each rollout notes its own prompt, views a skill, tries to create one, then answers. */
 const script: ScriptFunction = (request, { turn }) => {
   const steps = [
-    { name: 'memory', arguments: { action: 'add', content: `worked on: ${userText(request)}` } },
+    { name: 'memory', arguments: { action: 'add', target: 'memory', content: `worked on: ${userText(request)}` } },
     { name: 'skill_view', arguments: { name: 'csv-cleanup' } },
     {
       name: 'skill_manage',
-      arguments: { action: 'create', content: '---\nname: new-one\ndescription: x\n---\nbody\n' },
+      arguments: { action: 'create', name: 'new-one', content: '---\nname: new-one\ndescription: x\n---\nbody\n' },
     },
   ];
   const step = steps[turn];
@@ -96,7 +96,7 @@ test('batch without --memory: the memory tool says it is off and the record has 
   writeFileSync(join(directory, 'prompts.jsonl'), `${JSON.stringify({ prompt: 'gamma' })}\n`);
   const server = await startScriptedServer((request, { turn }) =>
     turn === 0
-      ? { tool_calls: [{ name: 'memory', arguments: { action: 'add', content: 'x' } }] }
+      ? { tool_calls: [{ name: 'memory', arguments: { action: 'add', target: 'memory', content: 'x' } }] }
       : { content: String(request.messages.at(-1)?.content) },
   );
   t.after(() => server.close());

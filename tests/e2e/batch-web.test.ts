@@ -39,9 +39,9 @@ function agentScript(site: string) {
         return callTools([
           {
             name: 'vision_analyze',
-            arguments: { image: `data:image/png;base64,${TINY_PNG_BASE64}`, question: 'what is shown?' },
+            arguments: { image_url: `data:image/png;base64,${TINY_PNG_BASE64}`, question: 'what is shown?' },
           },
-          { name: 'mixture_of_agents', arguments: { prompt: `How high is the tide? (${n})` } },
+          { name: 'mixture_of_agents', arguments: { user_prompt: `How high is the tide? (${n})` } },
         ]);
       case 2:
         return callTool('terminal', { command: `echo done ${n}` });

@@ -19,7 +19,7 @@ function refOf(snapshot: string, pattern: RegExp): string {
   return /\[ref=((?:f\d+)?e\d+)\]/.exec(line)?.[1] ?? 'missing';
 }
 
-/** Open the login page, type the user name, type the password and submit, then say where it landed. */
+/** Open the login page, type the user name, type the password, press Enter, then say where it landed. */
 function signInScript(site: string) {
   return (request: ChatRequest) => {
     const lastUser = request.messages.findLastIndex((message) => message.role === 'user');
@@ -34,7 +34,10 @@ function signInScript(site: string) {
       case 1:
         return callTool('browser_type', { ref: refOf(latest, /textbox "User name"/), text: 'ada' });
       case 2:
-        return callTool('browser_type', { ref: refOf(latest, /textbox "Password"/), text: 'secret', submit: true });
+        return callTool('browser_type', { ref: refOf(latest, /textbox "Password"/), text: 'secret' });
+      case 3:
+        // Hermes' browser_type has no submit: Enter in the focused field sends the form.
+        return callTool('browser_press', { key: 'Enter' });
       default:
         return reply(`Landed on: ${/heading "([^"]+)"/.exec(latest)?.[1] ?? latest.slice(0, 200)}`);
     }
@@ -95,6 +98,7 @@ test('traj chat --toolsets browser (piped): signs in through a form, /tools list
       'browser_back',
       'browser_get_images',
       'browser_vision',
+      'browser_console',
       'browser_close',
     ],
   );

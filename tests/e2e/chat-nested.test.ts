@@ -24,11 +24,11 @@ function script(request: ChatRequest): ScriptedResponse {
   if (answered) return reply(`finished ${last}`);
   if (last === 'delegate') return callTool('delegate_task', { goal: 'say hi from a child' });
   return callTool('execute_code', {
-    code: 'from traj_tools import terminal\nfor i in range(2):\n    terminal(f"echo {i}")\nprint("two calls made")\n',
+    code: 'from hermes_tools import terminal\nfor i in range(2):\n    terminal(f"echo {i}")\nprint("two calls made")\n',
   });
 }
 
-test('traj chat offers process_manage, execute_code and delegate_task by default and shows nested activity indented', async (t) => {
+test('traj chat offers process, execute_code and delegate_task by default and shows nested activity indented', async (t) => {
   const directory = temporaryDirectory(t);
   const server = await startScriptedServer(script);
   t.after(() => server.close());
@@ -49,13 +49,13 @@ test('traj chat offers process_manage, execute_code and delegate_task by default
   });
   assert.equal(result.code, 0, result.stderr);
   const { stdout } = result;
-  for (const name of ['terminal', 'process_manage', 'execute_code', 'delegate_task'])
-    assert.match(stdout, new RegExp(`\\b${name}\\b`), `/tools lists ${name}`);
+  for (const name of ['terminal', 'process', 'execute_code', 'delegate_task'])
+    assert.match(stdout, new RegExp(`^ {2}${name} +\\[`, 'm'), `/tools lists ${name}`);
   assert.deepEqual(
     (server.requests[0]!.tools ?? [])
       .map((tool) => tool.function.name)
-      .filter((name) => ['process_manage', 'execute_code', 'delegate_task'].includes(name)),
-    ['process_manage', 'execute_code', 'delegate_task'],
+      .filter((name) => ['process', 'execute_code', 'delegate_task'].includes(name)),
+    ['process', 'execute_code', 'delegate_task'],
   );
   // The child's call and answer, indented under the delegate_task line.
   assert.match(

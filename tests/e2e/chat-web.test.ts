@@ -26,8 +26,8 @@ test('traj chat --toolsets web searches through the configured backend, and /too
   assert.equal(result.code, 0, result.stderr);
   assert.match(result.stdout, /⚙ web_search/);
   assert.match(result.stdout, /^First hit: Tidal Power in the Bay of Fundy$/m);
-  assert.match(result.stdout, /^ {2}web_search +\[web\] Search the web\./m);
-  assert.match(result.stdout, /^ {2}web_extract +\[web\] Read web pages/m);
+  assert.match(result.stdout, /^ {2}web_search +\[web\] Search the web for information\./m);
+  assert.match(result.stdout, /^ {2}web_extract +\[web\] Extract content from web page URLs\./m);
   assert.deepEqual(
     server.requests[0]!.tools!.map((tool) => tool.function.name),
     ['web_search', 'web_extract'],
@@ -65,6 +65,6 @@ test('traj chat --toolsets web without a search backend says why web_search is m
   assert.match(result.stdout, /^ {2}web_extract +\[web\]/m);
   assert.deepEqual(
     server.requests[0]!.tools!.map((tool) => tool.function.name),
-    ['terminal', 'process_manage', 'web_extract'],
+    ['terminal', 'process', 'web_extract'],
   );
 });

@@ -94,7 +94,7 @@ test('piped mode: a tool call is shown, runs in the sandbox, and the session is 
   assert.equal(server.requests[0]!.stream, true, 'chat streams');
   assert.deepEqual(
     server.requests[0]!.tools!.map((tool) => tool.function.name),
-    ['terminal', 'process_manage', 'read_file', 'write_file', 'patch', 'search_files'],
+    ['terminal', 'process', 'read_file', 'write_file', 'patch', 'search_files'],
   );
   const rows = storedMessages(home);
   assert.deepEqual(

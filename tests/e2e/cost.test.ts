@@ -323,9 +323,9 @@ test('auxiliary models (vision, mixture-of-agents) and a delegate_task sub-agent
         [
           {
             name: 'vision_analyze',
-            arguments: { image: `data:image/png;base64,${TINY_PNG_BASE64}`, question: 'what is shown?' },
+            arguments: { image_url: `data:image/png;base64,${TINY_PNG_BASE64}`, question: 'what is shown?' },
           },
-          { name: 'mixture_of_agents', arguments: { prompt: 'How high is the tide?' } },
+          { name: 'mixture_of_agents', arguments: { user_prompt: 'How high is the tide?' } },
         ],
         agent,
       );

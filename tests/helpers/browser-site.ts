@@ -52,6 +52,11 @@ const PAGES: Record<string, string> = {
   // The script spins only once clicked, so the page is whole for navigate's snapshot however slow the machine.
   '/busy': page('Busy', '<h1>Busy page</h1><button onclick="for (;;) {}">Spin forever</button>'),
   '/dialog': page('Alert', '<button onclick="alert(\'Hello from the page\')">Show alert</button>'),
+  '/noisy': page(
+    'Noisy',
+    '<h1 id="title">Noisy page</h1><script>console.log("loaded " + 6 * 7); console.warn("careful");' +
+      ' setTimeout(() => { throw new Error("boom from the page"); }, 0);</script>',
+  ),
 };
 
 const PIXEL = Buffer.from(

@@ -320,7 +320,7 @@ export function runIsolationContract(
             errorOf(
               await callTool(
                 'patch',
-                { path: 'hard-link', old_text: 'original', new_text: 'patched' },
+                { mode: 'replace', path: 'hard-link', old_string: 'original', new_string: 'patched' },
                 toolContext(sandbox),
               ),
             ).error,

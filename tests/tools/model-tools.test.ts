@@ -91,7 +91,7 @@ function toolResult(result: Awaited<ReturnType<typeof runWithTool>>): Record<str
 
 async function visionOfSandboxFile(sandbox: Sandbox): Promise<void> {
   const server = await startScriptedServer(
-    modelsScript({ name: 'vision_analyze', arguments: { image: 'shots/pixel.png', question: 'what colour?' } }),
+    modelsScript({ name: 'vision_analyze', arguments: { image_url: 'shots/pixel.png', question: 'what colour?' } }),
   );
   try {
     await sandbox.writeFile('shots/pixel.png', PNG);
@@ -120,7 +120,7 @@ async function visionOfSandboxFile(sandbox: Sandbox): Promise<void> {
 
 async function imageIntoSandbox(sandbox: Sandbox): Promise<void> {
   const server = await startScriptedServer(
-    modelsScript({ name: 'image_generate', arguments: { prompt: 'a grey pixel', size: '256x256' } }),
+    modelsScript({ name: 'image_generate', arguments: { prompt: 'a grey pixel', aspect_ratio: 'portrait' } }),
   );
   try {
     const result = await runWithTool(server, sandbox, ['image_gen'], { image: { model: 'painter-1' } });
@@ -129,16 +129,21 @@ async function imageIntoSandbox(sandbox: Sandbox): Promise<void> {
       [['image_generate', true]],
     );
     const output = toolResult(result);
-    assert.match(String(output.path), /^images\/[0-9a-f]{16}\.png$/);
-    assert.deepEqual(await sandbox.readFile(String(output.path)), PNG, 'the generated image is in the sandbox');
+    assert.match(String(output.image), /^images\/[0-9a-f]{16}\.png$/);
+    assert.equal(output.aspect_ratio, 'portrait');
+    assert.deepEqual(await sandbox.readFile(String(output.image)), PNG, 'the generated image is in the sandbox');
+    // Hermes' portrait is 16:9 tall: the size an OpenAI-style service takes for it.
     assert.deepEqual(
-      server.imageRequests.map((request) => [request.model, request.prompt, request.size]),
-      [['painter-1', 'a grey pixel', '256x256']],
+      server.imageRequests.map((request) => [request.route, request.model, request.prompt, request.size]),
+      [['generations', 'painter-1', 'a grey pixel', '1024x1792']],
     );
   } finally {
     await server.close();
   }
 }
+
+/** A 1×1 GIF: a second image, told apart from the PNG by its bytes and type. */
+const GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
 
 describe('vision_analyze, mixture_of_agents and image_generate, called as a model would (local sandbox)', () => {
   test('vision_analyze of a sandbox path sends the file to the vision model as an image part', async () => {
@@ -156,7 +161,10 @@ describe('vision_analyze, mixture_of_agents and image_generate, called as a mode
     const sandbox = await createLocalSandbox();
     t.after(() => sandbox.dispose());
     const server = await startScriptedServer(
-      modelsScript({ name: 'vision_analyze', arguments: { image: `${site.url}/image.png`, question: 'what is it?' } }),
+      modelsScript({
+        name: 'vision_analyze',
+        arguments: { image_url: `${site.url}/image.png`, question: 'what is it?' },
+      }),
     );
     t.after(() => server.close());
     const refused = await runWithTool(server, sandbox, ['vision'], { vision: { model: 'vision-x' } });
@@ -178,7 +186,7 @@ describe('vision_analyze, mixture_of_agents and image_generate, called as a mode
     t.after(() => sandbox.dispose());
     await sandbox.writeFile('notes.txt', 'hello');
     const server = await startScriptedServer(
-      modelsScript({ name: 'vision_analyze', arguments: { image: 'notes.txt', question: 'what?' } }),
+      modelsScript({ name: 'vision_analyze', arguments: { image_url: 'notes.txt', question: 'what?' } }),
     );
     t.after(() => server.close());
     const result = await runWithTool(server, sandbox, ['vision'], {});
@@ -188,7 +196,7 @@ describe('vision_analyze, mixture_of_agents and image_generate, called as a mode
 
   test('mixture_of_agents asks the reference models in parallel, then the aggregator; usage adds up', async (t) => {
     const server = await startScriptedServer(
-      modelsScript({ name: 'mixture_of_agents', arguments: { prompt: 'What is 6 times 7?' } }),
+      modelsScript({ name: 'mixture_of_agents', arguments: { user_prompt: 'What is 6 times 7?' } }),
     );
     t.after(() => server.close());
     const sandbox = await createLocalSandbox();
@@ -216,7 +224,7 @@ describe('vision_analyze, mixture_of_agents and image_generate, called as a mode
     const server = await startScriptedServer((request) => {
       if (request.model === 'ref-bad')
         return { fault: 'http', status: 400, body: { error: { message: 'model not found' } } };
-      return modelsScript({ name: 'mixture_of_agents', arguments: { prompt: 'q' } })(request);
+      return modelsScript({ name: 'mixture_of_agents', arguments: { user_prompt: 'q' } })(request);
     });
     t.after(() => server.close());
     const sandbox = await createLocalSandbox();
@@ -240,6 +248,78 @@ describe('vision_analyze, mixture_of_agents and image_generate, called as a mode
     } finally {
       await sandbox.dispose();
     }
+  });
+
+  test('image_generate without aspect_ratio asks for landscape, and square is 1024x1024', async (t) => {
+    const sandbox = await createLocalSandbox();
+    t.after(() => sandbox.dispose());
+    for (const [args, size] of [
+      [{ prompt: 'wide' }, '1792x1024'],
+      [{ prompt: 'even', aspect_ratio: 'square' }, '1024x1024'],
+    ] as const) {
+      const server = await startScriptedServer(modelsScript({ name: 'image_generate', arguments: args }));
+      t.after(() => server.close());
+      await runWithTool(server, sandbox, ['image_gen'], { image: { model: 'painter-1' } });
+      assert.deepEqual(
+        server.imageRequests.map((request) => request.size),
+        [size],
+      );
+    }
+  });
+
+  test('image_generate with image_url edits it: the source then the references reach /images/edits as files', async (t) => {
+    const sandbox = await createLocalSandbox();
+    t.after(() => sandbox.dispose());
+    await sandbox.writeFile('in/source.png', PNG);
+    await sandbox.writeFile('in/style.gif', GIF);
+    const call = {
+      name: 'image_generate',
+      arguments: { prompt: 'make it blue', image_url: 'in/source.png', reference_image_urls: ['in/style.gif'] },
+    };
+    // The edit answers with the GIF, so the file written can only have come from this answer.
+    const server = await startScriptedServer(modelsScript(call), {
+      images: (request) => ({ b64_json: request.route === 'edits' ? GIF.toString('base64') : TINY_PNG_BASE64 }),
+    });
+    t.after(() => server.close());
+    const result = await runWithTool(server, sandbox, ['image_gen'], { image: { model: 'painter-1' } });
+    const output = toolResult(result);
+    assert.match(String(output.image), /^images\/[0-9a-f]{16}\.gif$/);
+    assert.deepEqual(await sandbox.readFile(String(output.image)), GIF);
+    assert.equal(server.imageRequests.length, 1);
+    const [edit] = server.imageRequests;
+    assert.deepEqual(
+      [edit!.route, edit!.model, edit!.prompt, edit!.size],
+      ['edits', 'painter-1', 'make it blue', '1792x1024'],
+    );
+    assert.deepEqual(
+      edit!.images!.map((image) => [image.field, image.type, image.base64]),
+      [
+        ['image[]', 'image/png', TINY_PNG_BASE64],
+        ['image[]', 'image/gif', GIF.toString('base64')],
+      ],
+    );
+  });
+
+  test('image_generate with one image_url sends it as `image`; references without image_url are refused unsent', async (t) => {
+    const sandbox = await createLocalSandbox();
+    t.after(() => sandbox.dispose());
+    await sandbox.writeFile('in/source.png', PNG);
+    const single = await startScriptedServer(
+      modelsScript({ name: 'image_generate', arguments: { prompt: 'sharper', image_url: 'in/source.png' } }),
+    );
+    t.after(() => single.close());
+    await runWithTool(single, sandbox, ['image_gen'], { image: { model: 'painter-1' } });
+    assert.deepEqual(
+      single.imageRequests.map((request) => [request.route, request.images!.map((image) => image.field)]),
+      [['edits', ['image']]],
+    );
+    const orphan = await startScriptedServer(
+      modelsScript({ name: 'image_generate', arguments: { prompt: 'x', reference_image_urls: ['in/source.png'] } }),
+    );
+    t.after(() => orphan.close());
+    const refused = await runWithTool(orphan, sandbox, ['image_gen'], { image: { model: 'painter-1' } });
+    assert.match(String(toolResult(refused).error), /reference_image_urls guide an edit of image_url/);
+    assert.equal(orphan.imageRequests.length, 0);
   });
 
   test('availability names what is missing: moa and image_gen need auxiliary config, vision needs a model', async () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { createLocalSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { shortenMiddle, TERMINAL_OUTPUT_MAX_CHARS } from '../../src/tools/index.js';
+import { loadToolRegistry, shortenMiddle, TERMINAL_OUTPUT_MAX_CHARS } from '../../src/tools/index.js';
 import { callTool, errorOf, freshShellTools, jsonOf, toolContext } from './tool-context.js';
 
 interface TerminalResult {
@@ -87,9 +87,16 @@ describe('terminal tool', () => {
     assert.equal(survivors.stdout.trim(), '0');
   });
 
-  it('refuses a timeout over an hour as a schema error naming the field', async () => {
+  it('refuses a foreground timeout over 600 s, pointing at background, and a fractional timeout as a schema error', async () => {
+    const long = errorOf(await callTool('terminal', { command: 'true', timeout: 601 }, toolContext(sandbox)));
+    assert.equal(long.error, 'foreground timeout 601 s is above the 600 s limit');
+    assert.match(long.hint ?? '', /background=true/);
+    const ok = jsonOf<TerminalResult>(
+      await callTool('terminal', { command: 'true', timeout: 600 }, toolContext(sandbox)),
+    );
+    assert.equal(ok.exit_code, 0);
     assert.match(
-      errorOf(await callTool('terminal', { command: 'true', timeout: 3_601 }, toolContext(sandbox))).error,
+      errorOf(await callTool('terminal', { command: 'true', timeout: 1.5 }, toolContext(sandbox))).error,
       /timeout: /,
     );
   });
@@ -159,9 +166,11 @@ describe('terminal tool with terminal.persistent: false', () => {
     await sandbox.dispose();
   });
 
-  it('says so in its description, and carries no cd, variable or function to the next call', async () => {
+  it("offers Hermes' description unchanged, says so in each result, and carries no cd, variable or function to the next call", async () => {
     const fresh = freshShellTools.find((tool) => tool.name === 'terminal')!;
-    assert.match(fresh.description, /Each call starts a fresh shell/);
+    const persistent = (await loadToolRegistry()).all().find((tool) => tool.name === 'terminal')!;
+    assert.equal(fresh.description, persistent.description);
+    const note = '[this run starts a fresh shell per call: cd and variables do not carry over]';
     const context = toolContext(sandbox);
     const set = jsonOf<TerminalResult>(
       await callTool(
@@ -171,10 +180,10 @@ describe('terminal tool with terminal.persistent: false', () => {
         freshShellTools,
       ),
     );
-    assert.deepEqual(set, { exit_code: 7, output: '' });
+    assert.deepEqual(set, { exit_code: 7, output: note });
     const read = jsonOf<TerminalResult>(
       await callTool('terminal', { command: 'pwd; echo "[${A-}]"; type f 2>&1 | head -c 0' }, context, freshShellTools),
     );
-    assert.deepEqual(read, { exit_code: 0, output: `${sandbox.workdir}\n[]\n` });
+    assert.deepEqual(read, { exit_code: 0, output: `${sandbox.workdir}\n[]\n${note}` });
   });
 });

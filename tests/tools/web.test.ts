@@ -39,10 +39,10 @@ function services(web: Partial<WebConfig> = {}, extra: Partial<ToolServices> = {
   };
 }
 
-async function extract(urls: string[], toolServices = services(), question?: string): Promise<Page[]> {
+async function extract(urls: string[], toolServices = services(), charLimit?: number): Promise<Page[]> {
   const outcome = await callTool(
     'web_extract',
-    { urls, ...(question ? { question } : {}) },
+    { urls, ...(charLimit ? { char_limit: charLimit } : {}) },
     toolContext(sandbox, { services: toolServices }),
   );
   return jsonOf<{ pages: Page[] }>(outcome).pages;
@@ -93,15 +93,23 @@ describe('web_extract against real HTTP servers', () => {
     assert.match(fine!.content!, /Bay of Fundy/);
   });
 
-  test('a 20 MB page is read only up to max_bytes and cut to max_chars', async () => {
+  test('a 20 MB page is read only up to max_bytes; over max_chars the head and tail show and the whole is saved', async () => {
     const before = site.hits.get('/huge') ?? 0;
     const toolServices = services({
       extract: { ...DEFAULT_WEB_CONFIG.extract, max_bytes: 1_000_000, max_chars: 5_000 },
     });
     const [page] = await extract([`${site.url}/huge`], toolServices);
     assert.equal(page!.cut_at_bytes, 1_000_000);
-    assert.ok(page!.content!.length < 5_200, `content is ${page!.content!.length} characters`);
-    assert.match(page!.content!, /\[\.\.\. \d+ more characters of .*\/huge not shown\]$/);
+    const footer =
+      /\n\n\[\.\.\. (\d+) characters omitted; the full text is saved at (\.traj\/web\/[0-9a-f]{16}\.md): read_file\(path='\2', offset=\d+\) pages through the middle\]\n\n/.exec(
+        page!.content!,
+      );
+    assert.ok(footer, page!.content!.slice(2_900, 3_300));
+    const saved = (await sandbox.readFile(footer[2]!)).toString();
+    const [head, tail] = page!.content!.split(footer[0]);
+    assert.deepEqual([head!.length, tail!.length], [3_000, 2_000], 'Hermes-style 60/40 window of max_chars');
+    assert.equal(saved.length, 3_000 + Number(footer[1]) + 2_000);
+    assert.ok(saved.startsWith(head!) && saved.endsWith(tail!));
     assert.equal(site.hits.get('/huge'), before + 1);
     await new Promise((resolve) => setTimeout(resolve, 200));
     const written = site.hugeBytesWritten.at(-1)!;
@@ -133,16 +141,30 @@ describe('web_extract against real HTTP servers', () => {
       { extract: { ...DEFAULT_WEB_CONFIG.extract, max_chars: 200 } },
       { auxiliary: { summarizer }, reportUsage: (usage) => used.push(usage.prompt_tokens) },
     );
-    const [page] = await extract([`${site.url}/article`], toolServices, 'how many homes?');
+    const [page] = await extract([`${site.url}/article`], toolServices);
     assert.match(
       page!.content!,
       new RegExp(`^\\[summary of ${site.url}/article \\(\\d+ characters\\) by summarizer-x\\]`),
     );
     assert.match(page!.content!, /2,500 homes/);
     const prompt = String((model.requests[0] as ChatRequest).messages[0]!.content);
-    assert.match(prompt, /Focus on what answers: how many homes\?/);
+    assert.match(prompt, new RegExp(`^Source: ${site.url}/article$`, 'm'));
     assert.match(prompt, /twenty more turbines/);
     assert.equal(used.length, 1, 'the summary call is counted in the usage');
+  });
+
+  test('char_limit widens the window for one call; under 2000 it is a schema error naming the field', async () => {
+    const toolServices = services({ extract: { ...DEFAULT_WEB_CONFIG.extract, max_chars: 2_000 } });
+    const [narrow] = await extract([`${site.url}/huge`], toolServices);
+    const [wide] = await extract([`${site.url}/huge`], toolServices, 8_000);
+    const window = (page: Page) => page.content!.replace(/\n\n\[\.\.\. [^\]]*\]\n\n/, '').length;
+    assert.deepEqual([window(narrow!), window(wide!)], [2_000, 8_000]);
+    const refused = await callTool(
+      'web_extract',
+      { urls: [`${site.url}/huge`], char_limit: 1_999 },
+      toolContext(sandbox, { services: toolServices }),
+    );
+    assert.match(errorOf(refused).error, /char_limit: /);
   });
 
   test('the cache serves a second read without a fetch', async () => {

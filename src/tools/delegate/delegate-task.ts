@@ -42,9 +42,6 @@ type DelegateArguments = z.infer<typeof DelegateTaskParameters>;
 /** What traj does not do of what the call asked, said in the result instead of refusing it. */
 function limits(args: DelegateArguments): string[] {
   const notes: string[] = [];
-  const roles = [args.role, ...(args.tasks ?? []).map((task) => task.role)];
-  if (roles.includes('orchestrator'))
-    notes.push("role 'orchestrator': sub-agents here cannot delegate further; each ran as a leaf");
   if (args.background !== undefined)
     notes.push('background has no effect: the results are returned when the work finishes');
   return notes;
@@ -71,10 +68,12 @@ export const delegateTaskTool = defineTool({
     const notes = limits(args);
     const extra = notes.length > 0 ? { notes } : {};
     if (goal !== undefined) {
-      const outcome = await delegate(request({ goal, context }));
+      const outcome = await delegate(request({ goal, context, role: args.role }));
       return { result: outcome.answer, finish_reason: outcome.record.finish_reason, ...extra };
     }
-    const outcomes = await Promise.allSettled(tasks!.map((task) => delegate(request(task))));
+    const outcomes = await Promise.allSettled(
+      tasks!.map((task) => delegate(request({ ...task, role: task.role ?? args.role }))),
+    );
     return {
       results: outcomes.map((outcome, index) =>
         outcome.status === 'fulfilled'
@@ -93,7 +92,11 @@ export const delegateTaskTool = defineTool({
   },
 });
 
-function request(task: { goal: string; context?: string }): DelegateRequest {
+function request(task: DelegateRequest): DelegateRequest {
   if (task.goal.trim() === '') throw new ToolFailure('a goal is empty', 'say what the sub-agent must achieve');
-  return { goal: task.goal, ...(task.context ? { context: task.context } : {}) };
+  return {
+    goal: task.goal,
+    ...(task.context ? { context: task.context } : {}),
+    ...(task.role ? { role: task.role } : {}),
+  };
 }

@@ -135,8 +135,13 @@ export class SkillLibrary {
     };
   }
 
-  create(content: string, category?: string): Skill {
+  create(content: string, category?: string, name?: string): Skill {
     const parsed = checkedSkill(content);
+    if (name !== undefined && name !== parsed.name)
+      throw new ToolFailure(
+        `name '${name}' differs from the name in the frontmatter, '${parsed.name}'`,
+        'use the same name in both',
+      );
     if (this.list().some((skill) => skill.name === parsed.name))
       throw new ToolFailure(`a skill named '${parsed.name}' exists`, 'use edit or patch to change it');
     if (category !== undefined && !NAME.test(category))

@@ -122,7 +122,7 @@ function manage(library: SkillLibrary, args: SkillManageArguments): Record<strin
   const { action, name } = args;
   switch (action) {
     case 'create':
-      return { success: true, created: library.create(need(args, 'content'), args.category).name };
+      return { success: true, created: library.create(need(args, 'content'), args.category, name).name };
     case 'edit':
       return { success: true, edited: library.edit(name, need(args, 'content')).name };
     case 'patch': {

@@ -3,7 +3,9 @@ import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import type { BrowserConfigInput } from '../../../src/config/browser.js';
 import type { WebConfigInput } from '../../../src/config/web.js';
+import { EndpointSchema } from '../../../src/config/endpoint.js';
 import { createModelClient } from '../../../src/model/client.js';
+import { reply, startScriptedServer } from '../../../src/testing/index.js';
 import { createLocalSandbox, type Sandbox } from '../../../src/sandbox/index.js';
 import {
   closeBrowserEngines,
@@ -67,20 +69,70 @@ after(async () => {
 });
 
 describe('browser tools in real headless Chromium', browserSuiteOptions(), () => {
+  test('browser_console returns console messages and uncaught errors, clears them on request, and evaluates expressions', async () => {
+    const context = rollout();
+    await ok('browser_navigate', { url: `${site.url}/noisy` }, context);
+    let read = JSON.parse(await ok('browser_console', {}, context)) as Record<string, unknown>;
+    for (let tries = 0; (read.js_errors as string[]).length === 0 && tries < 20; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      read = JSON.parse(await ok('browser_console', {}, context)) as Record<string, unknown>;
+    }
+    assert.deepEqual(read.console_messages, [
+      { type: 'log', text: 'loaded 42' },
+      { type: 'warning', text: 'careful' },
+    ]);
+    assert.deepEqual(read.js_errors, ['boom from the page']);
+    const evaluated = JSON.parse(
+      await ok('browser_console', { expression: 'document.getElementById("title").textContent', clear: true }, context),
+    ) as Record<string, unknown>;
+    assert.deepEqual([evaluated.result, evaluated.result_type], ['"Noisy page"', 'string']);
+    const cleared = JSON.parse(await ok('browser_console', {}, context)) as Record<string, unknown>;
+    assert.deepEqual([cleared.console_messages, cleared.js_errors], [[], []], 'clear emptied the buffers');
+    const thrown = errorOf(await callTool('browser_console', { expression: 'no_such_name.x' }, context));
+    assert.match(thrown.error, /the expression threw: .*no_such_name/);
+  });
+
+  test('browser_vision with annotate draws [N] labels on the screenshot the vision model gets, then removes them', async (t) => {
+    const seen: string[] = [];
+    const vision = await startScriptedServer((request) => {
+      const parts = request.messages[0]!.content as Array<{ type: string; image_url?: { url: string } }>;
+      seen.push(parts.find((part) => part.type === 'image_url')!.image_url!.url);
+      return reply('a sign-in form');
+    });
+    t.after(() => vision.close());
+    const endpoint = EndpointSchema.parse({ base_url: vision.url, model: 'vision-x', api_key_env: 'NO_KEY' });
+    const context = rollout({ ...services(), auxiliary: { vision: endpoint } });
+    const login = await ok('browser_navigate', { url: `${site.url}/login` }, context);
+    const refs = login.match(/\[ref=e\d+\]/g)!.length;
+    const plain = JSON.parse(await ok('browser_vision', { question: 'what is shown?' }, context));
+    assert.equal(plain.annotated, undefined);
+    const labelled = JSON.parse(await ok('browser_vision', { question: 'what is shown?', annotate: true }, context));
+    assert.equal(labelled.answer, 'a sign-in form');
+    // Every ref the snapshot shows gets its label (the page's other refs may be labelled too).
+    assert.ok(labelled.annotated >= refs, `annotated ${labelled.annotated}, the snapshot shows ${refs} refs`);
+    assert.equal(seen.length, 2);
+    assert.notEqual(seen[1], seen[0], 'the labels are in the annotated screenshot');
+    const left = JSON.parse(
+      await ok('browser_console', { expression: 'document.querySelectorAll(".traj-ref-label").length' }, context),
+    );
+    assert.equal(left.result, '0', 'the labels are gone from the page afterwards');
+    await ok('browser_vision', { question: 'again?' }, context);
+    assert.equal(seen[2], seen[0], 'an unannotated screenshot is as before');
+  });
+
   test('a login form: type the user and password, submit, land on the account page', async () => {
     const context = rollout();
     const login = await ok('browser_navigate', { url: `${site.url}/login` }, context);
     assert.match(login, /^URL: http:\/\/127\.0\.0\.1:\d+\/login$/m);
     assert.match(login, /^Title: Sign in$/m);
     await ok('browser_type', { ref: refOf(login, /textbox "User name"/), text: 'ada' }, context);
-    const typed = await ok(
-      'browser_type',
-      { ref: refOf(login, /textbox "Password"/), text: 'secret', submit: true },
-      context,
-    );
-    assert.match(typed, /^URL: .*\/account$/m);
-    assert.match(typed, /heading "Welcome, ada"/);
-    assert.match(typed, /You are signed in\./);
+    const typed = await ok('browser_type', { ref: refOf(login, /textbox "Password"/), text: 'secret' }, context);
+    assert.match(typed, /^URL: .*\/login$/m, 'typing alone submits nothing');
+    // Hermes' browser_type has no submit: Enter in the focused field submits the form.
+    const submitted = await ok('browser_press', { key: 'Enter' }, context);
+    assert.match(submitted, /^URL: .*\/account$/m);
+    assert.match(submitted, /heading "Welcome, ada"/);
+    assert.match(submitted, /You are signed in\./);
   });
 
   test('a multi-page site: follow links, then go back through the history', async () => {

@@ -65,7 +65,7 @@ async function runScript(
 }
 
 const THREE_TOOLS_IN_A_LOOP = `
-from traj_tools import terminal, write_file, read_file
+from hermes_tools import terminal, write_file, read_file
 total = 0
 for i in range(3):
     write_file(f"notes/n{i}.txt", f"line {i}\\n" * (i + 1))
@@ -119,7 +119,7 @@ describe('execute_code', () => {
 
   test('the call limit raises ToolCallLimit in the script: a readable traceback, the calls before it kept', async (t) => {
     const code =
-      'from traj_tools import terminal\nfor i in range(10):\n    terminal(f"echo {i}")\n    print("call", i)\n';
+      'from hermes_tools import terminal\nfor i in range(10):\n    terminal(f"echo {i}")\n    print("call", i)\n';
     const { answer, record } = await runScript(t, code, { config: { max_tool_calls: 4 } });
     assert.equal(answer.output, 'call 0\ncall 1\ncall 2\ncall 3\n');
     assert.equal(answer.tool_calls, 4);
@@ -142,9 +142,10 @@ describe('execute_code', () => {
   });
 
   test('a script error returns its traceback; tools outside the allowed list are not in the module', async (t) => {
-    const code = 'import traj_tools\nprint(sorted(traj_tools.__all__))\nprint(1 / 0)\n';
+    const code = 'import hermes_tools\nprint(sorted(hermes_tools.__all__))\nprint(1 / 0)\n';
     const { answer } = await runScript(t, code, { config: { tools: ['terminal', 'execute_code'] } });
-    assert.equal(answer.output, "['terminal']\n");
+    // Hermes' module also carries three helpers (json_parse, retry, shell_quote); no other tool.
+    assert.equal(answer.output, "['json_parse', 'retry', 'shell_quote', 'terminal']\n");
     assert.match(
       answer.error!,
       /^Traceback \(most recent call last\):\n {2}File "script.py", line 3, in <module>\n {4}print\(1 \/ 0\)\n[\s\S]*ZeroDivisionError: division by zero$/,

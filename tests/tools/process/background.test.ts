@@ -21,7 +21,7 @@ const serverScenario: ScriptFunction = (request) => {
     case 0:
       return callTool('terminal', { command: 'exec python3 -u -m http.server 0 --bind 127.0.0.1', background: true });
     case 1:
-      return callTool('process_manage', { action: 'wait', id: String(results[0]!.id), timeout: 1.5 });
+      return callTool('process', { action: 'wait', session_id: String(results[0]!.session_id), timeout: 2 });
     case 2: {
       const port = /port (\d+)/.exec(String(results[1]!.new_output))![1];
       return callTool('terminal', {
@@ -29,9 +29,9 @@ const serverScenario: ScriptFunction = (request) => {
       });
     }
     case 3:
-      return callTool('process_manage', { action: 'log', id: 'proc_1' });
+      return callTool('process', { action: 'log', session_id: 'proc_1' });
     case 4:
-      return callTool('process_manage', { action: 'kill', id: 'proc_1' });
+      return callTool('process', { action: 'kill', session_id: 'proc_1' });
     case 5:
       return callTool('terminal', { command: 'ps -eo args | grep -c [h]ttp.server; true' });
     default:
@@ -41,8 +41,8 @@ const serverScenario: ScriptFunction = (request) => {
 
 async function serverLifecycle(t: TestContext, sandbox: Sandbox) {
   const results = await scriptedTerminalRun<Record<string, unknown>>(t, sandbox, serverScenario, 'serve');
-  assert.equal(results[0]!.id, 'proc_1');
-  assert.equal(results[0]!.state, 'running');
+  assert.equal(results[0]!.session_id, 'proc_1');
+  assert.equal(results[0]!.output, 'Background process started');
   assert.equal(results[1]!.state, 'running', 'the server still runs after the wait timed out');
   assert.match(String(results[1]!.new_output), /^Serving HTTP on 127\.0\.0\.1 port \d+/);
   assert.deepEqual(results[2], { exit_code: 0, output: '200\n' });
@@ -52,7 +52,7 @@ async function serverLifecycle(t: TestContext, sandbox: Sandbox) {
   assert.deepEqual(results[5], { exit_code: 0, output: '0\n' });
 }
 
-describe('background processes and process_manage', () => {
+describe('background processes and the process tool', () => {
   test('a server started in the background, waited for, requested, its log read, killed (local)', async (t) => {
     await serverLifecycle(t, await createLocalSandbox({ kind: 'local' }));
   });
@@ -73,32 +73,32 @@ describe('background processes and process_manage', () => {
         context,
       ),
     );
-    const id = String(started.id);
-    const waited = jsonOf(await runTool('process_manage', { action: 'wait', id, timeout: 0.5 }, context));
+    const id = String(started.session_id);
+    const waited = jsonOf(await runTool('process', { action: 'wait', session_id: id, timeout: 1 }, context));
     assert.deepEqual([waited.state, waited.new_output], ['running', 'ready\n']);
-    const first = jsonOf(await runTool('process_manage', { action: 'poll', id }, context));
+    const first = jsonOf(await runTool('process', { action: 'poll', session_id: id }, context));
     assert.deepEqual(
       [first.state, first.new_output],
       ['running', ''],
       'poll returns only output it has not returned before',
     );
-    assert.deepEqual(jsonOf(await runTool('process_manage', { action: 'write', id, input: 'hello\n' }, context)), {
-      id,
+    assert.deepEqual(jsonOf(await runTool('process', { action: 'write', session_id: id, data: 'hello\n' }, context)), {
+      session_id: id,
       written_bytes: 6,
     });
-    const done = jsonOf(await runTool('process_manage', { action: 'wait', id, timeout: 10 }, context));
+    const done = jsonOf(await runTool('process', { action: 'wait', session_id: id, timeout: 10 }, context));
     assert.equal(done.state, 'exited');
     assert.equal(done.exit_code, 3);
     assert.equal(done.new_output, 'got:hello\n');
-    const again = await runTool('process_manage', { action: 'write', id, input: 'more\n' }, context);
+    const again = await runTool('process', { action: 'write', session_id: id, data: 'more\n' }, context);
     assert.match(again.content, /cannot write to proc_1: it is no longer running/);
-    const unknown = await runTool('process_manage', { action: 'poll', id: 'proc_9' }, context);
+    const unknown = await runTool('process', { action: 'poll', session_id: 'proc_9' }, context);
     assert.match(unknown.content, /no background process 'proc_9'.*known: proc_1/);
-    const listed = jsonOf<{ processes: Array<{ id: string; state: string }> }>(
-      await runTool('process_manage', { action: 'list' }, context),
+    const listed = jsonOf<{ processes: Array<{ session_id: string; state: string }> }>(
+      await runTool('process', { action: 'list' }, context),
     );
     assert.deepEqual(
-      listed.processes.map((process) => [process.id, process.state]),
+      listed.processes.map((process) => [process.session_id, process.state]),
       [['proc_1', 'exited']],
     );
   });
