@@ -54,7 +54,7 @@ describe("Hermes' parameters do what they say", () => {
       assert.deepEqual(result.files_modified, ['v4a/app.py']);
       assert.deepEqual(result.files_created, ['v4a/new.md', 'v4a/moved/keep.txt']);
       assert.deepEqual(result.files_deleted, ['v4a/old.txt', 'v4a/keep.txt']);
-      assert.match(String(result.diff), /-    return 0\n\+    return 1/);
+      assert.match(String(result.diff), /- {4}return 0\n\+ {4}return 1/);
     });
 
     it('one hunk that does not match leaves every file untouched, and says which', async () => {

@@ -54,12 +54,18 @@ async function persistentScenario(t: TestContext, sandbox: Sandbox): Promise<voi
 async function freshScenario(t: TestContext, sandbox: Sandbox): Promise<void> {
   const workdir = sandbox.workdir;
   const results = await runScripted(t, sandbox, false);
-  assert.deepEqual(results[0], { exit_code: 0, output: '' });
+  // Each result says the shell is fresh, so a model does not expect cd or variables to carry over.
+  const note = '[this run starts a fresh shell per call: cd and variables do not carry over]';
+  const escaped = note.replace(/[[\]]/g, '\\$&');
+  assert.deepEqual(results[0], { exit_code: 0, output: note });
   assert.equal(results[1]!.exit_code, 0);
-  assert.match(results[1]!.output, new RegExp(`^${workdir}\\n\\[\\]\\nno-newline\\n.*greet: command not found\\n$`));
+  assert.match(
+    results[1]!.output,
+    new RegExp(`^${workdir}\\n\\[\\]\\nno-newline\\n.*greet: command not found\\n${escaped}$`),
+  );
   assert.equal(results[2]!.timed_out, true);
   assert.equal(results[2]!.shell, undefined);
-  assert.deepEqual(results[3], { exit_code: 0, output: `${workdir}\n[]\n64\n` });
+  assert.deepEqual(results[3], { exit_code: 0, output: `${workdir}\n[]\n64\n${note}` });
 }
 
 describe('terminal through the agent loop: the persistent shell and terminal.persistent: false', () => {
