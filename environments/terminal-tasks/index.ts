@@ -5,6 +5,7 @@ import { ConfigError } from '../../src/errors.js';
 import { defineEnvironment, type EnvironmentOptions } from '../../src/eval/environment.js';
 import { sharedDir } from '../../src/util/paths.js';
 import { listTaskFolders, readTaskFolder, type TerminalTask } from './task-folder.js';
+import { TERMINAL_FOREGROUND_MAX_TIMEOUT } from '../../src/tools/terminal.js';
 import { shellQuote } from '../../src/util/shell.js';
 import { assertLocalAllowed, taskPaths } from './task-paths.js';
 import { setupTask } from './task-setup.js';
@@ -12,9 +13,6 @@ import { runVerifier } from './verifier.js';
 
 /** Time the reward gets beyond the verifier's own timeout (uploading tests/, reading the reward file). */
 const REWARD_MARGIN_MS = 60_000;
-/** The terminal tool's longest allowed command. */
-const TERMINAL_MAX_TIMEOUT_SEC = 3_600;
-
 /** Settings a run (flags or a bench suite) can give this environment. */
 export const TerminalTasksSettingsSchema = z.strictObject({
   agent_timeout: z
@@ -99,7 +97,8 @@ export default defineEnvironment<TerminalTask>({
       });
     const paths = taskPaths(task, context.sandbox);
     await context.sandbox.upload(join(task.directory, 'solution'), paths.solution);
-    const timeout = Math.min(task.agent_timeout_sec, TERMINAL_MAX_TIMEOUT_SEC);
+    // The terminal's foreground limit (Hermes' 600 s) bounds the solution too: a longer one is refused.
+    const timeout = Math.min(task.agent_timeout_sec, TERMINAL_FOREGROUND_MAX_TIMEOUT);
     const result = await context.callTool('terminal', {
       command: `bash ${shellQuote(`${paths.solution}/solve.sh`)}`,
       timeout,

@@ -172,7 +172,7 @@ test('a task that fails in the run but passes when run again alone is reported a
   assert.equal(off.code, 0, 'the marker exists now: the task passes at once');
 });
 
-test('what a user gets wrong first is named: unknown suite, missing task folder, Harbor task without --image, oracle without a solution hook, a bad suite file', async (t) => {
+test('what a user gets wrong first is named: unknown suite, missing task folder, a Harbor task whose FROM is absent offline, oracle without a solution hook, a bad suite file', async (t) => {
   const directory = temporaryDirectory(t);
   const unknown = await runCli(['bench', 'nope'], { cwd: directory });
   assert.equal(unknown.code, 2, 'a usage or config error exits 2');
@@ -194,8 +194,12 @@ test('what a user gets wrong first is named: unknown suite, missing task folder,
   const noImage = await runCli(['bench', 'terminal-tasks', '--tasks', join(directory, 'harbor'), '--agent', 'noop'], {
     cwd: directory,
   });
-  assert.equal(noImage.code, 2, 'a usage or config error exits 2');
-  assert.match(noImage.stderr, /tb2-task\/task\.toml: this is a Terminal-Bench 2 \/ Harbor task .*pass --image IMAGE/);
+  // A Harbor task's image is built from its Dockerfile, offline: a FROM the engine lacks is a task setup failure.
+  assert.equal(noImage.code, 3, 'a task that cannot be set up exits 3');
+  assert.match(
+    noImage.stderr,
+    /task 'tb2-task': .*Dockerfile: FROM debian is not on this Docker engine, and traj builds offline/,
+  );
 
   const suite = join(directory, 'rubric-oracle.yaml');
   writeFileSync(suite, 'environment: rubric\ndataset: prompts.jsonl\n');
