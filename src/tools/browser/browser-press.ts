@@ -19,7 +19,11 @@ export const browserPressTool = defineTool({
     const session = browserSession(context);
     return session.exclusive(async () => {
       const page = await session.currentPage();
-      await page.keyboard.press(key);
+      // A press on the focused element waits for a navigation it starts (Enter sending a form),
+      // where page.keyboard.press returns before it and the snapshot shows the page being left.
+      const focused = page.locator('*:focus');
+      if ((await focused.count()) === 1) await focused.press(key);
+      else await page.keyboard.press(key);
       await session.settle(page);
       return session.report();
     });
