@@ -89,7 +89,7 @@ function setup(t: { after(fn: () => unknown): void }) {
   );
   const config = join(directory, 'run.yaml');
   // Debian's chromium found on PATH; the site is on 127.0.0.1, so private addresses are allowed.
-  writeFileSync(config, stringify({ web: { allow_private: true }, browser: { navigation_timeout_ms: 10_000 } }));
+  writeFileSync(config, stringify({ web: { allow_private: true }, browser: { navigation_timeout_ms: 30_000 } }));
   return { directory, dataset, config, env: { TRAJ_HOME: join(directory, 'home') } };
 }
 
