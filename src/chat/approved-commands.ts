@@ -1,17 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { isMap, isSeq, parseDocument } from 'yaml';
-import { checkHomeConfig } from '../config/home-config.js';
+import { checkHomeConfig, homeConfigFile } from '../config/home-config.js';
 import { ConfigError } from '../errors.js';
-import { trajHome } from '../util/paths.js';
 import { writeFileAtomically } from '../util/atomic-write.js';
 
 /** The key under which "always" approvals live in TRAJ_HOME/config.yaml: a list of pattern ids. */
 export const APPROVED_COMMANDS_KEY = 'approved_commands';
 
-export function userConfigFile(): string {
-  return join(trajHome(), 'config.yaml');
-}
 
 function parse(file: string) {
   const document = parseDocument(readFileSync(file, 'utf8'));
@@ -37,7 +32,7 @@ function parse(file: string) {
 }
 
 /** The pattern ids approved "always"; none when the file or the key is absent. */
-export function loadApprovedCommands(file = userConfigFile()): string[] {
+export function loadApprovedCommands(file = homeConfigFile()): string[] {
   if (!existsSync(file)) return [];
   const value = parse(file).get(APPROVED_COMMANDS_KEY);
   if (value === undefined || value === null) return [];
@@ -54,7 +49,7 @@ export function loadApprovedCommands(file = userConfigFile()): string[] {
  * Add a pattern id to the "always" list, keeping every other key (and comments) of the file as
  * it was. Written to a temporary file and renamed, so a crash never leaves half a config.
  */
-export function saveApprovedCommand(id: string, file = userConfigFile()): string[] {
+export function saveApprovedCommand(id: string, file = homeConfigFile()): string[] {
   const approved = loadApprovedCommands(file);
   if (approved.includes(id)) return approved;
   const next = [...approved, id];

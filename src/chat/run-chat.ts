@@ -11,7 +11,8 @@ import { CommandApprover } from './approval.js';
 import { approvalPrompt } from './approval-prompt.js';
 import { clarifyPrompt } from './clarify-prompt.js';
 import { WorkspaceCheckpoints } from './workspace-checkpoints.js';
-import { loadApprovedCommands, saveApprovedCommand, userConfigFile } from './approved-commands.js';
+import { homeConfigFile } from '../config/home-config.js';
+import { loadApprovedCommands, saveApprovedCommand } from './approved-commands.js';
 import { Chat } from './chat.js';
 import { ChatSession, type ChatServices, type ChatSettings } from './chat-session.js';
 import { loadChatKnowledge, type KnowledgeOptions } from './chat-knowledge.js';
@@ -177,7 +178,7 @@ function alwaysApproved(output: Output, style: Style): { ids(): readonly string[
       } catch (error) {
         ids = [...ids, id];
         output.write(
-          `${style.red(`could not save the approval to ${userConfigFile()} (kept for this chat): ${errorMessage(error)}`)}\n`,
+          `${style.red(`could not save the approval to ${homeConfigFile()} (kept for this chat): ${errorMessage(error)}`)}\n`,
         );
       }
     },

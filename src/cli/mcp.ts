@@ -1,7 +1,7 @@
+import { homeConfigFile } from '../config/home-config.js';
 import { ConfigError } from '../errors.js';
 import {
   discoverMcpTools,
-  homeConfigFile,
   loadMcpServers,
   McpClientPool,
   type McpCatalogServer,

@@ -1,9 +1,8 @@
 import { existsSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
-import { checkHomeConfig } from '../../config/home-config.js';
+import { checkHomeConfig, homeConfigFile } from '../../config/home-config.js';
 import { readConfigFile, validate } from '../../config/load.js';
-import { trajHome } from '../../util/paths.js';
 
 /** Server names become part of toolset and tool names, so they keep to the model API's alphabet. */
 const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$/;
@@ -100,10 +99,6 @@ export function loadMcpServersFile(file: string, options: { home?: boolean } = {
       server.cwd = resolve(dirname(file), server.cwd);
   }
   return servers;
-}
-
-export function homeConfigFile(): string {
-  return join(trajHome(), 'config.yaml');
 }
 
 export interface McpServersSource {
