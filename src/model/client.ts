@@ -16,7 +16,7 @@ import { pricedUsage } from './pricing.js';
 import { countedRequest, endpointGate, type GateOutcome } from './concurrency.js';
 import { completionOf, isEventStream, parseChunk, parseJsonBody, streamedError } from './completion-reply.js';
 import { postJson } from './direct-post.js';
-import { rememberErrorBody } from './error-body.js';
+import { ERROR_BODY_BYTES, rememberErrorBody, UNREAD_ERROR_BODY } from './error-body.js';
 import {
   AttemptTimeoutError,
   BadResponseError,
@@ -225,14 +225,12 @@ function giveUp(failure: AttemptFailure, attempts: number, context: FailureConte
   return modelErrorFor(failure, attempts, context);
 }
 
-const ERROR_BODY_BYTES = 1024 * 1024;
-
 /** nodeHttpFetch, keeping the text of each error body for serverMessage (see error-body.ts). */
 async function keepingErrorBodies(input: string | URL | Request, init?: RequestInit): Promise<Response> {
   const response = await nodeHttpFetch(input, init);
   if (response.ok) return response;
   const text = await readCappedText(response, ERROR_BODY_BYTES).catch((error: unknown) =>
-    error instanceof ReplyTooLargeError ? `(an error body over ${ERROR_BODY_BYTES} bytes, not read)` : String(error),
+    error instanceof ReplyTooLargeError ? UNREAD_ERROR_BODY : String(error),
   );
   const copy = new Response(text, {
     status: response.status,

@@ -1,9 +1,9 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import http from 'node:http';
 import https from 'node:https';
-import { rememberErrorBody } from './error-body.js';
+import { ERROR_BODY_BYTES, rememberErrorBody, UNREAD_ERROR_BODY } from './error-body.js';
 import { ReplyTooLargeError } from './failure.js';
-import { httpAgentFor } from './http-fetch.js';
+import { httpAgentFor, webHeaders } from './http-fetch.js';
 import { APIConnectionError, APIError } from './openai-sdk.js';
 
 /**
@@ -19,7 +19,6 @@ export interface DirectReply {
   text: string;
 }
 
-const ERROR_BODY_BYTES = 1024 * 1024;
 const decoder = new TextDecoder();
 
 export async function postJson(
@@ -32,7 +31,7 @@ export async function postJson(
   const status = response.statusCode ?? 500;
   const ok = status >= 200 && status < 300;
   const text = await readBody(response, ok ? options.maxReplyBytes : ERROR_BODY_BYTES).catch((error: unknown) => {
-    if (!ok && error instanceof ReplyTooLargeError) return `(an error body over ${ERROR_BODY_BYTES} bytes, not read)`;
+    if (!ok && error instanceof ReplyTooLargeError) return UNREAD_ERROR_BODY;
     throw error;
   });
   if (!ok) throw statusError(status, response.headers, text);
@@ -79,10 +78,7 @@ function readBody(response: IncomingMessage, maxBytes: number): Promise<string> 
 
 /** The error the SDK would have thrown for this status, with the body kept for serverMessage. */
 function statusError(status: number, raw: IncomingHttpHeaders, text: string): Error {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(raw)) {
-    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
-  }
+  const headers = webHeaders(raw);
   rememberErrorBody(headers, text);
   let parsed: unknown;
   try {

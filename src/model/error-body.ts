@@ -93,6 +93,12 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** The most of an error body read: its message is in the first bytes; the rest is not downloaded. */
+export const ERROR_BODY_BYTES = 1024 * 1024;
+
+/** What stands for an error body past ERROR_BODY_BYTES. */
+export const UNREAD_ERROR_BODY = `(an error body over ${ERROR_BODY_BYTES} bytes, not read)`;
+
 /**
  * The openai package keeps only the `error` member of a JSON error body, so a flat body (vLLM)
  * reaches it as nothing. The client's fetch keeps each error body's text here, keyed by the

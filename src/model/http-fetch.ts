@@ -67,10 +67,7 @@ export function nodeHttpFetch(input: FetchInput, init: RequestInit = {}): Promis
         signal: init.signal ?? undefined,
       },
       (response) => {
-        const responseHeaders = new Headers();
-        for (const [name, value] of Object.entries(response.headers)) {
-          if (value !== undefined) responseHeaders.set(name, Array.isArray(value) ? value.join(', ') : value);
-        }
+        const responseHeaders = webHeaders(response.headers);
         const status = response.statusCode ?? 500;
         const init = { status, statusText: response.statusMessage, headers: responseHeaders };
         if (NULL_BODY_STATUSES.has(status)) {
@@ -95,6 +92,15 @@ export function nodeHttpFetch(input: FetchInput, init: RequestInit = {}): Promis
     request.on('error', reject);
     request.end(body ?? undefined);
   });
+}
+
+/** A reply's headers as a web Headers object (repeated ones joined, as fetch does). */
+export function webHeaders(raw: http.IncomingHttpHeaders): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(raw)) {
+    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  }
+  return headers;
 }
 
 /** The SDK passes a Headers: copied as they are, without a second Headers in between. */
