@@ -47,8 +47,9 @@ export class ConfigIssues {
       return work();
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
-      for (const line of error.message.replace(/^invalid configuration:\n/, '').split('\n'))
-        this.lines.add(indent(line));
+      // A validate() error carries its lines; any other ConfigError is one line of its own.
+      const lines = error.details.lines;
+      for (const line of Array.isArray(lines) ? (lines as string[]) : [error.message]) this.lines.add(indent(line));
       return undefined;
     }
   }
@@ -76,7 +77,11 @@ function unknownKeyMessage(key: string, known: string[]): string {
 export function validate<S extends z.ZodType>(schema: S, value: unknown, where: string): z.infer<S> {
   const result = schema.safeParse(value);
   if (!result.success) {
-    throw new ConfigError(describeIssues(where, result.error, schema), { code: 'config_invalid', details: { where } });
+    const lines = issueLines(where, result.error, schema);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`, {
+      code: 'config_invalid',
+      details: { where, lines },
+    });
   }
   return result.data;
 }
