@@ -7,7 +7,6 @@ import { writeFileAtomically } from '../util/atomic-write.js';
 /** The key under which "always" approvals live in TRAJ_HOME/config.yaml: a list of pattern ids. */
 export const APPROVED_COMMANDS_KEY = 'approved_commands';
 
-
 function parse(file: string) {
   const document = parseDocument(readFileSync(file, 'utf8'));
   if (document.errors.length > 0) {

@@ -28,7 +28,9 @@ import { SessionStore } from './session-store.js';
 import { createStyle, type Style } from './style.js';
 import { formatTranscript, lastExchanges } from './transcript.js';
 
-export interface ChatLaunch extends ChatSettings {
+export interface ChatLaunch {
+  /** What a session starts with (the agent's settings and the toolsets), carried whole. */
+  settings: ChatSettings;
   /** `hostFolder`: an existing folder to work in (--workdir), local only. */
   sandbox: {
     kind: 'local' | 'docker';
@@ -83,12 +85,12 @@ export async function runChat(launch: ChatLaunch): Promise<number> {
       : undefined;
   const models = modelClients();
   // A chat has no run store: the web cache lives for the chat, so a page read twice is fetched once.
-  const toolServices: ToolServices = { ...toolServicesFor(launch, models), webCache: countingWebCache() };
+  const toolServices: ToolServices = { ...toolServicesFor(launch.settings, models), webCache: countingWebCache() };
   const tools = new ChatTools({
     mcpServers: launch.mcpServers,
     approver,
     services: toolServices,
-    terminal: launch.tools.terminal,
+    terminal: launch.settings.tools.terminal,
   });
   let sandbox: Sandbox | undefined;
   let checkpoints: WorkspaceCheckpoints | undefined;
@@ -98,7 +100,7 @@ export async function runChat(launch: ChatLaunch): Promise<number> {
     const clarify = clarifyPrompt(input, output, style);
     checkpoints = new WorkspaceCheckpoints(sandbox);
     const services: ChatServices = { store, tools, sandbox, model: models, knowledge, clarify, checkpoints };
-    const settings: ChatSettings = chatSettingsOf(launch);
+    const { settings } = launch;
     const session = launch.resume
       ? await ChatSession.resume(
           launch.resume === 'last' ? (store.list(1)[0]?.id ?? 'last') : launch.resume,
@@ -128,25 +130,6 @@ export async function runChat(launch: ChatLaunch): Promise<number> {
     checkpoints?.dispose();
     store.close();
   }
-}
-
-/** The settings a session starts with: the launch's, without what only the launch needs. */
-function chatSettingsOf(launch: ChatLaunch): ChatSettings {
-  const {
-    sandbox: _sandbox,
-    mcpServers: _mcp,
-    checkpointsDir: _checkpoints,
-    resume: _resume,
-    fork: _fork,
-    knowledge: _knowledge,
-    sessionsFile: _sessions,
-    input: _input,
-    output: _output,
-    interactive: _interactive,
-    color: _color,
-    ...settings
-  } = launch;
-  return settings;
 }
 
 /** A session whose last write failed gets one more try; if that fails too, the chat exits 1 saying so. */

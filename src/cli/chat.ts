@@ -129,10 +129,12 @@ Long sessions are compressed near the model's context window (endpoint.context_l
     const interactive = values.plain !== true && Boolean(process.stdin.isTTY && process.stdout.isTTY);
     try {
       return await runChat({
-        ...agentSettingsFrom(config, endpoint),
-        toolsets,
-        systemPrompt: chatSystemPrompt(values, config),
-        maxTurns: integerOption(values, 'max-turns') ?? config.max_turns ?? DEFAULT_MAX_TURNS,
+        settings: {
+          ...agentSettingsFrom(config, endpoint),
+          toolsets,
+          systemPrompt: chatSystemPrompt(values, config),
+          maxTurns: integerOption(values, 'max-turns') ?? config.max_turns ?? DEFAULT_MAX_TURNS,
+        },
         sandbox: {
           kind: sandboxKind,
           image:
