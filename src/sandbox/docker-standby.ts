@@ -14,22 +14,21 @@ import { withEngineRetry } from './docker-engine.js';
  * It reads one request on stdin (NUL-terminated fields: mode, working directory, command, the
  * number of environment entries, the `NAME=value` entries), enters the directory, exports the
  * entries, writes one byte on stdout (ACK: from here on the output is the command's; NAK: the
- * directory is missing and nothing ran), then does what the old exec wrapper did: `run` forks
- * `bash -c COMMAND` with stdin from /dev/null (`feed`: the rest of the stream, which the caller
- * ends) and exits with its status, staying findable by its `$0` (the kill script of
+ * directory is missing and nothing ran). Then `run` forks `bash -c COMMAND` with stdin from
+ * /dev/null (`feed`: the rest of the stream, which the caller ends) and exits with its status:
+ * it forks rather than execs so that it stays findable by its `$0` (the kill script of
  * docker-kill.ts) until the command ends; `shell` becomes the persistent shell (`bash --norc -s
  * traj-exec:TOKEN`, shell-protocol.ts). Its own variables are unset before the export, so none
- * reaches the command. Builtins only until the fork: bash reads a pipe one byte at a time, so
- * nothing past the request is consumed. Only `feed` needs the connection to carry a half-close
- * (a relay in front of the engine may not).
+ * reaches the command. Builtins only until the fork, and none newer than bash 3: bash reads a
+ * pipe one byte at a time, so nothing past the request is consumed. Only `feed` needs the
+ * connection to carry a half-close (a relay in front of the engine may not).
  */
 const STANDBY_SCRIPT = `IFS= read -r -d '' m && IFS= read -r -d '' d && IFS= read -r -d '' c && IFS= read -r -d '' n || exit 125
 e=()
-(( n == 0 )) || mapfile -d '' -n "$n" e
-(( \${#e[@]} == n )) || exit 125
+while (( \${#e[@]} < n )); do IFS= read -r -d '' x || exit 125; e+=("$x"); done
 builtin cd -P -- "$d" 2>/dev/null || { builtin printf '\\025'; exit 126; }
 set -- "$m" "$c" "\${e[@]}"
-unset m d c n e OLDPWD
+unset m d c n e x OLDPWD
 (( $# < 3 )) || builtin export -- "\${@:3}" 2>/dev/null
 builtin printf '\\006'
 [ "$1" = shell ] && builtin exec bash --norc -s "$0"

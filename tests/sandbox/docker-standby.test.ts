@@ -102,6 +102,37 @@ describe('docker sandbox: commands in standby processes', options, () => {
     assert.equal(result.stdout.trim(), '1');
   });
 
+  it('keeps no process alive with a standby waiting in a sandbox it did not dispose', async () => {
+    const sandboxModule = new URL('../../src/sandbox/docker.js', import.meta.url).href;
+    const engineModule = new URL('../../src/sandbox/docker-engine.js', import.meta.url).href;
+    const key = 'left-behind';
+    // The child returns once the next command's standby waits in the container, and never disposes.
+    const script = `const { createDockerSandbox } = await import(${JSON.stringify(sandboxModule)});
+const { connectDocker } = await import(${JSON.stringify(engineModule)});
+const sandbox = await createDockerSandbox({ kind: 'docker', run: ${JSON.stringify(run)}, key: ${JSON.stringify(key)} });
+await sandbox.exec('true');
+const container = (await connectDocker()).getContainer(sandbox.id.slice('docker-'.length));
+for (;;) {
+  const top = await container.top({ ps_args: '-o pid,args' });
+  if (top.Processes.some(([, args]) => /traj-exec:[0-9a-f]{16}$/.test(args))) break;
+  await new Promise((resume) => setTimeout(resume, 200));
+}
+process.stdout.write('waiting');`;
+    try {
+      const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+        encoding: 'utf8',
+        timeout: 180_000,
+      });
+      assert.equal(child.signal, null, 'the process did not exit on its own');
+      assert.equal(child.status, 0, child.stderr);
+      assert.equal(child.stdout, 'waiting');
+    } finally {
+      const docker = await connectDocker();
+      for (const id of await containersLabelled({ 'traj.run': run, 'traj.key': key }))
+        await docker.getContainer(id).remove({ force: true });
+    }
+  });
+
   it('lets a process that used and disposed sandboxes exit (no start left waiting on the engine)', () => {
     const module = new URL('../../src/sandbox/docker.js', import.meta.url).href;
     // Dispose right after a command, while the next command's standby is starting: without the
