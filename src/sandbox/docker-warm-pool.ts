@@ -7,15 +7,6 @@ export interface WarmContainer {
   standby?: Standby;
 }
 
-/**
- * Started containers kept ready per image (and per isolation settings), so a rollout's first
- * command does not wait for create + start, nor for its process to start. A rollout takes a
- * fresh container; a used one is never handed out again (it is removed with its sandbox). The
- * pool lives in one thread: a run sizes it from its concurrency over its worker threads.
- *
- * Spares grow with demand: after k takes of one image the pool keeps min(k, size) spares, so
- * an image used once (a task with one sample) costs at most one spare, removed at the end.
- */
 /** A spare being started or started; `ready` once it is. */
 interface Spare {
   starting: Promise<WarmContainer>;
@@ -25,9 +16,23 @@ interface Spare {
 /** This thread's takes, and how many found their spare ready: what the warm-pool benchmark reports. */
 const counts = { takes: 0, ready: 0 };
 
+/**
+ * Started containers kept ready per image (and per isolation settings), so a rollout's first
+ * command does not wait for create + start, nor for its process to start. A rollout takes a
+ * fresh container; a used one is never handed out again (it is removed with its sandbox). The
+ * pool lives in one thread: a run sizes it from its concurrency over its worker threads.
+ *
+ * Spares grow with demand: after k takes of one image the pool keeps min(k, size) spares, so
+ * an image used once (a task with one sample) costs at most one spare, removed at the end. A take
+ * whose spare was still starting means refills take longer than rollouts hold their containers
+ * (a busy engine): each such take adds a spare, up to twice `size`, so refills start further
+ * ahead.
+ */
 class WarmPool {
   private readonly spares: Spare[] = [];
   private takes = 0;
+  /** Spares beyond `size`, one per take that found its spare still starting. */
+  private extra = 0;
   private closed = false;
 
   constructor(
@@ -40,6 +45,7 @@ class WarmPool {
     counts.takes++;
     const spare = this.spares.shift();
     if (spare?.ready) counts.ready++;
+    else if (spare) this.extra = Math.min(this.extra + 1, this.size);
     // A take that finds no spare starts its own before the refills, so it does not queue behind them.
     const own = spare ? undefined : this.start();
     this.refill();
@@ -49,7 +55,7 @@ class WarmPool {
   }
 
   private refill(): void {
-    const target = Math.min(this.size, this.takes);
+    const target = Math.min(this.size + this.extra, this.takes);
     while (!this.closed && this.spares.length < target) {
       const spare: Spare = { starting: this.start(), ready: false };
       // Kept for take(); an unhandled rejection here would crash the thread.
