@@ -7,13 +7,7 @@ export interface WarmContainer {
   standby?: Standby;
 }
 
-/** A spare being started or started; `ready` once it is. */
-interface Spare {
-  starting: Promise<WarmContainer>;
-  ready: boolean;
-}
-
-/** This thread's takes, and how many found their spare ready: what the warm-pool benchmark reports. */
+/** This thread's takes, and how many found a spare ready: what the warm-pool benchmark reports. */
 const counts = { takes: 0, ready: 0 };
 
 /**
@@ -24,14 +18,18 @@ const counts = { takes: 0, ready: 0 };
  *
  * Spares grow with demand: after k takes of one image the pool keeps min(k, size) spares, so
  * an image used once (a task with one sample) costs at most one spare, removed at the end. A take
- * whose spare was still starting means refills take longer than rollouts hold their containers
- * (a busy engine): each such take adds a spare, up to twice `size`, so refills start further
- * ahead.
+ * that finds no spare ready waits for the first one to finish starting (starts run in parallel
+ * and finish in any order), and tells the pool that refills take longer than rollouts hold their
+ * containers (a busy engine): each such take adds a spare, up to twice `size`, so refills start
+ * further ahead.
  */
 class WarmPool {
-  private readonly spares: Spare[] = [];
+  private readonly ready: WarmContainer[] = [];
+  /** Starts under way, each ending in the hand of the first waiting take, or among the ready. */
+  private readonly starting = new Set<Promise<void>>();
+  private readonly waiting: ((warm: WarmContainer | undefined) => void)[] = [];
   private takes = 0;
-  /** Spares beyond `size`, one per take that found its spare still starting. */
+  /** Spares beyond `size`, one per take that found none ready. */
   private extra = 0;
   private closed = false;
 
@@ -43,44 +41,58 @@ class WarmPool {
   async take(): Promise<WarmContainer> {
     this.takes++;
     counts.takes++;
-    const spare = this.spares.shift();
-    if (spare?.ready) counts.ready++;
-    else if (spare) this.extra = Math.min(this.extra + 1, this.size);
-    // A take that finds no spare starts its own before the refills, so it does not queue behind them.
-    const own = spare ? undefined : this.start();
+    const spare = this.ready.shift();
+    if (spare) {
+      counts.ready++;
+      this.refill();
+      return spare;
+    }
+    if (this.starting.size <= this.waiting.length) {
+      // Nothing is starting for this take: its own start goes first, so it does not queue behind the refills.
+      const own = this.start();
+      this.refill();
+      return own;
+    }
+    // Past the first `size` takes the pool had its chance to fill: waiting now means slow refills.
+    if (this.takes > this.size) this.extra = Math.min(this.extra + 1, this.size);
+    const handed = new Promise<WarmContainer | undefined>((hand) => this.waiting.push(hand));
     this.refill();
-    if (own) return own;
     // A spare that failed to start is not the rollout's fault: start one for it now.
-    return (await spare!.starting.catch(() => undefined)) ?? this.start();
+    return (await handed) ?? this.start();
   }
 
+  /** Start spares until min(takes, size + extra) are ready or starting for no waiting take. */
   private refill(): void {
     const target = Math.min(this.size + this.extra, this.takes);
-    while (!this.closed && this.spares.length < target) {
-      const spare: Spare = { starting: this.start(), ready: false };
-      // Kept for take(); an unhandled rejection here would crash the thread.
-      spare.starting.then(
-        () => {
-          spare.ready = true;
-        },
-        () => {},
+    while (!this.closed && this.ready.length + this.starting.size - this.waiting.length < target) {
+      const starting: Promise<void> = this.start().then(
+        (warm) => this.started(starting, warm),
+        // A failed start leaves one spare fewer until the next take's refill.
+        () => this.started(starting, undefined),
       );
-      this.spares.push(spare);
+      this.starting.add(starting);
     }
   }
 
-  /** Remove every spare, those still starting included. */
+  private async started(starting: Promise<void>, warm: WarmContainer | undefined): Promise<void> {
+    this.starting.delete(starting);
+    const waiter = this.waiting.shift();
+    if (waiter) waiter(warm);
+    else if (warm && this.closed) await remove(warm);
+    else if (warm) this.ready.push(warm);
+  }
+
+  /** Remove every spare, those still starting included (a take waiting for one still gets it). */
   async close(): Promise<void> {
     this.closed = true;
-    const spares = this.spares.splice(0);
-    await Promise.all(
-      spares.map(async (spare) => {
-        const warm = await spare.starting.catch(() => undefined);
-        warm?.standby?.stream.destroy();
-        await warm?.container.remove({ force: true, v: true }).catch(() => {});
-      }),
-    );
+    const ready = this.ready.splice(0);
+    await Promise.all([...ready.map(remove), ...this.starting]);
   }
+}
+
+async function remove(warm: WarmContainer): Promise<void> {
+  warm.standby?.stream.destroy();
+  await warm.container.remove({ force: true, v: true }).catch(() => {});
 }
 
 const pools = new Map<string, WarmPool>();

@@ -27,6 +27,10 @@ class Starts {
   finishAll(): void {
     for (const entry of this.started) entry.finish();
   }
+
+  finish(id: number): void {
+    this.started[id - 1]!.finish();
+  }
 }
 
 const settle = () => new Promise((resume) => setImmediate(resume));
@@ -69,6 +73,21 @@ describe('warm pool policy', () => {
     }
   });
 
+  it('gives a take that finds no spare ready the first one to finish starting, not the oldest', async () => {
+    const starts = new Starts();
+    const first = takeWarmContainer('first-ready', 2, starts.start);
+    starts.finishAll();
+    await first;
+    await settle();
+    assert.equal((await takeWarmContainer('first-ready', 2, starts.start)).container.id, '2');
+    // Spares 3 and 4 are starting; the third take waits, and 4 finishes first.
+    const third = takeWarmContainer('first-ready', 2, starts.start);
+    await settle();
+    starts.finish(4);
+    assert.equal((await third).container.id, '4');
+    starts.finishAll();
+  });
+
   it('adds a spare for each take that found its spare still starting, up to twice its size', async () => {
     const starts = new Starts();
     const first = takeWarmContainer('slow', 2, starts.start);
@@ -77,7 +96,7 @@ describe('warm pool policy', () => {
     await settle();
     const spares = () => starts.started.length - takes;
     let takes = 1;
-    // Every later take finds its spare still starting (a busy engine): the pool starts further ahead.
+    // Every later take finds no spare ready (a busy engine): past the first two, the pool starts further ahead.
     const waiting: Promise<WarmContainer>[] = [];
     for (; takes <= 8; ) {
       takes++;
