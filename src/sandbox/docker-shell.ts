@@ -50,15 +50,24 @@ export function openDockerShell(target: ExecTarget, handlers: ShellHandlers): Sh
     const { standby, request } = await shellStandby(target);
     const { exec, token, stream: started } = engage(standby);
     const acknowledgement = new StartAcknowledgement();
+    // What the process said before it started the shell: why it did not (the runtime's own text).
+    let said = '';
+    const early = (chunk: Buffer) => {
+      if (acknowledgement.state !== 'started' && said.length < 1_000) said += chunk.toString('utf8');
+    };
     const stderr = new Writable({
       write: (chunk: Buffer, _encoding, done) => {
+        early(chunk);
         handlers.stderr(chunk);
         done();
       },
     });
     const demux = new ExecDemultiplexer(stderr);
     started.pipe(demux).pipe(acknowledgement);
-    acknowledgement.on('data', (chunk: Buffer) => handlers.stdout(chunk));
+    acknowledgement.on('data', (chunk: Buffer) => {
+      early(chunk);
+      handlers.stdout(chunk);
+    });
     started.write(request);
     stream = started;
     attached({ exec, token, stream: started });
@@ -71,7 +80,7 @@ export function openDockerShell(target: ExecTarget, handlers: ShellHandlers): Sh
     // A restart ends the shell's exec before the restart returns: the call ends once the container is back.
     await stopping?.catch(() => {});
     if (acknowledgement.state !== 'started' && stopping === undefined)
-      return end(126, notStarted(target, acknowledgement));
+      return end(126, notStarted(target, acknowledgement, said));
     // A killed shell's code is the kill's, and a restarted container's engine may never report one.
     const killed = stopping !== undefined || target.restarter.generation !== generation;
     end(killed ? 137 : ((await exitCodeOf(exec).catch(() => undefined)) ?? 137));
@@ -89,10 +98,11 @@ export function openDockerShell(target: ExecTarget, handlers: ShellHandlers): Sh
   };
 }
 
-function notStarted(target: ExecTarget, acknowledgement: StartAcknowledgement): string {
-  return acknowledgement.state === 'cwd_missing'
-    ? `cannot start the shell in sandbox ${target.sandboxId}: its working directory ${target.workdir} does not exist`
-    : `cannot start the shell in sandbox ${target.sandboxId}: its process ended before it started`;
+function notStarted(target: ExecTarget, acknowledgement: StartAcknowledgement, said: string): string {
+  if (acknowledgement.state === 'cwd_missing')
+    return `cannot start the shell in sandbox ${target.sandboxId}: its working directory ${target.workdir} does not exist`;
+  const why = said.trim() === '' ? 'its process ended before it started' : said.trim();
+  return `cannot start the shell in sandbox ${target.sandboxId}: ${why}`;
 }
 
 /** The shell's standby and request: the one started ahead when its environment can be exported, else its own. */
