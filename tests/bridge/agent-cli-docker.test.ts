@@ -84,7 +84,7 @@ function assertRecordIsTheWire(outcome: RolloutOutcome) {
 }
 
 describe('third-party agents in Docker through the recording proxy', () => {
-  for (const name of ['qwen-code', 'codex']) {
+  for (const name of ['qwen-code', 'codex', 'claude-code']) {
     it(`${name} solves the file task; the record is what the endpoint saw; no key in the container`, async (t) => {
       if (await skipWithoutDocker(t)) return;
       server.requests.length = 0;
