@@ -111,7 +111,7 @@ describe('local sandbox without bubblewrap', () => {
         env: { TRAJ_BWRAP: MISSING },
       },
     );
-    assert.notEqual(result.code, 0);
+    assert.equal(result.code, 4, `a run-level fault (exit 4), not failed prompts: ${result.stderr}`);
     assert.match(result.stderr, /isolation 'bwrap' is not available: .*not found/);
   });
 
@@ -132,7 +132,7 @@ describe('local sandbox without bubblewrap', () => {
     writeFileSync(join(directory, 'strict.yaml'), 'local:\n  isolation: bwrap\n');
     const before = server.requestCount();
     const strict = await ask(['--api-key-env', 'NO_KEY', '--config', 'strict.yaml']);
-    assert.notEqual(strict.code, 0);
+    assert.equal(strict.code, 4, strict.stderr);
     assert.match(strict.stderr, /isolation 'bwrap' is not available: .*not found/);
     assert.equal(server.requestCount(), before, 'no model call was made');
     assert.doesNotMatch(strict.stdout, /\[tool result/);
