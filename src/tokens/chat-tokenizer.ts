@@ -2,6 +2,7 @@ import { Template } from '@huggingface/jinja';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { ConfigError, errorMessage } from '../errors.js';
 import type { Message, ToolSpec } from '../model/messages.js';
+import { installFastPaths } from './fast-paths.js';
 import { templateMessages } from './template-messages.js';
 import { tokenizerFiles, type TokenizerFiles, type TokenizerSourceOptions } from './tokenizer-files.js';
 
@@ -29,6 +30,7 @@ export class ChatTokenizer {
   ) {
     try {
       this.tokenizer = new Tokenizer(files.tokenizer, files.config);
+      installFastPaths(this.tokenizer);
       this.template = new Template(files.template);
     } catch (error) {
       throw new ConfigError(`tokenizer '${source}': cannot load it from ${files.folder} (${errorMessage(error)})`, {
