@@ -1,32 +1,33 @@
 import type { Tokenizer } from '@huggingface/tokenizers';
 
 /**
- * Faster stand-ins for two parts of @huggingface/tokenizers' encode, installed on a loaded tokenizer's
- * own objects: a profile of `traj compress` (docs/performance.md) spent ~45% of its CPU in them.
+ * Faster stand-ins for parts of @huggingface/tokenizers' encode, installed on a loaded tokenizer's
+ * own objects: a profile of `traj compress` (docs/performance.md) spent ~60% of its CPU in them.
  *
- * - The ByteLevel pre-tokenizer maps every pre-token through TextEncoder, an Array of bytes and a
- *   join, into an array of one, and flattens the arrays; here each UTF-16 unit is mapped to its
- *   UTF-8 bytes' characters directly, one string per pre-token.
+ * - A Split → ByteLevel pre-tokenizer copies every pre-token list three times to flatten it, and
+ *   its ByteLevel step maps each pre-token through TextEncoder, an Array of bytes and a join; here
+ *   the steps run one after the other without flattening, and each UTF-16 unit is mapped to its
+ *   UTF-8 bytes' characters directly.
  * - The BPE model's word cache is an LRU that deletes and re-inserts the key on every hit, and holds
  *   10,000 words; here a plain Map of 100,000 words, emptied when full.
  *
- * Both compute what they replace, so the ids are the same. The parts are replaced only when they
+ * Each computes what it replaces, so the ids are the same. The parts are replaced only when they
  * have the shape this was written against (the library's 0.2 internals), and kept only when a probe
  * text covering every UTF-8 length encodes to the same ids as before; otherwise the library runs as
  * it ships.
  */
 export function installFastPaths(tokenizer: Tokenizer): boolean {
   const internals = tokenizer as unknown as TokenizerInternals;
-  const byteLevel = byteLevelStep(internals.pre_tokenizer);
+  const sequence = byteLevelSequence(internals.pre_tokenizer);
   const model = internals.model;
-  if (!byteLevel || !hasWordCache(model)) return false;
+  if (!sequence || !hasWordCache(model)) return false;
   const expected: number[] = tokenizer.encode(PROBE, { add_special_tokens: false }).ids;
-  const originals = { preTokenize: byteLevel.pre_tokenize, cache: model.cache };
-  byteLevel.pre_tokenize = byteLevelMapper(byteLevel.byte_encoder);
+  const originals = { preTokenize: sequence.pre_tokenize, cache: model.cache };
+  sequence.pre_tokenize = sequenceRunner(sequence);
   model.cache = new WordCache(WORD_CACHE_CAPACITY);
   const ids: number[] = tokenizer.encode(PROBE, { add_special_tokens: false }).ids;
   if (ids.length === expected.length && ids.every((id, index) => id === expected[index])) return true;
-  byteLevel.pre_tokenize = originals.preTokenize;
+  sequence.pre_tokenize = originals.preTokenize;
   model.cache = originals.cache;
   return false;
 }
@@ -40,12 +41,21 @@ const PROBE =
 
 const WORD_CACHE_CAPACITY = 100_000;
 
-interface ByteLevelInternals {
+type PreTokenize = (text: string | string[], options?: unknown) => string[];
+
+interface StepInternals {
+  pre_tokenize_text: (text: string, options?: unknown) => string[];
+}
+
+interface ByteLevelInternals extends StepInternals {
   byte_encoder: Record<number, string>;
   add_prefix_space: boolean;
   use_regex: boolean;
-  pre_tokenize_text: (text: string, options?: unknown) => string[];
-  pre_tokenize: (text: string | string[], options?: unknown) => string[];
+}
+
+interface SequenceInternals {
+  tokenizers: (StepInternals | null)[];
+  pre_tokenize: PreTokenize;
 }
 
 interface WordCacheInternals {
@@ -60,28 +70,49 @@ interface ModelInternals {
 }
 
 interface TokenizerInternals {
-  pre_tokenizer: { tokenizers?: unknown[] } | null;
+  pre_tokenizer: Partial<SequenceInternals> | null;
   model: ModelInternals;
 }
 
-/** The ByteLevel step of a Split → ByteLevel sequence (Qwen, Llama 3, GPT-style tokenizers), mapping bytes only. */
-function byteLevelStep(preTokenizer: TokenizerInternals['pre_tokenizer']): ByteLevelInternals | undefined {
+/** A sequence of pre-tokenizers ending in a ByteLevel step that maps bytes only (Qwen, Llama 3, GPT-4-style tokenizers). */
+function byteLevelSequence(preTokenizer: TokenizerInternals['pre_tokenizer']): SequenceInternals | undefined {
   const steps = preTokenizer?.tokenizers;
-  const last = Array.isArray(steps) ? (steps[steps.length - 1] as Partial<ByteLevelInternals> | null) : undefined;
-  if (!last || typeof last.pre_tokenize !== 'function' || typeof last.byte_encoder !== 'object') return undefined;
+  if (!Array.isArray(steps) || typeof preTokenizer?.pre_tokenize !== 'function') return undefined;
+  if (!steps.every((step) => step === null || typeof step?.pre_tokenize_text === 'function')) return undefined;
+  const last = steps[steps.length - 1] as Partial<ByteLevelInternals> | null;
+  if (!last || typeof last.byte_encoder !== 'object') return undefined;
   if (last.add_prefix_space !== false || last.use_regex !== false) return undefined;
-  return last as ByteLevelInternals;
+  return preTokenizer as SequenceInternals;
 }
 
 function hasWordCache(model: ModelInternals): model is ModelInternals & { cache: WordCacheInternals } {
   return typeof model.bpe === 'function' && typeof model.cache?.get === 'function';
 }
 
-/** ByteLevel's mapping (UTF-8 bytes, each to its printable character) of each pre-token, without allocating the bytes. */
-function byteLevelMapper(byteEncoder: Record<number, string>): (text: string | string[]) => string[] {
+/**
+ * The sequence's pre-tokens: each step applied to every piece of the step before, as the library
+ * does, with the pieces kept in one flat list (a step's own pre-tokens are a flat list already).
+ */
+function sequenceRunner(sequence: SequenceInternals): PreTokenize {
+  const steps = sequence.tokenizers.filter((step): step is StepInternals => step !== null);
+  const byteLevel = steps[steps.length - 1] as ByteLevelInternals;
+  const mapBytes = byteLevelMapper(byteLevel.byte_encoder);
+  return (text, options) => {
+    let pieces = Array.isArray(text) ? text : [text];
+    for (const step of steps) {
+      if (step === byteLevel) pieces = pieces.map(mapBytes);
+      else if (pieces.length === 1) pieces = step.pre_tokenize_text(pieces[0]!, options);
+      else pieces = pieces.flatMap((piece) => step.pre_tokenize_text(piece, options));
+    }
+    return pieces;
+  };
+}
+
+/** ByteLevel's mapping of one pre-token (its UTF-8 bytes, each to its printable character) without allocating the bytes. */
+function byteLevelMapper(byteEncoder: Record<number, string>): (text: string) => string {
   const table = Array.from({ length: 256 }, (_, byte) => byteEncoder[byte]!);
   const tail = (bits: number) => table[0x80 | (bits & 0x3f)]!;
-  const map = (text: string) => {
+  return (text) => {
     let mapped = '';
     for (let index = 0; index < text.length; index++) {
       const unit = text.charCodeAt(index);
@@ -98,7 +129,6 @@ function byteLevelMapper(byteEncoder: Record<number, string>): (text: string | s
     }
     return mapped;
   };
-  return (text) => (Array.isArray(text) ? text.map(map) : [map(text)]);
 }
 
 /** BPE results by word: a hit is one lookup; when full it starts over rather than tracking recency. */
