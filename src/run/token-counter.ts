@@ -30,7 +30,7 @@ export async function startTokenCounter(tokenizer: string, workers: number): Pro
   if (workers === 0)
     return {
       workers: 0,
-      count: async (texts) => texts.map((text) => local.encode(text).length),
+      count: async (texts) => texts.map((text) => local.count(text)),
       close: async () => {},
     };
   return new ThreadCounter(tokenizer, workers);

@@ -54,6 +54,11 @@ export class ChatTokenizer {
     return this.tokenizer.encode(text, { add_special_tokens: false }).ids;
   }
 
+  /** How many ids `encode(text)` gives, without mapping the tokens to ids. */
+  count(text: string): number {
+    return this.tokenizer.tokenize(text, { add_special_tokens: false }).length;
+  }
+
   /** Text of ids; special tokens kept unless asked otherwise. */
   decode(ids: readonly number[], options: { skipSpecialTokens?: boolean } = {}): string {
     return this.tokenizer.decode([...ids], {
@@ -73,7 +78,7 @@ export class ChatTokenizer {
 
   /** The exact size of a request: the rendered conversation with the generation prompt, tokenised. */
   countRequest(messages: readonly Message[], tools: readonly ToolSpec[] | undefined): number {
-    return this.encode(this.render(messages, tools, { addGenerationPrompt: true })).length;
+    return this.count(this.render(messages, tools, { addGenerationPrompt: true }));
   }
 }
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { installFastPaths } from '../../src/tokens/fast-paths.js';
-import { QWEN3_FOLDER } from '../helpers/qwen3.js';
+import { QWEN3_FOLDER, qwen3 } from '../helpers/qwen3.js';
 
 function qwen3Tokenizer(): Tokenizer {
   const read = (name: string) => JSON.parse(readFileSync(join(QWEN3_FOLDER, name), 'utf8')) as Record<string, unknown>;
@@ -89,4 +89,14 @@ test('a tokenizer of another shape (no ByteLevel step) is left as the library bu
     tokenizer.encode('hello world', { add_special_tokens: false }).ids,
     make().encode('hello world', { add_special_tokens: false }).ids,
   );
+});
+
+test("ChatTokenizer.count is the length of encode's ids, special tokens in the text included", async () => {
+  const tokenizer = await qwen3();
+  const next = random(41);
+  for (let index = 0; index < 500; index++) {
+    const text = randomText(next, 1 + Math.floor(next() * 300));
+    assert.equal(tokenizer.count(text), tokenizer.encode(text).length, JSON.stringify(text).slice(0, 200));
+  }
+  assert.equal(tokenizer.count('<|im_start|>user\nhi<|im_end|>'), 5);
 });
