@@ -64,12 +64,8 @@ test("traj batch with tokenizer: in its run config, then traj export --format to
     assert.equal(request.logprobs, true);
   }
 
-  const exported = await runCli(
-    ['export', 'tokens', '--format', 'tokens', '--tokenizer', QWEN3_FOLDER, '--out', 'out'],
-    {
-      cwd: directory,
-    },
-  );
+  // No --tokenizer: the export takes the run's own (its config's tokenizer:).
+  const exported = await runCli(['export', 'tokens', '--format', 'tokens', '--out', 'out'], { cwd: directory });
   assert.equal(exported.code, 0, exported.stderr);
   assert.match(exported.stdout, /exported 2 rows of run 'tokens' as tokens/);
   assert.match(exported.stdout, /drift split#0: message 4, token \d+: endpoint \d+ " pr", re-tokenised \d+ " printed"/);
