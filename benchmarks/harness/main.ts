@@ -206,7 +206,7 @@ const SCENARIOS: Scenario[] = [
         quota: 0.3,
         workerConcurrency: 2,
         repeats: quick ? 1 : 3,
-        cheapPrompts: quick ? 600 : 1000,
+        cheapPrompts: quick ? 600 : 1500,
       }),
   },
   {
