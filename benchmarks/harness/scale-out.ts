@@ -2,6 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { queueNameFor } from '../../src/queue/run-channel.js';
 import { scriptedBatchArgs } from '../../src/testing/index.js';
 import { openDatabase } from '../../src/util/sqlite.js';
 import { startRedis, type RedisProcess } from '../../tests/helpers/redis.js';
@@ -111,10 +113,15 @@ interface RunFigures {
   quota_used: number;
   /**
    * Of the scheduling periods in the window in which the workers ran, the share in which they used
-   * up their quota: ~1 means they always had more to do than their cap allowed (nothing starved
-   * them of work); `quota_used` below 1 with this near 1 means the machine did not give them all of it.
+   * up their quota. Below 1, they sometimes did not: idle for want of work, or held back by other
+   * processes on the machine; `jobs_waiting_min` above 0 rules out the first.
    */
   quota_hit: number;
+  /**
+   * The fewest jobs waiting in Redis for a worker during the window, up to when the coordinator
+   * queued its last prompt: above 0, it kept ahead of the workers.
+   */
+  jobs_waiting_min: number;
   /** The workers' CPU (tool included) per rollout landed in the steady window. */
   worker_cpu_ms_per_rollout: number;
   /** The coordinator's CPU per rollout landed in the steady window. */
@@ -139,14 +146,17 @@ async function cpuBoundRun(
       groups.map((group) => ({ concurrency: options.workerConcurrency, threads: 1, group })),
     );
     const run = `cpu-${workers}w-${repeat}`;
-    const { measured, sampler } = await runCoordinator(setting, server, run, options.prompts, ['--concurrency', '16'], {
+    const queued = watchWaitingJobs(setting.redis.url, run);
+    const inFlight = 16;
+    const flags = ['--concurrency', String(inFlight)];
+    const { measured, sampler } = await runCoordinator(setting, server, run, options.prompts, flags, {
       probes: (coordinator) => ({
         workers: () => sum(groups.map((group) => group.usageMs())),
         periods: () => sum(groups.map((group) => group.periods().total)),
         throttled: () => sum(groups.map((group) => group.periods().throttled)),
         coordinator: () => processCpuMs(coordinator()),
       }),
-    });
+    }).finally(() => queued.stop());
     const slots = workers * options.workerConcurrency;
     // Two rounds of `slots` for warm-up (threads loading, workers attaching up to a poll apart),
     // then whole rounds, the last round (the tail) left out.
@@ -159,6 +169,11 @@ async function cpuBoundRun(
       rollouts_per_s: round(landed.perSecond),
       quota_used: round(window('workers') / (options.quota * workers * (landed.to - landed.from))),
       quota_hit: round(window('throttled') / Math.max(window('periods'), 1)),
+      // Until the last prompt is queued: from then on the queue drains, as it must.
+      jobs_waiting_min: queued.fewest(
+        landed.from,
+        Math.min(landed.to, landed.times[options.prompts - inFlight - 1] ?? 0),
+      ),
       worker_cpu_ms_per_rollout: round(window('workers') / landed.count),
       coordinator_cpu_ms_per_rollout: round(window('coordinator') / landed.count),
     };
@@ -334,6 +349,33 @@ async function runCoordinator(
 }
 
 /**
+ * How many of a run's jobs wait in Redis for a worker, read every 100 ms (BullMQ's wait list):
+ * while some wait, no worker is idle for want of a job.
+ */
+function watchWaitingJobs(url: string, run: string): { stop(): void; fewest(from: number, to: number): number } {
+  const client = new Redis(url, { maxRetriesPerRequest: 1 });
+  client.on('error', () => undefined);
+  const samples: { at: number; waiting: number }[] = [];
+  const key = `bull:${queueNameFor(run)}:wait`;
+  const timer = setInterval(() => {
+    client.llen(key).then(
+      (waiting) => samples.push({ at: Date.now(), waiting }),
+      () => undefined,
+    );
+  }, 100);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      client.disconnect();
+    },
+    fewest: (from, to) => {
+      const inside = samples.filter((sample) => sample.at >= from && sample.at <= to);
+      return inside.length ? Math.min(...inside.map((sample) => sample.waiting)) : Number.NaN;
+    },
+  };
+}
+
+/**
  * Rollouts landed per second between the `from`-th and `to`-th landing (0-based, by the store's
  * landing time): a window of whole rounds leaves out start-up and the tail, and counts rollouts
  * that land in batches (a round of slots finishing together) exactly.
@@ -343,7 +385,7 @@ function landingRate(
   run: string,
   from: number,
   to: number,
-): { perSecond: number; from: number; to: number; count: number } {
+): { perSecond: number; from: number; to: number; count: number; times: number[] } {
   const db = openDatabase(join(scratch, 'checkpoints', `${run}.sqlite`));
   try {
     const times = (
@@ -353,7 +395,7 @@ function landingRate(
     const start = Math.min(from, last - 1);
     const count = last - start;
     const seconds = Math.max(times[last]! - times[start]!, 1) / 1000;
-    return { perSecond: count / seconds, from: times[start]!, to: times[last]!, count };
+    return { perSecond: count / seconds, from: times[start]!, to: times[last]!, count, times };
   } finally {
     db.close();
   }
