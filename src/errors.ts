@@ -71,6 +71,7 @@ export const ERROR_CODES = [
   'image_missing',
   'init_file_exists',
   'internal',
+  'invalid_command',
   'invalid_filter',
   'invalid_path',
   'invalid_record',

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { posix } from 'node:path';
 import type { Duplex, Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -11,61 +10,85 @@ import { endTree } from './docker-kill.js';
 import type { ExecTarget } from './docker-exec-target.js';
 import { CappedOutput } from './docker-output.js';
 import { couldNotFork, withRestartNote } from './docker-restart.js';
+import {
+  engage,
+  environmentEntries,
+  exportable,
+  type Standby,
+  StartAcknowledgement,
+  standbyRequest,
+} from './docker-standby.js';
 import { DEFAULT_EXEC_TIMEOUT_MS, type ExecOptions, type ExecResult } from './sandbox.js';
 import { scrubEnvironment } from './scrub-environment.js';
 
 /**
- * Every command runs as `bash -c WRAPPER traj-exec:<token> COMMAND`. The runtime makes each exec
- * process a session and process-group leader, so the wrapper leads the command's whole tree;
- * it forks the command instead of exec'ing it (the trailing `exit`), so it stays findable by
- * its `$0` until the command ends.
+ * Every command runs in a standby (docker-standby.ts), `bash -c STANDBY traj-exec:<token>`,
+ * which forks the command as `bash -c COMMAND` and exits with its status. The runtime makes each
+ * exec process a session and process-group leader, so the standby leads the command's whole tree
+ * and stays findable by its `$0` until the command ends.
  */
-const WRAPPER = 'bash -c "$1"; exit $?';
 
 /** Attempts when the runtime could not start a process (e.g. every pid slot taken). */
 const START_ATTEMPTS = 5;
-const RUNTIME_FAILURE = /OCI runtime exec failed|unable to start container process/;
 
 export async function runDockerCommand(target: ExecTarget, command: string, options: ExecOptions): Promise<ExecResult> {
   if (options.signal?.aborted)
     return { exitCode: 130, stdout: '', stderr: '', timedOut: false, aborted: true, durationMs: 0 };
   const cwd = posix.resolve(target.workdir, options.cwd ?? '.');
-  const env = Object.entries(scrubEnvironment({ ...target.env, ...options.env })).map(
-    ([name, value]) => `${name}=${value}`,
-  );
-  return target.limiter(async () => {
-    const started = performance.now();
-    let restarted = false;
-    for (let attempt = 1; ; attempt++) {
-      await target.restarter.settled();
-      const outcome = await runOnce(target, command, cwd, env, options);
-      if ('result' in outcome) {
-        const result = await noteRestart(target, outcome.result, restarted || outcome.restarted);
-        return { ...result, durationMs: Math.round(performance.now() - started) };
-      }
-      if (/chdir to cwd/.test(outcome.runtimeFailure)) {
-        throw new SandboxError(`working directory '${options.cwd}' does not exist in sandbox ${target.sandboxId}`, {
-          code: 'cwd_missing',
-        });
-      }
-      // The command never started, so it may run again in the restarted container.
-      const giveUp = attempt >= START_ATTEMPTS || outcome.forkFailed;
-      if (giveUp && !restarted && (await target.restarter.restartIfPidsExhausted())) {
-        restarted = true;
-        continue;
-      }
-      if (attempt >= START_ATTEMPTS) {
-        throw new SandboxError(
-          `the container runtime could not start a command in sandbox ${target.sandboxId}: ${outcome.runtimeFailure.trim()}`,
-          {
-            code: 'exec_failed',
-            retryable: true,
-          },
-        );
-      }
-      await delay(200 * attempt);
+  if (command.includes('\0') || cwd.includes('\0'))
+    throw new SandboxError(
+      `a command and its working directory cannot contain a NUL byte (sandbox ${target.sandboxId})`,
+      {
+        code: 'invalid_command',
+      },
+    );
+  const env = scrubEnvironment({ ...target.env, ...options.env });
+  try {
+    return await target.limiter(() => runWithRetries(target, command, cwd, env, options));
+  } finally {
+    // The next command's process starts now, while the model thinks.
+    target.standbys.refill();
+  }
+}
+
+async function runWithRetries(
+  target: ExecTarget,
+  command: string,
+  cwd: string,
+  env: Record<string, string>,
+  options: ExecOptions,
+): Promise<ExecResult> {
+  const started = performance.now();
+  let restarted = false;
+  for (let attempt = 1; ; attempt++) {
+    await target.restarter.settled();
+    const outcome = await runOnce(target, command, cwd, env, options);
+    if ('result' in outcome) {
+      const result = await noteRestart(target, outcome.result, restarted || outcome.restarted);
+      return { ...result, durationMs: Math.round(performance.now() - started) };
     }
-  });
+    if (outcome.cwdMissing) {
+      throw new SandboxError(`working directory '${options.cwd}' does not exist in sandbox ${target.sandboxId}`, {
+        code: 'cwd_missing',
+      });
+    }
+    // The command never started, so it may run again in the restarted container.
+    const giveUp = attempt >= START_ATTEMPTS || outcome.forkFailed;
+    if (giveUp && !restarted && (await target.restarter.restartIfPidsExhausted())) {
+      restarted = true;
+      continue;
+    }
+    if (attempt >= START_ATTEMPTS) {
+      throw new SandboxError(
+        `the container runtime could not start a command in sandbox ${target.sandboxId}: ${outcome.runtimeFailure.trim()}`,
+        {
+          code: 'exec_failed',
+          retryable: true,
+        },
+      );
+    }
+    await delay(200 * attempt);
+  }
 }
 
 /**
@@ -79,51 +102,44 @@ async function noteRestart(target: ExecTarget, result: ExecResult, restarted: bo
 
 /**
  * The command's result (`restarted`: the container was restarted while it ran), or why it never
- * started: the runtime's message (exit 126, an OCI error), or the wrapper's failed fork.
+ * started: its working directory is missing, the runtime could not start its standby (the
+ * runtime's message), or the standby's fork failed.
  */
-type Outcome = { result: ExecResult; restarted: boolean } | { runtimeFailure: string; forkFailed: boolean };
+type Outcome =
+  | { result: ExecResult; restarted: boolean }
+  | { runtimeFailure: string; forkFailed: boolean; cwdMissing?: boolean };
 
 async function runOnce(
   target: ExecTarget,
   command: string,
   cwd: string,
-  env: string[],
+  env: Record<string, string>,
   options: ExecOptions,
 ): Promise<Outcome> {
-  const token = randomBytes(8).toString('hex');
   const generation = target.restarter.generation;
-  const stdin = options.stdin === undefined ? undefined : Buffer.from(options.stdin);
-  const exec = await withEngineRetry(() =>
-    target.container.exec({
-      Cmd: ['bash', '-c', WRAPPER, `traj-exec:${token}`, command],
-      Env: env,
-      WorkingDir: cwd,
-      AttachStdin: stdin !== undefined,
-      AttachStdout: true,
-      AttachStderr: true,
-      Tty: false,
-    }),
-  ).catch((error: unknown) => {
-    throw execError(target, error);
-  });
-  // Not retried: once started, the command may have had effects.
-  const stream = (await exec
-    .start({ hijack: stdin !== undefined, stdin: stdin !== undefined })
-    .catch((error: unknown) => {
-      throw execError(target, error);
-    })) as Duplex;
+  const mode = options.stdin === undefined ? 'run' : 'feed';
+  const { standby, request } = await standbyFor(target, mode, command, cwd, env);
+  const { exec, stream, token } = engage(standby);
   const limit = options.maxOutputBytes ?? target.maxOutputBytes;
   const stdout = new CappedOutput(limit);
   const stderr = new CappedOutput(limit);
+  const acknowledgement = new StartAcknowledgement();
   // Errors end the pipeline early (a stream destroyed after the kill); what arrived is kept.
-  const reading = pipeline(stream, new ExecDemultiplexer(stderr), stdout).catch(() => {});
-  if (stdin !== undefined) {
-    // A command that exits without reading its stdin closes the pipe early; not an error.
-    stream.on('error', () => {});
-    stream.end(stdin);
-  }
+  const reading = pipeline(stream, new ExecDemultiplexer(stderr), acknowledgement, stdout).catch(() => {});
+  stream.write(request);
+  // Past the request, stdin is the command's: its bytes, then end-of-file.
+  if (options.stdin !== undefined) stream.end(Buffer.from(options.stdin));
 
   const ending = await awaitEnd(target, { exec, token, stream, reading }, options, generation);
+  const stopped = ending.timedOut || ending.aborted || ending.restarted;
+  if (!stopped && acknowledgement.state !== 'started') {
+    const said = `${stdout.text()}${stderr.text()}`.trim();
+    return {
+      runtimeFailure: said === '' ? 'the process ended before the command started' : said,
+      forkFailed: false,
+      cwdMissing: acknowledgement.state === 'cwd_missing',
+    };
+  }
   const exitCode = await exitCodeAfter(target, exec, ending);
   if (exitCode === undefined) {
     throw new SandboxError(`the engine never reported an exit code for a command in sandbox ${target.sandboxId}`, {
@@ -131,10 +147,8 @@ async function runOnce(
       retryable: true,
     });
   }
-  const output = stdout.bytes().toString('utf8');
-  if (exitCode === 126 && RUNTIME_FAILURE.test(output)) return { runtimeFailure: output, forkFailed: false };
   const errors = stderr.text();
-  // Only the wrapper's messages start with its $0: its one fork, of the command, failed.
+  // Only the standby's messages start with its $0: its one fork, of the command, failed.
   if (errors.includes(`traj-exec:${token}: fork: Resource temporarily unavailable`))
     return { runtimeFailure: errors, forkFailed: true };
   const { timedOut, aborted, restarted } = ending;
@@ -142,6 +156,30 @@ async function runOnce(
     result: { exitCode, stdout: stdout.text(), stderr: errors, timedOut, ...(aborted ? { aborted: true } : {}) },
     restarted,
   };
+}
+
+/**
+ * The command's standby and request: the one started ahead when the standby can export the
+ * environment (exportable()), else one of its own with the environment in its process.
+ */
+async function standbyFor(
+  target: ExecTarget,
+  mode: 'run' | 'feed',
+  command: string,
+  cwd: string,
+  env: Record<string, string>,
+): Promise<{ standby: Standby; request: Buffer }> {
+  try {
+    if (exportable(env))
+      return {
+        standby: await target.standbys.claim(),
+        request: standbyRequest(mode, cwd, command, environmentEntries(env)),
+      };
+    const standby = await target.standbys.startOwn(environmentEntries(env));
+    return { standby, request: standbyRequest(mode, cwd, command, []) };
+  } catch (error) {
+    throw execError(target, error);
+  }
 }
 
 /** As GNU timeout: 124 after a timeout. A killed command reports 137 (128 + SIGKILL). */
@@ -161,7 +199,7 @@ interface Ending {
   restarted: boolean;
 }
 
-/** A started command: its exec, its token (see WRAPPER), its output and the reading of it. */
+/** A started command: its standby's exec and token, its output and the reading of it. */
 interface Running {
   exec: Docker.Exec;
   token: string;

@@ -1,30 +1,36 @@
-import { randomBytes } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import { Writable } from 'node:stream';
 import type Docker from 'dockerode';
 import { errorMessage } from '../errors.js';
-import { withEngineRetry } from './docker-engine.js';
 import { ExecDemultiplexer } from './docker-demux.js';
 import type { ExecTarget } from './docker-exec-target.js';
 import { exitCodeOf } from './docker-exec-status.js';
 import { endTree } from './docker-kill.js';
+import {
+  engage,
+  environmentEntries,
+  exportable,
+  type Standby,
+  StartAcknowledgement,
+  standbyRequest,
+} from './docker-standby.js';
 import type { ShellHandlers, ShellProcess } from './persistent-shell.js';
-import { SHELL_ARGV } from './shell-protocol.js';
 import { scrubEnvironment } from './scrub-environment.js';
 
 interface StartedShell {
   exec: Docker.Exec;
+  token: string;
   stream: Duplex;
 }
 
 /**
- * The container's persistent shell: one exec of `bash -s` attached to stdin, stdout and stderr
- * for the whole rollout (it takes no exec slot of the sandbox's limiter: it is idle most of the
- * time). The runtime makes it a session and process-group leader; its token lets endTree
- * (docker-kill.ts) end it with everything it started. It goes away with the container.
+ * The container's persistent shell: a standby (docker-standby.ts) asked to become `bash --norc
+ * -s traj-exec:TOKEN`, attached to stdin, stdout and stderr for the whole rollout (it takes no
+ * exec slot of the sandbox's limiter: it is idle most of the time). The runtime makes it a
+ * session and process-group leader; its token lets endTree (docker-kill.ts) end it with
+ * everything it started. It goes away with the container.
  */
 export function openDockerShell(target: ExecTarget, handlers: ShellHandlers): ShellProcess {
-  const token = randomBytes(8).toString('hex');
   const pending: string[] = [];
   let stream: Duplex | undefined;
   let attached: (shell: StartedShell) => void = () => {};
@@ -38,23 +44,12 @@ export function openDockerShell(target: ExecTarget, handlers: ShellHandlers): Sh
     ended = true;
     handlers.exit(code, error);
   };
-  const env = Object.entries(scrubEnvironment({ ...target.env })).map(([name, value]) => `${name}=${value}`);
   void (async () => {
     await target.restarter.settled();
     const generation = target.restarter.generation;
-    const exec = await withEngineRetry(() =>
-      target.container.exec({
-        Cmd: SHELL_ARGV(token),
-        Env: env,
-        WorkingDir: target.workdir,
-        AttachStdin: true,
-        AttachStdout: true,
-        AttachStderr: true,
-        Tty: false,
-      }),
-    );
-    const started = (await exec.start({ hijack: true, stdin: true })) as Duplex;
-    started.on('error', () => {});
+    const { standby, request } = await shellStandby(target);
+    const { exec, token, stream: started } = engage(standby);
+    const acknowledgement = new StartAcknowledgement();
     const stderr = new Writable({
       write: (chunk: Buffer, _encoding, done) => {
         handlers.stderr(chunk);
@@ -62,18 +57,21 @@ export function openDockerShell(target: ExecTarget, handlers: ShellHandlers): Sh
       },
     });
     const demux = new ExecDemultiplexer(stderr);
-    demux.on('data', (chunk: Buffer) => handlers.stdout(chunk));
-    started.pipe(demux);
+    started.pipe(demux).pipe(acknowledgement);
+    acknowledgement.on('data', (chunk: Buffer) => handlers.stdout(chunk));
+    started.write(request);
     stream = started;
-    attached({ exec, stream: started });
+    attached({ exec, token, stream: started });
     for (const text of pending.splice(0)) started.write(text);
     await new Promise<void>((done) => {
-      demux.once('end', done);
-      demux.once('close', done);
+      acknowledgement.once('end', done);
+      acknowledgement.once('close', done);
       started.once('close', () => demux.end());
     });
     // A restart ends the shell's exec before the restart returns: the call ends once the container is back.
     await stopping?.catch(() => {});
+    if (acknowledgement.state !== 'started' && stopping === undefined)
+      return end(126, notStarted(target, acknowledgement));
     // A killed shell's code is the kill's, and a restarted container's engine may never report one.
     const killed = stopping !== undefined || target.restarter.generation !== generation;
     end(killed ? 137 : ((await exitCodeOf(exec).catch(() => undefined)) ?? 137));
@@ -86,7 +84,31 @@ export function openDockerShell(target: ExecTarget, handlers: ShellHandlers): Sh
       else pending.push(text);
     },
     kill: () => {
-      stopping ??= attaching.then((shell) => endTree(target, shell.exec, token, shell.stream));
+      stopping ??= attaching.then((shell) => endTree(target, shell.exec, shell.token, shell.stream));
     },
   };
+}
+
+function notStarted(target: ExecTarget, acknowledgement: StartAcknowledgement): string {
+  return acknowledgement.state === 'cwd_missing'
+    ? `cannot start the shell in sandbox ${target.sandboxId}: its working directory ${target.workdir} does not exist`
+    : `cannot start the shell in sandbox ${target.sandboxId}: its process ended before it started`;
+}
+
+/** The shell's standby and request: the one started ahead when its environment can be exported, else its own. */
+async function shellStandby(target: ExecTarget): Promise<{ standby: Standby; request: Buffer }> {
+  const env = scrubEnvironment({ ...target.env });
+  if (!exportable(env)) {
+    const standby = await target.standbys.startOwn(environmentEntries(env));
+    return { standby, request: standbyRequest('shell', target.workdir, '', []) };
+  }
+  try {
+    return {
+      standby: await target.standbys.claim(),
+      request: standbyRequest('shell', target.workdir, '', environmentEntries(env)),
+    };
+  } finally {
+    // The next command's process starts now.
+    target.standbys.refill();
+  }
 }

@@ -24,7 +24,9 @@ import { runDockerCommand } from './docker-exec.js';
 import type { ExecTarget } from './docker-exec-target.js';
 import { containerLabels } from './docker-labels.js';
 import { startServices, type ServiceGroup } from './docker-services.js';
-import { takeWarmContainer } from './docker-warm-pool.js';
+import { type Standby, startStandby } from './docker-standby.js';
+import { StandbySlot } from './docker-standby-slot.js';
+import { takeWarmContainer, type WarmContainer } from './docker-warm-pool.js';
 import { ContainerRestarter, couldNotFork, withRestartNote } from './docker-restart.js';
 import { openDockerShell } from './docker-shell.js';
 import { PersistentShell } from './persistent-shell.js';
@@ -34,7 +36,7 @@ import { scrubEnvironment } from './scrub-environment.js';
 
 /**
  * A sandbox that is one container: `sleep infinity` under Docker's init as PID 1, commands run
- * with exec, files moved as tar streams. Isolation (network, limits, capabilities) comes from
+ * each in an exec started ahead of it (docker-standby.ts), files moved as tar streams. Isolation (network, limits, capabilities) comes from
  * `options.docker` (DockerSandboxConfigSchema). Host environment never reaches the container:
  * only `options.env` and each command's `env`, both scrubbed of credential-like names.
  */
@@ -51,7 +53,7 @@ export async function createDockerSandbox(options: SandboxOptions): Promise<Sand
       const container = await limited(() =>
         startContainer(docker, { image, workdir, config, network: group.network, run: options.run, key: options.key }),
       );
-      return new DockerSandbox(container, workdir, config, env, group);
+      return new DockerSandbox(container, workdir, config, env, { services: group });
     } catch (error) {
       await group.remove().catch(() => {});
       throw error;
@@ -61,10 +63,10 @@ export async function createDockerSandbox(options: SandboxOptions): Promise<Sand
   if (options.warm !== undefined && options.warm > 0) {
     // Spares are started before their rollout is known: they carry the run's labels, not a key.
     const spare = { ...spec, key: undefined };
-    const container = await takeWarmContainer(JSON.stringify([image, workdir, config, options.run]), options.warm, () =>
-      limited(() => startContainer(docker, spare)),
+    const warm = await takeWarmContainer(JSON.stringify([image, workdir, config, options.run]), options.warm, () =>
+      limited(() => startContainer(docker, spare)).then(withStandby),
     );
-    return new DockerSandbox(container, workdir, config, env);
+    return new DockerSandbox(warm.container, workdir, config, env, { standby: warm.standby });
   }
   return new DockerSandbox(await limited(() => startContainer(docker, spec)), workdir, config, env);
 }
@@ -120,6 +122,12 @@ async function startContainer(docker: Docker, spec: ContainerSpec): Promise<Dock
   return container;
 }
 
+/** A spare's first command's process, started with it (docker-standby.ts); without one the sandbox starts it. */
+async function withStandby(container: Docker.Container): Promise<WarmContainer> {
+  const standby = await startStandby(container, 0).catch(() => undefined);
+  return { container, ...(standby ? { standby } : {}) };
+}
+
 function createError(error: unknown, image: string): SandboxError {
   if (engineStatus(error) === 404 && /no such image/i.test(errorMessage(error))) {
     return new SandboxError(
@@ -151,17 +159,29 @@ class DockerSandbox implements Sandbox {
   private readonly unregister: () => void;
   private readonly shell: PersistentShell;
   private readonly restarter: ContainerRestarter;
+  private readonly standbys: StandbySlot;
+  /** Sidecar services and their network, removed after the main container. */
+  private readonly services: ServiceGroup | undefined;
 
   constructor(
     private readonly container: Docker.Container,
     readonly workdir: string,
     private readonly config: DockerSandboxConfig,
     env: Record<string, string>,
-    /** Sidecar services and their network, removed after the main container. */
-    private readonly services?: ServiceGroup,
+    extras: {
+      /** Sidecar services and their network, removed after the main container. */
+      services?: ServiceGroup;
+      /** The first command's process, started with a warm container. */
+      standby?: Standby;
+    } = {},
   ) {
     this.id = `docker-${container.id.slice(0, 12)}`;
-    this.restarter = new ContainerRestarter(container, this.id, config.pids_limit, () => this.shell.forget());
+    this.services = extras.services;
+    this.restarter = new ContainerRestarter(container, this.id, config.pids_limit, () => {
+      this.shell.forget();
+      this.standbys.forget();
+    });
+    this.standbys = new StandbySlot(container, this.restarter, extras.standby);
     this.target = {
       container,
       sandboxId: this.id,
@@ -170,6 +190,7 @@ class DockerSandbox implements Sandbox {
       maxOutputBytes: config.max_output_bytes,
       limiter: engineLimiter('exec', config.exec_concurrency),
       restarter: this.restarter,
+      standbys: this.standbys,
     };
     this.engineFiles = engineTransport(container, this.id);
     this.tmpfsFiles = execTransport(this.target);
@@ -201,10 +222,13 @@ class DockerSandbox implements Sandbox {
 
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     this.assertLive();
-    const result = await runDockerCommand(this.target, command, options);
+    const disposed = () =>
+      new SandboxError(`sandbox ${this.id} was disposed while the command ran`, { code: 'disposed' });
     // Removing the container kills its commands; that is the sandbox ending, not the command failing.
-    if (this.disposing)
-      throw new SandboxError(`sandbox ${this.id} was disposed while the command ran`, { code: 'disposed' });
+    const result = await runDockerCommand(this.target, command, options).catch((error: unknown) => {
+      throw this.disposing ? disposed() : error;
+    });
+    if (this.disposing) throw disposed();
     return result;
   }
 
@@ -264,6 +288,7 @@ class DockerSandbox implements Sandbox {
     this.unregister();
     // Removing the container ends the shell's exec; this only marks it as gone.
     this.shell.dispose(false);
+    this.standbys.close();
     this.restarter.close();
     // A removal racing a restart under way could meet a container being started again.
     await this.restarter.settled();

@@ -8,6 +8,7 @@ const HINTS: Record<string, string> = {
   not_found: 'check the path; search_files with target "files" lists what exists',
   is_directory: 'pass a file path; search_files with target "files" lists what a folder holds',
   cwd_missing: 'create the folder first (mkdir -p) or leave workdir out',
+  invalid_command: 'remove the NUL byte: a command is text',
   hard_link: 'write a new file instead (a file with several hard links may live outside the sandbox)',
 };
 
