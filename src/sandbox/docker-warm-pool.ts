@@ -19,9 +19,8 @@ const counts = { takes: 0, ready: 0 };
  * Spares grow with demand: after k takes of one image the pool keeps min(k, size) spares, so
  * an image used once (a task with one sample) costs at most one spare, removed at the end. A take
  * that finds no spare ready waits for the first one to finish starting (starts run in parallel
- * and finish in any order), and tells the pool that refills take longer than rollouts hold their
- * containers (a busy engine): each such take adds a spare, up to twice `size`, so refills start
- * further ahead.
+ * and finish in any order). No more spares than `size`: when takes find none ready, the engine
+ * starts containers slower than rollouts end them, and more spares would only add starts.
  */
 class WarmPool {
   private readonly ready: WarmContainer[] = [];
@@ -29,8 +28,6 @@ class WarmPool {
   private readonly starting = new Set<Promise<void>>();
   private readonly waiting: ((warm: WarmContainer | undefined) => void)[] = [];
   private takes = 0;
-  /** Spares beyond `size`, one per take that found none ready. */
-  private extra = 0;
   private closed = false;
 
   constructor(
@@ -53,17 +50,15 @@ class WarmPool {
       this.refill();
       return own;
     }
-    // Past the first `size` takes the pool had its chance to fill: waiting now means slow refills.
-    if (this.takes > this.size) this.extra = Math.min(this.extra + 1, this.size);
     const handed = new Promise<WarmContainer | undefined>((hand) => this.waiting.push(hand));
     this.refill();
     // A spare that failed to start is not the rollout's fault: start one for it now.
     return (await handed) ?? this.start();
   }
 
-  /** Start spares until min(takes, size + extra) are ready or starting for no waiting take. */
+  /** Start spares until min(takes, size) are ready or starting for no waiting take. */
   private refill(): void {
-    const target = Math.min(this.size + this.extra, this.takes);
+    const target = Math.min(this.size, this.takes);
     while (!this.closed && this.ready.length + this.starting.size - this.waiting.length < target) {
       const starting: Promise<void> = this.start().then(
         (warm) => this.started(starting, warm),
