@@ -197,10 +197,17 @@ const SCENARIOS: Scenario[] = [
       (await import('./local-sandbox.js')).localSandboxBenchmark(quick ? 30 : 100) as Promise<Figures>,
   },
   {
-    name: 'queue-cpu',
+    name: 'scale-out',
     description:
-      'a CPU-bound tool workload over --queue with 1 and 3 `traj worker` processes: speed-up and per-rollout overhead vs the local pool',
-    run: async (quick) => (await import('./queue-scale.js')).queueScaleBenchmark(quick ? 24 : 60) as Promise<Figures>,
+      'traj worker over Redis: a CPU-bound tool workload on 1 and 3 workers, each a simulated machine (a cgroup capped at 0.3 core), 3 runs each, medians (target: ≥ 2.7×); then the coordinator’s limit in rollouts/s with trivially cheap rollouts',
+    run: async (quick) =>
+      (await import('./scale-out.js')).scaleOutBenchmark({
+        prompts: quick ? 30 : 36,
+        quota: 0.3,
+        workerConcurrency: 2,
+        repeats: quick ? 1 : 3,
+        cheapPrompts: quick ? 600 : 1500,
+      }),
   },
   {
     name: 'sandbox-lifecycle',

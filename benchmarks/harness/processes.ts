@@ -47,9 +47,18 @@ export async function startMockServer(args: string[]): Promise<MockServer> {
 
 /** user+sys CPU of a live process (all its threads) from /proc, in ms; 0 where /proc is absent. */
 export function processCpuMs(pid: number): number {
+  return statCpuMs(`/proc/${pid}/stat`);
+}
+
+/** user+sys CPU of one thread of a live process (its main thread: `tid` = `pid`), in ms. */
+export function threadCpuMs(pid: number, tid: number): number {
+  return statCpuMs(`/proc/${pid}/task/${tid}/stat`);
+}
+
+function statCpuMs(file: string): number {
   try {
     // Fields 14 and 15 (utime, stime) follow the parenthesised command name, in clock ticks (100/s).
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    const fields = readFileSync(file, 'utf8').split(') ')[1]!.split(' ');
     return (Number(fields[11]) + Number(fields[12])) * 10;
   } catch {
     return 0;
@@ -73,15 +82,26 @@ export interface CliMeasurement {
 /** Run the CLI and read its own resource report (wall, CPU of all threads, peak RSS). */
 export async function measureCli(
   args: string[],
-  options: { cwd: string; env?: NodeJS.ProcessEnv },
+  options: {
+    cwd: string;
+    env?: NodeJS.ProcessEnv;
+    /** Told the CLI's pid as soon as it is spawned. */
+    onSpawn?: (pid: number) => void;
+    /** Shell commands run before the CLI is exec'd in the same process (e.g. joining a cgroup). */
+    shellPrefix?: string;
+  },
 ): Promise<CliMeasurement> {
   const report = join(options.cwd, `resources-${process.hrtime.bigint()}.json`);
   const spawnedAt = Date.now();
-  const child = spawn(process.execPath, [CLI, ...args], {
+  const [file, ...spawnArgs] = options.shellPrefix
+    ? ['sh', '-c', `${options.shellPrefix}exec "$0" "$@"`, process.execPath, CLI, ...args]
+    : [process.execPath, CLI, ...args];
+  const child = spawn(file!, spawnArgs, {
     cwd: options.cwd,
     env: { ...process.env, OPENAI_API_KEY: '', OPENAI_BASE_URL: '', ...options.env, TRAJ_RESOURCE_REPORT: report },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  if (child.pid !== undefined) options.onSpawn?.(child.pid);
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

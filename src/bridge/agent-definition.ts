@@ -57,16 +57,25 @@ export function agentDefinitionPaths(name: string): string[] {
   return [join(trajHome(), 'agents', `${name}.yaml`), join(projectRoot(), 'agents', `${name}.yaml`)];
 }
 
-/** `--agent` names a definition (shipped or the user's) or is a path to a YAML file. */
-export function loadAgentDefinition(nameOrPath: string): AgentDefinition {
-  const path = /[/\\]|\.ya?ml$/.test(nameOrPath)
+/** A name is looked up (agentDefinitionPaths); a value with a slash or a .yaml/.yml ending is a file. */
+export function isAgentDefinitionPath(nameOrPath: string): boolean {
+  return /[/\\]|\.ya?ml$/.test(nameOrPath);
+}
+
+/**
+ * `--agent` (or a suite's `agent:`, named by `source`) names a definition (shipped or the user's)
+ * or is a path to a YAML file.
+ */
+export function loadAgentDefinition(nameOrPath: string, source = '--agent'): AgentDefinition {
+  const path = isAgentDefinitionPath(nameOrPath)
     ? nameOrPath
     : agentDefinitionPaths(nameOrPath).find((candidate) => existsSync(candidate));
-  if (!path || !existsSync(path))
-    throw new ConfigError(
-      `--agent ${nameOrPath}: no agent definition; expected model, noop, oracle, or a YAML file at ${agentDefinitionPaths(nameOrPath).join(' or ')}`,
-      { code: 'cli_usage' },
-    );
+  if (!path || !existsSync(path)) {
+    const where = isAgentDefinitionPath(nameOrPath)
+      ? 'no such file (expected an agent definition YAML there)'
+      : `no agent definition; expected model, noop, oracle, or a YAML file at ${agentDefinitionPaths(nameOrPath).join(' or ')}`;
+    throw new ConfigError(`${source} ${nameOrPath}: ${where}`, { code: 'cli_usage' });
+  }
   return validate(AgentDefinitionSchema, readConfigFile(path), path);
 }
 

@@ -72,7 +72,13 @@ function addMessage(messages: Message[], message: Block, index: number): void {
     messages.push({ role: 'assistant', content: text || null, ...(calls.length > 0 ? { tool_calls: calls } : {}) });
     return;
   }
-  if (message.role !== 'user') throw new ProxyRequestError(`messages[${index}].role: expected user or assistant`);
+  // Claude Code 2.1 sends its environment notes as a system message between the turns.
+  if (message.role === 'system') {
+    messages.push({ role: 'system', content: textOf(blocks.filter((block) => block.type === 'text')) });
+    return;
+  }
+  if (message.role !== 'user')
+    throw new ProxyRequestError(`messages[${index}].role: expected user, assistant or system`);
   // Tool results come first in a user turn; they become tool messages, the rest one user message.
   for (const block of blocks.filter((part) => part.type === 'tool_result'))
     messages.push({ role: 'tool', tool_call_id: String(block.tool_use_id), content: textOf(block.content) });

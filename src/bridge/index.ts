@@ -1,6 +1,7 @@
 export {
   AgentDefinitionSchema,
   agentDefinitionPaths,
+  isAgentDefinitionPath,
   loadAgentDefinition,
   type AgentDefinition,
 } from './agent-definition.js';

@@ -2,13 +2,21 @@ import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { CommandApprover, guardTerminal, loadApprovedCommands } from '../chat/index.js';
 import { ConfigError } from '../errors.js';
-import { loadAgentConfig } from '../run/load-run-config.js';
-import type { RolloutServices } from '../run/rollout.js';
+import { localIsolationWarning } from '../sandbox/local.js';
+import { type AgentConfig, loadAgentConfig } from '../run/load-run-config.js';
+import type { RolloutServices, RolloutSettings } from '../run/rollout.js';
 import { agentSettingsFrom } from '../run/run-setup.js';
 import { runSingleRollout } from '../run/single-rollout.js';
 import { builtinRegistry } from '../tools/builtin.js';
 import { ToolRegistry } from '../tools/registry.js';
-import { ENDPOINT_OPTIONS, integerOption, listOption, stringOption, type CommandDefinition } from './command.js';
+import {
+  ENDPOINT_OPTIONS,
+  integerOption,
+  listOption,
+  stringOption,
+  type CommandDefinition,
+  type ParsedCommand,
+} from './command.js';
 import { resolveEndpoint } from './endpoint.js';
 import { exitCodeFor } from './exit-codes.js';
 import { renderConversation } from './render-conversation.js';
@@ -43,7 +51,7 @@ export const command: CommandDefinition = {
       type: 'string',
       value: 'FILE',
       description:
-        'a run config whose agent settings apply, over TRAJ_HOME/config.yaml: tool sections (web, terminal, …), compression, system prompt, max_turns, budget',
+        'a run config whose agent settings apply, over TRAJ_HOME/config.yaml: tool sections (web, terminal, …), compression, system prompt, max_turns, budget, and the sandbox (sandbox, image, workdir, docker:, local:)',
     },
     'scripted-if-unset': {
       type: 'boolean',
@@ -66,7 +74,8 @@ stay there. Dangerous commands (rm -rf, git reset --hard, …) are refused unles
       });
     const toolsets = listOption(values, 'toolsets') ?? ['terminal', 'file'];
     builtinRegistry().assertToolsets(toolsets, '--toolsets');
-    const sandbox = stringOption(values, 'sandbox') ?? 'local';
+    const config = loadAgentConfig(stringOption(values, 'config'));
+    const sandbox = stringOption(values, 'sandbox') ?? config.sandbox ?? 'local';
     if (sandbox !== 'local' && sandbox !== 'docker')
       throw new ConfigError(`--sandbox: expected local or docker, got '${sandbox}'`, { code: 'cli_usage' });
     const systemFile = stringOption(values, 'system');
@@ -83,7 +92,6 @@ stay there. Dangerous commands (rm -rf, git reset --hard, …) are refused unles
       throw new ConfigError(`--workdir ${hostFolder}: no such folder (give an existing directory to work in)`, {
         code: 'cli_usage',
       });
-    const config = loadAgentConfig(stringOption(values, 'config'));
     const { endpoint, scripted } = await resolveEndpoint(values, config.endpoint, {
       scriptedIfUnset: values['scripted-if-unset'] === true,
       log: (line) => process.stderr.write(`${line}\n`),
@@ -100,7 +108,7 @@ stay there. Dangerous commands (rm -rf, git reset --hard, …) are refused unles
           maxTurns: integerOption(values, 'max-turns') ?? settings.maxTurns,
           ...(systemFile ? { systemPrompt: readFileSync(systemFile, 'utf8') } : {}),
         },
-        sandbox: { kind: sandbox, image: stringOption(values, 'image'), ...(hostFolder ? { hostFolder } : {}) },
+        sandbox: await askSandbox(values, config, sandbox, hostFolder),
         services: hostFolder ? guardedServices : undefined,
         onUnavailable: (tool) =>
           process.stderr.write(`[traj] warning: ${tool.name} [${tool.toolset}] is not offered: ${tool.reason}\n`),
@@ -127,6 +135,31 @@ stay there. Dangerous commands (rm -rf, git reset --hard, …) are refused unles
     }
   },
 };
+
+/**
+ * The rollout's sandbox as chat builds it: the flags over the config's `sandbox`, `image`,
+ * `workdir`, `docker:` and `local:`. A local one first says what is not isolated here (and
+ * `isolation: bwrap` without a usable bubblewrap is an error before any model call).
+ */
+async function askSandbox(
+  values: ParsedCommand['values'],
+  config: AgentConfig,
+  kind: 'local' | 'docker',
+  hostFolder: string | undefined,
+): Promise<RolloutSettings['sandbox']> {
+  if (kind === 'local') {
+    const warning = await localIsolationWarning(config.local);
+    if (warning) process.stderr.write(`${warning}\n`);
+  }
+  return {
+    kind,
+    image: stringOption(values, 'image') ?? config.image,
+    workdir: config.workdir,
+    docker: config.docker,
+    local: config.local,
+    ...(hostFolder ? { hostFolder } : {}),
+  };
+}
 
 /**
  * On a real folder the terminal sits behind the chat's dangerous-command approver. ask cannot

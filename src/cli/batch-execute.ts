@@ -1,3 +1,4 @@
+import type { AgentDefinition } from '../bridge/index.js';
 import type { RunConfig } from '../run/run-config.js';
 import { runBatch } from '../run/batch-run.js';
 import { defaultOutputDirectory } from '../run/outputs.js';
@@ -24,6 +25,8 @@ export function warnOnce(log: (line: string) => void): (toolset: string, reason:
 export interface BatchCommandInput {
   values: ParsedCommand['values'];
   config: RunConfig & { dataset: string };
+  /** The agent CLI that is the policy (--agent NAME|FILE), when it is not traj's own agent. */
+  agentCli?: AgentDefinition;
   resolved: ResolvedEndpoint;
   /** The threads `traj batch` started before loading this module (none for a queued run). */
   pool?: LocalPool;
@@ -44,6 +47,7 @@ export async function executeBatch(input: BatchCommandInput): Promise<number> {
       tools,
       endpoint,
       endpointIdentity: identity,
+      agentCli: input.agentCli,
       outDir,
       force: values.force === true,
       controls: {
@@ -53,7 +57,8 @@ export async function executeBatch(input: BatchCommandInput): Promise<number> {
       },
       onDrop: warnOnce(log),
       onStart(info, rows) {
-        logRunStart(log, info, `run '${config.run}': ${endpoint.model} at ${endpoint.base_url}`);
+        const agent = input.agentCli ? `agent ${input.agentCli.name}, model ` : '';
+        logRunStart(log, info, `run '${config.run}': ${agent}${endpoint.model} at ${endpoint.base_url}`);
         progress = new RunProgress(rows);
         progress.watchRequests(info.requestsInFlight);
         progress.watchSpend(info.spentUsd, info.maxCostUsd);

@@ -1,18 +1,31 @@
 import { ConfigError } from '../errors.js';
+import { agentCliBatchConfig } from '../run/agent-cli-run.js';
 import { startLocalPool } from '../run/pool.js';
-import type { CommandDefinition } from './command.js';
+import { stringOption, type CommandDefinition, type OptionSpec } from './command.js';
 import { resolveEndpoint } from './endpoint.js';
 import { RUN_OPTIONS, runConfigFrom } from './run-options.js';
 import { exitCodeHelp } from './exit-codes.js';
 
+const BATCH_OPTIONS: Record<string, OptionSpec> = {
+  ...RUN_OPTIONS,
+  agent: {
+    type: 'string',
+    value: 'model|NAME|FILE',
+    description:
+      "the policy: traj's own agent (model, the default), or an agent CLI (qwen-code, codex, claude-code, TRAJ_HOME/agents/NAME.yaml, or a YAML file) run in Docker with the model behind traj's recording proxy: needs --sandbox docker; --toolsets, --distribution, --system, --ephemeral-system-prompt, --prefill, --memory and --skills are refused (docs/agents.md)",
+  },
+};
+
 export const command: CommandDefinition = {
   name: 'batch',
   summary: 'turn a prompt dataset into a trajectory dataset (resumable)',
-  usage: 'traj batch --dataset FILE --run NAME [--distribution NAME | --toolsets a,b] [options]',
-  options: RUN_OPTIONS,
+  usage:
+    'traj batch --dataset FILE --run NAME [--distribution NAME | --toolsets a,b] [options]\n       traj batch --dataset FILE --run NAME --agent NAME|FILE --sandbox docker [options]',
+  options: BATCH_OPTIONS,
   details: `Examples:
   traj batch --dataset datasets/sample/prompts.jsonl --run demo --distribution development
   traj batch --config run.yaml --concurrency 64          # flags override the config file
+  traj batch --dataset prompts.jsonl --run q1 --agent qwen-code --sandbox docker   # Qwen Code is the policy
 Resume: run the same command again; finished prompts are skipped, failed ones retried until --max-attempts
 recorded failures (a kill or a run-level fault uses no attempt); --retry-failed gives those failed for good fresh attempts.
 Rate limits: model requests in flight adapt per endpoint (AIMD, up to --concurrency or endpoint.concurrency): a 429/503
@@ -25,7 +38,14 @@ Outputs: checkpoints/NAME.sqlite (the source of truth), datasets/NAME/trajectori
 is refused: choose another run name or --out.
 ${exitCodeHelp()}`,
   async run({ values }) {
-    const config = runConfigFrom(values);
+    const agent = stringOption(values, 'agent');
+    // A definition is YAML, checked with the eval agents' names: loaded only when an agent is named,
+    // so that a plain batch starts its threads before loading YAML or the SDK.
+    const agentCli =
+      agent !== undefined && agent !== 'model'
+        ? (await import('./agent-option.js')).batchAgentOption(values)
+        : undefined;
+    const config = agentCli ? agentCliBatchConfig(runConfigFrom(values), agentCli) : runConfigFrom(values);
     if (!config.dataset)
       throw new ConfigError('missing --dataset FILE (JSONL, Parquet, Arrow or hf://datasets/...)', {
         code: 'cli_usage',
@@ -47,7 +67,14 @@ ${exitCodeHelp()}`,
         });
     try {
       const { executeBatch } = await import('./batch-execute.js');
-      return await executeBatch({ values, config: { ...config, dataset: config.dataset }, resolved, pool, log });
+      return await executeBatch({
+        values,
+        config: { ...config, dataset: config.dataset },
+        agentCli,
+        resolved,
+        pool,
+        log,
+      });
     } finally {
       await pool?.pool.close();
       await resolved.scripted?.close();

@@ -9,6 +9,7 @@ import {
   materializeSuite,
   type SuiteReference,
 } from '../report/suite-registry.js';
+import { isAgentDefinitionPath, loadAgentDefinition } from '../bridge/index.js';
 import { resolveEnvironmentModule } from '../eval/load-environment.js';
 import { compareRuns } from '../report/run-comparison.js';
 import { ConfigError } from '../errors.js';
@@ -57,9 +58,9 @@ const BENCH_OPTIONS: Record<string, OptionSpec> = {
   ...RUN_AND_EVAL_OPTIONS,
   agent: {
     type: 'string',
-    value: 'model|oracle|noop',
+    value: 'model|oracle|noop|NAME|FILE',
     description:
-      "oracle replays each task's reference solution, noop does nothing: both validate the suite (default: the suite's, else model)",
+      "oracle replays each task's reference solution, noop does nothing: both validate the suite; NAME (qwen-code, codex, claude-code, TRAJ_HOME/agents/NAME.yaml) or an agent YAML runs that agent CLI in Docker behind traj's recording proxy (docs/agents.md) (default: the suite's agent:, else model)",
   },
   run: {
     type: 'string',
@@ -75,7 +76,7 @@ export const command: CommandDefinition = {
   summary:
     'run a benchmark suite (an environment + its items + settings), then write report.json, report.md and a self-contained report.html',
   usage:
-    'traj bench NAME [--tasks DIR | --dataset FILE] [--samples K] [--agent model|oracle|noop] [--run NAME] [endpoint and batch options]\n       traj bench list [--registry FILE]\n       traj bench run NAME@VERSION [--registry FILE] [--agent model|oracle|noop] [--run NAME] [endpoint and batch options]\n       traj bench compare RUN_A RUN_B [--json]',
+    'traj bench NAME [--tasks DIR | --dataset FILE] [--samples K] [--agent model|oracle|noop|NAME|FILE] [--run NAME] [endpoint and batch options]\n       traj bench list [--registry FILE]\n       traj bench run NAME@VERSION [--registry FILE] [--agent model|oracle|noop|NAME|FILE] [--run NAME] [endpoint and batch options]\n       traj bench compare RUN_A RUN_B [--json]',
   options: BENCH_OPTIONS,
   allowPositionals: true,
   details: `Suites are YAML files in benchmarks/ (traj bench list): terminal-tasks, gsm8k, demo.
@@ -84,6 +85,7 @@ Examples:
   traj bench terminal-tasks --agent oracle                    # every dev task must score 1.0
   traj bench terminal-tasks --agent noop                      # ... and 0.0 doing nothing
   traj bench terminal-tasks --base-url URL --model M --run m1
+  traj bench demo --agent codex --base-url URL --model M      # Codex CLI is the policy (a suite may say agent: codex)
   traj bench compare m1 m2                                    # per-task deltas, pass-rate difference with a 95% CI
 Outputs: checkpoints/RUN.sqlite, datasets/RUN/ (trajectories.jsonl, statistics.json, report.json, report.md, report.html; validation.json with --agent oracle|noop).
 A missing sandbox image or an unreachable Docker engine stops the run before any task runs (exit 4), never every task BROKEN.
@@ -203,7 +205,9 @@ function positive(value: number, flag: string): number {
 }
 
 export function defaultRunName(suite: string, agent: string, model: string | undefined): string {
-  const who = agent === 'model' ? (model ?? 'model') : agent;
+  // An agent definition file goes by its own name.
+  const who =
+    agent === 'model' ? (model ?? 'model') : isAgentDefinitionPath(agent) ? loadAgentDefinition(agent).name : agent;
   return `${suite}-${who}`.replace(/[^A-Za-z0-9._-]+/g, '-');
 }
 

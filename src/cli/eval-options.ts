@@ -3,8 +3,6 @@ import { EndpointSchema, type Endpoint } from '../config/endpoint.js';
 import { validate } from '../config/load.js';
 import { readRubric, type JudgeConfig } from '../eval/environment-config.js';
 import { JudgeSettingsSchema, type JudgeSettings } from '../eval/judge.js';
-import { loadAgentDefinition, type AgentDefinition } from '../bridge/index.js';
-import { EVAL_AGENTS, type EvalAgent } from '../run/stored-eval.js';
 import { ConfigError } from '../errors.js';
 import { listOption, stringOption, type OptionSpec, type ParsedCommand } from './command.js';
 import { RUN_OPTIONS } from './run-options.js';
@@ -69,13 +67,6 @@ export function numberOption(values: ParsedCommand['values'], name: string): num
   if (!DECIMAL.test(raw))
     throw new ConfigError(`flag --${name}: expected a number, got '${raw}'`, { code: 'cli_usage' });
   return Number(raw);
-}
-
-/** --agent: traj's own agent, a reference agent, or an agent CLI's definition (loaded and checked now). */
-export function agentOption(values: ParsedCommand['values']): { agent: EvalAgent; agentCli?: AgentDefinition } {
-  const agent = stringOption(values, 'agent') ?? 'model';
-  if ((EVAL_AGENTS as readonly string[]).includes(agent)) return { agent: agent as EvalAgent };
-  return { agent: 'cli', agentCli: loadAgentDefinition(agent) };
 }
 
 /** A dataset argument as stored for rescoring: local paths absolute, URLs (hf://…) as given. */

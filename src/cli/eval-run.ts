@@ -12,12 +12,14 @@ import {
   planEnvironmentRun,
   runEnvironment,
 } from '../run/environment-run.js';
+import { checkAgentCliSandbox } from '../run/agent-cli-run.js';
 import { defaultOutputDirectory } from '../run/outputs.js';
 import type { RunConfig } from '../run/run-config.js';
 import type { EvalAgent } from '../run/stored-eval.js';
 import { integerOption, stringOption, type ParsedCommand } from './command.js';
 import { resolveEndpoint, type ResolvedEndpoint } from './endpoint.js';
-import { agentOption, datasetLocation, judgeSettingsFrom, numberOption } from './eval-options.js';
+import { agentOption } from './agent-option.js';
+import { datasetLocation, judgeSettingsFrom, numberOption } from './eval-options.js';
 import { formatEvalSummary } from './eval-summary.js';
 import { RunProgress } from './progress.js';
 import { runConfigFrom } from './run-options.js';
@@ -93,6 +95,7 @@ export async function runEval(
     environmentConfig,
   );
   const { agent, agentCli } = agentOption(values);
+  if (agentCli) checkAgentCliSandbox(config, agentCli);
   const plan = await planEnvironmentRun(config, environment, agent);
   const samples = integerOption(values, 'samples') ?? environmentConfig.samples ?? 1;
   const passThreshold =

@@ -27,7 +27,7 @@ export const command: CommandDefinition = {
       type: 'string',
       value: 'FORMAT',
       description:
-        'parquet, jsonl, arrow (IPC stream): one schema, declared in the card; atropos (one ScoredDataGroup line per group), hermes (hermes-agent batch-runner lines) or tokens (Parquet of token ids, masks and logprobs; needs --tokenizer)',
+        'parquet, jsonl, arrow (IPC stream): one schema, declared in the card; atropos (one ScoredDataGroup line per group), hermes (hermes-agent batch-runner lines) or tokens (Parquet of token ids, masks and logprobs; needs --tokenizer, unless the run was made with tokenizer: in its config)',
       default: 'parquet',
     },
     view: {
@@ -82,7 +82,7 @@ export const command: CommandDefinition = {
       type: 'string',
       value: 'ID|DIR',
       description:
-        "the policy's tokenizer and chat template (Hub model id or a folder with tokenizer.json): needed by tokens, fills atropos tokens/masks/logprobs",
+        "the policy's tokenizer and chat template (Hub model id or a folder with tokenizer.json): needed by tokens and --max-tokens (default: the run config's tokenizer:), fills atropos tokens/masks/logprobs",
     },
     'max-tokens': {
       type: 'string',

@@ -9,13 +9,20 @@ import { type ConfigIssues, validate } from './validate.js';
 
 const PATTERN_IDS = 'expected a list of pattern ids (strings)';
 
-/** The tool sections as a file gives them: each optional, checked by its own schema. */
+/**
+ * The tool sections as a file gives them: each optional, checked by its own schema, and absent
+ * when the file leaves it out (the section's defaults are ToolSettingsSchema's, applied once to
+ * the merged layers, not to each file).
+ */
 export const TOOL_SECTIONS_SHAPE = Object.fromEntries(
   TOOL_SECTION_NAMES.map((name) => {
     const section = ToolSettingsSchema.shape[name];
-    return [name, section.optional().describe(section.description ?? name)];
+    const inner = section instanceof z.ZodPrefault ? section.unwrap() : section;
+    return [name, inner.optional().describe(section.description ?? name)];
   }),
-) as { [Name in ToolSectionName]: z.ZodOptional<(typeof ToolSettingsSchema.shape)[Name]> };
+) as { [Name in ToolSectionName]: z.ZodOptional<WithoutPrefault<(typeof ToolSettingsSchema.shape)[Name]>> };
+
+type WithoutPrefault<Schema> = Schema extends z.ZodPrefault<infer Inner> ? Inner : Schema;
 
 /**
  * `TRAJ_HOME/config.yaml` (default ~/.traj/config.yaml), as a whole: every tool section (composed

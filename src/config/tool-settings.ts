@@ -39,22 +39,35 @@ export const DEFAULT_TOOL_SETTINGS: ToolSettings = ToolSettingsSchema.parse({});
 const NESTED_MERGE: Partial<Record<ToolSectionName, string[]>> = { web: ['search', 'extract'] };
 
 /**
- * Merge layers of tool sections, lowest precedence first: a section's keys merge one level deep
- * (web.search and web.extract two), any other value is replaced whole. The layers are raw
+ * Merge layers of tool sections, lowest precedence first (see mergeSection). The layers are raw
  * (unvalidated, without defaults), so a later layer changes only what it names.
  */
 export function mergeToolSections(layers: ReadonlyArray<Record<string, unknown> | undefined>): Record<string, unknown> {
   const merged: Record<string, Record<string, unknown>> = {};
+  for (const name of TOOL_SECTION_NAMES) {
+    const section = mergeSection(layers, name, NESTED_MERGE[name]);
+    if (section) merged[name] = section;
+  }
+  return merged;
+}
+
+/**
+ * One section over layers, lowest precedence first: its keys merge one level deep (the `nested`
+ * ones two), any other value is replaced whole; undefined when no layer has it.
+ */
+export function mergeSection(
+  layers: ReadonlyArray<Record<string, unknown> | undefined>,
+  name: string,
+  nested: readonly string[] = [],
+): Record<string, unknown> | undefined {
+  let merged: Record<string, unknown> | undefined;
   for (const layer of layers) {
-    for (const name of TOOL_SECTION_NAMES) {
-      const section = layer?.[name];
-      if (!isObject(section)) continue;
-      const base = merged[name] ?? {};
-      const next: Record<string, unknown> = { ...base, ...section };
-      for (const nested of NESTED_MERGE[name] ?? []) {
-        if (isObject(base[nested]) && isObject(section[nested])) next[nested] = { ...base[nested], ...section[nested] };
-      }
-      merged[name] = next;
+    const section = layer?.[name];
+    if (!isObject(section)) continue;
+    const base = merged ?? {};
+    merged = { ...base, ...section };
+    for (const key of nested) {
+      if (isObject(base[key]) && isObject(section[key])) merged[key] = { ...base[key], ...section[key] };
     }
   }
   return merged;

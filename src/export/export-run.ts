@@ -11,7 +11,7 @@ import { hermesLines } from './hermes.js';
 import { atroposGroups, GROUP_ORDER, type AtroposCounts } from './atropos.js';
 import { cardColumns, cardFeatures } from './card-columns.js';
 import { renderDatasetCard, type CardInput, type CardShaping, type CardSplit } from './dataset-card.js';
-import { ExportOptionsSchema, type ExportOptionsInput, type ExportView } from './export-options.js';
+import { ExportOptionsSchema, type ExportOptions, type ExportOptionsInput, type ExportView } from './export-options.js';
 import { exportRecords, type ExportedRecord, type RecordCounts } from './export-records.js';
 import { compileFilter } from './filter-evaluate.js';
 import { qualityFilter, type QualityCounts, type QualityFilterName } from './quality-filters.js';
@@ -72,7 +72,7 @@ interface SplitWriter {
  * previous one intact.
  */
 export async function exportRun(input: ExportRunInput): Promise<ExportResult> {
-  const options = ExportOptionsSchema.parse(input);
+  const options = withRunTokenizer(ExportOptionsSchema.parse(input), input.storePath);
   checkExportOptions(options, input.storePath);
   const predicate = options.filter ? compileFilter(options.filter) : undefined;
   const quality = qualityFilter(options);
@@ -149,18 +149,36 @@ export async function exportRun(input: ExportRunInput): Promise<ExportResult> {
   }
 }
 
+/**
+ * Where the export needs a tokenizer (tokens, --max-tokens) and none is given, the one the run
+ * was made with (`tokenizer:` in its config): the policy's, whose ids the records may carry.
+ */
+function withRunTokenizer(options: ExportOptions, storePath: string): ExportOptions {
+  const needed = options.format === 'tokens' || options.maxTokens !== undefined;
+  if (options.tokenizer || !needed || !existsSync(storePath)) return options;
+  const store = RunStore.open(storePath);
+  try {
+    const configured = store.meta()?.config.tokenizer;
+    return typeof configured === 'string' && configured !== '' ? { ...options, tokenizer: configured } : options;
+  } finally {
+    store.close();
+  }
+}
+
 /** Options that cannot go together, and a missing store: usage errors before anything is read. */
-function checkExportOptions(options: ReturnType<typeof ExportOptionsSchema.parse>, storePath: string): void {
+function checkExportOptions(options: ExportOptions, storePath: string): void {
   if (!existsSync(storePath)) throw new RunError(`no run store at ${storePath}`, { code: 'store_not_found' });
   if (options.format === 'tokens' && !options.tokenizer)
     throw new ConfigError(
-      '--format tokens needs --tokenizer (a Hugging Face model id or a folder with tokenizer.json)',
+      "--format tokens needs --tokenizer (a Hugging Face model id or a folder with tokenizer.json) when the run's config set no tokenizer:",
       {
         code: 'cli_usage',
       },
     );
   if (options.maxTokens !== undefined && !options.tokenizer)
-    throw new ConfigError('--max-tokens counts tokens: give --tokenizer too', { code: 'cli_usage' });
+    throw new ConfigError("--max-tokens counts tokens: give --tokenizer too (the run's config set no tokenizer:)", {
+      code: 'cli_usage',
+    });
   if (options.format === 'atropos' && options.splitBy)
     throw new ConfigError('--split-by does not apply to --format atropos: a line is a whole group', {
       code: 'cli_usage',

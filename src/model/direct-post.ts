@@ -40,16 +40,19 @@ export async function postJson(
 
 function send(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<IncomingMessage> {
   const secure = url.protocol === 'https:';
+  // Encoded once: its length and the socket write use the same bytes (a string body is measured,
+  // then encoded again by the write).
+  const bytes = Buffer.from(body);
   return new Promise((resolve, reject) => {
     const request = (secure ? https : http).request(url, {
       method: 'POST',
-      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+      headers: { ...headers, 'content-length': String(bytes.byteLength) },
       agent: httpAgentFor(url.protocol),
       signal,
     });
     request.once('response', resolve);
     request.once('error', (error) => reject(signal.aborted ? signal.reason : new APIConnectionError({ cause: error })));
-    request.end(body);
+    request.end(bytes);
   });
 }
 

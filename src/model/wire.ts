@@ -87,3 +87,30 @@ export function buildRequestBody(
   }
   return body;
 }
+
+const specTexts = new WeakMap<ToolSpec, string>();
+
+/**
+ * The request body as sent. Tool specs are the same objects call after call (tool-spec.ts keeps
+ * one per tool), and serializing them was most of the body's cost: each is serialized once.
+ */
+export function requestBodyText(
+  endpoint: Endpoint,
+  messages: Message[],
+  tools: ToolSpec[] | undefined,
+  stream: boolean,
+): string {
+  if (!tools?.length) return JSON.stringify(buildRequestBody(endpoint, messages, tools, stream));
+  // `model` is always there, so the object is never empty and the comma is right.
+  const { tools: _offered, ...rest } = buildRequestBody(endpoint, messages, tools, stream);
+  return `${JSON.stringify(rest).slice(0, -1)},"tools":[${tools.map(specText).join(',')}]}`;
+}
+
+function specText(spec: ToolSpec): string {
+  let text = specTexts.get(spec);
+  if (text === undefined) {
+    text = JSON.stringify(spec);
+    specTexts.set(spec, text);
+  }
+  return text;
+}

@@ -1,9 +1,11 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
+import { isAgentDefinitionPath, loadAgentDefinition } from '../bridge/index.js';
 import { EndpointSchema } from '../config/endpoint.js';
 import { loadConfigFile } from '../config/load.js';
 import { ConfigError } from '../errors.js';
+import { EVAL_AGENTS } from '../run/stored-eval.js';
 import { projectRoot } from '../util/paths.js';
 
 export const BENCH_METRICS = ['pass_rate', 'mean_reward', 'pass_at_k', 'reward_errors'] as const;
@@ -19,7 +21,13 @@ export const BenchSuiteSchema = z.strictObject({
   tasks: z.string().optional().describe('task directory for task-folder environments (--tasks overrides)'),
   dataset: z.string().optional().describe('items file for dataset environments (--dataset overrides)'),
   samples: z.number().int().positive().default(1).describe('rollouts per item (K)'),
-  agent: z.enum(['model', 'oracle', 'noop']).default('model'),
+  agent: z
+    .string()
+    .min(1)
+    .default('model')
+    .describe(
+      "model (traj's own agent), oracle or noop (the reference agents), an agent CLI's name (qwen-code, codex, claude-code, TRAJ_HOME/agents/NAME.yaml) or an agent definition YAML relative to the suite file; --agent overrides",
+    ),
   toolsets: z.array(z.string()).optional(),
   distribution: z.string().optional(),
   max_turns: z.number().int().positive().optional(),
@@ -74,8 +82,26 @@ export function loadSuite(nameOrPath: string): LoadedSuite {
   return {
     name: basename(path).replace(/\.ya?ml$/, ''),
     path,
-    suite: { ...suite, environment, tasks: relative(suite.tasks), dataset: relative(suite.dataset) },
+    suite: {
+      ...suite,
+      environment,
+      agent: suiteAgent(suite.agent, path),
+      tasks: relative(suite.tasks),
+      dataset: relative(suite.dataset),
+    },
   };
+}
+
+/**
+ * A suite's (or registry entry's) `agent:`: a definition file resolved against the file naming it,
+ * and any agent CLI's definition loaded now, so a mistake in it names the suite before a run starts.
+ */
+export function suiteAgent(agent: string, file: string): string {
+  // traj's own and the reference agents by name: everything else names an agent CLI's definition.
+  if ((EVAL_AGENTS as readonly string[]).includes(agent)) return agent;
+  const resolved = isAgentDefinitionPath(agent) ? resolve(dirname(file), agent) : agent;
+  loadAgentDefinition(resolved, `${file}: agent`);
+  return resolved;
 }
 
 function suitePath(nameOrPath: string): string {

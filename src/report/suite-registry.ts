@@ -5,7 +5,7 @@ import { loadConfigFile } from '../config/load.js';
 import { downloadHubFolder } from '../dataset/hub.js';
 import { ConfigError } from '../errors.js';
 import { trajHome } from '../util/paths.js';
-import { BenchSuiteSchema, benchmarksDirectory, REGISTRY_FILE, type LoadedSuite } from './bench-suite.js';
+import { BenchSuiteSchema, benchmarksDirectory, REGISTRY_FILE, suiteAgent, type LoadedSuite } from './bench-suite.js';
 
 const SourceSchema = z.union([
   z.strictObject({ path: z.string().min(1).describe('a folder of task folders, relative to the registry file') }),
@@ -32,6 +32,13 @@ export const RegistryEntrySchema = z.strictObject({
   environment: z.string().min(1).default('terminal-tasks'),
   samples: z.number().int().positive().optional(),
   concurrency: z.number().int().positive().optional(),
+  agent: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "model, oracle, noop, an agent CLI's name (qwen-code, codex, ...) or an agent definition YAML relative to the registry file (default model; --agent overrides)",
+    ),
   environment_settings: z.record(z.string(), z.unknown()).optional(),
 });
 export type RegistryEntry = z.infer<typeof RegistryEntrySchema>;
@@ -112,6 +119,8 @@ export async function materializeSuite(
 ): Promise<{ loaded: LoadedSuite; reference: SuiteReference }> {
   const { entry } = listing;
   const source = entry.source;
+  // Checked before a download: a mistake in the agent costs no network.
+  const agent = entry.agent === undefined ? undefined : suiteAgent(entry.agent, listing.file);
   let tasks: string;
   if ('path' in source) tasks = resolve(dirname(listing.file), source.path);
   else {
@@ -134,6 +143,7 @@ export async function materializeSuite(
     ...(entry.description === undefined ? {} : { description: entry.description }),
     ...(entry.samples === undefined ? {} : { samples: entry.samples }),
     ...(entry.concurrency === undefined ? {} : { concurrency: entry.concurrency }),
+    ...(agent === undefined ? {} : { agent }),
     ...(entry.environment_settings === undefined ? {} : { environment_settings: entry.environment_settings }),
     sandbox: 'docker',
   });

@@ -1,3 +1,4 @@
+import type { AgentDefinition } from '../bridge/index.js';
 import type { Endpoint } from '../config/endpoint.js';
 import { countJsonlRows } from '../dataset/count-rows.js';
 import { checkDatasetSource } from '../dataset/index.js';
@@ -13,6 +14,8 @@ export interface BatchRunInput {
   endpoint: Endpoint;
   /** The endpoint's stable identity for the fingerprint. */
   endpointIdentity: string;
+  /** The policy when it is an agent CLI (`--agent qwen-code`; config from agentCliBatchConfig); else traj's own agent. */
+  agentCli?: AgentDefinition;
   outDir: string;
   force: boolean;
   /** What the caller owns (pool size, retries, filters, signals, progress), passed through to executeRun. */
@@ -27,7 +30,8 @@ export interface BatchRunInput {
 export async function runBatch(input: BatchRunInput): Promise<ExecuteRunResult> {
   const { config, endpoint } = input;
   const { registry, choice } = input.tools;
-  const settings = rolloutSettings(config, endpoint);
+  const { agentCli } = input;
+  const settings = rolloutSettings(config, endpoint, agentCli ? { agent: 'cli', agentCli } : {});
   const dataset = config.dataset;
   // Before the store: a missing, empty or unreadable-by-name dataset leaves no run behind.
   await checkDatasetSource(dataset);
@@ -39,13 +43,17 @@ export async function runBatch(input: BatchRunInput): Promise<ExecuteRunResult> 
     outDir: input.outDir,
     endpoint,
     settings,
-    fingerprintParts: runFingerprintParts(config, settings, {
-      endpointIdentity: input.endpointIdentity,
-      choice,
-      registry,
-      environment: { name: 'prompts', version: '1' },
-      agent: 'model',
-    }),
+    fingerprintParts: {
+      ...runFingerprintParts(config, settings, {
+        endpointIdentity: input.endpointIdentity,
+        choice,
+        registry,
+        environment: { name: 'prompts', version: '1' },
+        agent: agentCli ? `cli:${agentCli.name}` : 'model',
+      }),
+      // The whole definition: another version, command or limit makes another run.
+      ...(agentCli ? { agent_cli: agentCli } : {}),
+    },
     config: { ...config, endpoint: { ...endpoint } },
     force: input.force,
     entries: (store) =>

@@ -19,6 +19,7 @@ import { runGate } from './run-gate.js';
 import { preflight, type PreflightResult } from './preflight.js';
 import type { RolloutSettings } from './rollout.js';
 import { RunStore } from './store.js';
+import { loadChatTokenizer } from '../tokens/index.js';
 
 export interface RunStartInfo {
   storePath: string;
@@ -151,6 +152,9 @@ export async function executeRun(input: ExecuteRunInput): Promise<ExecuteRunResu
   // Set when the threads (or the queue) are stopping: awaited before the store closes, on every path.
   const stopping: { closing?: Promise<void> } = {};
   let opened: RunStore | undefined;
+  // Before the store, as a config error: a tokenizer that cannot load would fail every rollout, and a
+  // store opened with it would refuse the corrected rerun as changed settings.
+  if (input.settings.tokenizer) await loadChatTokenizer(input.settings.tokenizer);
   try {
     const store = (opened = RunStore.open(storePath));
     const { settings, changes, local } = await openRun(input, store);

@@ -40,6 +40,8 @@ export const RUN_FAULT_CODES = errorCodeSet([
   'model_rate_limited',
   'image_missing',
   'engine_unreachable',
+  // `local: {isolation: bwrap}` where bubblewrap cannot run: no rollout would be isolated as asked.
+  'isolation_unavailable',
   // A queued run (--queue): Redis does not answer, or lost the run's jobs (restarted without persistence, --stop),
   // or every worker refuses the run (another sandbox, code version or environment module).
   'queue_unreachable',

@@ -2,6 +2,7 @@ import { CompressionSettingsSchema, type CompressionSettings } from '../config/c
 import { readHomeLayer, type ConfigLayer } from '../config/home-config.js';
 import { readConfigFile } from '../config/load.js';
 import {
+  mergeSection,
   mergeToolSections,
   ToolSettingsSchema,
   TOOL_SECTION_NAMES,
@@ -90,10 +91,8 @@ function mergedCompression(
   layers: ReadonlyArray<Record<string, unknown> | undefined>,
   where: string,
 ): CompressionSettings | undefined {
-  const given = layers.map((layer) => layer?.compression).filter((section) => section !== undefined);
-  if (given.length === 0) return undefined;
-  const merged = given.reduce<Record<string, unknown>>((sum, section) => ({ ...sum, ...(section as object) }), {});
-  return validate(CompressionSettingsSchema, merged, `${where}: compression`);
+  const merged = mergeSection(layers, 'compression');
+  return merged && validate(CompressionSettingsSchema, merged, `${where}: compression`);
 }
 
 function assemble(

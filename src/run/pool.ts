@@ -91,6 +91,7 @@ export class RolloutPool implements LocalRunner {
       atomics: 'disabled',
       idleTimeout: 60_000,
       workerData: { control: this.channelName } satisfies PoolWorkerData,
+      resourceLimits: youngGenerationLimits(Math.ceil(options.concurrency / this.workers)),
     });
     this.channel.onmessage = (event: unknown) => {
       const message = (event as { data: ControlMessage }).data;
@@ -175,4 +176,21 @@ function signalOrTimeout(timeoutMs: number, listen: (signal: () => void) => void
       resolve();
     });
   });
+}
+
+/** Young-generation MB per rollout in flight in a thread (see youngGenerationLimits). */
+const YOUNG_MB_PER_ROLLOUT = 0.3;
+/** V8's default young generation (16 MB semi-spaces) is kept up to this many rollouts per thread. */
+const DEFAULT_YOUNG_UP_TO = 128;
+
+/**
+ * A thread carrying hundreds of rollouts keeps each one's request, reply and messages alive for a
+ * model call's latency. With V8's default young generation a scavenge comes every fraction of a
+ * second, so most of that state is copied, then promoted and marked later; a young generation
+ * sized from the rollouts in flight lets it die young instead (at 1,000 in flight: 166 → 94
+ * collections and 365 → 221 MB promoted, `--trace-gc-nvp`).
+ */
+function youngGenerationLimits(rolloutsPerThread: number): { maxYoungGenerationSizeMb: number } | undefined {
+  if (rolloutsPerThread <= DEFAULT_YOUNG_UP_TO) return undefined;
+  return { maxYoungGenerationSizeMb: Math.min(192, Math.ceil(rolloutsPerThread * YOUNG_MB_PER_ROLLOUT)) };
 }

@@ -18,7 +18,7 @@ export default async function count(task: CountTask): Promise<number[]> {
   let tokenizer = tokenizers.get(task.tokenizer);
   if (!tokenizer) tokenizers.set(task.tokenizer, (tokenizer = loadChatTokenizer(task.tokenizer)));
   const loaded = await tokenizer;
-  return task.texts.map((text) => loaded.encode(text).length);
+  return task.texts.map((text) => loaded.count(text));
 }
 
 const data = workerData as CountWorkerData | undefined;

@@ -14,8 +14,8 @@ export interface TokenCounter {
 }
 
 /**
- * Threads for `traj compress`: counting a 48k-token record with Qwen3's tokenizer is ~90 ms of CPU
- * (docs/performance.md), so on one thread 1,000 records are ~90 s of counting however fast the
+ * Threads for `traj compress`: counting a 39k-token record with Qwen3's tokenizer is ~25 ms of CPU
+ * (docs/performance.md), so on one thread 1,000 records are ~25 s of counting however fast the
  * summariser answers. One thread per core, at most one per record in flight; none on one core.
  */
 export function compressWorkers(requested: number | undefined, concurrency: number): number {
@@ -30,7 +30,7 @@ export async function startTokenCounter(tokenizer: string, workers: number): Pro
   if (workers === 0)
     return {
       workers: 0,
-      count: async (texts) => texts.map((text) => local.encode(text).length),
+      count: async (texts) => texts.map((text) => local.count(text)),
       close: async () => {},
     };
   return new ThreadCounter(tokenizer, workers);

@@ -1,5 +1,5 @@
 import { DEFAULT_MAX_READ_BYTES, notRegular, tooLarge } from './confined-files.js';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, type Stats } from 'node:fs';
 import { link, lstat, mkdir, readdir, readlink, symlink } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
@@ -163,27 +163,45 @@ export function addBuffer(pack: tar.Pack, name: string, data: Buffer): Promise<v
   });
 }
 
-/** A host file or directory tree, streamed file by file (never read whole into memory). */
-export async function addHostTree(pack: tar.Pack, name: string, hostPath: string): Promise<void> {
+/**
+ * A host file or directory tree, streamed file by file (never read whole into memory). A file
+ * with several names goes in once: its later names are hard-link entries to the first, so a
+ * package whose installer hard-links a large binary (Claude Code's) is not copied twice. Pass the
+ * same `links` to calls that pack parts of one archive.
+ */
+export async function addHostTree(
+  pack: tar.Pack,
+  name: string,
+  hostPath: string,
+  links: Map<string, string> = new Map(),
+): Promise<void> {
   const info = await lstat(hostPath);
   if (info.isSymbolicLink()) {
     await addVoid(pack, { name, type: 'symlink', linkname: await readlink(hostPath), mode: 0o777 });
   } else if (info.isDirectory()) {
     await addVoid(pack, { name, type: 'directory', mode: info.mode & 0o7777, mtime: info.mtime });
     for (const child of (await readdir(hostPath)).sort())
-      await addHostTree(pack, `${name}/${child}`, join(hostPath, child));
+      await addHostTree(pack, `${name}/${child}`, join(hostPath, child), links);
   } else if (info.isFile()) {
-    await new Promise<void>((done, fail) => {
-      const entry = pack.entry(
-        { name, type: 'file', mode: info.mode & 0o7777, size: info.size, mtime: info.mtime },
-        (error) => (error ? fail(error) : done()),
-      );
-      const source = createReadStream(hostPath);
-      source.on('error', (error) => entry.destroy(error));
-      source.pipe(entry as unknown as Writable);
-    });
+    const inode = `${info.dev}:${info.ino}`;
+    const first = info.nlink > 1 ? links.get(inode) : undefined;
+    if (first !== undefined) return addVoid(pack, { name, type: 'link', linkname: first, mode: info.mode & 0o7777 });
+    if (info.nlink > 1) links.set(inode, name);
+    await addHostFile(pack, name, hostPath, info);
   }
   // Sockets, fifos and devices have no place in a sandbox copy: skipped.
+}
+
+function addHostFile(pack: tar.Pack, name: string, hostPath: string, info: Stats): Promise<void> {
+  return new Promise<void>((done, fail) => {
+    const entry = pack.entry(
+      { name, type: 'file', mode: info.mode & 0o7777, size: info.size, mtime: info.mtime },
+      (error) => (error ? fail(error) : done()),
+    );
+    const source = createReadStream(hostPath);
+    source.on('error', (error) => entry.destroy(error));
+    source.pipe(entry as unknown as Writable);
+  });
 }
 
 type EntryHeader = Parameters<tar.Pack['entry']>[0];

@@ -183,7 +183,8 @@ function logTail(log: string[]): string {
 function contextArchive(context: string): Readable {
   const pack = tar.pack();
   (async () => {
-    for (const child of readdirSync(context).sort()) await addHostTree(pack, child, join(context, child));
+    const links = new Map<string, string>();
+    for (const child of readdirSync(context).sort()) await addHostTree(pack, child, join(context, child), links);
     pack.finalize();
   })().catch((error: unknown) => pack.destroy(error as Error));
   return pack as unknown as Readable;

@@ -93,7 +93,11 @@ export function openDockerShell(target: ExecTarget, handlers: ShellHandlers): Sh
       else pending.push(text);
     },
     kill: () => {
-      stopping ??= attaching.then((shell) => endTree(target, shell.exec, shell.token, shell.stream));
+      // A standby started while the killed tree ran (a fork bomb holding every pid) may have died
+      // with it, or in the kill: the next shell gets one started after the tree is gone.
+      stopping ??= attaching
+        .then((shell) => endTree(target, shell.exec, shell.token, shell.stream))
+        .finally(() => target.standbys.forget());
     },
   };
 }

@@ -50,7 +50,10 @@ const sessions = new Map<string, NamespaceSession>();
 const shells = new Map<number, StartedCommand>();
 
 function reply(message: HostReply): void {
-  process.send?.(message);
+  // The parent may have exited a moment ago (an unref'd host outlives it while a killed shell
+  // drains): with a callback, a write to its closed channel is dropped instead of crashing this
+  // process with an unhandled EPIPE on the parent's terminal. 'disconnect' then cleans up.
+  if (process.connected) process.send?.(message, undefined, undefined, () => {});
 }
 
 function failed(id: number, error: NodeJS.ErrnoException): void {

@@ -2,6 +2,7 @@ import { Template } from '@huggingface/jinja';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { ConfigError, errorMessage } from '../errors.js';
 import type { Message, ToolSpec } from '../model/messages.js';
+import { installFastPaths } from './fast-paths.js';
 import { templateMessages } from './template-messages.js';
 import { tokenizerFiles, type TokenizerFiles, type TokenizerSourceOptions } from './tokenizer-files.js';
 
@@ -29,6 +30,7 @@ export class ChatTokenizer {
   ) {
     try {
       this.tokenizer = new Tokenizer(files.tokenizer, files.config);
+      installFastPaths(this.tokenizer);
       this.template = new Template(files.template);
     } catch (error) {
       throw new ConfigError(`tokenizer '${source}': cannot load it from ${files.folder} (${errorMessage(error)})`, {
@@ -52,6 +54,11 @@ export class ChatTokenizer {
     return this.tokenizer.encode(text, { add_special_tokens: false }).ids;
   }
 
+  /** How many ids `encode(text)` gives, without mapping the tokens to ids. */
+  count(text: string): number {
+    return this.tokenizer.tokenize(text, { add_special_tokens: false }).length;
+  }
+
   /** Text of ids; special tokens kept unless asked otherwise. */
   decode(ids: readonly number[], options: { skipSpecialTokens?: boolean } = {}): string {
     return this.tokenizer.decode([...ids], {
@@ -71,7 +78,7 @@ export class ChatTokenizer {
 
   /** The exact size of a request: the rendered conversation with the generation prompt, tokenised. */
   countRequest(messages: readonly Message[], tools: readonly ToolSpec[] | undefined): number {
-    return this.encode(this.render(messages, tools, { addGenerationPrompt: true })).length;
+    return this.count(this.render(messages, tools, { addGenerationPrompt: true }));
   }
 }
 

@@ -6,17 +6,13 @@ import { loadAgentDefinition, type AgentDefinition } from '../../src/bridge/inde
 import { toWireMessages } from '../../src/model/wire.js';
 import { executeRollout, type RolloutOutcome } from '../../src/run/rollout.js';
 import { createThreadServices } from '../../src/run/worker-services.js';
-import {
-  startScriptedServer,
-  type ChatRequest,
-  type ScriptedResponse,
-  type ScriptedServer,
-} from '../../src/testing/index.js';
+import { startScriptedServer, type ScriptedServer } from '../../src/testing/index.js';
 import { buildRoot } from '../../src/util/paths.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dockerUnavailableReason } from '../helpers/docker.js';
 import { scriptedRolloutSettings } from '../helpers/rollout-settings.js';
+import { shellSolver, SOLVED } from '../helpers/shell-solver.js';
 
 /**
  * The real agent CLIs, installed from npm into the sandbox image, solving a file task against the
@@ -32,7 +28,7 @@ before(async () => {
   unavailable = await dockerUnavailableReason();
   process.env.BRIDGE_SECRET = SECRET;
   process.env.TRAJ_BRIDGE_TEST_KEY = SECRET;
-  server = await startScriptedServer(solveWithShell);
+  server = await startScriptedServer(shellSolver(COMMAND));
 });
 after(async () => {
   await server?.close();
@@ -41,30 +37,6 @@ after(async () => {
 
 /** Solves the task and, while the agent's processes live, dumps their environments for the reward's key search. */
 const COMMAND = 'echo 100 > report.txt; cat /proc/[0-9]*/environ 2>/dev/null | tr "\\0" "\\n" > /tmp/env-dump.txt';
-
-/** A shell tool call the agent offers (whatever it names it), then a last answer once the tool answered. */
-function solveWithShell(request: ChatRequest): ScriptedResponse {
-  const last = request.messages.at(-1);
-  if (!request.tools?.length) return { content: 'ok' };
-  if (last?.role === 'tool') return { content: 'Done: report.txt holds 100.' };
-  const call = shellCall(request.tools);
-  if (!call) return { content: `no shell tool among ${request.tools.map((tool) => tool.function.name).join(', ')}` };
-  return { tool_calls: [call] };
-}
-
-function shellCall(
-  tools: NonNullable<ChatRequest['tools']>,
-): { name: string; arguments: Record<string, unknown> } | undefined {
-  for (const tool of tools) {
-    const properties =
-      (tool.function.parameters as { properties?: Record<string, { type?: string }> })?.properties ?? {};
-    if (properties.command?.type === 'string') return { name: tool.function.name, arguments: { command: COMMAND } };
-    if (properties.command?.type === 'array')
-      return { name: tool.function.name, arguments: { command: ['bash', '-lc', COMMAND] } };
-    if (properties.cmd?.type === 'string') return { name: tool.function.name, arguments: { cmd: COMMAND } };
-  }
-  return undefined;
-}
 
 function rollout(definition: AgentDefinition, key: string): Promise<RolloutOutcome> {
   const settings = scriptedRolloutSettings(server.url, `bridge-${key}`, {
@@ -102,7 +74,7 @@ function assertRecordIsTheWire(outcome: RolloutOutcome) {
   const messages = outcome.result.messages;
   const lastRequest = server.requests.filter((request) => request.tools?.length).at(-1)!;
   assert.deepEqual(toWireMessages(messages.slice(0, -1)), lastRequest.messages);
-  assert.deepEqual(messages.at(-1), { role: 'assistant', content: 'Done: report.txt holds 100.' });
+  assert.deepEqual(messages.at(-1), { role: 'assistant', content: SOLVED });
   const call = messages.find((message) => message.role === 'assistant' && message.tool_calls)!;
   assert.equal(call.role === 'assistant' && call.tool_calls![0]!.function.arguments.includes('report.txt'), true);
   assert.deepEqual(
@@ -112,7 +84,7 @@ function assertRecordIsTheWire(outcome: RolloutOutcome) {
 }
 
 describe('third-party agents in Docker through the recording proxy', () => {
-  for (const name of ['qwen-code', 'codex']) {
+  for (const name of ['qwen-code', 'codex', 'claude-code']) {
     it(`${name} solves the file task; the record is what the endpoint saw; no key in the container`, async (t) => {
       if (await skipWithoutDocker(t)) return;
       server.requests.length = 0;

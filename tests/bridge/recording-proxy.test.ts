@@ -91,6 +91,39 @@ describe('recording proxy', () => {
     assert.equal(started.usage.prompt_tokens, 90);
   });
 
+  it('Anthropic Messages as Claude Code 2.1 sends them: system blocks, a system message between turns, ?beta=true', async () => {
+    const started = await proxy();
+    const system = [
+      { type: 'text', text: 'header' },
+      { type: 'text', text: 'be brief', cache_control: { type: 'ephemeral' } },
+    ];
+    const answer = await post(`${started.url}/v1/messages?beta=true`, {
+      model: 'x',
+      max_tokens: 100,
+      system,
+      tools: [SHELL_TOOL],
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'list files' }] },
+        { role: 'system', content: [{ type: 'text', text: '# Environment\ncwd /app' }] },
+      ],
+    });
+    assert.equal(answer.status, 200, answer.text);
+    const sent = server.requests.at(-1)!.messages;
+    assert.equal(sent[0]!.role, 'system');
+    assert.match(String(sent[0]!.content), /header[\s\S]*be brief/);
+    assert.deepEqual(sent.slice(1), [
+      { role: 'user', content: 'list files' },
+      { role: 'system', content: '# Environment\ncwd /app' },
+    ]);
+    const refused = await post(`${started.url}/v1/messages`, {
+      model: 'x',
+      max_tokens: 100,
+      messages: [{ role: 'developer', content: 'x' }],
+    });
+    assert.equal(refused.status, 400);
+    assert.match(refused.text, /messages\[0\]\.role: expected user, assistant or system/);
+  });
+
   it('Responses API, not streamed: a custom tool call comes back as custom_tool_call with its free text', async () => {
     const started = await proxy();
     const answer = await post(`${started.url}/v1/responses`, {

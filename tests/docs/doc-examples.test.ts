@@ -19,9 +19,10 @@ import { outputMatches, shellExamples, type ShellExample } from '../helpers/doc-
 
 /**
  * The doc-test: every ```sh example of README.md and docs/*.md runs, page by page, in a scratch
- * folder holding a copy of examples/ and datasets/sample/ (and scripts/, linked), with `traj` on PATH, no model
- * endpoint configured (examples use --scripted-if-unset) and a TRAJ_HOME of its own. Where the
- * page shows output, the output must match it (the conventions are in tests/helpers/doc-blocks.ts).
+ * folder holding a copy of examples/ and datasets/sample/ (and scripts/ and node_modules/, linked),
+ * with `traj` on PATH, no model endpoint configured (examples use --scripted-if-unset) and a
+ * TRAJ_HOME of its own. Where the page shows output, the output must match it (the conventions are
+ * in tests/helpers/doc-blocks.ts).
  */
 const BLOCK_TIMEOUT_MS = 180_000;
 
@@ -45,8 +46,10 @@ function scratchFolder(t: { after(fn: () => void): void }): { cwd: string; env: 
   mkdirSync(join(cwd, 'datasets'), { recursive: true });
   cpSync(join(projectRoot(), 'examples'), join(cwd, 'examples'), { recursive: true });
   cpSync(join(projectRoot(), 'datasets', 'sample'), join(cwd, 'datasets', 'sample'), { recursive: true });
-  // The clone's scripts (scripts/build-sandbox-image.sh, …), read-only by convention: linked, not copied.
+  // The clone's scripts (scripts/build-sandbox-image.sh, …) and installed packages (`npx` finds an MCP server
+  // there without the network), read-only by convention: linked, not copied.
   symlinkSync(join(projectRoot(), 'scripts'), join(cwd, 'scripts'));
+  symlinkSync(join(projectRoot(), 'node_modules'), join(cwd, 'node_modules'));
   writeFileSync(join(bin, 'traj'), `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`);
   chmodSync(join(bin, 'traj'), 0o755);
   const env = cliEnvironment({

@@ -151,6 +151,12 @@ test('traj batch over every provider fixture keeps content, reasoning, tool call
   const cost = ANSWERS.reduce((sum, fixture) => sum + (fixture.expect.usage!.cost ?? 0), 0);
   assert.ok(Math.abs(stats.tokens.cost - cost) < 1e-9, `${stats.tokens.cost} vs ${cost}`);
   assert.match(result.stderr + result.stdout, new RegExp(`${stats.tokens.cached} cached`));
+  // docs/endpoints.md: the known part and the model left unpriced by the follow-up calls, never a silent $0.
+  assert.match(
+    result.stdout,
+    /^cost: \$[0-9.]+ \+ unknown \(no price known for replay\) \(provider-reported ×\d+\)$/m,
+    result.stdout,
+  );
 
   const db = new Database(join(directory, 'checkpoints', 'providers.sqlite'), { readonly: true });
   t.after(() => db.close());

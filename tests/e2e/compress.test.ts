@@ -216,3 +216,33 @@ test('a compression killed with SIGKILL finishes on rerun, each record shaped ex
     Array(8).fill(1),
   );
 });
+
+test("the summariser's requests in flight are capped by its endpoint's concurrency, never above --concurrency", async (t) => {
+  const { directory } = await longRun(t, 9);
+  // Each summary takes 1.5 s, so the records waiting for one pile up at the summariser's gate.
+  const slowSummariser = () =>
+    startScriptedServer((request) => ({ fault: 'delay', ms: 1500, then: longScript(request) }));
+  const capped = await slowSummariser();
+  t.after(() => capped.close());
+  writeFileSync(join(directory, 'capped.yaml'), 'auxiliary:\n  summarizer:\n    concurrency: 3\n');
+  const first = await runCli(compressArgs(capped.url, ['--config', 'capped.yaml', '--concurrency', '8']), {
+    cwd: directory,
+    env: KEY,
+  });
+  assert.equal(first.code, 0, first.stderr);
+  assert.match(first.stdout, /records: 9 \(compressed 9,/);
+  assert.equal(capped.requests.length, 9);
+  assert.equal(capped.maxInFlight(), 3, 'the endpoint allows 3 requests in flight; 8 records were shaped at once');
+
+  // No cap on the endpoint: --concurrency (2 records at once) bounds its requests.
+  const uncapped = await slowSummariser();
+  t.after(() => uncapped.close());
+  const second = await runCli(compressArgs(uncapped.url, ['--force', '--concurrency', '2']), {
+    cwd: directory,
+    env: KEY,
+  });
+  assert.equal(second.code, 0, second.stderr);
+  assert.match(second.stdout, /9 records shaped now/);
+  assert.equal(uncapped.requests.length, 9);
+  assert.equal(uncapped.maxInFlight(), 2);
+});

@@ -117,9 +117,9 @@ test('no example in README.md or docs/ names a git-tracked folder as its output'
   const lines = readme.split('\n');
   lines.forEach((line, index) => {
     const command = /(?:^|\$ )traj (batch|eval|bench|export)\b(.*)$/.exec(line.trim());
-    // The example of the refusal itself writes nothing.
-    if (!command || /its default output folder .* already holds files no run wrote/.test(lines[index + 1] ?? ''))
-      return;
+    // The example of the refusal itself writes nothing: its shown output (the next few lines) says so.
+    const shown = lines.slice(index + 1, index + 8).join('\n');
+    if (!command || /its default output folder .* already holds files no run wrote/.test(shown)) return;
     const out = /--out (\S+)/.exec(command[2]!)?.[1];
     const run =
       /--run (\S+)/.exec(command[2]!)?.[1] ??

@@ -111,8 +111,31 @@ describe('local sandbox without bubblewrap', () => {
         env: { TRAJ_BWRAP: MISSING },
       },
     );
-    assert.notEqual(result.code, 0);
+    assert.equal(result.code, 4, `a run-level fault (exit 4), not failed prompts: ${result.stderr}`);
     assert.match(result.stderr, /isolation 'bwrap' is not available: .*not found/);
+  });
+
+  it('traj ask says so too, and its --config local: {isolation: bwrap} stops it before any model call', async (t) => {
+    const directory = temporaryDirectory(t);
+    const server = await startScriptedServer(echoScript);
+    t.after(() => server.close());
+    const ask = (extra: string[]) =>
+      runCli(
+        ['ask', 'hello', '--toolsets', 'terminal', '--scratch', '--base-url', server.url, '--model', 'm', ...extra],
+        { cwd: directory, env: { TRAJ_BWRAP: MISSING, NO_KEY: 'x' } },
+      );
+    const fallback = await ask(['--api-key-env', 'NO_KEY']);
+    assert.equal(fallback.code, 0, fallback.stderr);
+    assert.equal(fallback.stderr.split('WARNING: local sandboxes are NOT isolated').length - 1, 1, fallback.stderr);
+    assert.match(fallback.stdout, /\[tool result: terminal\] \{"exit_code":0,"output":"hello\\n"\}/);
+
+    writeFileSync(join(directory, 'strict.yaml'), 'local:\n  isolation: bwrap\n');
+    const before = server.requestCount();
+    const strict = await ask(['--api-key-env', 'NO_KEY', '--config', 'strict.yaml']);
+    assert.equal(strict.code, 4, strict.stderr);
+    assert.match(strict.stderr, /isolation 'bwrap' is not available: .*not found/);
+    assert.equal(server.requestCount(), before, 'no model call was made');
+    assert.doesNotMatch(strict.stdout, /\[tool result/);
   });
 });
 

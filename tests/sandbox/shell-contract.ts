@@ -137,7 +137,10 @@ export function runShellContract(backendName: string, create: () => Promise<Sand
     const sandbox = await create();
     try {
       await sandbox.execInShell(`sleep ${marker} & echo started`);
-      const shells = await sandbox.execInShell(`ps -eo args= | grep -c '[s]leep ${marker}'`);
+      // The background job is a forked shell until it execs sleep: wait for that (a busy machine is slow to).
+      const shells = await sandbox.execInShell(
+        `for i in $(seq 100); do ps -eo args= | grep -q '[s]leep ${marker}' && break; sleep 0.05; done; ps -eo args= | grep -c '[s]leep ${marker}'`,
+      );
       assert.equal(shells.stdout, '1\n');
       await sandbox.dispose();
       await assert.rejects(sandbox.execInShell('true'), /disposed/);
