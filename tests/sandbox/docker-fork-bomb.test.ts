@@ -67,8 +67,9 @@ describe('docker sandbox: fork bombs', options, () => {
         // init, sleep, the probe's bash, ls/ps/wc and a few being reaped: the bomb is gone.
         assert.ok(processes < 10, `round ${round} (${command}): ${processes} processes left`);
       }
-      // A bomb without a leader is beyond the kill from inside: those rounds restarted the container.
-      assert.ok(restarts >= 2, `restarts: ${restarts}`);
+      // A bomb without a leader is beyond the kill from inside: the restart path ran. (At least once:
+      // on a loaded machine the kill from inside can catch a leaderless bomb before it spreads.)
+      assert.ok(restarts >= 1, `restarts: ${restarts}`);
       const after = await containerOf('exec');
       assert.equal(after.Id, before.Id);
       assert.deepEqual(after.Config.Labels, before.Config.Labels);
