@@ -32,7 +32,7 @@ import { toModelResponse, type ResponseSettings } from './response.js';
 import { DEFAULT_RETRY_DELAYS, withRetries, type AttemptFailure, type RetryDelays, type RetryEvent } from './retry.js';
 import { StreamAssembler, type WireChunk } from './stream-assembler.js';
 import type { CompletionRequest, ModelClient, ModelDelta, ModelResponse } from './types.js';
-import { buildRequestBody, requestBodyText, type WireCompletion } from './wire.js';
+import { buildRequestBody, requestBodyChunks, type WireCompletion } from './wire.js';
 
 export interface ModelClientOptions {
   /** Where the API key variable is read (default process.env). */
@@ -171,7 +171,7 @@ class OpenAICompatibleClient implements ModelClient {
    * body of a 200 is read under max_reply_bytes and parsed leniently (see completionOf).
    */
   private async whole(request: CompletionRequest, signal: AbortSignal): Promise<WireCompletion> {
-    const body = requestBodyText(this.endpoint, request.messages, request.tools, false);
+    const body = requestBodyChunks(this.endpoint, request.messages, request.tools, false);
     const reply = await postJson(this.chatURL, this.headers, body, {
       signal,
       maxReplyBytes: this.maxReplyBytes,

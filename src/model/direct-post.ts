@@ -24,7 +24,7 @@ const decoder = new TextDecoder();
 export async function postJson(
   url: URL,
   headers: Record<string, string>,
-  body: string,
+  body: readonly Buffer[],
   options: { signal: AbortSignal; maxReplyBytes: number },
 ): Promise<DirectReply> {
   const response = await send(url, headers, body, options.signal);
@@ -38,21 +38,27 @@ export async function postJson(
   return { status, headers: response.headers, text };
 }
 
-function send(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<IncomingMessage> {
+/** POST `body`, given as encoded chunks: the request buffers them until its socket is assigned, then writes them together. */
+function send(
+  url: URL,
+  headers: Record<string, string>,
+  body: readonly Buffer[],
+  signal: AbortSignal,
+): Promise<IncomingMessage> {
   const secure = url.protocol === 'https:';
-  // Encoded once: its length and the socket write use the same bytes (a string body is measured,
-  // then encoded again by the write).
-  const bytes = Buffer.from(body);
+  let length = 0;
+  for (const chunk of body) length += chunk.byteLength;
   return new Promise((resolve, reject) => {
     const request = (secure ? https : http).request(url, {
       method: 'POST',
-      headers: { ...headers, 'content-length': String(bytes.byteLength) },
+      headers: { ...headers, 'content-length': String(length) },
       agent: httpAgentFor(url.protocol),
       signal,
     });
     request.once('response', resolve);
     request.once('error', (error) => reject(signal.aborted ? signal.reason : new APIConnectionError({ cause: error })));
-    request.end(bytes);
+    for (const chunk of body) request.write(chunk);
+    request.end();
   });
 }
 

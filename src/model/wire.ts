@@ -90,20 +90,45 @@ export function buildRequestBody(
 
 const specTexts = new WeakMap<ToolSpec, string>();
 
+/** The serialized `tools` array of one sequence of specs, reached spec by spec from the first. */
+interface SpecsNode {
+  bytes?: Buffer;
+  next: WeakMap<ToolSpec, SpecsNode>;
+}
+const specSequences: SpecsNode = { next: new WeakMap() };
+const BODY_END = Buffer.from('}');
+
 /**
- * The request body as sent. Tool specs are the same objects call after call (tool-spec.ts keeps
- * one per tool), and serializing them was most of the body's cost: each is serialized once.
+ * The request body as sent, in chunks for one socket write. Tool specs are the same objects call
+ * after call (tool-spec.ts keeps one per tool), and serializing them was most of the body's cost:
+ * the `tools` array is encoded once per sequence of specs and reused as is, so a call encodes only
+ * its messages and settings (at 1,000 rollouts in flight, ~10 KB less to join, flatten and encode
+ * per call). The chunks concatenated are the JSON of buildRequestBody.
  */
-export function requestBodyText(
+export function requestBodyChunks(
   endpoint: Endpoint,
   messages: Message[],
   tools: ToolSpec[] | undefined,
   stream: boolean,
-): string {
-  if (!tools?.length) return JSON.stringify(buildRequestBody(endpoint, messages, tools, stream));
+): Buffer[] {
+  if (!tools?.length) return [Buffer.from(JSON.stringify(buildRequestBody(endpoint, messages, tools, stream)))];
   // `model` is always there, so the object is never empty and the comma is right.
   const { tools: _offered, ...rest } = buildRequestBody(endpoint, messages, tools, stream);
-  return `${JSON.stringify(rest).slice(0, -1)},"tools":[${tools.map(specText).join(',')}]}`;
+  return [Buffer.from(`${JSON.stringify(rest).slice(0, -1)},"tools":`), toolsBytes(tools), BODY_END];
+}
+
+function toolsBytes(tools: ToolSpec[]): Buffer {
+  let node = specSequences;
+  for (const spec of tools) {
+    let next = node.next.get(spec);
+    if (!next) {
+      next = { next: new WeakMap() };
+      node.next.set(spec, next);
+    }
+    node = next;
+  }
+  node.bytes ??= Buffer.from(`[${tools.map(specText).join(',')}]`);
+  return node.bytes;
 }
 
 function specText(spec: ToolSpec): string {

@@ -2,7 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EndpointSchema } from '../../src/config/endpoint.js';
 import type { Message, ToolSpec } from '../../src/model/messages.js';
-import { buildRequestBody, requestBodyText } from '../../src/model/wire.js';
+import { buildRequestBody, requestBodyChunks } from '../../src/model/wire.js';
+
+type BodyArguments = Parameters<typeof requestBodyChunks>;
+const requestBodyText = (...body: BodyArguments) => Buffer.concat(requestBodyChunks(...body)).toString();
 
 const messages: Message[] = [
   { role: 'system', content: 'be brief' },
@@ -30,6 +33,15 @@ test('the body text is the body: tools spliced in from their cached text parse b
         assert.deepEqual(JSON.parse(requestBodyText(endpoint(), messages, tools, stream)), expected);
     }
   }
+});
+
+test("the cached tools array is the sequence's own: a prefix, a reordering or a new spec is another array", () => {
+  const shell: ToolSpec = { ...terminal, function: { ...terminal.function, description: 'another terminal' } };
+  const sequences = [[terminal], [terminal, read], [read, terminal], [read], [shell, read], [terminal, read, shell]];
+  // Twice over: the second round reads every sequence from the cache, in another order.
+  for (const round of [sequences, [...sequences].reverse()])
+    for (const tools of round)
+      assert.deepEqual(JSON.parse(requestBodyText(endpoint(), messages, tools, false)).tools, tools);
 });
 
 test("extra_body's tools go out only when traj offers none, as before", () => {
