@@ -210,7 +210,11 @@ describe(`local+bwrap under attack, ${who}`, bwrap, () => {
       const first = await box.exec('echo two >> before/a.txt && touch before/b && mkdir before/c && id -u');
       assert.equal(first.exitCode, 0, first.stderr);
       await box.writeFile('after/d.txt', 'three\n');
-      const second = await box.exec('echo four >> after/d.txt && touch after/e && stat -c %u before/a.txt after/d.txt');
+      // A new name straight in the root: the one-open write.
+      await box.writeFile('top.txt', 'five\n');
+      const second = await box.exec(
+        'echo four >> after/d.txt && echo six >> top.txt && touch after/e && stat -c %u before/a.txt after/d.txt top.txt',
+      );
       assert.equal(second.exitCode, 0, second.stderr);
       const [, ...owners] = [first.stdout.trim(), ...second.stdout.trim().split('\n')];
       for (const owner of owners) assert.equal(owner, first.stdout.trim(), 'owned by the user commands run as');

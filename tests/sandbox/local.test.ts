@@ -163,6 +163,29 @@ describe('local sandbox: lifecycle', () => {
     assert.equal(existsSync(second.workdir), false);
   });
 
+  it('dispose removes what a rollout left and nothing it points at: many files, a FIFO, a link out, a link to a folder out', async () => {
+    const outside = await mkdtemp(join(tmpdir(), 'traj-outside-'));
+    await writeFile(join(outside, 'keep.txt'), 'keep');
+    try {
+      for (const files of [3, 200]) {
+        const sandbox = await createLocalSandbox();
+        const made = await sandbox.exec(
+          `for i in $(seq ${files}); do echo $i > f$i; done; mkfifo pipe; ln -s ${outside}/keep.txt link; ln -s ${outside} folder`,
+        );
+        assert.equal(made.exitCode, 0, made.stderr);
+        await sandbox.dispose();
+        assert.equal(existsSync(sandbox.workdir), false, `${files} files: the folder is gone`);
+        assert.equal(
+          await readFile(join(outside, 'keep.txt'), 'utf8'),
+          'keep',
+          `${files} files: the link's target stays`,
+        );
+      }
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
+  });
+
   it('a workdir option becomes a subfolder of the fresh folder, removed on dispose', async () => {
     const sandbox = await createLocalSandbox({ kind: 'local', workdir: '/app/project' });
     const root = dirname(dirname(sandbox.workdir));
