@@ -9,6 +9,7 @@ import { scriptedBatchArgs, startScriptedServer, type ScriptedServer } from '../
 import type { TrajectoryRecord } from '../../src/trajectory/record.js';
 import { runCli, startCli, temporaryDirectory } from '../helpers/cli.js';
 import { requireDockerOrSkip } from '../helpers/docker.js';
+import { coordinator, redisFor, startWorker } from '../helpers/queue.js';
 import { shellSolver, SOLVED } from '../helpers/shell-solver.js';
 
 /**
@@ -157,4 +158,37 @@ test('traj batch --agent qwen-code: killed mid-rollout, the rerun ends with one 
   assert.equal(other.code, 2, other.stderr);
   assert.match(other.stderr, /agent: "cli:qwen-code" → "cli:codex"/);
   assert.equal(server.requests.length, requests);
+});
+
+test('traj batch --agent qwen-code --queue: a traj worker runs the agent CLI, and the record is what the endpoint saw', async (t) => {
+  if (!(await requireDockerOrSkip(t))) return;
+  const directory = temporaryDirectory(t);
+  const dataset = writeDataset(directory);
+  const server = await startScriptedServer(shellSolver('echo 100 > report.txt'), { latencyMs: 50 });
+  t.after(() => server.close());
+  const redis = await redisFor(t);
+  startWorker(t, directory, redis.url);
+  const run = `queued-agent-${process.pid}`;
+  const args = scriptedBatchArgs(dataset, run, server.url, 'TRAJ_TEST_KEY', [
+    '--agent',
+    'qwen-code',
+    '--sandbox',
+    'docker',
+    '--queue',
+    redis.url,
+  ]);
+  const result = await coordinator(directory, args).done;
+  assert.equal(result.code, 0, result.stderr);
+  assert.match(result.stderr, /agent qwen-code, model traj-scripted .*queued/);
+  const records = readRecords(directory, run);
+  assert.equal(records.length, 2);
+  for (const record of records) assertRecordIsTheWire(record, server);
+  // The worker sends a result before it removes the rollout's container and network, so the
+  // coordinator can finish first; the worker still removes them.
+  let left = await leftovers(run);
+  for (let tries = 0; tries < 60 && (left.containers > 0 || left.networks > 0); tries++) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    left = await leftovers(run);
+  }
+  assert.deepEqual(left, { containers: 0, networks: 0 });
 });
