@@ -14,7 +14,8 @@ test('a plain batch of up to 64 rollouts in flight runs them on the main thread,
 test('a plain batch gets one thread until its rollouts in flight outgrow one thread', () => {
   assert.equal(chooseWorkerCount({ concurrency: ROLLOUTS_PER_IO_THREAD, environment: false, cores: 8 }).workers, 1);
   assert.equal(chooseWorkerCount({ concurrency: ROLLOUTS_PER_IO_THREAD + 1, environment: false, cores: 8 }).workers, 2);
-  assert.equal(chooseWorkerCount({ concurrency: 1000, environment: false, cores: 2 }).workers, 2);
+  assert.equal(chooseWorkerCount({ concurrency: 1000, environment: false, cores: 2 }).workers, 1);
+  assert.equal(chooseWorkerCount({ concurrency: 2000, environment: false, cores: 2 }).workers, 2);
   assert.equal(
     chooseWorkerCount({ concurrency: 100_000, environment: false, cores: 4 }).workers,
     4,
