@@ -257,9 +257,12 @@ async function openDirect(
   }
 }
 
+/** Bytes up to which a new file is written with synchronous calls (a larger one must not hold the thread). */
+const SYNC_WRITE_BYTES = 1 << 20;
+
 /**
- * The commonest write, a new file named straight in a workdir that is the sandbox's root, made
- * with synchronous calls (see removeFolder in local.ts for why); true when done. The open is the
+ * The commonest write, a small new file named straight in a workdir that is the sandbox's root,
+ * made with synchronous calls (see removeFolder in local.ts for why); true when done. The open is the
  * one the walk would make for it: O_CREAT | O_EXCL never follows a link and fails on any existing
  * name (a link, a FIFO, a file to overwrite), O_NONBLOCK never waits. Whatever it refuses goes the
  * full way (false), which says what it met.
@@ -269,6 +272,7 @@ function writeNewFileSync(folder: ConfinedFolder, path: string, data: Buffer | s
   const parts = partsInside(path, folder, path);
   if (parts.length !== 1 || parts[0] === '.' || parts[0] === '..') return false;
   const bytes = typeof data === 'string' ? Buffer.from(data) : data;
+  if (bytes.length > SYNC_WRITE_BYTES) return false;
   let fd: number;
   try {
     fd = openSync(join(folder.root, parts[0]!), CREATE_FLAGS, mode ?? 0o644);
