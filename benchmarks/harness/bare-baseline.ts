@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { statfsSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSystemPrompt } from '../../src/agent/system-prompt.js';
@@ -49,11 +49,42 @@ export async function runBareClient(options: {
 }
 
 /** The machine a figure came from: CPU model, cores, and the load just before the run. */
-export function machineDescription(): { cpu_model: string; cores: number; load_before: number[] } {
+export function machineDescription(): {
+  cpu_model: string;
+  cores: number;
+  load_before: number[];
+  temp_folder: string;
+} {
   const all = cpus();
   return {
     cpu_model: all[0]?.model.trim() ?? 'unknown',
     cores: all.length,
     load_before: loadavg().map((value) => Math.round(value * 100) / 100),
+    temp_folder: temporaryFolderKind(),
   };
+}
+
+/** Filesystem magic numbers (statfs f_type) of the filesystems a temp folder is commonly on. */
+const FILESYSTEMS = new Map<number, string>([
+  [0xef53, 'ext2/3/4'],
+  [0x01021994, 'tmpfs'],
+  [0x794c7630, 'overlayfs'],
+  [0x58465342, 'xfs'],
+  [0x9123683e, 'btrfs'],
+  [0x2fc12fc1, 'zfs'],
+]);
+
+/**
+ * Where local sandbox folders go (TMPDIR) and on what: creating and deleting a folder per rollout
+ * costs 0.1 ms of CPU on a tmpfs and up to ~1 ms on an ext4 without a journal (docs/performance.md),
+ * so figures from two machines compare only with this beside them.
+ */
+function temporaryFolderKind(): string {
+  const folder = tmpdir();
+  try {
+    const type = statfsSync(folder).type;
+    return `${folder} (${FILESYSTEMS.get(type) ?? `filesystem 0x${type.toString(16)}`})`;
+  } catch {
+    return folder;
+  }
 }

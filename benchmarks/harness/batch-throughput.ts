@@ -56,6 +56,7 @@ export async function batchThroughputBenchmark(
       cpu_model: machine.cpu_model,
       cores: machine.cores,
       load_before: machine.load_before.join(' '),
+      temp_folder: machine.temp_folder,
     };
     if (runs.length === 1) return described;
     return {

@@ -67,6 +67,7 @@ export async function scaleOutBenchmark(options: ScaleOutOptions): Promise<Figur
       cpu_model: machine.cpu_model,
       cores: machine.cores,
       load_before: machine.load_before.join(' '),
+      temp_folder: machine.temp_folder,
       load_after: machineDescription().load_before.join(' '),
       ...cpu,
       ...limit,
