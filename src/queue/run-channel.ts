@@ -182,6 +182,18 @@ export async function withdrawWorker(redis: Redis, run: string, worker: string):
   await redis.hdel(workersKey(run), worker);
 }
 
+/**
+ * After a worker leaves a run: when the run is no longer announced (it finished, or was stopped),
+ * delete what its queue's stalled-job check writes. BullMQ writes the meta hash back whenever it
+ * is missing, so a check that ran between the coordinator's removal of the run and this worker's
+ * leaving would otherwise leave it in Redis for good (the check's own marker expires, and goes
+ * too). A run announced again keeps them: BullMQ rewrites both anyway.
+ */
+export async function sweepFinishedRun(redis: Redis, run: string, keys: readonly string[]): Promise<void> {
+  if (await redis.sismember(RUNS_KEY, run)) return;
+  await redis.del(...keys);
+}
+
 /** The workers heard from within WORKER_REPORT_FRESH_MS, by worker id. */
 export async function readWorkers(redis: Redis, run: string): Promise<Map<string, WorkerReport>> {
   const [entries, [seconds, micros]] = await Promise.all([redis.hgetall(workersKey(run)), redis.time()]);

@@ -14,6 +14,7 @@ import {
   reportWorker,
   RUNS_KEY,
   type RunAnnouncement,
+  sweepFinishedRun,
   withdrawWorker,
   type WorkerReport,
 } from './run-channel.js';
@@ -179,6 +180,13 @@ export class QueueWorker {
     await settleWithin(
       attached.worker.close(!graceful).catch(() => undefined),
       graceful ? 600_000 : 5000,
+    );
+    // Closed: no stalled-job check of this worker can write the run's queue back after this.
+    await settleWithin(
+      sweepFinishedRun(this.redis!, run, [attached.worker.keys.meta, attached.worker.keys['stalled-check']]).catch(
+        () => undefined,
+      ),
+      2000,
     );
     void attached.worker.disconnect().catch(() => undefined);
     await attached.pool.close();

@@ -83,8 +83,9 @@ test('three workers, one SIGKILLed mid-run, then the coordinator SIGKILLed and r
   const stats = JSON.parse(readFileSync(join(directory, 'datasets', 'spread', 'statistics.json'), 'utf8'));
   assert.equal(stats.segments, 2);
   // A finished run leaves nothing in Redis: no jobs, no settings. Not at once: a surviving worker
-  // notices the run is gone at its next poll (1 s) and its stalled-job check key expires after the
-  // stalled interval (3 s); a busy machine (CI) stretches both.
+  // notices the run is gone at its next poll (1 s), and then deletes the queue's meta hash that its
+  // stalled-job check may have written back meanwhile (sweep-finished-run.test.ts); a busy machine
+  // (CI) stretches the wait.
   let left: string[] = [];
   await waitFor(
     'the run to leave Redis',
