@@ -1,11 +1,33 @@
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import Database from 'better-sqlite3';
+import type { RolloutSettings } from '../../src/run/rollout.js';
 import { scriptedBatchArgs } from '../../src/testing/index.js';
 import { startCli } from './cli.js';
 import { startRedis, type RedisProcess } from './redis.js';
 
 /** Distributed-run helpers shared by the tests/e2e/queue*.test.ts files: a real redis-server, real CLI processes. */
+
+/** The settings a queued run announces, as far as the queue's unit tests read them. */
+export function queuedRunSettings(run: string): RolloutSettings {
+  return {
+    run,
+    endpoint: {
+      base_url: 'http://127.0.0.1:1/v1',
+      model: 'm',
+      api_key_env: 'K',
+      timeout_ms: 1000,
+      max_retries: 0,
+      concurrency: 1,
+      tool_call_format: 'native',
+    },
+    maxTurns: 3,
+    sandbox: { kind: 'local' },
+    budget: {},
+    agent: 'model',
+    toolConcurrency: 8,
+  } as unknown as RolloutSettings;
+}
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

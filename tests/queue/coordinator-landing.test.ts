@@ -6,27 +6,12 @@ import { test } from 'node:test';
 import { Worker, type QueueEvents } from 'bullmq';
 import { QueueCoordinator, type QueuedTask } from '../../src/queue/coordinator.js';
 import { queueNameFor } from '../../src/queue/run-channel.js';
-import type { RolloutOutcome, RolloutSettings, RolloutTask } from '../../src/run/rollout.js';
+import type { RolloutOutcome, RolloutTask } from '../../src/run/rollout.js';
 import { RunStore } from '../../src/run/store.js';
 import { startRedis } from '../helpers/redis.js';
+import { queuedRunSettings } from '../helpers/queue.js';
 
-const settings = {
-  run: 'landing',
-  endpoint: {
-    base_url: 'http://127.0.0.1:1/v1',
-    model: 'm',
-    api_key_env: 'K',
-    timeout_ms: 1000,
-    max_retries: 0,
-    concurrency: 1,
-    tool_call_format: 'native',
-  },
-  maxTurns: 3,
-  sandbox: { kind: 'local' },
-  budget: {},
-  agent: 'model',
-  toolConcurrency: 8,
-} as unknown as RolloutSettings;
+const settings = queuedRunSettings('landing');
 
 const TOOL = { type: 'function', function: { name: 'terminal', description: 'run', parameters: {} } } as const;
 

@@ -2,25 +2,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseQueueUrl } from '../../src/queue/connection.js';
 import { describeAnnouncement, jobIdFor, refusalReasons } from '../../src/queue/run-channel.js';
-import type { RolloutSettings } from '../../src/run/rollout.js';
+import { queuedRunSettings } from '../helpers/queue.js';
 
-const settings = {
-  run: 'r',
-  endpoint: {
-    base_url: 'http://127.0.0.1:1/v1',
-    model: 'm',
-    api_key_env: 'K',
-    timeout_ms: 1000,
-    max_retries: 0,
-    concurrency: 1,
-    tool_call_format: 'native',
-  },
-  maxTurns: 3,
-  sandbox: { kind: 'local' },
-  budget: {},
-  agent: 'model',
-  toolConcurrency: 8,
-} as unknown as RolloutSettings;
+const settings = queuedRunSettings('r');
 
 test('a queue URL is redis://HOST:PORT[/DB]; anything else names the flag and the form expected', () => {
   assert.deepEqual(parseQueueUrl('redis://10.0.0.5:6380/2'), {
