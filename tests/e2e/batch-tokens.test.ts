@@ -32,6 +32,18 @@ function script(split: number[]): Script {
   };
 }
 
+/** `traj batch` of prompts.jsonl with run.yaml (its `tokenizer:`), model qwen3, against `url`. */
+function tokensBatchArgs(url: string): string[] {
+  return scriptedBatchArgs(
+    'prompts.jsonl',
+    'tokens',
+    url,
+    'TRAJ_TEST_KEY',
+    ['--toolsets', 'terminal', '--config', 'run.yaml'],
+    'qwen3',
+  );
+}
+
 test("traj batch with tokenizer: in its run config, then traj export --format tokens: the endpoint's ids and logprobs, as sampled", async (t) => {
   const tokenizer = await qwen3();
   const split = [
@@ -46,17 +58,7 @@ test("traj batch with tokenizer: in its run config, then traj export --format to
     { id: 'split', prompt: 'Run echo hi and tell me what it printed (split).' },
   ]);
   writeFileSync(join(directory, 'run.yaml'), RUN_YAML);
-  const batch = await runCli(
-    scriptedBatchArgs(
-      'prompts.jsonl',
-      'tokens',
-      server.url,
-      'TRAJ_TEST_KEY',
-      ['--toolsets', 'terminal', '--config', 'run.yaml'],
-      'qwen3',
-    ),
-    { cwd: directory, env: KEY },
-  );
+  const batch = await runCli(tokensBatchArgs(server.url), { cwd: directory, env: KEY });
   assert.equal(batch.code, 0, batch.stderr);
   assert.equal(server.requests.length, 4);
   for (const request of server.requests) {
@@ -109,14 +111,7 @@ test('a tokenizer: that cannot load stops traj batch before any request and leav
   const directory = temporaryDirectory(t);
   writeJsonl(join(directory, 'prompts.jsonl'), [{ id: 'plain', prompt: 'Run echo hi.' }]);
   writeFileSync(join(directory, 'run.yaml'), RUN_YAML.replace(QWEN3_FOLDER, './no-such-tokenizer'));
-  const args = scriptedBatchArgs(
-    'prompts.jsonl',
-    'tokens',
-    server.url,
-    'TRAJ_TEST_KEY',
-    ['--toolsets', 'terminal', '--config', 'run.yaml'],
-    'qwen3',
-  );
+  const args = tokensBatchArgs(server.url);
   const bad = await runCli(args, { cwd: directory, env: KEY });
   assert.equal(bad.code, 2, `a configuration error exits 2: ${bad.stderr}`);
   assert.match(
