@@ -102,15 +102,6 @@ export function unprivilegedUser(): SandboxUser {
 }
 
 /**
- * The program that starts bubblewrap as `user`: setpriv (util-linux) drops the real and effective
- * ids and every supplementary group before bubblewrap runs, so its namespaces belong to that user.
- */
-export function asUser(user: SandboxUser | undefined): string[] {
-  if (!user) return [];
-  return ['setpriv', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--'];
-}
-
-/**
  * bwrap's options for one sandbox: its own PID, IPC, UTS (and without network, network)
  * namespaces; the system read-only; a private /tmp; the sandbox folder writable; nothing of the
  * user's home or other sandboxes. It dies with its parent (the spawn host), and as root all
@@ -196,19 +187,19 @@ export function bwrapStatus(): Promise<BwrapStatus> {
 }
 
 function probeAs(user: SandboxUser | undefined): Promise<BwrapStatus> {
-  const [binary, ...options] = [...asUser(user), ...bwrapOptions({ network: false, probe: true, user })];
+  const [binary, ...options] = bwrapOptions({ network: false, probe: true, user });
   return new Promise((resolve) => {
     execFile(
       binary!,
       [...options, 'perl', '-e', 'exit 0'],
-      { env: baseEnvironment(), timeout: 10_000 },
+      { env: baseEnvironment(), timeout: 10_000, ...(user ? { uid: user.uid, gid: user.gid } : {}) },
       (error, _stdout, stderr) => {
         if (!error) return resolve({ usable: true });
         const code = (error as NodeJS.ErrnoException).code;
         const reason =
           code === 'ENOENT'
-            ? `${binary} not found (install the ${user ? 'util-linux' : 'bubblewrap'} package)`
-            : `${[binary, ...options.slice(0, user ? 5 : 0)].join(' ')} failed: ${stderr.trim() || error.message}`;
+            ? `${binary} not found (install the bubblewrap package)`
+            : `${binary}${user ? ` as uid ${user.uid}` : ''} failed: ${stderr.trim() || error.message}`;
         resolve({ usable: false, reason });
       },
     );

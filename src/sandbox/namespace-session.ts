@@ -1,8 +1,11 @@
-import { type ChildProcessWithoutNullStreams, type SpawnOptions, spawn } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, type SpawnOptions, type StdioOptions, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import type { Writable } from 'node:stream';
-import { asUser, type SandboxUser } from './bwrap.js';
+import type { Readable, Writable } from 'node:stream';
+import { errorMessage } from '../errors.js';
+import type { SandboxUser } from './bwrap.js';
 import { NAMESPACE_INIT_SCRIPT } from './namespace-init.js';
 import { acquirePidsCgroup, releasePidsCgroup } from './process-limit.js';
 import { seccompFilter } from './seccomp-filter.js';
@@ -24,6 +27,10 @@ export interface NamespaceSpec {
 
 /** The file descriptor bubblewrap reads the seccomp filter from. */
 const SECCOMP_FD = 3;
+/** bubblewrap writes its namespace's first process id here, as JSON (`--info-fd`)... */
+const INFO_FD = 4;
+/** ...and that process waits for a byte here before it goes on (`--block-fd`): see joinCgroup. */
+const BLOCK_FD = 5;
 
 /** How long dispose waits for the namespace to empty after its init was told to exit. */
 const CLOSE_GRACE_MS = 3_000;
@@ -47,28 +54,31 @@ export class NamespaceSession {
 
   constructor(spec: NamespaceSpec) {
     const filter = spec.seccomp ? seccompFilter() : undefined;
+    if (spec.cgroup) this.cgroup = acquirePidsCgroup(spec.cgroup.name, spec.cgroup.pidsLimit);
     const program = [
-      ...asUser(spec.user),
       ...spec.bwrap,
       ...(filter ? ['--seccomp', String(SECCOMP_FD)] : []),
+      ...(this.cgroup ? ['--info-fd', String(INFO_FD), '--block-fd', String(BLOCK_FD)] : []),
       'perl',
       '-e',
       NAMESPACE_INIT_SCRIPT,
     ];
-    if (spec.cgroup) this.cgroup = acquirePidsCgroup(spec.cgroup.name, spec.cgroup.pidsLimit);
-    const options: SpawnOptions = { env: spec.env, stdio: filter ? ['pipe', 'pipe', 'pipe', 'pipe'] : 'pipe' };
-    // In the cgroup before bubblewrap forks anything: a shell (still root) joins it, then becomes
-    // setpriv and bubblewrap.
-    this.child = (
-      this.cgroup
-        ? spawn('/bin/sh', ['-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', this.cgroup, ...program], options)
-        : spawn(program[0]!, program.slice(1), options)
-    ) as ChildProcessWithoutNullStreams;
+    const stdio: StdioOptions = ['pipe', 'pipe', 'pipe', filter ? 'pipe' : 'ignore'];
+    if (this.cgroup) stdio.push('pipe', 'pipe');
+    // As root, the child drops to the sandbox user between fork and exec (libuv clears the
+    // supplementary groups, then sets the gid and uid), so bubblewrap's namespaces are that user's.
+    const options: SpawnOptions = {
+      env: spec.env,
+      stdio,
+      ...(spec.user ? { uid: spec.user.uid, gid: spec.user.gid } : {}),
+    };
+    this.child = spawn(program[0]!, program.slice(1), options) as ChildProcessWithoutNullStreams;
     if (filter) {
       const channel = this.child.stdio[SECCOMP_FD] as Writable;
       channel.on('error', () => {});
       channel.end(filter);
     }
+    if (this.cgroup) this.joinCgroup(this.cgroup);
     this.child.stdin.on('error', () => {});
     this.child.stderr.on('data', (chunk: Buffer) => {
       this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_KEPT);
@@ -80,6 +90,37 @@ export class NamespaceSession {
     });
     this.child.stdout.on('data', (chunk: Buffer) => this.onData(chunk));
     this.child.once('exit', (code, signal) => this.onExit(code, signal));
+  }
+
+  /**
+   * Put bubblewrap in the pids cgroup before anything in the sandbox forks: bubblewrap reports its
+   * namespace's first process on the info fd, and that process waits on the block fd until both
+   * are in the group. Everything the sandbox starts later is born there. If the join fails the
+   * sandbox is killed: it never runs without its process limit.
+   */
+  private joinCgroup(cgroup: string): void {
+    // The typed tuple stops at fd 4; the spawn above made fds 4 and 5 pipes.
+    const pipes = this.child.stdio as unknown as (Readable & Writable)[];
+    const info = pipes[INFO_FD]!;
+    const release = pipes[BLOCK_FD]!;
+    release.on('error', () => {});
+    let text: string | undefined = '';
+    info.on('error', () => {});
+    info.on('data', (chunk: Buffer) => {
+      if (text === undefined) return;
+      text += chunk.toString('utf8');
+      const inside = /"child-pid":\s*(\d+)/.exec(text)?.[1];
+      if (!inside) return;
+      text = undefined;
+      try {
+        for (const pid of [this.child.pid, Number(inside)]) writeFileSync(join(cgroup, 'cgroup.procs'), `${pid}\n`);
+      } catch (error) {
+        this.stderrTail += `cannot join the pids cgroup ${cgroup}: ${errorMessage(error)}`;
+        this.child.kill('SIGKILL');
+        return;
+      }
+      release.end('x');
+    });
   }
 
   private readyHandlers?: { resolve(): void; reject(error: Error): void };
