@@ -13,6 +13,7 @@
  * ended and its pipes drained; {type: 'input', id, data} writes to its stdin, 'abort' kills its group.
  * When the parent goes away (even by SIGKILL), every group and namespace still running is killed.
  */
+import { closeSync, readdirSync, readFileSync } from 'node:fs';
 import { NamespaceSession, type NamespaceSpec } from './namespace-session.js';
 import { removeSpareCgroups } from './process-limit.js';
 import {
@@ -138,6 +139,38 @@ async function close(message: Extract<HostRequest, { type: 'close' }>): Promise<
   await session?.close();
   reply({ type: 'closed', id: message.id });
 }
+
+/** fork() gives the host stdin, stdout, stderr and its IPC channel, in that order. */
+const IPC_FD = 3;
+/** O_CLOEXEC in /proc/self/fdinfo's octal `flags` (Linux's generic value, x86_64 and arm64 alike). */
+const O_CLOEXEC = 0o2000000;
+
+/**
+ * Close the descriptors this host inherited from whoever started traj (a CI runner's pipe, a
+ * shell's open file): they would pass on, through bubblewrap or not, to every command. Each one
+ * not marked close-on-exec past the IPC channel is such a descriptor: Node and libuv open their
+ * own with O_CLOEXEC.
+ */
+function closeInheritedDescriptors(): void {
+  let names: string[];
+  try {
+    names = readdirSync('/proc/self/fd');
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const fd = Number(name);
+    if (!(fd > IPC_FD)) continue;
+    try {
+      const flags = /^flags:\s*([0-7]+)/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1];
+      if (flags !== undefined && (Number.parseInt(flags, 8) & O_CLOEXEC) === 0) closeSync(fd);
+    } catch {
+      // Gone meanwhile: readdir's own descriptor.
+    }
+  }
+}
+
+closeInheritedDescriptors();
 
 process.on('message', (message: HostRequest) => {
   if (message.type === 'abort') {
