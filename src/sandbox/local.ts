@@ -429,11 +429,11 @@ const SYNC_REMOVE_ENTRIES = 64;
 /**
  * Delete a sandbox folder. The common case, a few plain files, takes one readdir, an unlink per
  * file and one rmdir, made synchronously: the promise forms' round trips through libuv's thread
- * pool cost more CPU than the calls themselves. With the
- * folder's creation and its first file write made the same way, a `write_file` rollout's folder
- * work went from ~440 to ~210 µs of CPU, and `batch-4000x1-c1000` from 14.0 to 12.1 CPU-s
- * (4 alternating runs each, same wall time). Anything else (subfolders, many files, a process
- * still writing) goes to a recursive rm, which retries and does not hold the thread.
+ * pool cost more CPU than the calls themselves. With the folder's creation and its first file
+ * write made the same way, a `write_file` rollout's folder work went from ~440 to ~210 µs of CPU,
+ * and `batch-4000x1-c1000` from 14.0 to 12.1 CPU-s (4 alternating runs each, same wall time).
+ * Anything else (subfolders, many files, a process still writing) goes to a recursive rm, which
+ * retries and does not hold the thread.
  */
 async function removeFolder(folder: string): Promise<void> {
   try {
