@@ -42,6 +42,7 @@ import { withoutRunTimePrompt, withRunTimePrompt } from './run-time-prompt.js';
 import { rolloutJudgeCache, type JudgeCacheEntry } from './judge-cache.js';
 import { rolloutKnowledge, type RolloutKnowledge } from './rollout-knowledge.js';
 import { rolloutWebCache, type WebCacheEntry } from './web-cache.js';
+import { subscribeToAbort } from '../util/abort-subscribers.js';
 
 /** Settings shared by every rollout of a run (plain JSON: they cross into worker threads). */
 export const RolloutSettingsSchema = AgentSettingsSchema.extend({
@@ -220,8 +221,7 @@ function rolloutAbort(
   interrupt: AbortSignal,
 ): { controller: AbortController; dispose(): void } {
   const controller = new AbortController();
-  const onInterrupt = () => controller.abort(interrupt.reason);
-  interrupt.addEventListener('abort', onInterrupt, { once: true });
+  const unsubscribe = subscribeToAbort(interrupt, () => controller.abort(interrupt.reason));
   const timeout = () =>
     controller.abort(
       new RolloutTimeout(`rollout exceeded --rollout-timeout (${timeoutMs} ms)`, {
@@ -234,7 +234,7 @@ function rolloutAbort(
     controller,
     dispose() {
       if (timer) clearTimeout(timer);
-      interrupt.removeEventListener('abort', onInterrupt);
+      unsubscribe();
     },
   };
 }

@@ -6,3 +6,4 @@ export * from './closest-match.js';
 export * from './text-table.js';
 export * from './terminal-text.js';
 export * from './cost-text.js';
+export * from './abort-subscribers.js';
