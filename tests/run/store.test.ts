@@ -324,3 +324,74 @@ test('record bytes: one status in dataset order, exactly as stored, by an index 
   assert.deepEqual(indexes, ['items_order']);
   assert.equal([...reopened.recordBytes('done')].length, 2);
 });
+
+test('the totals count each figure over its own rows: landed ones, or any with a record (a failed attempt keeps its tokens and cost)', (t) => {
+  const store = openStore(t);
+  const usage = (cost: number, source: string, extra: Partial<RecordColumns['usage']> = {}) => ({
+    prompt_tokens: 100,
+    completion_tokens: 10,
+    reasoning_tokens: 1,
+    cached_tokens: 4,
+    cost,
+    cost_source: source,
+    ...extra,
+  });
+  land(store, {
+    key: 'a',
+    reward: 1,
+    record: columns({ has_reasoning: true, usage: usage(0.5, 'provider'), compressions: [{}, {}] }),
+  });
+  land(store, {
+    key: 'b',
+    reward: 0,
+    record: columns({ reward_error: 'boom', usage: usage(0.25, 'pricing', { unpriced_models: ['m2', 'm1'] }) }),
+  });
+  land(store, { key: 'c', status: 'discarded', record: columns({ usage: usage(0.125, 'mixed') }) });
+  land(store, {
+    key: 'd',
+    status: 'failed',
+    errorClass: 'infra',
+    errorCode: 'api_error',
+    errorMessage: 'upstream 500',
+    record: columns({
+      has_reasoning: true,
+      usage: usage(1, 'unknown', { unpriced_models: ['m3'] }),
+      compressions: [{}],
+    }),
+  });
+  land(store, { key: 'e', status: 'failed', errorCode: 'sandbox_start', errorMessage: 'no image', record: null });
+  store.markDispatched('f', 0, 5, []);
+  store.flush();
+  const totals = store.aggregates(3);
+  assert.equal(totals.itemCount, 6);
+  assert.deepEqual(totals.byStatus, { done: 2, discarded: 1, failed: 2, pending: 1 });
+  // Tokens and cost: every stored record, the failed attempt's included.
+  assert.deepEqual(totals.tokens, { prompt: 400, completion: 40, reasoning: 4, cached: 16, cost: 1.875 });
+  assert.deepEqual(totals.cost, {
+    sources: { provider: 1, pricing: 1, mixed: 1, unknown: 1 },
+    missingPrice: 2,
+    unpricedModels: ['m1', 'm2', 'm3'],
+  });
+  // The rest: rollouts that landed (done or discarded).
+  assert.equal(totals.withReasoning, 1);
+  assert.deepEqual(totals.compressions, { rollouts: 1, total: 2 });
+  assert.equal(totals.scored, 2);
+  assert.equal(totals.rewardMean, 0.5);
+  assert.equal(totals.rewardErrors, 1);
+  assert.deepEqual(
+    totals.failures.map((failure) => [failure.code, failure.count, failure.message]),
+    [
+      ['api_error', 1, 'upstream 500'],
+      ['sandbox_start', 1, 'no image'],
+    ],
+  );
+});
+
+test('an empty store totals to zeros, with no cost and a mean reward of 0', (t) => {
+  const totals = openStore(t).aggregates();
+  assert.equal(totals.itemCount, 0);
+  assert.deepEqual(totals.tokens, { prompt: 0, completion: 0, reasoning: 0, cached: 0, cost: null });
+  assert.deepEqual(totals.cost.sources, { provider: 0, pricing: 0, mixed: 0, unknown: 0 });
+  assert.deepEqual([totals.scored, totals.rewardMean, totals.rewardErrors, totals.withReasoning], [0, 0, 0, 0]);
+  assert.deepEqual(totals.compressions, { rollouts: 0, total: 0 });
+});
