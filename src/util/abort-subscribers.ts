@@ -11,22 +11,25 @@ const subscribers = new WeakMap<AbortSignal, Set<() => void>>();
  * `abort` listener, it never fires for a signal that has already aborted.
  */
 export function subscribeToAbort(signal: AbortSignal, callback: () => void): () => void {
-  let callbacks = subscribers.get(signal);
-  if (!callbacks) {
-    const created = new Set<() => void>();
-    callbacks = created;
-    subscribers.set(signal, created);
-    signal.addEventListener(
-      'abort',
-      () => {
-        const pending = [...created];
-        created.clear();
-        for (const pendingCallback of pending) pendingCallback();
-      },
-      { once: true },
-    );
-  }
-  const set = callbacks;
-  set.add(callback);
-  return () => set.delete(callback);
+  const callbacks = callbacksOf(signal);
+  callbacks.add(callback);
+  return () => callbacks.delete(callback);
+}
+
+/** The signal's Set, made with its one listener on first use. */
+function callbacksOf(signal: AbortSignal): Set<() => void> {
+  const known = subscribers.get(signal);
+  if (known) return known;
+  const callbacks = new Set<() => void>();
+  subscribers.set(signal, callbacks);
+  signal.addEventListener(
+    'abort',
+    () => {
+      const pending = [...callbacks];
+      callbacks.clear();
+      for (const pendingCallback of pending) pendingCallback();
+    },
+    { once: true },
+  );
+  return callbacks;
 }
