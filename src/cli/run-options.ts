@@ -40,7 +40,7 @@ export const RUN_OPTIONS: Record<string, OptionSpec> = {
     type: 'string',
     value: 'N',
     description:
-      'worker threads; 0 runs the rollouts on the main thread (default: from the run: a plain batch runs up to 64 rollouts in flight on the main thread, then 1 thread per 512; an eval or bench 1 per core)',
+      'worker threads; 0 runs the rollouts on the main thread (default: from the run: a plain batch runs up to 1,024 rollouts in flight on the main thread, past that 1 thread per 1,024, at most 1 per core; an eval or bench 1 per core)',
   },
   concurrency: {
     type: 'string',

@@ -35,13 +35,16 @@ export const ROLLOUTS_PER_IO_THREAD = 1024;
 
 /**
  * Rollouts in flight up to which a plain batch runs them on the main thread, beside its store:
- * no thread to start (loading openai, zod and the tools a second time) and no round trip between
- * threads per rollout. On promptfoo's workload (500 prompts, 32 in flight, 50 ms) that took the
- * wall time from 1.22 s to 1.13 s and the CPU from 1.10 s to 0.90 s. Past it, the main thread's
- * share of the rollouts' CPU (~1 ms per model call against a fast endpoint) would make the
- * store wait, so a thread takes them.
+ * one thread's worth, and when one thread is enough it is this one. That saves a thread that loads
+ * openai, zod and the tools a second time and JIT-compiles the same code again, and the structured
+ * clone of every task and outcome. On promptfoo's workload (500 prompts, 32 in flight, 50 ms) it
+ * took the wall time from 1.22 s to 1.13 s and the CPU from 1.10 s to 0.90 s. On
+ * `batch-4000x1-c1000` (1,000 in flight, 1 s endpoint, 3 alternating runs) it took the CPU from
+ * 10.27 to 8.71 s, at 11.1 s of wall against 10.6 s: that workload keeps one core busy, and the
+ * thread had let the store's writes run beside the rollouts. A faster endpoint at this
+ * concurrency is better served by `--workers 1`.
  */
-export const IN_PROCESS_ROLLOUTS = 64;
+export const IN_PROCESS_ROLLOUTS = ROLLOUTS_PER_IO_THREAD;
 
 export function chooseWorkerCount(shape: RunShape): WorkerChoice {
   const atMost = (count: number) =>
