@@ -40,7 +40,7 @@ const SCENARIOS: Scenario[] = [
   {
     name: 'batch-1000x3',
     description:
-      'traj batch: 1,000 prompts × 3 tool turns, 500 ms latency, 64 in flight, local sandbox under bubblewrap (targets achieved/ideal ≥ 0.95; wall within 10% of unsandboxed)',
+      'traj batch: 1,000 prompts × 3 tool turns, 500 ms latency, 64 in flight, local sandbox under bubblewrap, then the same unsandboxed (targets: within 15% of unsandboxed in wall time and in machine CPU per rollout)',
     run: async (quick) => {
       const options = {
         prompts: quick ? 200 : 1000,
