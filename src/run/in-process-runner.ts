@@ -9,9 +9,9 @@ import { ToolSpecsMemo } from './tool-specs-memo.js';
 import type { ThreadServices } from './worker-services.js';
 
 /**
- * A run's rollouts on this thread, beside its store and progress: for a light run (see
- * worker-count.ts) this saves starting a thread that loads openai, zod and the tools a second
- * time, and a round trip between threads for every rollout. What it runs is what a pool thread
+ * A run's rollouts on this thread, beside its store and progress: when one thread can carry them
+ * (see worker-count.ts) this saves starting a thread that loads openai, zod and the tools a second
+ * time and compiles the same code again, and a round trip between threads for every rollout. What it runs is what a pool thread
  * runs (worker.ts, through thread-rollout.ts): the same services, start pacing, request counting
  * and gate.
  */

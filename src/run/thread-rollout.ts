@@ -4,7 +4,7 @@ import type { StartPacer } from './start-pacer.js';
 import type { ThreadServices } from './worker-services.js';
 
 /**
- * One rollout as a thread runs it (a pool thread, or the main thread of a light run): its tools
+ * One rollout as a thread runs it (a pool thread, or the main thread when one is enough): its tools
  * loaded, its start paced, its model requests counted and gated with the rest of its run's.
  */
 export async function runThreadRollout(
