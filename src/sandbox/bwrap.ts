@@ -1,9 +1,11 @@
 import { execFile } from 'node:child_process';
 import { lstatSync, readdirSync, readlinkSync, type Stats } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { z } from 'zod';
+import { errorMessage } from '../errors.js';
 import { pidsCgroupBase } from './process-limit.js';
 import { baseEnvironment } from './scrub-environment.js';
+import { zygoteCommand } from './zygote.js';
 
 /** The bubblewrap binary: `TRAJ_BWRAP` names another one (tests point it at a missing path). */
 export function bwrapBinary(): string {
@@ -74,12 +76,12 @@ function masks(directory: string, depth: number): string[] {
   return options;
 }
 
-export interface BwrapViewOptions {
-  /** The sandbox folder: the only writable host folder, at the same path inside. */
-  root?: string;
-  workdir?: string;
-  network: boolean;
-  /** The probe's view: the system folders without the /etc masks (it runs only `perl -e 'exit 0'`). */
+export interface ZygoteViewOptions {
+  /** The folder holding the sandboxes' folders (the temp dir): the zygote sees it at its staging folder. */
+  staging?: string;
+  /** A folder every sandbox of this zygote works in (--workdir), at the same path inside. */
+  folder?: string;
+  /** The probe's view: the system folders without the /etc masks. */
   probe?: boolean;
   /**
    * Commands run as this unprivileged user, in a user namespace of their own (set when traj runs
@@ -101,52 +103,62 @@ export function unprivilegedUser(): SandboxUser {
   return { uid, gid };
 }
 
+/** Where the zygote sees the folder that holds every sandbox folder (covered in each sandbox). */
+const STAGING = '/.traj/sandboxes';
+/** Where the zygote sees a --workdir folder. */
+const WORK_FOLDER = '/.traj/folder';
+/** Folders every sandbox gets a fresh tmpfs on (zygote-script.ts). */
+const PRIVATE_FOLDERS = ['/tmp', '/var/tmp', '/run', '/dev/shm'];
+
+const inside = (path: string, folder: string) => `${path}/`.startsWith(`${folder}/`);
+const privateFolder = (path: string) => PRIVATE_FOLDERS.some((folder) => inside(path, folder));
+
+/** Where a zygote made with `view` sees a sandbox's folder, and where the sandbox has it. */
+export function zygoteFolder(view: ZygoteViewOptions, folder: string): { source: string; path: string } {
+  if (view.folder !== undefined) return { source: privateFolder(folder) ? WORK_FOLDER : folder, path: folder };
+  return { source: `${STAGING}/${basename(folder)}`, path: folder };
+}
+
 /**
- * bwrap's options for one sandbox: its own PID, IPC, UTS (and without network, network)
- * namespaces; the system read-only; a private /tmp; the sandbox folder writable; nothing of the
- * user's home or other sandboxes. It dies with its parent (the spawn host), and as root all
- * capabilities are dropped, so a command cannot mount its way out.
+ * bubblewrap's options for a zygote (zygote-script.ts): the system read-only, the host's /proc
+ * (which the kernel wants visible before it lets a sandbox mount its own), a minimal /dev, the
+ * folders each sandbox mounts afresh, and the sandbox folders themselves; the root read-only.
+ * With a user namespace (as nobody when traj is root, else as traj's user) its capabilities are
+ * the namespace's only, and no further user namespace can be made inside (`--disable-userns`).
+ * The zygote holds nothing a sandbox could use: each drops every capability before it runs anything.
  */
-export function bwrapOptions(view: BwrapViewOptions): string[] {
-  const options = [
+export function zygoteOptions(view: ZygoteViewOptions): string[] {
+  const userNamespace = view.user !== undefined || process.getuid?.() !== 0;
+  const staging = view.staging;
+  return [
     bwrapBinary(),
     '--die-with-parent',
     '--new-session',
-    '--unshare-pid',
-    '--unshare-ipc',
-    '--unshare-uts',
-    '--unshare-cgroup-try',
-    '--hostname',
-    'traj-sandbox',
-    ...(view.network ? [] : ['--unshare-net']),
-    ...(view.user ? ['--unshare-user', '--disable-userns'] : []),
+    ...(userNamespace ? ['--unshare-user', '--disable-userns'] : []),
+    '--cap-add',
+    'ALL',
     // An unprivileged user cannot read what the masks hide anyway: no mounts spent on them.
     ...(view.probe || view.user ? systemFolderOptions() : systemOptions()),
-    '--proc',
+    '--bind',
     '/proc',
-    // Kernel settings stay read-only even for a root inside: a writable core_pattern runs a
-    // program of the sandbox's choosing as host root.
-    '--ro-bind',
-    '/proc/sys',
-    '/proc/sys',
-    '--ro-bind-try',
-    '/proc/sysrq-trigger',
-    '/proc/sysrq-trigger',
+    '/proc',
     '--dev',
     '/dev',
-    '--tmpfs',
-    '/tmp',
-    '--tmpfs',
-    '/var/tmp',
-    '--tmpfs',
-    '/run',
+    ...['/tmp', '/var/tmp', '/run', '/.traj'].flatMap((path) => ['--dir', path]),
+    ...(staging ? ['--bind', staging, STAGING, ...(privateFolder(staging) ? [] : ['--dir', staging])] : []),
+    // A --workdir folder: where the zygote sees it, at its own path unless a sandbox's fresh tmpfs covers that.
+    ...(view.folder ? ['--bind', view.folder, privateFolder(view.folder) ? WORK_FOLDER : view.folder] : []),
     // With the network on, name resolution may go through systemd-resolved's socket folder.
-    ...(view.network ? ['--ro-bind-try', '/run/systemd/resolve', '/run/systemd/resolve'] : []),
-    ...(view.root ? ['--bind', view.root, view.root] : []),
-    ...(view.workdir ? ['--chdir', view.workdir] : []),
-    ...(process.getuid?.() === 0 ? ['--cap-drop', 'ALL'] : []),
+    '--ro-bind-try',
+    '/run/systemd/resolve',
+    '/.traj/resolve',
+    // Every sandbox shares this view: nothing in it may take a write (each mounts its own /tmp,
+    // /var/tmp, /run, /dev/shm and /dev/pts on top).
+    '--remount-ro',
+    '/',
+    '--remount-ro',
+    '/dev',
   ];
-  return options;
 }
 
 export const BwrapStatusSchema = z.discriminatedUnion('usable', [
@@ -167,10 +179,10 @@ let probe: Promise<BwrapStatus> | undefined;
 let probedBinary: string | undefined;
 
 /**
- * Whether bubblewrap can make a sandbox here: the binary exists, the kernel lets it create the
- * namespaces, and perl (the sandbox's init) runs inside. As root it is asked first as the
- * unprivileged sandbox user. Asked once per thread (~15 ms: a bwrap and a perl); a run asks in
- * its main thread and hands the answer to its rollouts.
+ * Whether bubblewrap can make a sandbox here: the binary exists, and a zygote inside it
+ * (zygote-script.ts) can make one sandbox all the way: namespaces, mounts, capabilities dropped,
+ * seccomp loaded. As root it is asked first as the unprivileged sandbox user. Asked once per thread
+ * (~20 ms: a bwrap and a perl); a run asks in its main thread and hands the answer to its rollouts.
  */
 export function bwrapStatus(): Promise<BwrapStatus> {
   if (probe && probedBinary === bwrapBinary()) return probe;
@@ -187,11 +199,17 @@ export function bwrapStatus(): Promise<BwrapStatus> {
 }
 
 function probeAs(user: SandboxUser | undefined): Promise<BwrapStatus> {
-  const [binary, ...options] = bwrapOptions({ network: false, probe: true, user });
+  let command: string[];
+  try {
+    command = zygoteCommand({ bwrap: zygoteOptions({ probe: true, user }), seccomp: true }, true);
+  } catch (error) {
+    return Promise.resolve({ usable: false, reason: errorMessage(error) });
+  }
+  const [binary, ...options] = command;
   return new Promise((resolve) => {
     execFile(
       binary!,
-      [...options, 'perl', '-e', 'exit 0'],
+      options,
       { env: baseEnvironment(), timeout: 10_000, ...(user ? { uid: user.uid, gid: user.gid } : {}) },
       (error, _stdout, stderr) => {
         if (!error) return resolve({ usable: true });

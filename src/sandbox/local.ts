@@ -1,15 +1,16 @@
 import { mkdtempSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
 import { lchown, mkdir, readdir, realpath, rm, stat } from 'node:fs/promises';
 import { threadId } from 'node:worker_threads';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { errorMessage, SandboxError } from '../errors.js';
 import {
   type BwrapStatus,
-  bwrapOptions,
   bwrapStatus,
   processLimitAvailable,
   type SandboxUser,
   unprivilegedUser,
+  zygoteFolder,
+  zygoteOptions,
 } from './bwrap.js';
 import {
   type ConfinedFolder,
@@ -259,12 +260,12 @@ class LocalSandbox implements Sandbox {
       this.folder.owner = user;
       if (this.owned) await ownTree(this.root, user);
     }
+    const view = this.owned ? { staging: dirname(this.root), user } : { folder: this.root, user };
     const spec: NamespaceSpec = {
-      bwrap: bwrapOptions({ root: this.root, workdir: this.workdir, network: config.network, user }),
-      env: { ...baseEnvironment(), HOME: this.workdir },
+      zygote: { bwrap: zygoteOptions(view), env: baseEnvironment(), seccomp: true, ...(user ? { user } : {}) },
+      folder: zygoteFolder(view, this.root),
+      network: config.network,
       cgroup: { name: basename(this.root), pidsLimit: config.pids_limit },
-      seccomp: true,
-      ...(user ? { user } : {}),
     };
     try {
       await openSession(this.id, spec);

@@ -1,15 +1,13 @@
 /**
- * The long-lived process inside a bubblewrap sandbox: it runs every command of the rollout in the
- * rollout's PID, mount and network namespaces, so a background server started by one command is
- * still there (and reachable on loopback) for the next, and all of them die with the namespace.
+ * The init: PID 1 of a sandbox, running every command of the rollout in the rollout's PID, mount
+ * and network namespaces, so a background server started by one command is still there (and
+ * reachable on loopback) for the next, and all of them die with the namespace.
  *
- * It is Perl, not Node: it starts in ~3 ms with ~5 MB of memory (a Node process costs ~50 ms of
- * CPU and ~40 MB per rollout, which a 1,000-rollout batch would feel), and `perl-base` is part of
- * every Debian-family system, like bash. It loads no module at all: `use strict; use warnings`
- * and Fcntl cost ~4 ms of CPU per sandbox (6.4 against 2.4 ms for the whole init, measured over
- * 200 starts), a fifth of what a namespace costs a rollout, so the fcntl numbers are written out
- * (Linux's generic values, the same on x86_64 and arm64). Tests run it with warnings on
- * (`perl -w -c`), so a typo still fails there.
+ * It is Perl, not Node: `perl-base` is part of every Debian-family system, like bash, and a Node
+ * process costs ~50 ms of CPU and ~40 MB per rollout. The zygote (zygote-script.ts) compiles it
+ * once, with strict and warnings, and each sandbox's PID 1 runs it: no start-up per sandbox. The
+ * fcntl numbers are written out (Linux's generic values, the same on x86_64 and arm64), so it
+ * needs no module.
  *
  * Protocol on its stdin/stdout, one frame per message: a header line `TYPE ID LENGTH\n`, then
  * LENGTH bytes of payload.
@@ -25,7 +23,6 @@
  */
 export const NAMESPACE_INIT_SCRIPT = String.raw`
 my ($F_GETFL, $F_SETFL, $O_NONBLOCK) = (3, 4, 0x800);
-$0 = 'traj-sandbox-init';
 $SIG{PIPE} = 'IGNORE';
 binmode STDIN; binmode STDOUT;
 pipe(my $wake_r, my $wake_w) or die "pipe: $!";

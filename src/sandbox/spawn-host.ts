@@ -5,8 +5,8 @@
  * It is started with a scrubbed environment: a command can read its parent's /proc/PID/environ.
  * Messages: {type: 'run', id, request, session?} → {type: 'started', id, pid}, then {type: 'done',
  * id, result} or {type: 'failed', id, message}; {type: 'abort', id} kills that command's group.
- * {type: 'open', id, session, spec} starts a bubblewrap sandbox (namespace-session.ts) whose init
- * runs that session's commands → {type: 'opened', id} or failed; {type: 'close', id, session}
+ * {type: 'open', id, session, spec} has a zygote (zygote.ts, one per distinct spec.zygote) fork
+ * a sandbox (namespace-session.ts) whose init runs that session's commands → {type: 'opened', id} or failed; {type: 'close', id, session}
  * ends it, every process inside included → {type: 'closed', id}.
  * {type: 'shell', id, request, session?} starts a persistent shell (request.keepStdin) → 'started',
  * then {type: 'output', id, stream, data} per chunk and {type: 'exited', id, code, error?} once it
@@ -15,6 +15,7 @@
  */
 import { closeSync, readdirSync, readFileSync } from 'node:fs';
 import { NamespaceSession, type NamespaceSpec } from './namespace-session.js';
+import { Zygote, type ZygoteSpec } from './zygote.js';
 import { removeSpareCgroups } from './process-limit.js';
 import {
   exitCodeOf,
@@ -49,6 +50,18 @@ export type HostReply =
 const running = new Map<number, { controller: AbortController; pid?: number }>();
 const sessions = new Map<string, NamespaceSession>();
 const shells = new Map<number, StartedCommand>();
+/** Zygotes by their spec: one per sandbox user and folder layout, replaced when one dies. */
+const zygotes = new Map<string, Zygote>();
+
+function zygoteFor(spec: ZygoteSpec): Zygote {
+  const key = JSON.stringify(spec);
+  let zygote = zygotes.get(key);
+  if (!zygote?.alive) {
+    zygote = new Zygote(spec);
+    zygotes.set(key, zygote);
+  }
+  return zygote;
+}
 
 function reply(message: HostReply): void {
   // The parent may have exited a moment ago (an unref'd host outlives it while a killed shell
@@ -121,7 +134,7 @@ function shell(message: Extract<HostRequest, { type: 'shell' }>): void {
 }
 
 async function open(message: Extract<HostRequest, { type: 'open' }>): Promise<void> {
-  const session = new NamespaceSession(message.spec);
+  const session = new NamespaceSession(zygoteFor(message.spec.zygote), message.spec);
   sessions.set(message.session, session);
   try {
     await session.ready;
@@ -187,6 +200,7 @@ process.on('disconnect', () => {
   for (const { pid } of running.values()) if (pid !== undefined) killProcessGroup(pid);
   for (const child of shells.values()) child.killGroup();
   for (const session of sessions.values()) session.kill();
+  for (const zygote of zygotes.values()) zygote.kill();
   removeSpareCgroups();
   process.exit(0);
 });

@@ -49,7 +49,8 @@ describe('the bubblewrap probe', bwrap, () => {
     assert.equal(records[0]!.messages.at(-1)?.content, 'saved');
     const probes = starts();
     assert.equal(probes.length, 1, `bwrap started ${probes.length} times:\n${probes.join('')}`);
-    assert.match(probes[0]!, /perl -e exit 0/);
+    // The probe is a zygote asked to make one sandbox and exit.
+    assert.ok(probes[0]!.trimEnd().endsWith(' probe'), probes[0]);
     // The probe needs no walk of /etc: only the system folders are in its view.
     assert.doesNotMatch(probes[0]!, /\/dev\/null \/etc\//);
   });

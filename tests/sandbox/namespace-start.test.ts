@@ -8,10 +8,10 @@ import { bwrapSuiteOptions } from '../helpers/bwrap.js';
 
 const bwrap = await bwrapSuiteOptions();
 
-/** bubblewrap processes whose command line binds this sandbox folder (its monitor and the namespace's pid 1). */
-function bwrapProcessesFor(folder: string): number {
+/** The init of this sandbox's namespace (its PID 1, named after the folder). */
+function namespaceProcessesFor(folder: string): number {
   try {
-    const out = execFileSync('pgrep', ['-f', '-x', `bwrap .*--bind ${folder} ${folder} .*`], { encoding: 'utf8' });
+    const out = execFileSync('pgrep', ['-f', '-x', `traj-sandbox-init ${folder}`], { encoding: 'utf8' });
     return out.split('\n').filter(Boolean).length;
   } catch {
     return 0; // pgrep exits 1 when nothing matches
@@ -21,20 +21,20 @@ function bwrapProcessesFor(folder: string): number {
 const sandbox = () => createLocalSandbox({ kind: 'local', local: { isolation: 'bwrap' } });
 
 describe('local+bwrap: when the namespace starts', bwrap, () => {
-  it('file operations alone never start bubblewrap', async () => {
+  it('file operations alone never start a namespace', async () => {
     const box = await sandbox();
     try {
       await box.writeFile('notes.txt', 'hello');
       assert.equal((await box.readFile('notes.txt')).toString(), 'hello');
       await sleep(200);
-      assert.equal(bwrapProcessesFor(box.workdir), 0);
+      assert.equal(namespaceProcessesFor(box.workdir), 0);
       // The control: a command does start it, so the probe can see one.
       assert.equal((await box.exec('cat notes.txt')).stdout, 'hello');
-      assert.ok(bwrapProcessesFor(box.workdir) > 0);
+      assert.ok(namespaceProcessesFor(box.workdir) > 0);
     } finally {
       await box.dispose();
     }
-    assert.equal(bwrapProcessesFor(box.workdir), 0);
+    assert.equal(namespaceProcessesFor(box.workdir), 0);
   });
 
   it('a sandbox disposed while its first command starts the namespace leaves nothing running', async () => {
@@ -43,7 +43,7 @@ describe('local+bwrap: when the namespace starts', bwrap, () => {
     await box.dispose();
     await first;
     await sleep(300);
-    assert.equal(bwrapProcessesFor(box.workdir), 0);
+    assert.equal(namespaceProcessesFor(box.workdir), 0);
     await assert.rejects(box.exec('true'), /disposed/);
   });
 });

@@ -1,0 +1,301 @@
+import { arch } from 'node:os';
+
+/**
+ * The zygote: one long-lived Perl process per run (and per sandbox user), inside one bubblewrap
+ * that holds the read-only system view. It forks each sandbox's namespaces instead of starting a
+ * bubblewrap per sandbox: a bubblewrap builds a whole mount tree and starts a Perl (~7 ms of
+ * machine CPU per sandbox); a fork that unshares and mounts a handful of private folders costs
+ * ~1 ms over a plain process (docs/performance.md, #35).
+ *
+ * The zygote holds every capability, but only in its own user namespace (as root without one,
+ * for a root-owned --workdir or where the kernel refuses a user namespace to nobody, real ones:
+ * bubblewrap did too, and dropped them in the same place). Per sandbox:
+ * - C1 (forked) waits on a pipe until the spawn host has put it in the sandbox's pids cgroup, so
+ *   everything the sandbox ever starts is born there; unshares mount, PID, IPC, UTS and (unless
+ *   the network is allowed) network namespaces; mounts fresh /tmp, /var/tmp, /run, /dev/shm and
+ *   /dev/pts; binds the sandbox folder at its own path; covers the staging folder that holds every
+ *   sandbox folder; brings loopback up; forks C2; waits for it and exits with it.
+ * - C2 is PID 1 of the sandbox: it mounts its /proc with /proc/sys, sysrq-trigger, irq and bus
+ *   read-only, closes every descriptor but its own two pipes, starts a session, drops every
+ *   capability (bounding set included), sets no_new_privs, loads the seccomp filter, and runs the
+ *   namespace init (namespace-init.ts). When it exits the kernel kills whatever is left inside.
+ * Sandboxed commands never see the zygote: it is outside their PID namespace, and the folder that
+ * holds every sandbox folder is covered in theirs.
+ *
+ * Protocol on its stdin/stdout, one frame per message: `TYPE SESSION LENGTH\n`, then LENGTH bytes.
+ * - in:  `open`  payload source \0 path \0 network(0|1) \0 wait(0|1): the sandbox folder as the
+ *                zygote sees it (under its staging folder) and the path it has inside the sandbox;
+ *                with wait, C1 waits for `go`
+ *        `go`    the cgroup is joined: C1 goes on
+ *        `data`  bytes for the session's init (its stdin)
+ *        `close` end the init's input: it exits, and with it the namespace
+ *        `kill`  SIGKILL the session's C1 (C2 dies with it: PR_SET_PDEATHSIG)
+ *        end of input: every session is killed and the zygote exits.
+ * - out: `ready 0`, `pid` (C1's pid, sent only with wait), `data` (the init's output), `gone` (the
+ *        namespace is empty), `fail` (why a session could not be made).
+ * Arguments: the system call numbers (zygoteSystemCalls), the
+ * seccomp filter in hex (or -), the init script, and `probe` to make one sandbox and exit with it.
+ */
+export const ZYGOTE_SCRIPT = String.raw`
+use strict; use warnings;
+my ($numbers, $filter_hex, $INIT, $mode) = @ARGV;
+my ($SYS_UNSHARE, $SYS_MOUNT, $SYS_SETHOSTNAME, $SYS_PRCTL, $SYS_CAPSET, $SYS_CLOSE_RANGE, $SYS_EXIT_GROUP, $SYS_DUP3, $SYS_SETSID, $SYS_CLONE) = split /,/, $numbers;
+my $FILTER = $filter_hex eq '-' ? '' : pack('H*', $filter_hex);
+my ($NEWNS, $NEWCGROUP, $NEWUTS, $NEWIPC, $NEWPID, $NEWNET) = (0x20000, 0x2000000, 0x4000000, 0x8000000, 0x20000000, 0x40000000);
+my ($RDONLY, $NOSUID, $NODEV, $NOEXEC, $REMOUNT, $BIND, $REC) = (1, 2, 4, 8, 32, 4096, 16384);
+my ($PR_SET_PDEATHSIG, $PR_SET_DUMPABLE, $PR_CAPBSET_DROP, $PR_SET_NO_NEW_PRIVS, $PR_SET_SECCOMP) = (1, 4, 24, 38, 22);
+my ($F_GETFL, $F_SETFL, $O_NONBLOCK) = (3, 4, 0x800);
+my $STAGING = '/.traj/sandboxes';
+# The init, compiled once here and run by each sandbox's PID 1. Its subs close over the lexicals of
+# the one call each process makes (hence no 'closure' warnings); its exit skips global destruction.
+our $INIT_MAIN = eval "package TrajInit; no warnings 'closure'; BEGIN { *CORE::GLOBAL::exit = sub { main::quit(\$_[0] // 0) } } sub run {\n$INIT\n} \\&run" or die "the init does not compile: $@";
+my $ZYGOTE = $$;
+$0 = 'traj-sandbox-zygote';
+$SIG{PIPE} = 'IGNORE';
+binmode STDIN; binmode STDOUT;
+
+sub nonblocking { my $flags = fcntl($_[0], $F_GETFL, 0); fcntl($_[0], $F_SETFL, $flags | $O_NONBLOCK); }
+sub frame {
+  my ($type, $id, $data) = @_; $data //= '';
+  my $message = "$type $id " . length($data) . "\n" . $data;
+  while (length $message) {
+    my $written = syswrite(STDOUT, $message);
+    if (!defined $written) { next if $!{EINTR} || $!{EAGAIN}; exit 0; }
+    substr($message, 0, $written, '');
+  }
+}
+# perl's syscall passes strings by address and wants them writable: copy each into a variable.
+sub call { my ($number, @args) = @_; my @copies = map { my $copy = $_; $copy } @args; return syscall($number, @copies) == 0; }
+# Exit without perl's global destruction: the forks share the zygote's objects, and touching them
+# all on the way out costs a copy of every page they sit on.
+sub quit { syscall($SYS_EXIT_GROUP, 0 + $_[0]); }
+sub mount_or_die {
+  my ($source, $target, $type, $flags, $data) = @_;
+  call($SYS_MOUNT, $source, $target, $type // 0, 0 + $flags, $data // 0) or die "mount $target: $!\n";
+}
+sub remount_read_only {
+  my ($path) = @_;
+  mount_or_die($path, $path, undef, $BIND | $REC);
+  mount_or_die($path, $path, undef, $BIND | $REMOUNT | $RDONLY | $NOSUID | $NODEV | $NOEXEC);
+}
+
+# The sandbox's PID 1, cloned straight into its namespaces: its mounts, then everything it must
+# shed before the init runs. Errors go to the init's output as a fail frame, which the spawn host
+# reports as the reason the sandbox could not start.
+sub sandbox {
+  my ($path, $source, $network, $in_r, $out_w, $go_r, @zygote) = @_;
+  # Keep only this sandbox's pipes: a descriptor of another sandbox held here would keep that
+  # sandbox's pipes from ever ending. Closed through perl, so its count of each descriptor stays
+  # right: a descriptor closed behind its back and reused by the init would never really close.
+  close $_ for @zygote;
+  call($SYS_DUP3, fileno($in_r), 0, 0); call($SYS_DUP3, fileno($out_w), 1, 0);
+  close $in_r; close $out_w;
+  $SIG{CHLD} = 'DEFAULT';
+  my $ok = eval {
+    call($SYS_PRCTL, $PR_SET_PDEATHSIG, 9, 0, 0, 0);
+    # No byte: the zygote went away, or the cgroup could not be joined (then this is killed anyway).
+    sysread($go_r, my $byte, 1) == 1 or quit(1);
+    close $go_r;
+    # Anything else inherited, which perl does not know of.
+    call($SYS_CLOSE_RANGE, 3, 0xffffffff, 0) or die "close_range: $!\n";
+    # In its pids cgroup now: in a cgroup namespace of its own, that group is all it sees.
+    call($SYS_UNSHARE, $NEWCGROUP);
+    call($SYS_SETHOSTNAME, 'traj-sandbox', 12) or die "sethostname: $!\n";
+    mounts($path, $source, $network);
+    for my $capability (0 .. 63) { call($SYS_PRCTL, $PR_CAPBSET_DROP, $capability, 0, 0, 0); }
+    syscall($SYS_SETSID);
+    call($SYS_CAPSET, pack('LL', 0x20080522, 0), "\0" x 24) or die "capset: $!\n";
+    call($SYS_PRCTL, $PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) or die "no_new_privs: $!\n";
+    # Not dumpable: a command (same user) can neither trace the init nor open its descriptors.
+    call($SYS_PRCTL, $PR_SET_DUMPABLE, 0, 0, 0, 0) or die "dumpable: $!\n";
+    if (length $FILTER) {
+      my $program = pack('S x6 P', length($FILTER) / 8, $FILTER);
+      call($SYS_PRCTL, $PR_SET_SECCOMP, 2, $program, 0, 0) or die "seccomp: $!\n";
+    }
+    chdir('/');
+    1;
+  };
+  if (!$ok) { my $why = $@ || 'unknown error'; syswrite(STDOUT, "fail 0 " . length($why) . "\n" . $why); quit(1); }
+  quit(0) if ($mode // '') eq 'probe';
+  $SIG{PIPE} = 'DEFAULT';
+  %ENV = ();
+  $0 = "traj-sandbox-init $path";
+  $INIT_MAIN->();
+  quit(1);
+}
+
+sub mounts {
+  my ($path, $source, $network) = @_;
+  my @private = ('/tmp', '/var/tmp', '/run', '/dev/shm');
+  mount_or_die('tmpfs', $_, 'tmpfs', $NOSUID | $NODEV, $_ eq '/run' ? 'mode=0755' : 'mode=1777') for @private;
+  mount_or_die('devpts', '/dev/pts', 'devpts', $NOSUID | $NOEXEC, 'newinstance,ptmxmode=0666,mode=620');
+  if (length $path) {
+    my ($parent) = $path =~ m{\A(.*)/[^/]+\z};
+    if (grep { index("$path/", "$_/") == 0 } @private) {
+      # Inside a fresh tmpfs: made there, then bound from where the zygote sees it.
+      my $made = ''; for my $part (grep { length } split m{/}, $path) { $made .= "/$part"; mkdir($made, 0700); }
+      mount_or_die($source, $path, undef, $BIND | $REC);
+    } elsif ($source ne $path) {
+      # A sandbox folder elsewhere: its parent gets a tmpfs of its own, so no other sandbox's shows.
+      mount_or_die('tmpfs', $parent, 'tmpfs', $NOSUID | $NODEV, 'mode=0755');
+      mkdir($path, 0700) or die "mkdir $path: $!\n";
+      mount_or_die($source, $path, undef, $BIND | $REC);
+    }
+    # Else it is a --workdir folder the zygote's own view holds at its path.
+  }
+  if ($network && -d '/.traj/resolve') {
+    mkdir('/run/systemd', 0755); mkdir('/run/systemd/resolve', 0755);
+    mount_or_die('/.traj/resolve', '/run/systemd/resolve', undef, $BIND | $REC);
+  }
+  mount_or_die('tmpfs', '/.traj', 'tmpfs', $RDONLY | $NOSUID | $NODEV | $NOEXEC, 'mode=0');
+  # A network namespace of its own starts with its loopback down. (With the network on, it is the host's.)
+  if (!$network) {
+    socket(my $socket, 2, 2, 0) or die "socket: $!\n";
+    my $request = pack('a16 s x22', 'lo', 1 | 8 | 0x40);
+    ioctl($socket, 0x8914, $request) or die "loopback up: $!\n";
+    close $socket;
+  }
+  mount_or_die('proc', '/proc', 'proc', $NOSUID | $NODEV | $NOEXEC);
+  for my $path ('/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus') { remount_read_only($path) if -e $path; }
+}
+
+# A child of the zygote in fresh mount, PID, IPC, UTS and (unless the network is on) network
+# namespaces: one clone, where fork then unshare would take a second process for PID 1.
+sub clone_sandbox {
+  my ($network) = @_;
+  my $flags = $NEWNS | $NEWPID | $NEWIPC | $NEWUTS | ($network ? 0 : $NEWNET) | 17;
+  my $pid = syscall($SYS_CLONE, 0 + $flags, 0, 0, 0, 0);
+  return $pid < 0 ? undef : $pid;
+}
+
+my (%sessions, %by_pid, %readers, %writers);
+my $input = '';
+my ($wake_r, $wake_w);
+if (($mode // '') eq 'probe') {
+  pipe(my $in_r, my $in_w) && pipe(my $out_r, my $out_w) && pipe(my $go_r, my $go_w) or die "pipe: $!\n";
+  syswrite($go_w, 'x'); close $go_w;
+  my $pid = clone_sandbox(0) // die "clone: $!\n";
+  sandbox('', '', 0, $in_r, $out_w, $go_r, $in_w, $out_r) if $pid == 0;
+  close $out_w; close $in_w;
+  waitpid($pid, 0);
+  my $status = $?;
+  my $said = join '', <$out_r>;
+  $said =~ s/\Afail 0 \d+\n//;
+  print STDERR $said if length $said;
+  exit($status == 0 && !length $said ? 0 : 1);
+}
+
+pipe($wake_r, $wake_w) or die "pipe: $!";
+nonblocking($_) for ($wake_r, $wake_w, \*STDIN);
+$SIG{CHLD} = sub { syswrite($wake_w, 'x') };
+
+sub open_session {
+  my ($id, $payload) = @_;
+  my ($source, $path, $network, $wait) = split /\0/, $payload, -1;
+  pipe(my $in_r, my $in_w) && pipe(my $out_r, my $out_w) && pipe(my $go_r, my $go_w) or return frame('fail', $id, "pipe: $!");
+  my $pid = clone_sandbox($network);
+  return frame('fail', $id, "clone: $!") unless defined $pid;
+  if ($pid == 0) {
+    $SIG{CHLD} = 'DEFAULT';
+    my @zygote = ($wake_r, $wake_w, $in_w, $out_r, $go_w, map { grep { defined } @{$_}{qw(in out go)} } values %sessions);
+    sandbox($path, $source, $network, $in_r, $out_w, $go_r, @zygote);
+  }
+  close $in_r; close $out_w; close $go_r;
+  nonblocking($_) for ($in_w, $out_r);
+  my $session = { id => $id, pid => $pid, in => $in_w, out => $out_r, go => $go_w, pending => '' };
+  $sessions{$id} = $session; $by_pid{$pid} = $session; $readers{fileno $out_r} = $session;
+  if ($wait) { frame('pid', $id, $pid); } else { go($session); }
+}
+
+sub go { my ($session) = @_; my $go = delete $session->{go} or return; syswrite($go, 'x'); close $go; }
+sub close_input { my ($session) = @_; my $in = delete $session->{in} or return; delete $writers{fileno $in}; close $in; }
+
+sub feed {
+  my ($session) = @_;
+  my $written = syswrite($session->{in}, $session->{pending});
+  if (defined $written) { substr($session->{pending}, 0, $written, ''); return if length $session->{pending}; }
+  elsif ($!{EAGAIN} || $!{EINTR}) { return; }
+  else { $session->{pending} = ''; }
+  delete $writers{fileno $session->{in}};
+  close_input($session) if $session->{closing};
+}
+
+sub drain {
+  my ($session) = @_;
+  my $read = sysread($session->{out}, my $chunk, 65536);
+  return if !defined $read && ($!{EAGAIN} || $!{EINTR});
+  if ($read) { frame('data', $session->{id}, $chunk); return; }
+  delete $readers{fileno $session->{out}}; close delete $session->{out};
+  finished($session);
+}
+
+# A session is gone once its C1 was reaped (after the namespace emptied) and its output ended.
+sub finished {
+  my ($session) = @_;
+  return if $session->{out} || !$session->{reaped};
+  delete $sessions{$session->{id}};
+  close_input($session); delete $session->{go};
+  frame('gone', $session->{id}, '');
+}
+
+sub reap {
+  while ((my $pid = waitpid(-1, 1)) > 0) {
+    my $session = delete $by_pid{$pid} or next;
+    $session->{reaped} = 1;
+    finished($session);
+  }
+}
+
+sub requests {
+  while ($input =~ /\A(\w+) (\d+) (\d+)\n/) {
+    my ($type, $id, $length) = ($1, $2, $3);
+    my $header = length($&);
+    return if length($input) < $header + $length;
+    my $payload = substr($input, $header, $length);
+    substr($input, 0, $header + $length, '');
+    if ($type eq 'open') { open_session($id, $payload); next; }
+    my $session = $sessions{$id} or next;
+    if ($type eq 'go') { go($session); }
+    elsif ($type eq 'data') {
+      next unless $session->{in};
+      $session->{pending} .= $payload; $writers{fileno $session->{in}} = $session;
+    }
+    elsif ($type eq 'close') {
+      $session->{closing} = 1;
+      close_input($session) unless length $session->{pending};
+    }
+    elsif ($type eq 'kill') { kill('KILL', $session->{pid}); }
+  }
+}
+
+sub stop { kill('KILL', $_->{pid}) for values %sessions; exit 0; }
+
+frame('ready', 0, '');
+my ($stdin_fd, $wake_fd) = (fileno(STDIN), fileno($wake_r));
+while (1) {
+  my ($rin, $win) = ('', '');
+  vec($rin, $_, 1) = 1 for ($stdin_fd, $wake_fd, keys %readers);
+  vec($win, $_, 1) = 1 for keys %writers;
+  my $ready = select(my $rout = $rin, my $wout = $win, undef, undef);
+  reap();
+  next if $ready <= 0;
+  for my $fd (keys %writers) { feed($writers{$fd}) if vec($wout, $fd, 1) && $writers{$fd}; }
+  sysread($wake_r, my $ignored, 512) if vec($rout, $wake_fd, 1);
+  for my $fd (keys %readers) { drain($readers{$fd}) if vec($rout, $fd, 1) && $readers{$fd}; }
+  if (vec($rout, $stdin_fd, 1)) {
+    my $read = sysread(STDIN, my $chunk, 65536);
+    if (defined $read) { stop() unless $read; $input .= $chunk; requests(); }
+  }
+}
+`;
+
+/** unshare, mount, sethostname, prctl, capset, close_range, exit_group, dup3, setsid and clone, for each architecture the zygote runs on. */
+const SYSTEM_CALLS: Record<string, number[]> = {
+  x64: [272, 165, 170, 157, 126, 436, 231, 292, 112, 56],
+  arm64: [97, 40, 161, 167, 91, 436, 94, 24, 157, 220],
+};
+
+/** The system call numbers the zygote needs on this machine, or undefined where none are written. */
+export function zygoteSystemCalls(): string | undefined {
+  return SYSTEM_CALLS[arch()]?.join(',');
+}

@@ -1,0 +1,183 @@
+import assert from 'node:assert/strict';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { createLocalSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { ZYGOTE_SCRIPT } from '../../src/sandbox/zygote-script.js';
+import { bwrapSuiteOptions } from '../helpers/bwrap.js';
+
+/**
+ * The zygote (zygote-script.ts) forks every sandbox of a run from one process that holds
+ * capabilities and sees every sandbox folder. Tried as an attacker in one sandbox would: reach
+ * the zygote, another sandbox, or anything shared. As root, this file runs itself again as uid
+ * 65534, so the same holds when traj is an unprivileged user.
+ */
+
+const bwrap = await bwrapSuiteOptions();
+const nested = process.env.TRAJ_ZYGOTE_NESTED === '1';
+const who = process.getuid?.() === 0 ? 'as root' : `as uid ${process.getuid?.()}`;
+const sandbox = (network = false) => createLocalSandbox({ kind: 'local', local: { isolation: 'bwrap', network } });
+
+async function run(box: Sandbox, command: string): Promise<string> {
+  const result = await box.exec(command);
+  return `${result.stdout}${result.stderr}`;
+}
+
+/** Pids of processes whose command line matches `pattern` exactly (pgrep -f -x), none when pgrep finds none. */
+function pids(pattern: string): number[] {
+  try {
+    return execFileSync('pgrep', ['-f', '-x', pattern], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** Whether `pid` descends from this process (another test file's zygotes are not ours to kill). */
+function ours(pid: number): boolean {
+  for (let current = pid; current > 1; ) {
+    if (current === process.pid) return true;
+    const stat = readFileSync(`/proc/${current}/stat`, 'utf8');
+    current = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  }
+  return false;
+}
+
+describe(`the sandbox zygote, ${who}`, bwrap, () => {
+  it('nothing one sandbox writes anywhere it can is seen by another, and neither sees the other’s folder', async () => {
+    const [first, second] = await Promise.all([sandbox(), sandbox()]);
+    try {
+      const places = ['/tmp', '/var/tmp', '/run', '/dev/shm', first.workdir];
+      const wrote = await run(
+        first,
+        places.map((place) => `touch ${place}/zygote-mark 2>/dev/null && echo WROTE ${place}`).join('; '),
+      );
+      assert.equal(wrote.match(/^WROTE /gm)?.length, places.length, wrote);
+      // Everything else the shared view holds takes no write at all.
+      const shared = ['/', '/dev', '/.traj', '/etc', '/usr', '/proc/sys/kernel'];
+      const refused = await run(
+        first,
+        shared.map((place) => `touch ${place}/zygote-mark 2>/dev/null && echo WROTE ${place}`).join('; '),
+      );
+      assert.doesNotMatch(refused, /WROTE/);
+      const seen = await run(
+        second,
+        [
+          ...places.map((place) => `test -e ${place}/zygote-mark && echo SEEN ${place}`),
+          `test -e ${first.workdir} && echo SEEN-FOLDER`,
+          'ls -a /tmp',
+          'ls /.traj 2>&1',
+        ].join('; '),
+      );
+      assert.doesNotMatch(seen, /SEEN/);
+      // The second sees its own folder in /tmp and nothing else of the host's or the other's.
+      const listed = seen.split('\n').filter((line) => /^traj-sbx-/.test(line));
+      assert.deepEqual(listed, [second.workdir.split('/').at(-1)]);
+      assert.match(seen, /Permission denied/, 'the folder holding every sandbox folder is covered');
+    } finally {
+      await Promise.all([first.dispose(), second.dispose()]);
+    }
+  });
+
+  it('a command sees no zygote, cannot trace or open its init, and holds no capability', async () => {
+    const box = await sandbox();
+    try {
+      const out = await run(
+        box,
+        [
+          'ps -eo pid=,args=',
+          'ls /proc/1/fd 2>&1',
+          'grep -E "^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):" /proc/self/status',
+          'unshare -U true 2>&1 || echo NO-USERNS',
+          'unshare -n true 2>&1 || echo NO-NETNS',
+          'mount -t tmpfs none /tmp 2>&1 || echo NO-MOUNT',
+        ].join('; '),
+      );
+      assert.doesNotMatch(out, /zygote/);
+      assert.match(out, /^\s*1 traj-sandbox-init /m, 'PID 1 is the sandbox’s own init');
+      assert.match(out, /ls: cannot open directory '\/proc\/1\/fd': Permission denied/);
+      for (const set of ['CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb'])
+        assert.match(out, new RegExp(`^${set}:\\s+0+$`, 'm'), `${set} is empty`);
+      assert.match(out, /^NoNewPrivs:\s+1$/m);
+      if (process.arch === 'x64') assert.match(out, /^Seccomp:\s+2$/m);
+      assert.match(out, /NO-USERNS/);
+      assert.match(out, /NO-NETNS/);
+      assert.match(out, /NO-MOUNT/);
+    } finally {
+      await box.dispose();
+    }
+  });
+
+  it('each sandbox has a loopback of its own: a server in one is not reachable from another', async () => {
+    const [first, second] = await Promise.all([sandbox(), sandbox()]);
+    try {
+      const port = 18_000 + (process.pid % 1_000);
+      const server = `perl -MIO::Socket::INET -e '$s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => ${port}, Listen => 5, ReuseAddr => 1) or die; while ($c = $s->accept) { print $c "hello\\n"; close $c }'`;
+      await first.exec(`(${server}) >/dev/null 2>&1 &`);
+      const probe = `perl -MIO::Socket::INET -e '$c = IO::Socket::INET->new(PeerAddr => "127.0.0.1", PeerPort => ${port}, Timeout => 2) or do { print "REFUSED\\n"; exit }; print scalar <$c>'`;
+      let own = '';
+      for (let attempt = 0; attempt < 50 && !own.includes('hello'); attempt++) {
+        own = await run(first, probe);
+        if (!own.includes('hello')) await sleep(100);
+      }
+      assert.match(own, /hello/, 'the control: the server answers inside its own sandbox');
+      assert.match(await run(second, probe), /REFUSED/);
+    } finally {
+      await Promise.all([first.dispose(), second.dispose()]);
+    }
+  });
+
+  it('a killed zygote takes every sandbox with it, says so, and the next sandbox gets a new one', async () => {
+    const box = await sandbox();
+    const marker = `zygote-kill-${process.pid}`;
+    try {
+      await box.exec(`(exec -a ${marker} sleep 300) >/dev/null 2>&1 &`);
+      assert.equal(pids(`${marker} 300`).length, 1, 'the control: the background job runs');
+      const zygotes = pids('traj-sandbox-zygote').filter(ours);
+      assert.ok(zygotes.length > 0, 'a zygote runs');
+      const waiting = box.exec('sleep 30');
+      await sleep(200);
+      for (const pid of zygotes) process.kill(pid, 'SIGKILL');
+      const ended = await waiting.then(
+        (result) => `${result.exitCode} ${result.stderr}`,
+        (error: Error) => error.message,
+      );
+      assert.match(ended, /namespace exited|zygote exited/);
+      for (let wait = 0; wait < 50 && pids(`${marker} 300`).length > 0; wait++) await sleep(100);
+      assert.deepEqual(pids(`${marker} 300`), [], 'nothing of the sandbox outlives its zygote');
+    } finally {
+      await box.dispose();
+    }
+    const next = await sandbox();
+    try {
+      assert.equal((await next.exec('echo again')).stdout, 'again\n');
+    } finally {
+      await next.dispose();
+    }
+  });
+
+  if (process.getuid?.() === 0 && !nested) {
+    it('the same holds when traj runs as an unprivileged user (this file again, as uid 65534)', async () => {
+      const file = fileURLToPath(import.meta.url);
+      const { NODE_TEST_CONTEXT: _, ...environment } = process.env;
+      const result = await promisify(execFile)(
+        'setpriv',
+        ['--reuid=65534', '--regid=65534', '--clear-groups', '--', process.execPath, file],
+        { env: { ...environment, TRAJ_ZYGOTE_NESTED: '1', HOME: tmpdir() }, timeout: 120_000 },
+      ).catch((error: { stdout?: string; stderr?: string }) => error);
+      const out = `${result.stdout ?? ''}${result.stderr ?? ''}`;
+      assert.match(out, /^# fail 0$/m, out.slice(-3_000));
+      assert.match(out, /the sandbox zygote, as uid 65534/);
+      assert.ok(Number(/^# pass (\d+)$/m.exec(out)?.[1]) >= 4, out.slice(-3_000));
+    });
+  }
+});
+
+it('the zygote compiles under strict and warnings', () => {
+  const checked = spawnSync('perl', ['-c', '-e', ZYGOTE_SCRIPT], { encoding: 'utf8' });
+  assert.equal(checked.status, 0, checked.stderr);
+  assert.match(checked.stderr, /syntax OK/);
+});
