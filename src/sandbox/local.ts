@@ -207,9 +207,9 @@ class LocalSandbox implements Sandbox {
   private readonly unregister: () => void;
 
   /**
-   * The spawn-host session running this sandbox's bubblewrap namespace, opened by the first
+   * The spawn-host session running this sandbox's namespaces (forked by the run's zygote), opened by the first
    * command: rollouts that only use file tools (which work on the folder
-   * from this side) never pay for one (~10 ms for bwrap and its init).
+   * from this side) never pay for one.
    */
   private session?: Promise<string>;
   private shell?: PersistentShell;

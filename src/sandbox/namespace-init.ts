@@ -17,7 +17,7 @@
  *        `write`  more stdin bytes for an `exec` job
  *        `kill`   SIGKILL the command's process group
  *        `forget` stop reading the command's output (background jobs holding it get EPIPE)
- *        end of input: the process exits, and with it (as bubblewrap's only child) the namespace.
+ *        end of input: the process exits, and with it (as PID 1) everything in the namespace.
  * - out: `ready`, `started` (payload: pid inside), `out`/`err` (a chunk; empty = end of stream),
  *        `exit` (payload: exit code, 128+n for a death by signal n), `fail` (payload: why).
  */

@@ -1,7 +1,7 @@
 import { arch } from 'node:os';
 
 /**
- * The seccomp filter bubblewrap loads for every sandboxed command (`--seccomp FD`): a classic BPF
+ * The seccomp filter each sandbox's PID 1 loads before it runs anything (zygote-script.ts): a classic BPF
  * program that makes the system calls a sandboxed command never needs fail with EPERM: mounting,
  * kernel modules and kexec, namespaces, keyrings, bpf and perf, io_uring, clock and swap
  * changes, open-by-handle, and the terminal-injecting ioctls. Everything else is allowed. Calls

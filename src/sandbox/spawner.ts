@@ -59,7 +59,7 @@ class Spawner {
     });
   }
 
-  /** Open or close a bubblewrap session in the host; resolves when the host says it is done. */
+  /** Open or close a sandbox's namespaces in the host; resolves when the host says it is done. */
   control(
     message: { type: 'open'; session: string; spec: NamespaceSpec } | { type: 'close'; session: string },
   ): Promise<void> {
@@ -200,7 +200,7 @@ export function runCommand(
   return spawner.run(request, hooks);
 }
 
-/** Start a persistent shell in this thread's spawn host, or in a bubblewrap sandbox's namespace. */
+/** Start a persistent shell in this thread's spawn host, or in a sandbox's namespaces. */
 export function openShell(
   request: CommandRequest,
   handlers: ShellHandlers & { onStart?: (pid: number) => void; session?: string },
@@ -209,13 +209,13 @@ export function openShell(
   return spawner.openShell(request, handlers);
 }
 
-/** Start a bubblewrap sandbox in this thread's spawn host; its commands then run with `session`. */
+/** Have the zygote in this thread's spawn host make a sandbox's namespaces; its commands then run with `session`. */
 export function openSession(session: string, spec: NamespaceSpec): Promise<void> {
   spawner ??= new Spawner();
   return spawner.control({ type: 'open', session, spec });
 }
 
-/** End a bubblewrap sandbox; resolves once every process in it is gone. */
+/** End a sandbox's namespaces; resolves once every process in them is gone. */
 export function closeSession(session: string): Promise<void> {
   spawner ??= new Spawner();
   return spawner.control({ type: 'close', session });

@@ -1,5 +1,4 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import type { SandboxUser } from './bwrap.js';
 import { NAMESPACE_INIT_SCRIPT } from './namespace-init.js';
 import { seccompFilter } from './seccomp-filter.js';
 import { ZYGOTE_SCRIPT, zygoteSystemCalls } from './zygote-script.js';
@@ -11,7 +10,7 @@ export interface ZygoteSpec {
   /** The whole environment of bubblewrap and the zygote: built from scratch, no secrets. */
   env: Record<string, string>;
   /** Start bubblewrap as this user (traj is root): the zygote's namespaces, and every command, are that user's. */
-  user?: SandboxUser;
+  user?: { uid: number; gid: number };
   /** Load the seccomp filter (seccomp-filter.ts) in every sandbox, where one exists for this machine. */
   seccomp: boolean;
 }
