@@ -1,3 +1,5 @@
+import { PERL_FRAMES } from './perl-frames.js';
+
 /**
  * The init: PID 1 of a sandbox, running every command of the rollout in the rollout's PID, mount
  * and network namespaces, so a background server started by one command is still there (and
@@ -5,9 +7,8 @@
  *
  * It is Perl, not Node: `perl-base` is part of every Debian-family system, like bash, and a Node
  * process costs ~50 ms of CPU and ~40 MB per rollout. The zygote (zygote-script.ts) compiles it
- * once, with strict and warnings, and each sandbox's PID 1 runs it: no start-up per sandbox. The
- * fcntl numbers are written out (Linux's generic values, the same on x86_64 and arm64), so it
- * needs no module.
+ * once, with strict and warnings, and each sandbox's PID 1 runs it: no start-up per sandbox. Its
+ * frames and select loop are perl-frames.ts, shared with the zygote; it needs no module.
  *
  * Protocol on its stdin/stdout, one frame per message: a header line `TYPE ID LENGTH\n`, then
  * LENGTH bytes of payload.
@@ -22,7 +23,6 @@
  *        `exit` (payload: exit code, 128+n for a death by signal n), `fail` (payload: why).
  */
 export const NAMESPACE_INIT_SCRIPT = String.raw`
-my ($F_GETFL, $F_SETFL, $O_NONBLOCK) = (3, 4, 0x800);
 $SIG{PIPE} = 'IGNORE';
 binmode STDIN; binmode STDOUT;
 pipe(my $wake_r, my $wake_w) or die "pipe: $!";
@@ -31,18 +31,7 @@ $SIG{CHLD} = sub { syswrite($wake_w, 'x') };
 # Perl marks every descriptor above 2 close-on-exec: commands inherit only their own stdio.
 my (%jobs, %by_pid, %readers, %writers);
 my $input = '';
-
-sub nonblocking { my $flags = fcntl($_[0], $F_GETFL, 0); fcntl($_[0], $F_SETFL, $flags | $O_NONBLOCK); }
-sub frame {
-  my ($type, $id, $data) = @_; $data //= '';
-  my $message = "$type $id " . length($data) . "\n" . $data;
-  while (length $message) {
-    my $written = syswrite(STDOUT, $message);
-    if (!defined $written) { next if $!{EINTR} || $!{EAGAIN}; exit 0; }
-    substr($message, 0, $written, '');
-  }
-}
-
+${PERL_FRAMES}
 sub start {
   my ($id, $payload, $keep) = @_;
   my ($cwd, $command, $count, $rest) = split /\0/, $payload, 4;
@@ -112,12 +101,7 @@ sub reap {
 }
 
 sub requests {
-  while ($input =~ /\A(\w+) (\d+) (\d+)\n/) {
-    my ($type, $id, $length) = ($1, $2, $3);
-    my $header = length($&);
-    return if length($input) < $header + $length;
-    my $payload = substr($input, $header, $length);
-    substr($input, 0, $header + $length, '');
+  while (my ($type, $id, $payload) = take_frame(\$input)) {
     if ($type eq 'run' || $type eq 'exec') { start($id, $payload, $type eq 'exec'); }
     elsif ($type eq 'write') {
       my $job = $jobs{$id};
@@ -129,20 +113,8 @@ sub requests {
 }
 
 frame('ready', 0, '');
-my ($stdin_fd, $wake_fd) = (fileno(STDIN), fileno($wake_r));
-while (1) {
-  my ($rin, $win) = ('', '');
-  vec($rin, $_, 1) = 1 for ($stdin_fd, $wake_fd, keys %readers);
-  vec($win, $_, 1) = 1 for keys %writers;
-  my $ready = select(my $rout = $rin, my $wout = $win, undef, undef);
-  reap();
-  next if $ready <= 0;
-  for my $fd (keys %writers) { feed($writers{$fd}) if vec($wout, $fd, 1) && $writers{$fd}; }
-  sysread($wake_r, my $ignored, 512) if vec($rout, $wake_fd, 1);
-  for my $fd (keys %readers) { drain($fd) if vec($rout, $fd, 1) && $readers{$fd}; }
-  if (vec($rout, $stdin_fd, 1)) {
-    my $read = sysread(STDIN, my $chunk, 65536);
-    if (defined $read) { exit 0 unless $read; $input .= $chunk; requests(); }
-  }
-}
+serve(
+  readers => \%readers, writers => \%writers, wake => $wake_r, reap => \&reap, feed => \&feed, drain => \&drain,
+  input => sub { $input .= $_[0]; requests(); }, end => sub { exit 0 },
+);
 `;

@@ -6,6 +6,7 @@ import { errorMessage } from '../errors.js';
 import { acquirePidsCgroup, releasePidsCgroup } from './process-limit.js';
 import type { CommandRequest, Launcher, StartedCommand } from './process-group.js';
 import type { Zygote, ZygoteChannel, ZygoteSandboxRequest, ZygoteSpec } from './zygote.js';
+import { encodeFrame, FrameParser } from './frame-parser.js';
 
 /** How to start one sandbox's namespaces: plain data, it crosses IPC to the spawn host. */
 export interface NamespaceSpec {
@@ -31,7 +32,7 @@ export class NamespaceSession {
   private readonly channel: ZygoteChannel;
   private readonly jobs = new Map<number, RemoteCommand>();
   private nextId = 1;
-  private input: Buffer = Buffer.alloc(0);
+  private readonly frames = new FrameParser((type, id, payload) => this.dispatch(type, id, payload));
   /** Why the namespace ended or never started, once it has. */
   private gone?: string;
   private resolveExited!: () => void;
@@ -55,7 +56,7 @@ export class NamespaceSession {
         onPid: (pid) => {
           if (cgroup) this.joinCgroup(cgroup, pid);
         },
-        onData: (chunk) => this.onData(chunk),
+        onData: (chunk) => this.frames.push(chunk),
         onGone: (reason) => this.onGone(reason),
       },
     );
@@ -121,21 +122,7 @@ export class NamespaceSession {
 
   private send(type: string, id: number, payload: Buffer = Buffer.alloc(0)): void {
     if (this.gone !== undefined) return;
-    this.channel.send('data', Buffer.concat([Buffer.from(`${type} ${id} ${payload.length}\n`), payload]));
-  }
-
-  private onData(chunk: Buffer): void {
-    this.input = this.input.length === 0 ? chunk : Buffer.concat([this.input, chunk]);
-    for (;;) {
-      const newline = this.input.indexOf(10);
-      if (newline < 0) return;
-      const [type, idText, lengthText] = this.input.subarray(0, newline).toString('latin1').split(' ');
-      const length = Number(lengthText);
-      if (this.input.length < newline + 1 + length) return;
-      const payload = this.input.subarray(newline + 1, newline + 1 + length);
-      this.input = this.input.subarray(newline + 1 + length);
-      this.dispatch(type ?? '', Number(idText), payload);
-    }
+    this.channel.send('data', encodeFrame(type, id, payload));
   }
 
   private dispatch(type: string, id: number, payload: Buffer): void {

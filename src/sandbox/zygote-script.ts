@@ -1,3 +1,4 @@
+import { PERL_FRAMES } from './perl-frames.js';
 import { arch } from 'node:os';
 
 /**
@@ -44,7 +45,6 @@ my $FILTER = $filter_hex eq '-' ? '' : pack('H*', $filter_hex);
 my ($NEWNS, $NEWCGROUP, $NEWUTS, $NEWIPC, $NEWPID, $NEWNET) = (0x20000, 0x2000000, 0x4000000, 0x8000000, 0x20000000, 0x40000000);
 my ($RDONLY, $NOSUID, $NODEV, $NOEXEC, $REMOUNT, $BIND, $REC) = (1, 2, 4, 8, 32, 4096, 16384);
 my ($PR_SET_PDEATHSIG, $PR_SET_DUMPABLE, $PR_CAPBSET_DROP, $PR_SET_NO_NEW_PRIVS, $PR_SET_SECCOMP) = (1, 4, 24, 38, 22);
-my ($F_GETFL, $F_SETFL, $O_NONBLOCK) = (3, 4, 0x800);
 my $STAGING = '/.traj/sandboxes';
 # The init, compiled once here and run by each sandbox's PID 1. Its subs close over the lexicals of
 # the one call each process makes (hence no 'closure' warnings); its exit skips global destruction.
@@ -54,17 +54,7 @@ $0 = 'traj-sandbox-zygote';
 $SIG{PIPE} = 'IGNORE';
 binmode STDIN; binmode STDOUT;
 
-sub nonblocking { my $flags = fcntl($_[0], $F_GETFL, 0); fcntl($_[0], $F_SETFL, $flags | $O_NONBLOCK); }
-sub frame {
-  my ($type, $id, $data) = @_; $data //= '';
-  my $message = "$type $id " . length($data) . "\n" . $data;
-  while (length $message) {
-    my $written = syswrite(STDOUT, $message);
-    if (!defined $written) { next if $!{EINTR} || $!{EAGAIN}; exit 0; }
-    substr($message, 0, $written, '');
-  }
-}
-# perl's syscall passes strings by address and wants them writable: copy each into a variable.
+${PERL_FRAMES}# perl's syscall passes strings by address and wants them writable: copy each into a variable.
 sub call { my ($number, @args) = @_; my @copies = map { my $copy = $_; $copy } @args; return syscall($number, @copies) == 0; }
 # Exit without perl's global destruction: the forks share the zygote's objects, and touching them
 # all on the way out costs a copy of every page they sit on.
@@ -221,7 +211,7 @@ sub feed {
 }
 
 sub drain {
-  my ($session) = @_;
+  my $session = $readers{$_[0]};
   my $read = sysread($session->{out}, my $chunk, 65536);
   return if !defined $read && ($!{EAGAIN} || $!{EINTR});
   if ($read) { frame('data', $session->{id}, $chunk); return; }
@@ -247,12 +237,7 @@ sub reap {
 }
 
 sub requests {
-  while ($input =~ /\A(\w+) (\d+) (\d+)\n/) {
-    my ($type, $id, $length) = ($1, $2, $3);
-    my $header = length($&);
-    return if length($input) < $header + $length;
-    my $payload = substr($input, $header, $length);
-    substr($input, 0, $header + $length, '');
+  while (my ($type, $id, $payload) = take_frame(\$input)) {
     if ($type eq 'open') { open_session($id, $payload); next; }
     my $session = $sessions{$id} or next;
     if ($type eq 'go') { go($session); }
@@ -271,22 +256,10 @@ sub requests {
 sub stop { kill('KILL', $_->{pid}) for values %sessions; exit 0; }
 
 frame('ready', 0, '');
-my ($stdin_fd, $wake_fd) = (fileno(STDIN), fileno($wake_r));
-while (1) {
-  my ($rin, $win) = ('', '');
-  vec($rin, $_, 1) = 1 for ($stdin_fd, $wake_fd, keys %readers);
-  vec($win, $_, 1) = 1 for keys %writers;
-  my $ready = select(my $rout = $rin, my $wout = $win, undef, undef);
-  reap();
-  next if $ready <= 0;
-  for my $fd (keys %writers) { feed($writers{$fd}) if vec($wout, $fd, 1) && $writers{$fd}; }
-  sysread($wake_r, my $ignored, 512) if vec($rout, $wake_fd, 1);
-  for my $fd (keys %readers) { drain($readers{$fd}) if vec($rout, $fd, 1) && $readers{$fd}; }
-  if (vec($rout, $stdin_fd, 1)) {
-    my $read = sysread(STDIN, my $chunk, 65536);
-    if (defined $read) { stop() unless $read; $input .= $chunk; requests(); }
-  }
-}
+serve(
+  readers => \%readers, writers => \%writers, wake => $wake_r, reap => \&reap, feed => \&feed, drain => \&drain,
+  input => sub { $input .= $_[0]; requests(); }, end => \&stop,
+);
 `;
 
 /** unshare, mount, sethostname, prctl, capset, close_range, exit_group, dup3, setsid and clone, for each architecture the zygote runs on. */

@@ -2,6 +2,7 @@ import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { NAMESPACE_INIT_SCRIPT } from './namespace-init.js';
 import { seccompFilter } from './seccomp-filter.js';
 import { ZYGOTE_SCRIPT, zygoteSystemCalls } from './zygote-script.js';
+import { encodeFrame, FrameParser } from './frame-parser.js';
 
 /** How to start a zygote (zygote-script.ts): plain data, it crosses IPC to the spawn host. */
 export interface ZygoteSpec {
@@ -61,7 +62,7 @@ export class Zygote {
   private readonly child: ChildProcessWithoutNullStreams;
   private readonly sandboxes = new Map<number, ZygoteSandboxHandlers>();
   private nextId = 1;
-  private input: Buffer = Buffer.alloc(0);
+  private readonly frames = new FrameParser((type, id, payload) => this.dispatch(type, id, payload));
   private stderrTail = '';
   private ended?: string;
 
@@ -77,7 +78,7 @@ export class Zygote {
     this.child.stderr.on('data', (chunk: Buffer) => {
       this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_KEPT);
     });
-    this.child.stdout.on('data', (chunk: Buffer) => this.onData(chunk));
+    this.child.stdout.on('data', (chunk: Buffer) => this.frames.push(chunk));
     this.child.once('error', (error) => this.end(`cannot start bubblewrap: ${error.message}`));
     this.child.once('close', (code, signal) => this.end(this.exitReason(code, signal)));
   }
@@ -107,21 +108,7 @@ export class Zygote {
 
   private send(type: string, id: number, payload: Buffer = Buffer.alloc(0)): void {
     if (this.ended !== undefined || !this.child.stdin.writable) return;
-    this.child.stdin.write(Buffer.concat([Buffer.from(`${type} ${id} ${payload.length}\n`), payload]));
-  }
-
-  private onData(chunk: Buffer): void {
-    this.input = this.input.length === 0 ? chunk : Buffer.concat([this.input, chunk]);
-    for (;;) {
-      const newline = this.input.indexOf(10);
-      if (newline < 0) return;
-      const [type, idText, lengthText] = this.input.subarray(0, newline).toString('latin1').split(' ');
-      const length = Number(lengthText);
-      if (this.input.length < newline + 1 + length) return;
-      const payload = this.input.subarray(newline + 1, newline + 1 + length);
-      this.input = this.input.subarray(newline + 1 + length);
-      this.dispatch(type ?? '', Number(idText), payload);
-    }
+    this.child.stdin.write(encodeFrame(type, id, payload));
   }
 
   private dispatch(type: string, id: number, payload: Buffer): void {

@@ -1,0 +1,53 @@
+/**
+ * Perl shared by the zygote (zygote-script.ts) and the init (namespace-init.ts), pasted into
+ * both: frames of `TYPE ID LENGTH\n` then LENGTH bytes on stdin and stdout, and the select loop
+ * that serves them. It uses no module and no variable of its host script (the fcntl numbers are
+ * Linux's generic values, the same on x86_64 and arm64).
+ */
+export const PERL_FRAMES = String.raw`
+sub nonblocking { my $flags = fcntl($_[0], 3, 0); fcntl($_[0], 4, $flags | 0x800); }
+
+sub frame {
+  my ($type, $id, $data) = @_; $data //= '';
+  my $message = "$type $id " . length($data) . "\n" . $data;
+  while (length $message) {
+    my $written = syswrite(STDOUT, $message);
+    if (!defined $written) { next if $!{EINTR} || $!{EAGAIN}; exit 0; }
+    substr($message, 0, $written, '');
+  }
+}
+
+# The next whole frame of the buffer (a reference), taken out of it; nothing while it is partial.
+sub take_frame {
+  my ($buffer) = @_;
+  return unless $$buffer =~ /\A(\w+) (\d+) (\d+)\n/;
+  my ($type, $id, $length, $header) = ($1, $2, $3, length($&));
+  return if length($$buffer) < $header + $length;
+  my $payload = substr($$buffer, $header, $length);
+  substr($$buffer, 0, $header + $length, '');
+  return ($type, $id, $payload);
+}
+
+# The loop: stdin, the SIGCHLD wake pipe, and the readers and writers (descriptor => entry),
+# each ready one handed to its callback; reap runs after every wake. Never returns.
+sub serve {
+  my (%on) = @_;
+  my ($readers, $writers) = ($on{readers}, $on{writers});
+  my ($stdin_fd, $wake_fd) = (fileno(STDIN), fileno($on{wake}));
+  while (1) {
+    my ($rin, $win) = ('', '');
+    vec($rin, $_, 1) = 1 for ($stdin_fd, $wake_fd, keys %$readers);
+    vec($win, $_, 1) = 1 for keys %$writers;
+    my $ready = select(my $rout = $rin, my $wout = $win, undef, undef);
+    $on{reap}->();
+    next if $ready <= 0;
+    for my $fd (keys %$writers) { $on{feed}->($writers->{$fd}) if vec($wout, $fd, 1) && $writers->{$fd}; }
+    sysread($on{wake}, my $ignored, 512) if vec($rout, $wake_fd, 1);
+    for my $fd (keys %$readers) { $on{drain}->($fd) if vec($rout, $fd, 1) && $readers->{$fd}; }
+    if (vec($rout, $stdin_fd, 1)) {
+      my $read = sysread(STDIN, my $chunk, 65536);
+      if (defined $read) { $on{end}->() unless $read; $on{input}->($chunk); }
+    }
+  }
+}
+`;
