@@ -63,9 +63,9 @@ export class NamespaceSession {
   }
 
   /**
-   * Put the sandbox's first process in its pids cgroup before it makes the namespaces: it waits
-   * for `go` until then, so everything the sandbox starts later is born there. If the join fails
-   * the sandbox is killed: it never runs without its process limit.
+   * Put the sandbox's PID 1 in its pids cgroup before it runs anything: it waits for `go` until
+   * then, so everything the sandbox starts later is born there. If the join fails the sandbox is
+   * killed: it never runs without its process limit.
    */
   private joinCgroup(cgroup: string, pid: number): void {
     try {

@@ -1,41 +1,42 @@
-import { PERL_FRAMES } from './perl-frames.js';
 import { arch } from 'node:os';
+import { PERL_FRAMES } from './perl-frames.js';
 
 /**
- * The zygote: one long-lived Perl process per run (and per sandbox user), inside one bubblewrap
- * that holds the read-only system view. It forks each sandbox's namespaces instead of starting a
- * bubblewrap per sandbox: a bubblewrap builds a whole mount tree and starts a Perl (~7 ms of
- * machine CPU per sandbox); a fork that unshares and mounts a handful of private folders costs
- * ~1 ms over a plain process (docs/performance.md, #35).
+ * The zygote: one long-lived Perl process per run (and per sandbox user and folder layout), inside
+ * one bubblewrap that holds the read-only system view. It clones each sandbox's namespaces instead
+ * of starting a bubblewrap per sandbox: a bubblewrap builds a whole mount tree and starts a Perl
+ * (~7 ms of machine CPU per sandbox more than this; docs/performance.md, #35).
  *
  * The zygote holds every capability, but only in its own user namespace (as root without one,
  * for a root-owned --workdir or where the kernel refuses a user namespace to nobody, real ones:
- * bubblewrap did too, and dropped them in the same place). Per sandbox:
- * - C1 (forked) waits on a pipe until the spawn host has put it in the sandbox's pids cgroup, so
- *   everything the sandbox ever starts is born there; unshares mount, PID, IPC, UTS and (unless
- *   the network is allowed) network namespaces; mounts fresh /tmp, /var/tmp, /run, /dev/shm and
- *   /dev/pts; binds the sandbox folder at its own path; covers the staging folder that holds every
- *   sandbox folder; brings loopback up; forks C2; waits for it and exits with it.
- * - C2 is PID 1 of the sandbox: it mounts its /proc with /proc/sys, sysrq-trigger, irq and bus
- *   read-only, closes every descriptor but its own two pipes, starts a session, drops every
- *   capability (bounding set included), sets no_new_privs, loads the seccomp filter, and runs the
- *   namespace init (namespace-init.ts). When it exits the kernel kills whatever is left inside.
- * Sandboxed commands never see the zygote: it is outside their PID namespace, and the folder that
- * holds every sandbox folder is covered in theirs.
+ * bubblewrap did too, and dropped them in the same place). Per sandbox it clones one child
+ * straight into new mount, PID, IPC, UTS and (unless the network is allowed) network namespaces:
+ * the sandbox's PID 1. That child:
+ * - keeps only its own two pipes (every other descriptor of the zygote is closed through perl);
+ * - waits until the spawn host has put it in the sandbox's pids cgroup, so everything the sandbox
+ *   ever starts is born there, then enters a cgroup namespace;
+ * - mounts fresh /tmp, /var/tmp, /run, /dev/shm and /dev/pts, binds the sandbox folder at its own
+ *   path, covers /.traj (the staging folder that holds every sandbox folder), brings loopback up,
+ *   and mounts its /proc with sys, sysrq-trigger, irq and bus read-only;
+ * - starts a session, drops every capability (bounding set included), sets no_new_privs and
+ *   non-dumpable, loads the seccomp filter, and runs the init (namespace-init.ts, compiled once
+ *   here). When it exits the kernel kills whatever is left inside, and the zygote reaps it.
+ * Sandboxed commands never see the zygote: it is outside their PID namespace.
  *
- * Protocol on its stdin/stdout, one frame per message: `TYPE SESSION LENGTH\n`, then LENGTH bytes.
+ * Protocol on its stdin/stdout, one frame per message (perl-frames.ts): `TYPE SESSION LENGTH\n`,
+ * then LENGTH bytes.
  * - in:  `open`  payload source \0 path \0 network(0|1) \0 wait(0|1): the sandbox folder as the
- *                zygote sees it (under its staging folder) and the path it has inside the sandbox;
- *                with wait, C1 waits for `go`
- *        `go`    the cgroup is joined: C1 goes on
+ *                zygote sees it and the path it has inside the sandbox; with wait, the child waits
+ *                for `go`
+ *        `go`    the cgroup is joined: the child goes on
  *        `data`  bytes for the session's init (its stdin)
  *        `close` end the init's input: it exits, and with it the namespace
- *        `kill`  SIGKILL the session's C1 (C2 dies with it: PR_SET_PDEATHSIG)
+ *        `kill`  SIGKILL the session's PID 1 (everything inside dies with it)
  *        end of input: every session is killed and the zygote exits.
- * - out: `ready 0`, `pid` (C1's pid, sent only with wait), `data` (the init's output), `gone` (the
- *        namespace is empty), `fail` (why a session could not be made).
- * Arguments: the system call numbers (zygoteSystemCalls), the
- * seccomp filter in hex (or -), the init script, and `probe` to make one sandbox and exit with it.
+ * - out: `ready 0`, `pid` (the child's pid, sent only with wait), `data` (the init's output),
+ *        `gone` (the namespace is empty), `fail` (why a session could not be made).
+ * Arguments: the system call numbers (zygoteSystemCalls), the seccomp filter in hex (or -), the
+ * init script, and `probe` to make one sandbox and exit with it.
  */
 export const ZYGOTE_SCRIPT = String.raw`
 use strict; use warnings;
@@ -219,7 +220,7 @@ sub drain {
   finished($session);
 }
 
-# A session is gone once its C1 was reaped (after the namespace emptied) and its output ended.
+# A session is gone once its PID 1 was reaped (after the namespace emptied) and its output ended.
 sub finished {
   my ($session) = @_;
   return if $session->{out} || !$session->{reaped};

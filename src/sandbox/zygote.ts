@@ -21,7 +21,7 @@ export interface ZygoteSandboxRequest {
   /** The sandbox folder: where the zygote sees it (bwrap.ts zygoteOptions), and its path inside the sandbox. */
   folder?: { source: string; path: string };
   network: boolean;
-  /** C1 waits for `go`, sent once its pid (reported through `onPid`) is in the pids cgroup. */
+  /** The sandbox's PID 1 waits for `go`, sent once its pid (reported through `onPid`) is in the pids cgroup. */
   wait: boolean;
 }
 
