@@ -5,7 +5,7 @@ import { PERL_FRAMES } from './perl-frames.js';
  * The zygote: one long-lived Perl process per run (and per sandbox user and folder layout), inside
  * one bubblewrap that holds the read-only system view. It clones each sandbox's namespaces instead
  * of starting a bubblewrap per sandbox: a bubblewrap builds a whole mount tree and starts a Perl
- * (~7 ms of machine CPU per sandbox more than this; docs/performance.md, #35).
+ * (~8 ms of machine CPU per sandbox more than this; docs/performance.md, #35).
  *
  * The zygote holds every capability, but only in its own user namespace (as root without one,
  * for a root-owned --workdir or where the kernel refuses a user namespace to nobody, real ones:
