@@ -112,10 +112,12 @@ const PRIVATE_FOLDERS = ['/tmp', '/var/tmp', '/run', '/dev/shm'];
 
 const inside = (path: string, folder: string) => `${path}/`.startsWith(`${folder}/`);
 const privateFolder = (path: string) => PRIVATE_FOLDERS.some((folder) => inside(path, folder));
+/** Where the zygote sees a --workdir folder: at its own path, unless a sandbox's fresh tmpfs covers that. */
+const workFolderSource = (folder: string) => (privateFolder(folder) ? WORK_FOLDER : folder);
 
 /** Where a zygote made with `view` sees a sandbox's folder, and where the sandbox has it. */
 export function zygoteFolder(view: ZygoteViewOptions, folder: string): { source: string; path: string } {
-  if (view.folder !== undefined) return { source: privateFolder(folder) ? WORK_FOLDER : folder, path: folder };
+  if (view.folder !== undefined) return { source: workFolderSource(folder), path: folder };
   return { source: `${STAGING}/${basename(folder)}`, path: folder };
 }
 
@@ -146,8 +148,7 @@ export function zygoteOptions(view: ZygoteViewOptions): string[] {
     '/dev',
     ...['/tmp', '/var/tmp', '/run', '/.traj'].flatMap((path) => ['--dir', path]),
     ...(staging ? ['--bind', staging, STAGING, ...(privateFolder(staging) ? [] : ['--dir', staging])] : []),
-    // A --workdir folder: where the zygote sees it, at its own path unless a sandbox's fresh tmpfs covers that.
-    ...(view.folder ? ['--bind', view.folder, privateFolder(view.folder) ? WORK_FOLDER : view.folder] : []),
+    ...(view.folder ? ['--bind', view.folder, workFolderSource(view.folder)] : []),
     // With the network on, name resolution may go through systemd-resolved's socket folder.
     '--ro-bind-try',
     '/run/systemd/resolve',

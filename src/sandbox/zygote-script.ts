@@ -46,11 +46,9 @@ my $FILTER = $filter_hex eq '-' ? '' : pack('H*', $filter_hex);
 my ($NEWNS, $NEWCGROUP, $NEWUTS, $NEWIPC, $NEWPID, $NEWNET) = (0x20000, 0x2000000, 0x4000000, 0x8000000, 0x20000000, 0x40000000);
 my ($RDONLY, $NOSUID, $NODEV, $NOEXEC, $REMOUNT, $BIND, $REC) = (1, 2, 4, 8, 32, 4096, 16384);
 my ($PR_SET_PDEATHSIG, $PR_SET_DUMPABLE, $PR_CAPBSET_DROP, $PR_SET_NO_NEW_PRIVS, $PR_SET_SECCOMP) = (1, 4, 24, 38, 22);
-my $STAGING = '/.traj/sandboxes';
 # The init, compiled once here and run by each sandbox's PID 1. Its subs close over the lexicals of
 # the one call each process makes (hence no 'closure' warnings); its exit skips global destruction.
 our $INIT_MAIN = eval "package TrajInit; no warnings 'closure'; BEGIN { *CORE::GLOBAL::exit = sub { main::quit(\$_[0] // 0) } } sub run {\n$INIT\n} \\&run" or die "the init does not compile: $@";
-my $ZYGOTE = $$;
 $0 = 'traj-sandbox-zygote';
 $SIG{PIPE} = 'IGNORE';
 binmode STDIN; binmode STDOUT;
