@@ -25,16 +25,19 @@ import { PERL_FRAMES } from './perl-frames.js';
  *
  * Protocol on its stdin/stdout, one frame per message (perl-frames.ts): `TYPE SESSION LENGTH\n`,
  * then LENGTH bytes.
- * - in:  `open`  payload source \0 path \0 network(0|1) \0 wait(0|1): the sandbox folder as the
- *                zygote sees it and the path it has inside the sandbox; with wait, the child waits
- *                for `go`
- *        `go`    the cgroup is joined: the child goes on
+ * - in:  `open`  payload source \0 path \0 network(0|1): the sandbox folder as the zygote sees it
+ *                and the path it has inside the sandbox; the child then waits for `go`
+ *        `go`    the child may go on (its cgroup is joined). Payload `direct`: the spawn host has
+ *                opened the session's pipe ends through /proc/ZYGOTE/fd (zygote.ts) and talks to
+ *                the init itself; the zygote closes its own and only reaps. Else it relays:
  *        `data`  bytes for the session's init (its stdin)
  *        `close` end the init's input: it exits, and with it the namespace
  *        `kill`  SIGKILL the session's PID 1 (everything inside dies with it)
  *        end of input: every session is killed and the zygote exits.
- * - out: `ready 0`, `pid` (the child's pid, sent only with wait), `data` (the init's output),
- *        `gone` (the namespace is empty), `fail` (why a session could not be made).
+ * - out: `ready 0` (payload: the zygote's pid), `pid` (payload: the child's pid, then the
+ *        descriptor and inode of the init's stdin pipe end here, then of its stdout's), `data`
+ *        (the init's output, when relayed), `gone` (the namespace is empty), `fail` (why a
+ *        session could not be made).
  * Arguments: the system call numbers (zygoteSystemCalls), the seccomp filter in hex (or -), the
  * init script, and `probe` to make one sandbox and exit with it.
  */
@@ -180,7 +183,7 @@ $SIG{CHLD} = sub { syswrite($wake_w, 'x') };
 
 sub open_session {
   my ($id, $payload) = @_;
-  my ($source, $path, $network, $wait) = split /\0/, $payload, -1;
+  my ($source, $path, $network) = split /\0/, $payload, -1;
   pipe(my $in_r, my $in_w) && pipe(my $out_r, my $out_w) && pipe(my $go_r, my $go_w) or return frame('fail', $id, "pipe: $!");
   my $pid = clone_sandbox($network);
   return frame('fail', $id, "clone: $!") unless defined $pid;
@@ -193,10 +196,15 @@ sub open_session {
   nonblocking($_) for ($in_w, $out_r);
   my $session = { id => $id, pid => $pid, in => $in_w, out => $out_r, go => $go_w, pending => '' };
   $sessions{$id} = $session; $by_pid{$pid} = $session; $readers{fileno $out_r} = $session;
-  if ($wait) { frame('pid', $id, $pid); } else { go($session); }
+  frame('pid', $id, join(' ', $pid, map { (fileno $_, (stat $_)[1]) } $in_w, $out_r));
 }
 
-sub go { my ($session) = @_; my $go = delete $session->{go} or return; syswrite($go, 'x'); close $go; }
+sub go {
+  my ($session, $direct) = @_;
+  my $go = delete $session->{go} or return;
+  if ($direct) { close_input($session); delete $readers{fileno $session->{out}}; close delete $session->{out}; }
+  syswrite($go, 'x'); close $go;
+}
 sub close_input { my ($session) = @_; my $in = delete $session->{in} or return; delete $writers{fileno $in}; close $in; }
 
 sub feed {
@@ -239,7 +247,7 @@ sub requests {
   while (my ($type, $id, $payload) = take_frame(\$input)) {
     if ($type eq 'open') { open_session($id, $payload); next; }
     my $session = $sessions{$id} or next;
-    if ($type eq 'go') { go($session); }
+    if ($type eq 'go') { go($session, $payload eq 'direct'); }
     elsif ($type eq 'data') {
       next unless $session->{in};
       $session->{pending} .= $payload; $writers{fileno $session->{in}} = $session;
@@ -254,7 +262,7 @@ sub requests {
 
 sub stop { kill('KILL', $_->{pid}) for values %sessions; exit 0; }
 
-frame('ready', 0, '');
+frame('ready', 0, $$);
 serve(
   readers => \%readers, writers => \%writers, wake => $wake_r, reap => \&reap, feed => \&feed, drain => \&drain,
   input => sub { $input .= $_[0]; requests(); }, end => \&stop,

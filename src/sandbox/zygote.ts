@@ -1,4 +1,6 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { closeSync, constants, fstatSync, openSync } from 'node:fs';
+import { Socket } from 'node:net';
 import { NAMESPACE_INIT_SCRIPT } from './namespace-init.js';
 import { seccompFilter } from './seccomp-filter.js';
 import { ZYGOTE_SCRIPT, zygoteSystemCalls } from './zygote-script.js';
@@ -21,7 +23,7 @@ export interface ZygoteSandboxRequest {
   /** The sandbox folder: where the zygote sees it (bwrap.ts zygoteOptions), and its path inside the sandbox. */
   folder?: { source: string; path: string };
   network: boolean;
-  /** The sandbox's PID 1 waits for `go`, sent once its pid (reported through `onPid`) is in the pids cgroup. */
+  /** The session sends `go` once the pid (reported through `onPid`) is in the pids cgroup; without, it goes at once. */
   wait: boolean;
 }
 
@@ -36,6 +38,28 @@ export interface ZygoteSandboxHandlers {
 /** The spawn host's side of one sandbox in a zygote. */
 export interface ZygoteChannel {
   send(type: 'go' | 'data' | 'close' | 'kill', payload?: Buffer): void;
+}
+
+/**
+ * The init's pipes held here, opened through /proc/ZYGOTE/fd: its input, its output, and whether
+ * each side of the end is in (the zygote reaped the PID 1; the output reached its end).
+ */
+interface DirectPipes {
+  input: Socket;
+  output: Socket;
+  reaped: boolean;
+  drained: boolean;
+}
+
+/** The init's stdin and stdout pipe ends in the zygote: descriptor, inode, descriptor, inode. */
+type PipeEnd = [number, number, number, number];
+
+interface Entry {
+  handlers: ZygoteSandboxHandlers;
+  request: ZygoteSandboxRequest;
+  /** What the session sent before its pipes were settled (data and close keep their order). */
+  queued?: { type: 'data' | 'close'; payload?: Buffer }[];
+  direct?: DirectPipes;
 }
 
 const STDERR_KEPT = 4_096;
@@ -54,19 +78,27 @@ export function zygoteCommand(spec: Pick<ZygoteSpec, 'bwrap' | 'seccomp'>, probe
 }
 
 /**
- * A running zygote, seen from the spawn host: it relays each sandbox's init protocol inside
- * frames tagged with the sandbox's number. One per sandbox user and folder layout, for the life of
- * the spawn host; a dead one is replaced on the next open.
+ * A running zygote, seen from the spawn host. One per sandbox user and folder layout, for the life
+ * of the spawn host; a dead one is replaced on the next open. Each sandbox's init protocol goes
+ * straight between this process and the init: once the zygote reports a sandbox's pid and pipe
+ * ends, they are opened here through /proc/ZYGOTE/fd and the zygote lets go of them. Relaying
+ * through the zygote cost ~1.2 ms of CPU per rollout (docs/performance.md). Where the kernel
+ * refuses that open, the zygote relays the protocol in frames tagged with the sandbox's number.
  */
 export class Zygote {
   private readonly child: ChildProcessWithoutNullStreams;
-  private readonly sandboxes = new Map<number, ZygoteSandboxHandlers>();
+  private readonly sandboxes = new Map<number, Entry>();
   private nextId = 1;
   private readonly frames = new FrameParser((type, id, payload) => this.dispatch(type, id, payload));
   private stderrTail = '';
   private ended?: string;
+  /** The zygote's own pid (its `ready` frame): bubblewrap's child, not bubblewrap. */
+  private pid?: number;
+  /** Whether sandboxes' pipes are opened here (false once the kernel refused it, or when asked). */
+  private direct: boolean;
 
-  constructor(spec: ZygoteSpec) {
+  constructor(spec: ZygoteSpec, options: { direct?: boolean } = {}) {
+    this.direct = options.direct ?? true;
     const [binary, ...rest] = zygoteCommand(spec);
     this.child = spawn(binary!, rest, {
       env: spec.env,
@@ -87,18 +119,104 @@ export class Zygote {
     return this.ended === undefined;
   }
 
+  /** The zygote's pid, once it said it is ready. */
+  get processId(): number | undefined {
+    return this.pid;
+  }
+
   open(request: ZygoteSandboxRequest, handlers: ZygoteSandboxHandlers): ZygoteChannel {
     const id = this.nextId++;
-    const channel: ZygoteChannel = { send: (type, payload) => this.send(type, id, payload) };
+    const channel: ZygoteChannel = { send: (type, payload) => this.toSandbox(id, type, payload) };
     if (this.ended !== undefined) {
       const reason = this.ended;
       queueMicrotask(() => handlers.onGone(reason));
       return channel;
     }
-    this.sandboxes.set(id, handlers);
+    this.sandboxes.set(id, { handlers, request, queued: [] });
     const fields = [request.folder?.source ?? '', request.folder?.path ?? '', request.network ? '1' : '0'];
-    this.send('open', id, Buffer.from([...fields, request.wait ? '1' : '0'].join('\0')));
+    this.send('open', id, Buffer.from(fields.join('\0')));
     return channel;
+  }
+
+  /** What a session sends: to its init straight, through the zygote, or held until that is settled. */
+  private toSandbox(id: number, type: 'go' | 'data' | 'close' | 'kill', payload?: Buffer): void {
+    const entry = this.sandboxes.get(id);
+    if (type === 'go') this.send('go', id, Buffer.from(entry?.direct ? 'direct' : ''));
+    else if (type === 'kill' || !entry) this.send(type, id, payload);
+    else if (entry.queued) entry.queued.push({ type, ...(payload ? { payload } : {}) });
+    else if (!entry.direct) this.send(type, id, payload);
+    else if (type === 'data') entry.direct.input.write(payload ?? Buffer.alloc(0));
+    else entry.direct.input.end();
+  }
+
+  /**
+   * The sandbox's PID 1 exists and waits for `go`: take its pipe ends from the zygote if the kernel
+   * lets this process open them, then let the session join the cgroup (or go on at once).
+   */
+  private started(id: number, entry: Entry, payload: Buffer): void {
+    const [pid, ...pipes] = payload.toString('latin1').split(' ').map(Number) as [number, ...PipeEnd];
+    const direct = this.openPipes(pipes);
+    if (direct) this.attach(id, entry, direct);
+    const queued = entry.queued ?? [];
+    delete entry.queued;
+    for (const message of queued) this.toSandbox(id, message.type, message.payload);
+    if (entry.request.wait) entry.handlers.onPid(pid);
+    else this.toSandbox(id, 'go');
+  }
+
+  /**
+   * The init's pipe ends, opened through the zygote's descriptors. Each must be the very pipe the
+   * zygote named (its inode): should the zygote have died and its pid gone to another process, that
+   * process's descriptors are not written to or read from.
+   */
+  private openPipes([input, inputInode, output, outputInode]: PipeEnd): DirectPipes | undefined {
+    if (!this.direct || this.pid === undefined) return undefined;
+    const opened: number[] = [];
+    const open = (descriptor: number, inode: number, flags: number) => {
+      const fd = openSync(`/proc/${this.pid}/fd/${descriptor}`, flags | constants.O_NONBLOCK);
+      opened.push(fd);
+      const stat = fstatSync(fd);
+      return stat.isFIFO() && stat.ino === inode;
+    };
+    try {
+      if (!open(input, inputInode, constants.O_WRONLY) || !open(output, outputInode, constants.O_RDONLY)) {
+        for (const fd of opened) closeSync(fd);
+        return undefined;
+      }
+    } catch (error) {
+      for (const fd of opened) closeSync(fd);
+      // ENXIO: this init is gone already. Anything else is the kernel's refusal: relay from now on.
+      if ((error as NodeJS.ErrnoException).code !== 'ENXIO') this.direct = false;
+      return undefined;
+    }
+    return {
+      input: new Socket({ fd: opened[0]!, readable: false, writable: true }),
+      output: new Socket({ fd: opened[1]!, readable: true, writable: false }),
+      reaped: false,
+      drained: false,
+    };
+  }
+
+  private attach(id: number, entry: Entry, direct: DirectPipes): void {
+    entry.direct = direct;
+    // The init's end is gone first when it exits: a write then fails, and its exit is reported anyway.
+    direct.input.on('error', () => {});
+    direct.output.on('data', (chunk: Buffer) => entry.handlers.onData(chunk));
+    const drained = () => {
+      direct.drained = true;
+      this.settle(id, entry);
+    };
+    direct.output.once('end', drained);
+    direct.output.on('error', drained);
+  }
+
+  /** A direct sandbox is gone once its PID 1 was reaped and its output read to the end. */
+  private settle(id: number, entry: Entry): void {
+    if (!entry.direct?.reaped || !entry.direct.drained || this.sandboxes.get(id) !== entry) return;
+    this.sandboxes.delete(id);
+    entry.direct.input.destroy();
+    entry.direct.output.destroy();
+    entry.handlers.onGone();
   }
 
   /** Kill the zygote: every sandbox dies with it (PR_SET_PDEATHSIG down the chain). */
@@ -112,25 +230,33 @@ export class Zygote {
   }
 
   private dispatch(type: string, id: number, payload: Buffer): void {
-    const handlers = this.sandboxes.get(id);
-    if (!handlers) return;
-    if (type === 'data') handlers.onData(payload);
-    else if (type === 'pid') handlers.onPid(Number(payload.toString('latin1')));
-    else if (type === 'gone') {
+    if (type === 'ready') {
+      this.pid = Number(payload.toString('latin1'));
+      return;
+    }
+    const entry = this.sandboxes.get(id);
+    if (!entry) return;
+    if (type === 'data') entry.handlers.onData(payload);
+    else if (type === 'pid') this.started(id, entry, payload);
+    else if (type === 'gone' && entry.direct) {
+      entry.direct.reaped = true;
+      this.settle(id, entry);
+    } else if (type === 'gone' || type === 'fail') {
       this.sandboxes.delete(id);
-      handlers.onGone();
-    } else if (type === 'fail') {
-      this.sandboxes.delete(id);
-      handlers.onGone(payload.toString('utf8'));
+      entry.handlers.onGone(type === 'fail' ? payload.toString('utf8') : undefined);
     }
   }
 
   private end(reason: string): void {
     if (this.ended !== undefined) return;
     this.ended = reason;
-    const handlers = [...this.sandboxes.values()];
+    const entries = [...this.sandboxes.values()];
     this.sandboxes.clear();
-    for (const sandbox of handlers) sandbox.onGone(reason);
+    for (const entry of entries) {
+      entry.direct?.input.destroy();
+      entry.direct?.output.destroy();
+      entry.handlers.onGone(reason);
+    }
   }
 
   private exitReason(code: number | null, signal: NodeJS.Signals | null): string {

@@ -1,12 +1,17 @@
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createLocalSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { zygoteOptions } from '../../src/sandbox/bwrap.js';
+import { NamespaceSession } from '../../src/sandbox/namespace-session.js';
+import { runInProcessGroup } from '../../src/sandbox/process-group.js';
+import { Zygote, type ZygoteSpec } from '../../src/sandbox/zygote.js';
 import { ZYGOTE_SCRIPT } from '../../src/sandbox/zygote-script.js';
 import { bwrapSuiteOptions } from '../helpers/bwrap.js';
 
@@ -127,6 +132,58 @@ describe(`the sandbox zygote, ${who}`, bwrap, () => {
       assert.match(await run(second, probe), /REFUSED/);
     } finally {
       await Promise.all([first.dispose(), second.dispose()]);
+    }
+  });
+
+  it('each init talks to the spawn host straight: the zygote keeps none of a sandbox’s pipes', async () => {
+    const descriptors = () =>
+      pids('traj-sandbox-zygote')
+        .filter(ours)
+        .map((pid) => readdirSync(`/proc/${pid}/fd`).length);
+    const boxes = [await sandbox()];
+    try {
+      assert.equal((await boxes[0]!.exec('echo one')).stdout, 'one\n');
+      const before = descriptors();
+      assert.ok(before.length > 0, 'a zygote runs');
+      boxes.push(...(await Promise.all([sandbox(), sandbox(), sandbox()])));
+      const said = await Promise.all(boxes.map((box, index) => box.exec(`echo ${index}`)));
+      assert.deepEqual(
+        said.map((result) => result.stdout),
+        ['0\n', '1\n', '2\n', '3\n'],
+      );
+      // A relaying zygote holds two pipe ends per live sandbox: three more sandboxes, six more.
+      assert.deepEqual(descriptors(), before);
+    } finally {
+      await Promise.all(boxes.map((box) => box.dispose()));
+    }
+  });
+
+  it('where the spawn host may not open the pipes, the zygote relays them: output, exit code and end', async () => {
+    const staging = mkdtempSync(join(tmpdir(), 'traj-zygote-relay-'));
+    const spec: ZygoteSpec = { bwrap: zygoteOptions({ staging }), env: { PATH: '/usr/bin:/bin' }, seccomp: true };
+    const zygote = new Zygote(spec, { direct: false });
+    const open = async () => {
+      const session = new NamespaceSession(zygote, { zygote: spec, network: false });
+      await session.ready;
+      return session;
+    };
+    try {
+      const first = await open();
+      const held = () => readdirSync(`/proc/${zygote.processId}/fd`).length;
+      const withOne = held();
+      const second = await open();
+      assert.equal(held(), withOne + 2, 'the relaying zygote holds each live sandbox’s two pipe ends');
+      const result = await runInProcessGroup(
+        { command: 'echo relayed; echo to-stderr >&2; exit 3', cwd: '/', env: { PATH: '/usr/bin:/bin' } },
+        {},
+        second.launch,
+      );
+      assert.deepEqual([result.exitCode, result.stdout, result.stderr], [3, 'relayed\n', 'to-stderr\n']);
+      await Promise.all([first.close(), second.close()]);
+      assert.equal(held(), withOne - 2, 'both ends are let go with the sandboxes');
+    } finally {
+      zygote.kill();
+      rmSync(staging, { recursive: true, force: true });
     }
   });
 
