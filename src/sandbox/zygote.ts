@@ -1,5 +1,5 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { closeSync, constants, fstatSync, openSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, type Stats, statSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { NAMESPACE_INIT_SCRIPT } from './namespace-init.js';
 import { seccompFilter } from './seccomp-filter.js';
@@ -41,8 +41,8 @@ export interface ZygoteChannel {
 }
 
 /**
- * The init's pipes held here, opened through /proc/ZYGOTE/fd: its input, its output, and whether
- * each side of the end is in (the zygote reaped the PID 1; the output reached its end).
+ * The init's pipes held here, opened through /proc/ZYGOTE/fd: its input, its output, and which of
+ * the two signs of its end have come (the zygote reaped the PID 1; the output reached its end).
  */
 interface DirectPipes {
   input: Socket;
@@ -166,35 +166,37 @@ export class Zygote {
 
   /**
    * The init's pipe ends, opened through the zygote's descriptors. Each must be the very pipe the
-   * zygote named (its inode): should the zygote have died and its pid gone to another process, that
-   * process's descriptors are not written to or read from.
+   * zygote named (its inode), checked before the open and again on what was opened: should the
+   * zygote have died and its pid gone to another process, nothing of that process's is opened.
    */
   private openPipes([input, inputInode, output, outputInode]: PipeEnd): DirectPipes | undefined {
     if (!this.direct || this.pid === undefined) return undefined;
     const opened: number[] = [];
+    const named = (stat: Stats, inode: number) => stat.isFIFO() && stat.ino === inode;
     const open = (descriptor: number, inode: number, flags: number) => {
-      const fd = openSync(`/proc/${this.pid}/fd/${descriptor}`, flags | constants.O_NONBLOCK);
+      const path = `/proc/${this.pid}/fd/${descriptor}`;
+      if (!named(statSync(path), inode)) return false;
+      const fd = openSync(path, flags | constants.O_NONBLOCK);
       opened.push(fd);
-      const stat = fstatSync(fd);
-      return stat.isFIFO() && stat.ino === inode;
+      return named(fstatSync(fd), inode);
     };
     try {
-      if (!open(input, inputInode, constants.O_WRONLY) || !open(output, outputInode, constants.O_RDONLY)) {
-        for (const fd of opened) closeSync(fd);
-        return undefined;
+      if (open(input, inputInode, constants.O_WRONLY) && open(output, outputInode, constants.O_RDONLY)) {
+        return {
+          input: new Socket({ fd: opened[0]!, readable: false, writable: true }),
+          output: new Socket({ fd: opened[1]!, readable: true, writable: false }),
+          reaped: false,
+          drained: false,
+        };
       }
     } catch (error) {
-      for (const fd of opened) closeSync(fd);
-      // ENXIO: this init is gone already. Anything else is the kernel's refusal: relay from now on.
-      if ((error as NodeJS.ErrnoException).code !== 'ENXIO') this.direct = false;
-      return undefined;
+      // Refused (the kernel or a security module keeps other processes' descriptors shut): relay
+      // from now on. Anything else (ENXIO, ENOENT: this init or the zygote is gone) is this sandbox's alone.
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EACCES' || code === 'EPERM') this.direct = false;
     }
-    return {
-      input: new Socket({ fd: opened[0]!, readable: false, writable: true }),
-      output: new Socket({ fd: opened[1]!, readable: true, writable: false }),
-      reaped: false,
-      drained: false,
-    };
+    for (const fd of opened) closeSync(fd);
+    return undefined;
   }
 
   private attach(id: number, entry: Entry, direct: DirectPipes): void {
