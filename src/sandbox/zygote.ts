@@ -64,6 +64,11 @@ interface Entry {
 
 const STDERR_KEPT = 4_096;
 
+function closePipes(pipes: DirectPipes): void {
+  pipes.input.destroy();
+  pipes.output.destroy();
+}
+
 /** Arguments of the zygote after its script: system call numbers, the seccomp filter, the init. */
 function zygoteArguments(seccomp: boolean): string[] {
   const calls = zygoteSystemCalls();
@@ -216,8 +221,7 @@ export class Zygote {
   private settle(id: number, entry: Entry): void {
     if (!entry.direct?.reaped || !entry.direct.drained || this.sandboxes.get(id) !== entry) return;
     this.sandboxes.delete(id);
-    entry.direct.input.destroy();
-    entry.direct.output.destroy();
+    closePipes(entry.direct);
     entry.handlers.onGone();
   }
 
@@ -255,8 +259,7 @@ export class Zygote {
     const entries = [...this.sandboxes.values()];
     this.sandboxes.clear();
     for (const entry of entries) {
-      entry.direct?.input.destroy();
-      entry.direct?.output.destroy();
+      if (entry.direct) closePipes(entry.direct);
       entry.handlers.onGone(reason);
     }
   }
