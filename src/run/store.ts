@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { RecordJson } from './record-json.js';
 import { RunError } from '../errors.js';
 import { canonicalJson, sha256 } from '../util/hash.js';
 import { openDatabase } from '../util/sqlite.js';
@@ -197,6 +198,7 @@ export class RunStore {
    */
   private pending: Array<() => void> = [];
   private flushScheduled = false;
+  private readonly recordJson = new RecordJson();
 
   private constructor(readonly path: string) {
     this.db = openDatabase(path);
@@ -226,7 +228,7 @@ export class RunStore {
          ON CONFLICT (key, sample) DO UPDATE SET status = 'pending', row_index = @row_index, toolsets = @toolsets, updated_at = @now`,
       ),
       save: db.prepare(
-        `UPDATE items SET status = @status, record = @record, error_class = @error_class, error_code = @error_code, error_message = @error_message,
+        `UPDATE items SET status = @status, record = CAST(@record AS TEXT), error_class = @error_class, error_code = @error_code, error_message = @error_message,
          reward = @reward, finish_reason = @finish_reason, duration_ms = @duration_ms, completed = @completed, has_reasoning = @has_reasoning,
          reward_error = @reward_error, prompt_tokens = @prompt_tokens, completion_tokens = @completion_tokens, reasoning_tokens = @reasoning_tokens,
          tool_stats = @tool_stats, retryable = @retryable, attempts = attempts + @failed, cached_tokens = @cached_tokens, cost = @cost,
@@ -400,7 +402,7 @@ export class RunStore {
       key: row.key,
       sample: row.sample,
       status: row.status,
-      record: record === null ? null : JSON.stringify(record),
+      record: record === null ? null : this.recordJson.encode(record),
       error_class: row.errorClass ?? null,
       error_code: row.errorCode ?? null,
       error_message: row.errorMessage ?? null,
