@@ -49,8 +49,7 @@ export interface ToolStep {
  */
 export async function runToolStep(calls: readonly ToolCallInput[], options: ToolStepOptions): Promise<ToolStep> {
   const started = performance.now();
-  const limit = pLimit(options.concurrency ?? 8);
-  const outcomes = await Promise.all(calls.map((call) => limit(() => runTool(call, options))));
+  const outcomes = await Promise.all(limited(calls, options.concurrency ?? 8, (call) => runTool(call, options)));
   const toolsetOf = (name: string) => options.tools.find((tool) => tool.name === name)?.toolset;
   const budgeted = await applyBudget(
     calls.map((call, index) => ({
@@ -148,4 +147,11 @@ function abortedOutcome(signal: AbortSignal): { promise: Promise<ToolCallOutcome
     else signal.addEventListener('abort', onAbort, { once: true });
   });
   return { promise, cancel: () => signal.removeEventListener('abort', onAbort) };
+}
+
+/** Each call's run, at most `concurrency` at once; a step within the limit needs no limiter (most steps: one call). */
+function limited<T>(calls: readonly ToolCallInput[], concurrency: number, run: (call: ToolCallInput) => Promise<T>) {
+  if (calls.length <= concurrency) return calls.map(run);
+  const limit = pLimit(concurrency);
+  return calls.map((call) => limit(() => run(call)));
 }

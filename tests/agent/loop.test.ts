@@ -313,3 +313,34 @@ test('a result over the budget is spilled to a file in the sandbox with a previe
   assert.ok(saved.length > 30_000);
   assert.ok(saved.startsWith(spilled.slice(0, 400)));
 });
+
+test('one step runs its calls at once, at most toolConcurrency of them', async (t) => {
+  let running = 0;
+  let most = 0;
+  const wait = defineTool({
+    name: 'wait',
+    toolset: 'test',
+    description: 'waits a little',
+    parameters: z.object({}),
+    run: async () => {
+      most = Math.max(most, ++running);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      running--;
+      return 'waited';
+    },
+  });
+  const calls = (count: number) =>
+    callTools(Array.from({ length: count }, (_, index) => ({ name: 'wait', arguments: {}, id: `w${index}` })));
+  for (const [count, toolConcurrency, expected] of [
+    [5, 2, 2],
+    [5, 8, 5],
+    [3, 3, 3],
+  ] as const) {
+    most = 0;
+    const script = conversationScript([calls(count), reply('done')]);
+    const { sandbox, model, tools, messages } = await setup(t, script, [wait]);
+    const result = await runAgent({ model, tools, messages, sandbox, maxTurns: 3, toolConcurrency });
+    assert.equal(result.toolCalls.filter((call) => call.ok).length, count);
+    assert.equal(most, expected, `${count} calls, toolConcurrency ${toolConcurrency}`);
+  }
+});
