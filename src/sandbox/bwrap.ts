@@ -6,6 +6,7 @@ import { errorMessage } from '../errors.js';
 import { pidsCgroupBase } from './process-limit.js';
 import { baseEnvironment } from './scrub-environment.js';
 import { zygoteCommand } from './zygote.js';
+import { PRIVATE_FOLDERS } from './zygote-script.js';
 
 /** The bubblewrap binary: `TRAJ_BWRAP` names another one (tests point it at a missing path). */
 export function bwrapBinary(): string {
@@ -107,8 +108,6 @@ export function unprivilegedUser(): SandboxUser {
 const STAGING = '/.traj/sandboxes';
 /** Where the zygote sees a --workdir folder. */
 const WORK_FOLDER = '/.traj/folder';
-/** Folders every sandbox gets a fresh tmpfs on (zygote-script.ts). */
-const PRIVATE_FOLDERS = ['/tmp', '/var/tmp', '/run', '/dev/shm'];
 
 const inside = (path: string, folder: string) => `${path}/`.startsWith(`${folder}/`);
 const privateFolder = (path: string) => PRIVATE_FOLDERS.some((folder) => inside(path, folder));

@@ -41,6 +41,9 @@ import { PERL_FRAMES } from './perl-frames.js';
  * Arguments: the system call numbers (zygoteSystemCalls), the seccomp filter in hex (or -), the
  * init script, and `probe` to make one sandbox and exit with it.
  */
+/** Folders every sandbox gets a fresh tmpfs on. */
+export const PRIVATE_FOLDERS = ['/tmp', '/var/tmp', '/run', '/dev/shm'];
+
 export const ZYGOTE_SCRIPT = String.raw`
 use strict; use warnings;
 my ($numbers, $filter_hex, $INIT, $mode) = @ARGV;
@@ -118,7 +121,7 @@ sub sandbox {
 
 sub mounts {
   my ($path, $source, $network) = @_;
-  my @private = ('/tmp', '/var/tmp', '/run', '/dev/shm');
+  my @private = (${PRIVATE_FOLDERS.map((folder) => `'${folder}'`).join(', ')});
   mount_or_die('tmpfs', $_, 'tmpfs', $NOSUID | $NODEV, $_ eq '/run' ? 'mode=0755' : 'mode=1777') for @private;
   mount_or_die('devpts', '/dev/pts', 'devpts', $NOSUID | $NOEXEC, 'newinstance,ptmxmode=0666,mode=620');
   if (length $path) {
