@@ -65,6 +65,9 @@ export async function batchThroughputBenchmark(
       wall_s_each: runs.map((run) => Number(run.wall_s)),
       ...(options.baseline
         ? {
+            // Both sides of each ratio: on a shared machine either one moves between runs.
+            traj_cpu_ms_per_call_each: runs.map((run) => Number(run.traj_cpu_ms_per_call_with_children)),
+            bare_cpu_ms_per_call_each: runs.map((run) => Number(run.bare_cpu_ms_per_call)),
             cpu_per_call_over_bare_each: runs.map((run) => Number(run.cpu_per_call_over_bare)),
             cpu_per_call_over_bare_median: Number(medianBy(runs, 'cpu_per_call_over_bare').cpu_per_call_over_bare),
           }
