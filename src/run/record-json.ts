@@ -11,7 +11,7 @@ export class RecordJson {
   /** Stand in for the shared values while the rest is stringified. Random, so no record text contains them. */
   private readonly toolsMarker = `\u0001${randomUUID()}`;
   private readonly systemMarker = `\u0001${randomUUID()}`;
-  /** The pool hands every record of a tool set the same array. */
+  /** The pool hands every record of a tool set the same array, and never changes it. */
   private readonly toolsBytes = new WeakMap<object, Buffer>();
   private readonly systemBytes = new Map<string, Buffer>();
 
@@ -24,15 +24,16 @@ export class RecordJson {
       conversations: [{ from: 'system', value: this.systemMarker }, ...shared.conversations.slice(1)],
     });
     const parts = [
-      { at: text.indexOf(JSON.stringify(this.toolsMarker)), bytes: this.tools(shared.tools) },
-      { at: text.indexOf(JSON.stringify(this.systemMarker)), bytes: this.system(shared.system) },
-    ].sort((a, b) => a.at - b.at);
-    const markerLength = JSON.stringify(this.toolsMarker).length;
+      { marker: JSON.stringify(this.toolsMarker), bytes: this.tools(shared.tools) },
+      { marker: JSON.stringify(this.systemMarker), bytes: this.system(shared.system) },
+    ]
+      .map((part) => ({ ...part, at: text.indexOf(part.marker) }))
+      .sort((a, b) => a.at - b.at);
     const pieces: Buffer[] = [];
     let from = 0;
     for (const part of parts) {
       pieces.push(Buffer.from(text.slice(from, part.at)), part.bytes);
-      from = part.at + markerLength;
+      from = part.at + part.marker.length;
     }
     pieces.push(Buffer.from(text.slice(from)));
     return Buffer.concat(pieces);
