@@ -5,6 +5,7 @@ import { projectRoot } from '../../src/util/paths.js';
 import { agentLoopBenchmark } from './agent-loops.js';
 import { batchThroughputBenchmark } from './batch-throughput.js';
 import { resumeBenchmark } from './resume.js';
+import { ratio, sandboxOverheadBenchmark } from './sandbox-overhead.js';
 
 type Figures = Record<string, unknown>;
 
@@ -49,7 +50,7 @@ const SCENARIOS: Scenario[] = [
         concurrency: 64,
         toolsets: 'terminal',
       };
-      return (await import('./sandbox-overhead.js')).sandboxOverheadBenchmark(options, quick ? 1 : 3);
+      return sandboxOverheadBenchmark(options, quick ? 1 : 3);
     },
   },
   {
@@ -276,7 +277,3 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then((code) => {
   process.exitCode = code;
 });
-
-function ratio(numerator: unknown, denominator: unknown): number {
-  return Math.round((Number(numerator) / Number(denominator)) * 1000) / 1000;
-}

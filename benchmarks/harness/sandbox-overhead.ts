@@ -38,6 +38,7 @@ export async function sandboxOverheadBenchmark(
   };
 }
 
-function ratio(numerator: unknown, denominator: unknown): number {
+/** A over B, to three decimals: how every scenario states one figure against its baseline. */
+export function ratio(numerator: unknown, denominator: unknown): number {
   return Math.round((Number(numerator) / Number(denominator)) * 1000) / 1000;
 }
