@@ -1,6 +1,9 @@
 import { arch } from 'node:os';
 import { PERL_FRAMES } from './perl-frames.js';
 
+/** Folders every sandbox gets a fresh tmpfs on. */
+export const PRIVATE_FOLDERS = ['/tmp', '/var/tmp', '/run', '/dev/shm'];
+
 /**
  * The zygote: one long-lived Perl process per run (and per sandbox user and folder layout), inside
  * one bubblewrap that holds the read-only system view. It clones each sandbox's namespaces instead
@@ -41,9 +44,6 @@ import { PERL_FRAMES } from './perl-frames.js';
  * Arguments: the system call numbers (zygoteSystemCalls), the seccomp filter in hex (or -), the
  * init script, and `probe` to make one sandbox and exit with it.
  */
-/** Folders every sandbox gets a fresh tmpfs on. */
-export const PRIVATE_FOLDERS = ['/tmp', '/var/tmp', '/run', '/dev/shm'];
-
 export const ZYGOTE_SCRIPT = String.raw`
 use strict; use warnings;
 my ($numbers, $filter_hex, $INIT, $mode) = @ARGV;
