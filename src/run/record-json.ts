@@ -11,6 +11,9 @@ export class RecordJson {
   /** Stand in for the shared values while the rest is stringified. Random, so no record text contains them. */
   private readonly toolsMarker = `\u0001${randomUUID()}`;
   private readonly systemMarker = `\u0001${randomUUID()}`;
+  /** The stand-ins as they appear in the stringified record. */
+  private readonly quotedTools = JSON.stringify(this.toolsMarker);
+  private readonly quotedSystem = JSON.stringify(this.systemMarker);
   /** The pool hands every record of a tool set the same array, and never changes it. */
   private readonly toolsBytes = new WeakMap<object, Buffer>();
   private readonly systemBytes = new Map<string, Buffer>();
@@ -24,8 +27,8 @@ export class RecordJson {
       conversations: [{ from: 'system', value: this.systemMarker }, ...shared.conversations.slice(1)],
     });
     const parts = [
-      { marker: JSON.stringify(this.toolsMarker), bytes: this.tools(shared.tools) },
-      { marker: JSON.stringify(this.systemMarker), bytes: this.system(shared.system) },
+      { marker: this.quotedTools, bytes: this.tools(shared.tools) },
+      { marker: this.quotedSystem, bytes: this.system(shared.system) },
     ]
       .map((part) => ({ ...part, at: text.indexOf(part.marker) }))
       .sort((a, b) => a.at - b.at);
