@@ -16,6 +16,7 @@ import { pricedUsage } from './pricing.js';
 import { countedRequest, endpointGate, type GateOutcome } from './concurrency.js';
 import { completionOf, isEventStream, parseChunk, parseJsonBody, streamedError } from './completion-reply.js';
 import { postJson } from './direct-post.js';
+import { httpTarget, type HttpTarget } from './http-exchange.js';
 import { ERROR_BODY_BYTES, rememberErrorBody, UNREAD_ERROR_BODY } from './error-body.js';
 import {
   AttemptTimeoutError,
@@ -24,10 +25,9 @@ import {
   gateOutcomeOf,
   isRateLimit,
   modelErrorFor,
-  ReplyTooLargeError,
   type FailureContext,
 } from './failure.js';
-import { readCappedText, readServerSentEvents } from './reply-body.js';
+import { readCappedText, readServerSentEvents, ReplyTooLargeError } from './reply-body.js';
 import { toModelResponse, type ResponseSettings } from './response.js';
 import { DEFAULT_RETRY_DELAYS, withRetries, type AttemptFailure, type RetryDelays, type RetryEvent } from './retry.js';
 import { StreamAssembler, type WireChunk } from './stream-assembler.js';
@@ -57,8 +57,7 @@ class OpenAICompatibleClient implements ModelClient {
   private readonly delays: RetryDelays;
   private readonly maxReplyBytes: number;
   private readonly settings: ResponseSettings;
-  private readonly chatURL: URL;
-  private readonly headers: Record<string, string>;
+  private readonly chat: HttpTarget;
 
   constructor(
     private readonly endpoint: Endpoint,
@@ -70,13 +69,12 @@ class OpenAICompatibleClient implements ModelClient {
     this.maxReplyBytes = endpoint.max_reply_bytes ?? DEFAULT_MAX_REPLY_BYTES;
     this.settings = { tool_call_format: endpoint.tool_call_format, reasoning_echo: endpoint.reasoning_echo ?? 'auto' };
     const apiKey = apiKeyFor(endpoint, options.env ?? process.env);
-    this.chatURL = chatCompletionsURL(endpoint.base_url);
-    this.headers = {
+    this.chat = httpTarget(chatCompletionsURL(endpoint.base_url), {
       'content-type': 'application/json',
       accept: 'application/json',
       'user-agent': 'traj',
       authorization: `Bearer ${apiKey}`,
-    };
+    });
     // Retries are ours (jitter, retry-after, abortable sleep, one typed error at the end).
     this.openai = new OpenAI({
       apiKey,
@@ -134,49 +132,53 @@ class OpenAICompatibleClient implements ModelClient {
   }
 
   /**
-   * One HTTP exchange, bounded by timeout_ms from request to the last streamed byte. One
-   * controller and one timer per attempt: AbortSignal.timeout + AbortSignal.any cost several times
-   * that per call on Node 20.
+   * One HTTP exchange, bounded by timeout_ms from request to the last byte. A whole reply goes
+   * around the SDK (direct-post.ts), with its errors in the SDK's shapes; the body of a 200 is read
+   * under max_reply_bytes and parsed leniently (see completionOf).
    */
   private async attempt(request: CompletionRequest): Promise<WireCompletion> {
+    if (request.onDelta) return this.streamedAttempt(request, request.onDelta);
+    const body = requestBodyChunks(this.endpoint, request.messages, request.tools, false);
+    const reply = await postJson(this.chat, body, {
+      signal: request.signal,
+      timeoutMs: this.endpoint.timeout_ms,
+      timeoutError: () => this.timeoutError(),
+      maxReplyBytes: this.maxReplyBytes,
+    });
+    return completionOf(parseJsonBody(reply.text, reply.headers['content-type']));
+  }
+
+  private timeoutError(): AttemptTimeoutError {
+    return new AttemptTimeoutError(`no complete response within ${this.endpoint.timeout_ms} ms (timeout_ms)`);
+  }
+
+  /**
+   * A streamed attempt, through the SDK: one controller and one timer per attempt
+   * (AbortSignal.timeout + AbortSignal.any cost several times that per call on Node 20).
+   */
+  private async streamedAttempt(
+    request: CompletionRequest,
+    onDelta: (delta: ModelDelta) => void,
+  ): Promise<WireCompletion> {
     const caller = request.signal;
     if (caller?.aborted) throw caller.reason;
     const controller = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      controller.abort(
-        new AttemptTimeoutError(`no complete response within ${this.endpoint.timeout_ms} ms (timeout_ms)`),
-      );
+      controller.abort(this.timeoutError());
     }, this.endpoint.timeout_ms);
     const onAbort = () => controller.abort(caller?.reason);
     caller?.addEventListener('abort', onAbort, { once: true });
     try {
-      return request.onDelta
-        ? await this.streamed(request, controller.signal, request.onDelta)
-        : await this.whole(request, controller.signal);
+      return await this.streamed(request, controller.signal, onDelta);
     } catch (error) {
-      if (timedOut && !caller?.aborted) {
-        throw new AttemptTimeoutError(`no complete response within ${this.endpoint.timeout_ms} ms (timeout_ms)`);
-      }
+      if (timedOut && !caller?.aborted) throw this.timeoutError();
       throw error;
     } finally {
       clearTimeout(timer);
       caller?.removeEventListener('abort', onAbort);
     }
-  }
-
-  /**
-   * A whole reply goes around the SDK (direct-post.ts), with its errors in the SDK's shapes; the
-   * body of a 200 is read under max_reply_bytes and parsed leniently (see completionOf).
-   */
-  private async whole(request: CompletionRequest, signal: AbortSignal): Promise<WireCompletion> {
-    const body = requestBodyChunks(this.endpoint, request.messages, request.tools, false);
-    const reply = await postJson(this.chatURL, this.headers, body, {
-      signal,
-      maxReplyBytes: this.maxReplyBytes,
-    });
-    return completionOf(parseJsonBody(reply.text, reply.headers['content-type']));
   }
 
   private async streamed(

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Endpoint } from '../config/endpoint.js';
-import { nodeHttpFetch } from './http-fetch.js';
+import { exchange, httpTarget, type HttpReply } from './http-exchange.js';
 
 /** Used when neither the config nor the server states the window; the overflow path catches a wrong guess. */
 export const DEFAULT_CONTEXT_LENGTH = 128_000;
@@ -68,14 +68,26 @@ export function resolveContextLength(endpoint: Endpoint, env: NodeJS.ProcessEnv 
 async function askServer(endpoint: Endpoint, env: NodeJS.ProcessEnv): Promise<unknown> {
   const key = env[endpoint.api_key_env];
   try {
-    // nodeHttpFetch, not the global fetch: its first use in a thread costs tens of ms of start-up.
-    const response = await nodeHttpFetch(`${endpoint.base_url.replace(/\/$/, '')}/models`, {
-      headers: key ? { authorization: `Bearer ${key}` } : {},
-      signal: AbortSignal.timeout(2000),
-    });
-    if (!response.ok) return undefined;
-    return await response.json();
+    const reply = await requestModelsListing(endpoint.base_url, key, 2000);
+    return reply.status >= 200 && reply.status < 300 ? JSON.parse(reply.text) : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** A model list can be long (a gateway lists hundreds, a few MB); past this it is not read. */
+const MODELS_REPLY_BYTES = 64 * 1024 * 1024;
+
+/**
+ * `GET <base_url>/models`, whatever its status. Over node:http like the completions, not the
+ * global fetch or a web Response: their first use in a thread loads undici, ~20 ms of start-up.
+ */
+export function requestModelsListing(baseUrl: string, key: string | undefined, timeoutMs: number): Promise<HttpReply> {
+  const url = new URL(`${baseUrl.replace(/\/+$/, '')}/models`);
+  const target = httpTarget(url, key ? { authorization: `Bearer ${key}` } : {}, 'GET');
+  return exchange(target, [], {
+    timeoutMs,
+    timeoutError: () => new Error(`no answer within ${timeoutMs} ms`),
+    maxReplyBytes: MODELS_REPLY_BYTES,
+  });
 }

@@ -1,9 +1,7 @@
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import http from 'node:http';
-import https from 'node:https';
-import { ERROR_BODY_BYTES, rememberErrorBody, UNREAD_ERROR_BODY } from './error-body.js';
-import { ReplyTooLargeError } from './failure.js';
-import { httpAgentFor, webHeaders } from './http-fetch.js';
+import type { IncomingHttpHeaders } from 'node:http';
+import { rememberErrorBody } from './error-body.js';
+import { webHeaders } from './http-fetch.js';
+import { exchange, type ExchangeOptions, type HttpReply, type HttpTarget } from './http-exchange.js';
 import { APIConnectionError, APIError } from './openai-sdk.js';
 
 /**
@@ -13,76 +11,18 @@ import { APIConnectionError, APIError } from './openai-sdk.js';
  * a fast endpoint; a bare client pays none of it. Failures keep the SDK's shapes (APIError for a
  * status, APIConnectionError for the network), so classification and messages are the same.
  */
-export interface DirectReply {
-  status: number;
-  headers: IncomingHttpHeaders;
-  text: string;
-}
-
-const decoder = new TextDecoder();
-
 export async function postJson(
-  url: URL,
-  headers: Record<string, string>,
+  target: HttpTarget,
   body: readonly Buffer[],
-  options: { signal: AbortSignal; maxReplyBytes: number },
-): Promise<DirectReply> {
-  const response = await send(url, headers, body, options.signal);
-  const status = response.statusCode ?? 500;
-  const ok = status >= 200 && status < 300;
-  const text = await readBody(response, ok ? options.maxReplyBytes : ERROR_BODY_BYTES).catch((error: unknown) => {
-    if (!ok && error instanceof ReplyTooLargeError) return UNREAD_ERROR_BODY;
-    throw error;
-  });
-  if (!ok) throw statusError(status, response.headers, text);
-  return { status, headers: response.headers, text };
+  options: ExchangeOptions,
+): Promise<HttpReply> {
+  const reply = await exchange(target, body, { ...options, connectionError: sdkConnectionError });
+  if (reply.status < 200 || reply.status >= 300) throw statusError(reply.status, reply.headers, reply.text);
+  return reply;
 }
 
-/** POST `body`, given as encoded chunks: the request buffers them until its socket is assigned, then writes them together. */
-function send(
-  url: URL,
-  headers: Record<string, string>,
-  body: readonly Buffer[],
-  signal: AbortSignal,
-): Promise<IncomingMessage> {
-  const secure = url.protocol === 'https:';
-  let length = 0;
-  for (const chunk of body) length += chunk.byteLength;
-  return new Promise((resolve, reject) => {
-    const request = (secure ? https : http).request(url, {
-      method: 'POST',
-      headers: { ...headers, 'content-length': String(length) },
-      agent: httpAgentFor(url.protocol),
-      signal,
-    });
-    request.once('response', resolve);
-    request.once('error', (error) => reject(signal.aborted ? signal.reason : new APIConnectionError({ cause: error })));
-    for (const chunk of body) request.write(chunk);
-    request.end();
-  });
-}
-
-function readBody(response: IncomingMessage, maxBytes: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let bytes = 0;
-    response.on('data', (chunk: Buffer) => {
-      bytes += chunk.byteLength;
-      if (bytes > maxBytes) {
-        response.destroy();
-        reject(new ReplyTooLargeError(maxBytes));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    response.once('end', () => resolve(decoder.decode(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))));
-    response.once('error', reject);
-    // An abort, a timeout or a dropped connection: the body ended short (a settled promise ignores it).
-    response.once('close', () => {
-      if (!response.complete)
-        reject(new APIConnectionError({ message: 'the connection closed before the reply was complete' }));
-    });
-  });
+function sdkConnectionError(options: { message?: string; cause?: Error }): Error {
+  return new APIConnectionError(options);
 }
 
 /** The error the SDK would have thrown for this status, with the body kept for serverMessage. */

@@ -2,6 +2,7 @@ import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortEr
 import { ModelError, type ErrorCode } from '../errors.js';
 import { isContextOverflow } from './context-overflow.js';
 import { errorBodyMessage, errorTextMessage, rememberedErrorBody } from './error-body.js';
+import { ReplyTooLargeError } from './reply-body.js';
 import type { GateOutcome } from './concurrency.js';
 import { parseRetryAfter, type AttemptFailure } from './retry.js';
 
@@ -10,13 +11,6 @@ import { parseRetryAfter, type AttemptFailure } from './retry.js';
  * instead of a completion): retried like other transport faults.
  */
 export class BadResponseError extends Error {}
-
-/** The reply grew past the endpoint's `max_reply_bytes`: not retried, the next try would run away too. */
-export class ReplyTooLargeError extends Error {
-  constructor(readonly limitBytes: number) {
-    super(`the reply is larger than max_reply_bytes (${limitBytes} bytes); reading stopped there`);
-  }
-}
 
 /** Raised when the attempt's own deadline (endpoint timeout_ms) passed. */
 export class AttemptTimeoutError extends Error {}

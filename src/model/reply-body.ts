@@ -1,5 +1,11 @@
-import { ReplyTooLargeError } from './failure.js';
 import { wholeBodyOf } from './http-fetch.js';
+
+/** The reply grew past the endpoint's `max_reply_bytes`: not retried, the next try would run away too. */
+export class ReplyTooLargeError extends Error {
+  constructor(readonly limitBytes: number) {
+    super(`the reply is larger than max_reply_bytes (${limitBytes} bytes); reading stopped there`);
+  }
+}
 
 /**
  * Reading a reply's body under the endpoint's `max_reply_bytes`: a runaway reply (a model looping

@@ -2,8 +2,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Endpoint } from '../config/endpoint.js';
 import { errorMessage, isTrajError, ModelError, SandboxError } from '../errors.js';
 import { apiKeyFor } from '../model/api-key.js';
-import { type ContextLength, contextLengthOf } from '../model/context-length.js';
-import { nodeHttpFetch } from '../model/http-fetch.js';
+import { type ContextLength, contextLengthOf, requestModelsListing } from '../model/context-length.js';
+import type { HttpReply } from '../model/http-exchange.js';
+import { ReplyTooLargeError } from '../model/reply-body.js';
 
 /**
  * Checks before the first rollout is dispatched, so a run-level fault (wrong key, dead endpoint,
@@ -46,16 +47,16 @@ async function checkEndpoint(endpoint: Endpoint, input: PreflightInput): Promise
   // loaded here: only worker threads call the model.
   const key = apiKeyFor(endpoint, process.env);
   const url = `${endpoint.base_url.replace(/\/+$/, '')}/models`;
+  const timeoutMs = Math.min(endpoint.timeout_ms, 15_000);
   const attempts = input.attempts ?? 3;
   let delayMs = input.retryDelayMs ?? 500;
   for (let attempt = 1; ; attempt++) {
-    let response: Response;
+    let response: HttpReply;
     try {
-      response = await nodeHttpFetch(url, {
-        headers: { authorization: `Bearer ${key}` },
-        signal: AbortSignal.timeout(Math.min(endpoint.timeout_ms, 15_000)),
-      });
+      response = await requestModelsListing(endpoint.base_url, key, timeoutMs);
     } catch (error) {
+      // An answer too long to read is an answer: the run goes on without the window it may hold.
+      if (error instanceof ReplyTooLargeError) return contextLengthOf(endpoint, undefined);
       const why = connectionProblem(error);
       if (attempt >= attempts) {
         throw new ModelError(
@@ -75,7 +76,7 @@ async function checkEndpoint(endpoint: Endpoint, input: PreflightInput): Promise
       delayMs *= 2;
       continue;
     }
-    const body = await response.text().catch(() => '');
+    const body = response.text;
     if (response.status === 401 || response.status === 403) {
       throw new ModelError(
         `model endpoint ${endpoint.base_url} (model '${endpoint.model}') refused the credentials: HTTP ${response.status}: ${serverMessage(body)} ` +
@@ -84,7 +85,8 @@ async function checkEndpoint(endpoint: Endpoint, input: PreflightInput): Promise
       );
     }
     // The same rule a worker thread's own ask follows (context-length.ts).
-    return contextLengthOf(endpoint, response.ok ? jsonOrUndefined(body) : undefined);
+    const ok = response.status >= 200 && response.status < 300;
+    return contextLengthOf(endpoint, ok ? jsonOrUndefined(body) : undefined);
   }
 }
 
