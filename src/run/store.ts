@@ -215,6 +215,7 @@ export class RunStore {
   private prepare() {
     const db = this.db;
     return {
+      hasItems: db.prepare<[], { one: number }>('SELECT 1 AS one FROM items LIMIT 1'),
       lookup: db.prepare<[string, number], ItemState>(
         'SELECT status, attempts, retryable FROM items WHERE key = ? AND sample = ?',
       ),
@@ -321,6 +322,12 @@ export class RunStore {
   /** Reads committed state: keys are unique in a stream, so no queued write concerns a lookup. */
   lookup(key: string, sample: number): ItemState | undefined {
     return this.statements.lookup.get(key, sample);
+  }
+
+  /** Whether any (key, sample) has a state yet: none in a fresh run's store. */
+  hasItems(): boolean {
+    this.flush();
+    return this.statements.hasItems.get() !== undefined;
   }
 
   /** `lookup` for many keys at once: the state of each (key, sample) that has one, by `stateKey`. */

@@ -9,6 +9,13 @@ export interface EntryWithState {
 
 const MAX_BATCH = 256;
 
+type StateSource = Pick<RunStore, 'hasItems' | 'lookup' | 'lookupMany'>;
+
+const NO_STATES: Pick<RunStore, 'lookup' | 'lookupMany'> = {
+  lookup: () => undefined,
+  lookupMany: () => new Map(),
+};
+
 /**
  * The pipeline's entries, in order, each with its stored state. A resume looks up every row, and
  * one statement per row was a fifth of a 100,000-row resume; so while rows keep coming back
@@ -16,20 +23,23 @@ const MAX_BATCH = 256;
  * that double up to 256. The first row that will be dispatched drops the batch back to one row,
  * so a fresh run still reads one row per free slot, as the pipeline pulls. Reading ahead is safe
  * because keys are unique in a stream: a key's state changes only once it is dispatched, after it
- * was yielded. A read error comes after the entries read before it.
+ * was yielded. For the same reason a store with no items when the stream starts (a fresh run)
+ * holds no state for any of its entries, and none is looked up. A read error comes after the
+ * entries read before it.
  */
 export async function* withStoredStates(
   entries: AsyncIterable<PipelineEntry>,
-  store: Pick<RunStore, 'lookup' | 'lookupMany'>,
+  store: StateSource,
 ): AsyncGenerator<EntryWithState> {
   const iterator = entries[Symbol.asyncIterator]();
+  const states = store.hasItems() ? store : NO_STATES;
   let size = 1;
   let ended = false;
   try {
     for (;;) {
       const { batch, failure } = await readBatch(iterator, size);
       ended = failure !== undefined || batch.length < size;
-      const stated = withStates(batch, store);
+      const stated = withStates(batch, states);
       yield* stated;
       if (failure) throw failure.error;
       if (ended) return;

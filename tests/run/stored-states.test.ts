@@ -125,6 +125,7 @@ test('a resume reads finished rows in growing batches, and drops back to one row
   store.flush();
   const calls = { one: 0, many: 0 };
   const counting = {
+    hasItems: () => store.hasItems(),
     lookup(key: string, sample: number) {
       calls.one++;
       return store.lookup(key, sample);
@@ -152,4 +153,39 @@ test('a resume reads finished rows in growing batches, and drops back to one row
     1 + 1200 - readAtFirstNew,
     'the rows before it were looked up in batches, the rows after it one at a time',
   );
+});
+
+/** The store behind `withStoredStates`, counting the lookups made through it. */
+function countingLookups(store: RunStore): { source: Parameters<typeof withStoredStates>[1]; lookups: () => number } {
+  let lookups = 0;
+  return {
+    source: {
+      hasItems: () => store.hasItems(),
+      lookup: (key, sample) => {
+        lookups++;
+        return store.lookup(key, sample);
+      },
+      lookupMany: (items) => {
+        lookups += items.length;
+        return store.lookupMany(items);
+      },
+    },
+    lookups: () => lookups,
+  };
+}
+
+test('a fresh run looks nothing up; one stored item anywhere and every entry is looked up', async (t) => {
+  const entries = Array.from({ length: 40 }, (_, index) => item(`k${index}`));
+  const fresh = countingLookups(openStore(t));
+  for await (const { state } of withStoredStates(source(entries), fresh.source)) assert.equal(state, undefined);
+  assert.equal(fresh.lookups(), 0);
+
+  // A write still queued when the stream starts counts: the store commits it before answering.
+  const store = openStore(t);
+  land(store, 'k39', 0, 'done');
+  const resumed = countingLookups(store);
+  const states: Array<string | undefined> = [];
+  for await (const { state } of withStoredStates(source(entries), resumed.source)) states.push(state?.status);
+  assert.equal(resumed.lookups(), 40);
+  assert.deepEqual(states, [...Array.from({ length: 39 }, () => undefined), 'done']);
 });
