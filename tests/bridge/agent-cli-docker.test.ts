@@ -8,8 +8,7 @@ import { executeRollout, type RolloutOutcome } from '../../src/run/rollout.js';
 import { createThreadServices } from '../../src/run/worker-services.js';
 import { startScriptedServer, type ScriptedServer } from '../../src/testing/index.js';
 import { buildRoot } from '../../src/util/paths.js';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { folderRemovedAtExit } from '../helpers/cli.js';
 import { dockerUnavailableReason } from '../helpers/docker.js';
 import { scriptedRolloutSettings } from '../helpers/rollout-settings.js';
 import { shellSolver, SOLVED } from '../helpers/shell-solver.js';
@@ -44,7 +43,7 @@ function rollout(definition: AgentDefinition, key: string): Promise<RolloutOutco
     agent: 'cli',
     agentCli: definition,
     maxTurns: 8,
-    artifactsDir: mkdtempSync(join(tmpdir(), 'traj-bridge-artifacts-')),
+    artifactsDir: folderRemovedAtExit('traj-bridge-artifacts-'),
     environmentModule: join(buildRoot(), 'tests', 'bridge', 'report-environment.js'),
   });
   settings.endpoint.api_key_env = 'TRAJ_BRIDGE_TEST_KEY';

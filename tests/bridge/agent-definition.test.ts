@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { loadAgentDefinition } from '../../src/bridge/index.js';
 import { ConfigError } from '../../src/errors.js';
+import { folderRemovedAtExit } from '../helpers/cli.js';
 
 describe('agent definitions', () => {
   it('the shipped agents load and pin exact versions', () => {
@@ -16,7 +16,7 @@ describe('agent definitions', () => {
   });
 
   it('a user definition in TRAJ_HOME/agents wins over the shipped one of the same name', () => {
-    const home = mkdtempSync(join(tmpdir(), 'traj-agents-home-'));
+    const home = folderRemovedAtExit('traj-agents-home-');
     const previous = process.env.TRAJ_HOME;
     process.env.TRAJ_HOME = home;
     try {
@@ -31,7 +31,7 @@ describe('agent definitions', () => {
   });
 
   it('every mistake of a bad file is named with its field; an unknown name lists where it looked', () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'traj-agent-')), 'bad.yaml');
+    const file = join(folderRemovedAtExit('traj-agent-'), 'bad.yaml');
     writeFileSync(file, 'name: bad\napi: grpc\nnpm: [left-pad]\ncommand: x\nextra: 1\n');
     assert.throws(
       () => loadAgentDefinition(file),

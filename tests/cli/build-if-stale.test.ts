@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { projectRoot } from '../../src/util/paths.js';
+import { folderRemovedAtExit } from '../helpers/cli.js';
 
 interface BuildIfStale {
   buildIsDue(inputs: string[], stamp: string): boolean;
@@ -14,7 +14,7 @@ interface BuildIfStale {
 test('a build is due without a stamp or with an input newer than it, and not otherwise', async () => {
   const script = pathToFileURL(join(projectRoot(), 'scripts', 'build-if-stale.mjs')).href;
   const { buildIsDue } = (await import(script)) as BuildIfStale;
-  const folder = mkdtempSync(join(tmpdir(), 'traj-build-stamp-'));
+  const folder = folderRemovedAtExit('traj-build-stamp-');
   mkdirSync(join(folder, 'src', 'deep'), { recursive: true });
   const source = join(folder, 'src', 'deep', 'a.ts');
   const stamp = join(folder, '.built');

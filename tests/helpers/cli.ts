@@ -56,6 +56,19 @@ export function runCli(
 }
 
 /** A temporary folder removed after the test. */
+const removedAtExit = new Set<string>();
+
+/** A temp folder removed when this test file's process exits: for helpers without a test context. */
+export function folderRemovedAtExit(prefix: string): string {
+  const directory = mkdtempSync(join(tmpdir(), prefix));
+  if (removedAtExit.size === 0)
+    process.once('exit', () => {
+      for (const folder of removedAtExit) rmSync(folder, { recursive: true, force: true });
+    });
+  removedAtExit.add(directory);
+  return directory;
+}
+
 export function temporaryDirectory(t: { after(fn: () => void): void }, prefix = 'traj-test-'): string {
   const directory = mkdtempSync(join(tmpdir(), prefix));
   t.after(() => rmSync(directory, { recursive: true, force: true }));

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError } from '../../src/errors.js';
+import { folderRemovedAtExit } from '../helpers/cli.js';
 import { findRegistrySuite, loadSuite, materializeSuite } from '../../src/report/index.js';
 import { projectRoot } from '../../src/util/paths.js';
 
 /** A suite's (and a registry entry's) `agent:`: a built-in name, an agent CLI's name, or a definition file beside it. */
 function scratch(): string {
-  const folder = mkdtempSync(join(tmpdir(), 'traj-suite-agent-'));
+  const folder = folderRemovedAtExit('traj-suite-agent-');
   mkdirSync(join(folder, 'suites'));
   mkdirSync(join(folder, 'agents'));
   mkdirSync(join(folder, 'tasks'));
