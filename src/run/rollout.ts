@@ -3,19 +3,12 @@ import { agentLoopOptions, AgentSettingsSchema } from '../agent/agent-settings.j
 import { buildSystemPrompt } from '../agent/system-prompt.js';
 import { runConversation, type ConversationOptions } from '../agent/conversation.js';
 import type { AgentResult } from '../agent/result.js';
-import {
-  AgentDefinitionSchema,
-  agentImage,
-  createAgentNetwork,
-  runAgentCli,
-  type AgentDefinition,
-  type AgentNetwork,
-} from '../bridge/index.js';
+// The schema only: the bridge itself (proxy, images, agent network) loads for `agent: cli` runs.
+import { AgentDefinitionSchema, type AgentDefinition } from '../bridge/agent-definition.js';
+import type { AgentNetwork } from '../bridge/index.js';
 import { JudgeSettingsSchema } from '../eval/judge.js';
 import { DEFAULT_STOP_TOKEN, DEFAULT_USER_TURNS, type Environment } from '../eval/environment.js';
-import { loadEnvironment } from '../eval/load-environment.js';
-import { runOracleAgent } from '../eval/oracle-agent.js';
-import { scoreRollout, type RewardResult } from '../eval/score.js';
+import type { RewardResult } from '../eval/score.js';
 import {
   ConfigError,
   errorMessage,
@@ -105,7 +98,6 @@ export interface RolloutTask {
 }
 
 export type { RewardResult } from '../eval/score.js';
-export { normalizeReward } from '../eval/score.js';
 
 export interface RolloutOutcome {
   key: string;
@@ -194,7 +186,7 @@ export async function executeRollout(
   const rollout = new RolloutResources(task, services, interrupt);
   try {
     const environment = task.settings.environmentModule
-      ? await loadEnvironment(task.settings.environmentModule)
+      ? await (await import('../eval/load-environment.js')).loadEnvironment(task.settings.environmentModule)
       : undefined;
     const messages = await rollout.prepare(environment);
     try {
@@ -280,6 +272,8 @@ async function scoreResult(
 ): Promise<Pick<RolloutOutcome, 'reward' | 'judgeCache'>> {
   const { settings } = task;
   const cache = rolloutJudgeCache(settings.judges?.cachePath);
+  // Loaded with the first environment's reward: scorers and their packages are no plain run's cost.
+  const { scoreRollout } = await import('../eval/score.js');
   const reward = await scoreRollout({
     environment,
     item: task.item,
@@ -344,6 +338,7 @@ class RolloutResources {
     const { settings } = task;
     if (settings.agent !== 'cli') return task;
     const definition = cliDefinition(settings);
+    const { agentImage, createAgentNetwork } = await import('../bridge/index.js');
     const image = await agentImage(definition, task.image ?? settings.sandbox.image);
     this.network = await createAgentNetwork(settings.run, task.key);
     const docker = { ...settings.sandbox.docker, network: this.network.name };
@@ -375,6 +370,7 @@ class RolloutResources {
   ): Promise<AgentResult> {
     const { task } = this;
     const limitMs = environment?.agentTimeoutMs?.(task.item);
+    const { runAgentCli } = await import('../bridge/index.js');
     const { result, tools } = await runAgentCli({
       definition: cliDefinition(task.settings),
       client: this.services.model(task.settings),
@@ -463,6 +459,7 @@ async function runRolloutAgent(
         '--agent oracle needs an environment with an oracle hook (traj eval/bench), not a plain prompt dataset',
         { code: 'oracle_missing' },
       );
+    const { runOracleAgent } = await import('../eval/oracle-agent.js');
     result = await runOracleAgent({
       environment,
       item: task.item,

@@ -1,5 +1,5 @@
-import { Template } from '@huggingface/jinja';
-import { Tokenizer } from '@huggingface/tokenizers';
+import type { Template } from '@huggingface/jinja';
+import type { Tokenizer } from '@huggingface/tokenizers';
 import { ConfigError, errorMessage } from '../errors.js';
 import type { Message, ToolSpec } from '../model/messages.js';
 import { installFastPaths } from './fast-paths.js';
@@ -27,11 +27,12 @@ export class ChatTokenizer {
   constructor(
     files: TokenizerFiles,
     readonly source: string,
+    packages: TokenizerPackages,
   ) {
     try {
-      this.tokenizer = new Tokenizer(files.tokenizer, files.config);
+      this.tokenizer = new packages.Tokenizer(files.tokenizer, files.config);
       installFastPaths(this.tokenizer);
-      this.template = new Template(files.template);
+      this.template = new packages.Template(files.template);
     } catch (error) {
       throw new ConfigError(`tokenizer '${source}': cannot load it from ${files.folder} (${errorMessage(error)})`, {
         code: 'tokenizer_invalid',
@@ -93,13 +94,28 @@ function specialTokens(config: Record<string, unknown>): Record<string, string> 
   return tokens;
 }
 
+interface TokenizerPackages {
+  Tokenizer: typeof Tokenizer;
+  Template: typeof Template;
+}
+
+/** Loaded with the first tokenizer, not with every run that imports this room. */
+function tokenizerPackages(): Promise<TokenizerPackages> {
+  return Promise.all([import('@huggingface/tokenizers'), import('@huggingface/jinja')]).then(([tokenizers, jinja]) => ({
+    Tokenizer: tokenizers.Tokenizer,
+    Template: jinja.Template,
+  }));
+}
+
 /** One load per spec per thread: tokenizer.json is megabytes of JSON (Qwen3's loads in ~0.5 s). */
 const loaded = new Map<string, Promise<ChatTokenizer>>();
 
 export function loadChatTokenizer(spec: string, options: TokenizerSourceOptions = {}): Promise<ChatTokenizer> {
   let tokenizer = loaded.get(spec);
   if (!tokenizer) {
-    tokenizer = tokenizerFiles(spec, options).then((files) => new ChatTokenizer(files, spec));
+    tokenizer = Promise.all([tokenizerFiles(spec, options), tokenizerPackages()]).then(
+      ([files, packages]) => new ChatTokenizer(files, spec, packages),
+    );
     loaded.set(spec, tokenizer);
     // A failed load (a network fault) is not remembered: the next caller tries again.
     tokenizer.catch(() => loaded.delete(spec));

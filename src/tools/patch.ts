@@ -1,4 +1,3 @@
-import { createTwoFilesPatch } from 'diff';
 import { z } from 'zod';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { defineTool } from './tool.js';
@@ -79,7 +78,15 @@ export function replaceText(path: string, text: string, oldString: string, newSt
   }
 }
 
-function unifiedDiff(path: string, before: string | undefined, after: string | undefined): string {
+/** Loaded with the first patch: `diff` is 19 modules, ~16 ms of every run's start-up otherwise. */
+let diffPackage: Promise<typeof import('diff')> | undefined;
+
+function unifiedDiff(
+  createTwoFilesPatch: typeof import('diff')['createTwoFilesPatch'],
+  path: string,
+  before: string | undefined,
+  after: string | undefined,
+): string {
   return createTwoFilesPatch(
     before === undefined ? '/dev/null' : `a/${path}`,
     after === undefined ? '/dev/null' : `b/${path}`,
@@ -140,9 +147,11 @@ async function writeChange(sandbox: Sandbox, change: PlannedChange): Promise<voi
 /** Every file is read and every hunk matched before the first write: a bad hunk changes nothing. */
 async function applyChanges(sandbox: Sandbox, changes: readonly PlannedChange[]) {
   for (const change of changes) await writeChange(sandbox, change);
+  diffPackage ??= import('diff');
+  const { createTwoFilesPatch } = await diffPackage;
   return {
     success: true,
-    diff: changes.map((change) => unifiedDiff(change.path, change.before, change.after)).join(''),
+    diff: changes.map((change) => unifiedDiff(createTwoFilesPatch, change.path, change.before, change.after)).join(''),
     files_modified: changes.filter((c) => c.before !== undefined && c.after !== undefined).map((c) => c.path),
     files_created: changes.filter((c) => c.before === undefined).map((c) => c.path),
     files_deleted: changes.filter((c) => c.after === undefined).map((c) => c.path),

@@ -78,3 +78,17 @@ test('no tool is loaded at start: a run imports the toolsets it offers when it o
     for (const tool of tools) assert.ok(!files.has(tool), `${entry} loads ${tool} at start`);
   }
 });
+
+test('a plain run loads no agent bridge, reward scorer, tokenizer or diff package at start', () => {
+  for (const entry of ['run/worker.ts', 'run/thread-rollout.ts', 'run/rollout.ts']) {
+    assertNotLoaded(
+      entry,
+      ['diff', 'tar-stream', '@huggingface/tokenizers', '@huggingface/jinja'],
+      'loaded with the first patch, agent CLI or tokenizer',
+    );
+    const { files } = staticGraph(entry);
+    assert.ok(files.has('run/rollout.ts'), `${entry}: the walk reaches the rollout`);
+    for (const file of ['bridge/run-agent-cli.ts', 'bridge/recording-proxy.ts', 'eval/score.ts'])
+      assert.ok(!files.has(file), `${entry} loads ${file} at start`);
+  }
+});
