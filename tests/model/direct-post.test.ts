@@ -1,10 +1,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type { TLSSocket } from 'node:tls';
+import { promisify } from 'node:util';
 import { ModelError } from '../../src/errors.js';
 import { createModelClient } from '../../src/model/client.js';
+import { buildRoot, projectRoot } from '../../src/util/paths.js';
 import { FAST, HELLO } from './scripted-endpoint.js';
 
 /**
@@ -135,4 +142,54 @@ test('a key with a line break is refused before anything is sent', async () => {
       assert.equal(calls, 0);
     },
   );
+});
+
+test('over HTTPS the certificate is checked for the endpoint host, which goes out as SNI', {
+  timeout: 30_000,
+}, async () => {
+  const tls = join(projectRoot(), 'tests', 'fixtures', 'tls');
+  const seen: Array<{ servername: string | false | null; host: string | undefined }> = [];
+  const server = createTlsServer(
+    { key: readFileSync(join(tls, 'localhost.key')), cert: readFileSync(join(tls, 'localhost.crt')) },
+    (request, response) => {
+      seen.push({ servername: (request.socket as TLSSocket).servername, host: request.headers.host });
+      request.resume();
+      request.on('end', () => {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(ANSWER);
+      });
+    },
+  );
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  // The agents are made at load, with the CAs of the process: a child trusts the test's own.
+  const client = join(buildRoot(), 'src', 'model', 'client.js');
+  const script = `
+    const { createModelClient } = await import(${JSON.stringify(client)});
+    const call = (host) => createModelClient({ base_url: 'https://' + host + ':${port}/v1', model: 'm', max_retries: 0 }, { env: {} })
+      .complete({ messages: [{ role: 'user', content: 'hello' }] })
+      .then((reply) => reply.message.content, (error) => 'refused: ' + error.message);
+    console.log(JSON.stringify([await call('localhost'), await call('127.0.0.1')]));`;
+  try {
+    const run = promisify(execFile);
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
+      env: { ...process.env, NODE_EXTRA_CA_CERTS: join(tls, 'localhost.crt') },
+    });
+    const [byName, byAddress] = JSON.parse(stdout) as string[];
+    assert.equal(byName, 'whole');
+    assert.equal(byAddress, 'whole', 'the certificate names 127.0.0.1 too');
+    assert.deepEqual(seen[0], { servername: 'localhost', host: `localhost:${port}` });
+    // An IP address is never sent as SNI (RFC 6066), as Node's own client does.
+    assert.deepEqual(seen[1], { servername: false, host: `127.0.0.1:${port}` });
+
+    const untrusted = await run(process.execPath, ['--input-type=module', '-e', script], { env: process.env });
+    const refusals = JSON.parse(untrusted.stdout) as string[];
+    for (const refusal of refusals)
+      assert.match(refusal, /^refused: .*SELF_SIGNED_CERT/, 'without the CA the call is refused');
+    assert.equal(seen.length, 2, 'no refused call reached the handler');
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
 });
