@@ -10,8 +10,10 @@ import { toolSpec } from '../../src/tools/tool-spec.js';
 export interface BareMeasurement {
   calls: number;
   wall_ms: number;
-  /** The client process's user + system CPU. */
+  /** The client process's user + system CPU, start-up included (as traj's is counted). */
   cpu_ms: number;
+  /** The same over its calls alone, from the first request to the last reply. */
+  calls_cpu_ms: number;
 }
 
 /**

@@ -6,6 +6,8 @@ import { Agent, request } from 'node:http';
  * same model calls at the same concurrency against the same mock server (each rollout: the request
  * with the system prompt, prompt and tool specs, then the follow-up with the tool result). It prints
  * its own CPU (user + system) and wall time as JSON, for the ratio traj's CPU per call is reported as.
+ * `cpu_ms` is the whole process, start-up included, as traj's CPU is counted; `calls_cpu_ms` is
+ * the calls alone.
  *
  * node bare-client.js BASE_URL PROMPTS CONCURRENCY TEMPLATE.json
  */
@@ -84,11 +86,16 @@ async function main(): Promise<void> {
     }
   };
   await Promise.all(Array.from({ length: Math.min(prompts, Number(concurrencyText)) }, slot));
-  const cpu = process.cpuUsage(cpuBefore);
+  const callsCpu = process.cpuUsage(cpuBefore);
   agent.destroy();
-  process.stdout.write(
-    `${JSON.stringify({ calls, wall_ms: performance.now() - started, cpu_ms: (cpu.user + cpu.system) / 1000 })}\n`,
-  );
+  const whole = process.cpuUsage();
+  const report = {
+    calls,
+    wall_ms: performance.now() - started,
+    cpu_ms: (whole.user + whole.system) / 1000,
+    calls_cpu_ms: (callsCpu.user + callsCpu.system) / 1000,
+  };
+  process.stdout.write(`${JSON.stringify(report)}\n`);
 }
 
 await main();

@@ -70,6 +70,7 @@ export async function batchThroughputBenchmark(
             bare_cpu_ms_per_call_each: runs.map((run) => Number(run.bare_cpu_ms_per_call)),
             cpu_per_call_over_bare_each: runs.map((run) => Number(run.cpu_per_call_over_bare)),
             cpu_per_call_over_bare_median: Number(medianBy(runs, 'cpu_per_call_over_bare').cpu_per_call_over_bare),
+            cpu_per_call_over_bare_calls_only_each: runs.map((run) => Number(run.cpu_per_call_over_bare_calls_only)),
           }
         : {}),
     };
@@ -159,8 +160,8 @@ function medianBy(runs: Record<string, number | string>[], key: string): Record<
 
 /**
  * The bare client on the same mock, same prompts and concurrency, right after traj's run. traj's
- * CPU counts its process (all threads, user + system) and its children (spawn hosts, tool
- * commands); the bare client's is its process's.
+ * CPU counts its process (all threads, user + system, start-up included) and its children (spawn
+ * hosts, tool commands); the bare client's is its whole process, start-up included, the same way.
  */
 async function measureBare(
   options: BatchThroughputOptions,
@@ -179,6 +180,7 @@ async function measureBare(
     const trajCalls = options.prompts * (options.toolTurns + 1);
     const trajCpuPerCall = ((Number(traj.cpu_s) + Number(traj.children_cpu_s)) * 1000) / trajCalls;
     const bareCpuPerCall = bare.cpu_ms / bare.calls;
+    const bareCallsCpuPerCall = bare.calls_cpu_ms / bare.calls;
     return {
       bare_calls: bare.calls,
       bare_wall_s: round(bare.wall_ms / 1000),
@@ -186,6 +188,9 @@ async function measureBare(
       bare_cpu_ms_per_call: round(bareCpuPerCall),
       traj_cpu_ms_per_call_with_children: round(trajCpuPerCall),
       cpu_per_call_over_bare: round(trajCpuPerCall / bareCpuPerCall),
+      // Until 2026-11-27 the bare client's calls alone were counted against traj's whole process.
+      bare_calls_only_cpu_ms_per_call: round(bareCallsCpuPerCall),
+      cpu_per_call_over_bare_calls_only: round(trajCpuPerCall / bareCallsCpuPerCall),
     };
   } finally {
     scratch.remove();
