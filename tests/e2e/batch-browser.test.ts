@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -41,11 +41,11 @@ function agentScript(site: string, options: { slow: boolean }) {
 }
 
 /** Profile folders and browser processes a traj process (by pid) left behind. */
-function leftovers(pid: number): { folders: string[]; processes: number[] } {
+function leftovers(pid: number, root = tmpdir()): { folders: string[]; processes: number[] } {
   const prefix = `${PROFILE_PREFIX}${pid}-`;
   return {
-    folders: readdirSync(tmpdir()).filter((name) => name.startsWith(prefix)),
-    processes: processesUsing(join(tmpdir(), prefix)),
+    folders: readdirSync(root).filter((name) => name.startsWith(prefix)),
+    processes: processesUsing(join(root, prefix)),
   };
 }
 
@@ -141,7 +141,11 @@ test(`a ${PROMPTS}-prompt batch with --toolsets browser at concurrency 8: isolat
 test("SIGKILL of traj mid-run leaves no chromium running; the rerun prunes the dead run's profiles and leaves nothing", {
   skip,
 }, async (t) => {
-  const { directory, dataset, config, env } = setup(t);
+  const { directory, dataset, config, env: base } = setup(t);
+  // A temp dir of the test's own: what the runs leave in it can be listed whole.
+  const temp = join(directory, 'tmp');
+  mkdirSync(temp);
+  const env = { ...base, TMPDIR: temp };
   const site = await startBrowserSite();
   t.after(() => site.close());
   const pace = { slow: true };
@@ -167,15 +171,15 @@ test("SIGKILL of traj mid-run leaves no chromium running; the rerun prunes the d
   const pid = first.child.pid!;
   t.after(() => first.child.kill('SIGKILL'));
   // Wait until browsers run and rollouts sit in the slow second turn, their contexts open.
-  await waitFor(() => leftovers(pid).processes.length > 0 && server.requests.length >= 8, 'browsers to start');
-  const before = leftovers(pid);
+  await waitFor(() => leftovers(pid, temp).processes.length > 0 && server.requests.length >= 8, 'browsers to start');
+  const before = leftovers(pid, temp);
   assert.ok(before.folders.length >= 1, 'a profile folder per browser, named by the owner pid');
   first.child.kill('SIGKILL');
   await first.done;
   // Chromium ends when its DevTools pipe to the dead traj closes.
-  await waitFor(() => leftovers(pid).processes.length === 0, 'the orphaned chromium processes to exit', 30_000);
+  await waitFor(() => leftovers(pid, temp).processes.length === 0, 'the orphaned chromium processes to exit', 30_000);
   // (The other thread may have started its browser after `before` was taken: a superset is fine.)
-  const after = leftovers(pid).folders;
+  const after = leftovers(pid, temp).folders;
   assert.ok(
     before.folders.every((folder) => after.includes(folder)),
     'a SIGKILL leaves the profile folders behind',
@@ -186,8 +190,13 @@ test("SIGKILL of traj mid-run leaves no chromium running; the rerun prunes the d
   const result = await rerun.done;
   assert.equal(result.code, 0, result.stderr);
   assert.equal(records(directory, 'killed').length, PROMPTS);
-  assert.deepEqual(leftovers(pid), { folders: [], processes: [] }, "the rerun pruned the killed run's profiles");
-  assert.deepEqual(leftovers(rerun.child.pid!), { folders: [], processes: [] }, 'the rerun left nothing of its own');
+  assert.deepEqual(leftovers(pid, temp), { folders: [], processes: [] }, "the rerun pruned the killed run's profiles");
+  assert.deepEqual(
+    leftovers(rerun.child.pid!, temp),
+    { folders: [], processes: [] },
+    'the rerun left nothing of its own',
+  );
+  assert.deepEqual(readdirSync(temp), [], 'nothing else is left in the temp dir (playwright-artifacts-* included)');
 });
 
 test('an unknown key under browser: is an error naming the file and key', async (t) => {

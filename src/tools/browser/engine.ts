@@ -150,6 +150,9 @@ async function launch(config: BrowserConfig): Promise<RunningBrowser> {
       headless: true,
       args: CHROMIUM_FLAGS,
       downloadsPath: join(folder, 'downloads'),
+      // Inside the profile folder, not a playwright-artifacts-* of its own in the temp dir: a
+      // SIGKILLed run then leaves one folder behind, which the next start prunes by its owner.
+      artifactsDir: join(folder, 'artifacts'),
       timeout: config.launch_timeout_ms,
       handleSIGINT: false,
       handleSIGTERM: false,
