@@ -1,5 +1,5 @@
 import { accessSync, constants } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import type { Browser, BrowserContext } from 'playwright-core';
 import type { BrowserConfig } from '../../config/browser.js';
@@ -153,6 +153,9 @@ async function launch(config: BrowserConfig): Promise<RunningBrowser> {
       // Inside the profile folder, not a playwright-artifacts-* of its own in the temp dir: a
       // SIGKILLed run then leaves one folder behind, which the next start prunes by its owner.
       artifactsDir: join(folder, 'artifacts'),
+      // Chromium's own temp files (its singleton socket folder) too: a crashed or killed browser
+      // leaves them there, removed with the profile, not as org.chromium.Chromium.* in the temp dir.
+      env: { ...process.env, TMPDIR: await temporaryFolderIn(folder) },
       timeout: config.launch_timeout_ms,
       handleSIGINT: false,
       handleSIGTERM: false,
@@ -173,6 +176,12 @@ async function launch(config: BrowserConfig): Promise<RunningBrowser> {
     await rm(folder, { recursive: true, force: true });
     throw error;
   }
+}
+
+async function temporaryFolderIn(profile: string): Promise<string> {
+  const folder = join(profile, 'tmp');
+  await mkdir(folder);
+  return folder;
 }
 
 async function connect(config: BrowserConfig): Promise<RunningBrowser> {
