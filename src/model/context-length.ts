@@ -69,10 +69,15 @@ async function askServer(endpoint: Endpoint, env: NodeJS.ProcessEnv): Promise<un
   const key = env[endpoint.api_key_env];
   try {
     const reply = await requestModelsListing(endpoint.base_url, key, 2000);
-    return reply.status >= 200 && reply.status < 300 ? JSON.parse(reply.text) : undefined;
+    return reply.ok ? JSON.parse(reply.text) : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** Where an endpoint lists its models. */
+export function modelsUrl(baseUrl: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}/models`;
 }
 
 /** A model list can be long (a gateway lists hundreds, a few MB); past this it is not read. */
@@ -83,8 +88,7 @@ const MODELS_REPLY_BYTES = 64 * 1024 * 1024;
  * global fetch or a web Response: their first use in a thread loads undici, ~20 ms of start-up.
  */
 export function requestModelsListing(baseUrl: string, key: string | undefined, timeoutMs: number): Promise<HttpReply> {
-  const url = new URL(`${baseUrl.replace(/\/+$/, '')}/models`);
-  const target = httpTarget(url, key ? { authorization: `Bearer ${key}` } : {}, 'GET');
+  const target = httpTarget(new URL(modelsUrl(baseUrl)), key ? { authorization: `Bearer ${key}` } : {}, 'GET');
   return exchange(target, [], {
     timeoutMs,
     timeoutError: () => new Error(`no answer within ${timeoutMs} ms`),

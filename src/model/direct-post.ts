@@ -17,7 +17,7 @@ export async function postJson(
   options: ExchangeOptions,
 ): Promise<HttpReply> {
   const reply = await exchange(target, body, { ...options, connectionError: sdkConnectionError });
-  if (reply.status < 200 || reply.status >= 300) throw statusError(reply.status, reply.headers, reply.text);
+  if (!reply.ok) throw statusError(reply.status, reply.headers, reply.text);
   return reply;
 }
 

@@ -8,6 +8,8 @@ import { ReplyTooLargeError } from './reply-body.js';
 
 export interface HttpReply {
   status: number;
+  /** A 2xx status. */
+  ok: boolean;
   headers: IncomingHttpHeaders;
   text: string;
 }
@@ -96,7 +98,7 @@ async function sendAndRead(
       throw error;
     },
   );
-  return { status, headers: response.headers, text };
+  return { status, ok, headers: response.headers, text };
 }
 
 /** Write `body`, given as encoded chunks: the request buffers them until its socket is assigned, then writes them together. */

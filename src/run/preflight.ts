@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Endpoint } from '../config/endpoint.js';
 import { errorMessage, isTrajError, ModelError, SandboxError } from '../errors.js';
 import { apiKeyFor } from '../model/api-key.js';
-import { type ContextLength, contextLengthOf, requestModelsListing } from '../model/context-length.js';
+import { type ContextLength, contextLengthOf, modelsUrl, requestModelsListing } from '../model/context-length.js';
 import type { HttpReply } from '../model/http-exchange.js';
 import { ReplyTooLargeError } from '../model/reply-body.js';
 
@@ -46,7 +46,7 @@ async function checkEndpoint(endpoint: Endpoint, input: PreflightInput): Promise
   // api_key_missing when the endpoint needs a key and its variable is unset. The SDK itself is not
   // loaded here: only worker threads call the model.
   const key = apiKeyFor(endpoint, process.env);
-  const url = `${endpoint.base_url.replace(/\/+$/, '')}/models`;
+  const url = modelsUrl(endpoint.base_url);
   const timeoutMs = Math.min(endpoint.timeout_ms, 15_000);
   const attempts = input.attempts ?? 3;
   let delayMs = input.retryDelayMs ?? 500;
@@ -85,8 +85,7 @@ async function checkEndpoint(endpoint: Endpoint, input: PreflightInput): Promise
       );
     }
     // The same rule a worker thread's own ask follows (context-length.ts).
-    const ok = response.status >= 200 && response.status < 300;
-    return contextLengthOf(endpoint, ok ? jsonOrUndefined(body) : undefined);
+    return contextLengthOf(endpoint, response.ok ? jsonOrUndefined(body) : undefined);
   }
 }
 
