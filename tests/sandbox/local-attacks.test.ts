@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { createLocalSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { runFileAsNobody } from '../helpers/as-nobody.js';
 import { bwrapSuiteOptions } from '../helpers/bwrap.js';
 
 /**
@@ -228,25 +227,14 @@ describe(`local+bwrap under attack, ${who}`, bwrap, () => {
 
   if (process.getuid?.() === 0 && !nested) {
     it('the same attacks hold when traj runs as an unprivileged user (this file again, as uid 65534)', async () => {
-      const file = fileURLToPath(import.meta.url);
-      const run = await promisify(execFile)(
-        'setpriv',
-        ['--reuid=65534', '--regid=65534', '--clear-groups', '--', process.execPath, file],
-        { env: { ...childEnvironment(), TRAJ_ATTACKS_NESTED: '1', HOME: tmpdir() }, timeout: 300_000 },
-      ).catch((error: { stdout?: string; stderr?: string }) => error);
-      const out = `${run.stdout ?? ''}${run.stderr ?? ''}`;
-      assert.match(out, /^# fail 0$/m, out.slice(-3_000));
-      assert.match(out, /under attack, as uid 65534/);
-      assert.ok(Number(/^# pass (\d+)$/m.exec(out)?.[1]) >= 5, out.slice(-3_000));
+      await runFileAsNobody(import.meta.url, 'TRAJ_ATTACKS_NESTED', {
+        title: /under attack, as uid 65534/,
+        passes: 5,
+        timeoutMs: 300_000,
+      });
     });
   }
 });
-
-/** This process's environment without the test runner's marker (the child is a runner of its own). */
-function childEnvironment(): NodeJS.ProcessEnv {
-  const { NODE_TEST_CONTEXT: _, ...rest } = process.env;
-  return rest;
-}
 
 describe(`local+none under attack, ${who}`, () => {
   runRaceAttack('local+none', plain);

@@ -1,18 +1,17 @@
 import assert from 'node:assert/strict';
-import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { createLocalSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { zygoteOptions } from '../../src/sandbox/bwrap.js';
 import { NamespaceSession } from '../../src/sandbox/namespace-session.js';
 import { runInProcessGroup } from '../../src/sandbox/process-group.js';
 import { Zygote, type ZygoteSpec } from '../../src/sandbox/zygote.js';
 import { ZYGOTE_SCRIPT } from '../../src/sandbox/zygote-script.js';
+import { runFileAsNobody } from '../helpers/as-nobody.js';
 import { bwrapSuiteOptions } from '../helpers/bwrap.js';
 
 /**
@@ -218,17 +217,11 @@ describe(`the sandbox zygote, ${who}`, bwrap, () => {
 
   if (process.getuid?.() === 0 && !nested) {
     it('the same holds when traj runs as an unprivileged user (this file again, as uid 65534)', async () => {
-      const file = fileURLToPath(import.meta.url);
-      const { NODE_TEST_CONTEXT: _, ...environment } = process.env;
-      const result = await promisify(execFile)(
-        'setpriv',
-        ['--reuid=65534', '--regid=65534', '--clear-groups', '--', process.execPath, file],
-        { env: { ...environment, TRAJ_ZYGOTE_NESTED: '1', HOME: tmpdir() }, timeout: 120_000 },
-      ).catch((error: { stdout?: string; stderr?: string }) => error);
-      const out = `${result.stdout ?? ''}${result.stderr ?? ''}`;
-      assert.match(out, /^# fail 0$/m, out.slice(-3_000));
-      assert.match(out, /the sandbox zygote, as uid 65534/);
-      assert.ok(Number(/^# pass (\d+)$/m.exec(out)?.[1]) >= 4, out.slice(-3_000));
+      await runFileAsNobody(import.meta.url, 'TRAJ_ZYGOTE_NESTED', {
+        title: /the sandbox zygote, as uid 65534/,
+        passes: 4,
+        timeoutMs: 120_000,
+      });
     });
   }
 });
