@@ -63,7 +63,7 @@ export const RunConfigSchema = z.strictObject({
   budget: BudgetSchema.partial().optional(),
   docker: DockerSandboxConfigSchema.optional().describe('docker sandbox: network, cpus, memory, pids_limit, …'),
   local: LocalSandboxConfigSchema.optional().describe(
-    'local sandbox isolation: isolation (auto|bwrap|none), network, pids_limit',
+    'local sandbox isolation: isolation (auto|bwrap|none), network, pids_limit, reuse_namespaces',
   ),
   mcp_servers: z.record(z.string(), z.unknown()).optional(),
   tool_concurrency: z.number().int().positive().default(8),

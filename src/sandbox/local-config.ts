@@ -20,6 +20,12 @@ export const LocalSandboxConfigSchema = z
       .min(16)
       .default(512)
       .describe('most processes per sandbox (bwrap, where a pids cgroup can be made)'),
+    reuse_namespaces: z
+      .boolean()
+      .default(true)
+      .describe(
+        "bwrap: hand a rollout's namespaces to the next once every process in them is gone, nothing is left and every writable folder is replaced; false makes new ones per rollout",
+      ),
   })
   .strict();
 

@@ -266,6 +266,7 @@ class LocalSandbox implements Sandbox {
       folder: zygoteFolder(view, this.root),
       network: config.network,
       cgroup: { name: basename(this.root), pidsLimit: config.pids_limit },
+      reuse: config.reuse_namespaces,
     };
     try {
       await openSession(this.id, spec);

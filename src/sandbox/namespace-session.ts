@@ -17,6 +17,13 @@ export interface NamespaceSpec {
   network: boolean;
   /** Name of the pids cgroup to create (the sandbox folder's name), with its limit. */
   cgroup?: { name: string; pidsLimit: number };
+  /** Reuse these namespaces for a later sandbox of the same spec once this one is done and they are as new (recycle). */
+  reuse: boolean;
+}
+
+/** Sandboxes whose namespaces may stand in for each other: the same zygote, network and process limit. */
+export function reuseKey(spec: NamespaceSpec): string {
+  return JSON.stringify([spec.zygote, spec.network, spec.cgroup?.pidsLimit ?? null]);
 }
 
 /** How long dispose waits for the namespace to empty after its init was told to exit. */
@@ -27,6 +34,11 @@ const CLOSE_GRACE_MS = 3_000;
  * PID 1 runs the Perl init of namespace-init.ts and the commands it runs for us. Closing it ends
  * the init: the kernel then kills every process left in the PID namespace (`setsid` or not), and
  * the zygote reports the sandbox gone only once they are.
+ *
+ * Or it is recycled for the next rollout: making namespaces costs more machine CPU than anything
+ * else in a sandboxed rollout (docs/performance.md, #35). Its init kills every process and finds
+ * nothing left; the zygote then replaces every folder a rollout can write, and attaches the next
+ * rollout's folder when one takes it. Any doubt ends it instead.
  */
 export class NamespaceSession {
   private readonly channel: ZygoteChannel;
@@ -41,8 +53,13 @@ export class NamespaceSession {
   });
   private cgroup?: string;
   readonly ready: Promise<void>;
+  /** reuseKey of its spec, when it may be reused. */
+  readonly reuse?: string;
+  /** The answer awaited to a reset (namespace-init.ts). */
+  private resetDone?: (residue: string) => void;
 
   constructor(zygote: Zygote, spec: NamespaceSpec) {
+    if (spec.reuse) this.reuse = reuseKey(spec);
     if (spec.cgroup) this.cgroup = acquirePidsCgroup(spec.cgroup.name, spec.cgroup.pidsLimit);
     this.ready = new Promise<void>((resolve, reject) => {
       this.readyHandlers = { resolve, reject };
@@ -115,6 +132,34 @@ export class NamespaceSession {
     if (this.cgroup) void releasePidsCgroup(this.cgroup);
   }
 
+  /**
+   * End this rollout's use and make the namespaces as new for the next: the init kills every
+   * process (its jobs end here as failed) and reports what is left; the zygote then lays fresh
+   * private folders. True when both found nothing; else the caller closes it.
+   */
+  async recycle(): Promise<boolean> {
+    if (this.gone !== undefined || this.failure !== undefined) return false;
+    for (const job of this.jobs.values()) job.fail('the sandbox was closed');
+    this.jobs.clear();
+    const residue = await new Promise<string>((resolve) => {
+      const timer = setTimeout(() => resolve('the reset took too long'), CLOSE_GRACE_MS);
+      this.resetDone = (residue) => {
+        clearTimeout(timer);
+        resolve(residue);
+      };
+      this.send('reset', 0);
+    });
+    this.resetDone = undefined;
+    return residue === '' && this.gone === undefined && (await this.channel.prepare('scrub')) === '';
+  }
+
+  /** Bind the next rollout's folder into recycled namespaces; rejects (then close it) when that fails. */
+  async attach(folder: NamespaceSpec['folder']): Promise<void> {
+    const why = await this.channel.prepare('attach', folder);
+    if (why !== '') throw new Error(`cannot reuse the sandbox's namespaces: ${why}`);
+    this.send('name', 0, Buffer.from(folder?.path ?? ''));
+  }
+
   /** Kill at once (the spawn host is going away). */
   kill(): void {
     this.channel.send('kill');
@@ -128,6 +173,10 @@ export class NamespaceSession {
   private dispatch(type: string, id: number, payload: Buffer): void {
     if (type === 'ready') {
       this.readyHandlers?.resolve();
+      return;
+    }
+    if (type === 'reset') {
+      this.resetDone?.(payload.toString('utf8'));
       return;
     }
     if (type === 'fail' && id === 0) {
@@ -144,6 +193,7 @@ export class NamespaceSession {
 
   private onGone(reason: string | undefined): void {
     this.gone = reason ?? '';
+    this.resetDone?.('the namespace exited');
     const why = this.exitReason();
     this.readyHandlers?.reject(new Error(why));
     for (const job of this.jobs.values()) job.fail(why);

@@ -6,15 +6,16 @@
  * Messages: {type: 'run', id, request, session?} → {type: 'started', id, pid}, then {type: 'done',
  * id, result} or {type: 'failed', id, message}; {type: 'abort', id} kills that command's group.
  * {type: 'open', id, session, spec} has a zygote (zygote.ts, one per distinct spec.zygote) fork
- * a sandbox (namespace-session.ts) whose init runs that session's commands → {type: 'opened', id} or failed; {type: 'close', id, session}
- * ends it, every process inside included → {type: 'closed', id}.
+ * a sandbox (namespace-session.ts) whose init runs that session's commands, or takes recycled
+ * namespaces of the same spec → {type: 'opened', id} or failed; {type: 'close', id, session}
+ * ends it, every process inside included, and recycles its namespaces when it may → {type: 'closed', id}.
  * {type: 'shell', id, request, session?} starts a persistent shell (request.keepStdin) → 'started',
  * then {type: 'output', id, stream, data} per chunk and {type: 'exited', id, code, error?} once it
  * ended and its pipes drained; {type: 'input', id, data} writes to its stdin, 'abort' kills its group.
  * When the parent goes away (even by SIGKILL), every group and namespace still running is killed.
  */
 import { closeSync, readdirSync, readFileSync } from 'node:fs';
-import { NamespaceSession, type NamespaceSpec } from './namespace-session.js';
+import { NamespaceSession, reuseKey, type NamespaceSpec } from './namespace-session.js';
 import { Zygote, type ZygoteSpec } from './zygote.js';
 import { removeSpareCgroups } from './process-limit.js';
 import {
@@ -52,6 +53,10 @@ const sessions = new Map<string, NamespaceSession>();
 const shells = new Map<number, StartedCommand>();
 /** Zygotes by their spec: one per sandbox user and folder layout, replaced when one dies. */
 const zygotes = new Map<string, Zygote>();
+/** Recycled namespaces waiting for the next sandbox of their spec (reuseKey), newest last. */
+const idle = new Map<string, NamespaceSession[]>();
+/** At most this many wait per spec: a run needs as many as it has sandboxes at once. */
+const IDLE_KEPT = 128;
 
 function zygoteFor(spec: ZygoteSpec): Zygote {
   const key = JSON.stringify(spec);
@@ -133,8 +138,33 @@ function shell(message: Extract<HostRequest, { type: 'shell' }>): void {
   });
 }
 
+/** A recycled namespace of the same spec with this sandbox's folder attached, if one is waiting. */
+async function reused(spec: NamespaceSpec): Promise<NamespaceSession | undefined> {
+  const waiting = spec.reuse ? idle.get(reuseKey(spec)) : undefined;
+  for (let session = waiting?.pop(); session; session = waiting?.pop()) {
+    try {
+      await session.attach(spec.folder);
+      return session;
+    } catch {
+      void session.close();
+    }
+  }
+  return undefined;
+}
+
+/** Keep a closed sandbox's namespaces for the next of its spec if they came back as new; else end them. */
+async function release(session: NamespaceSession): Promise<void> {
+  const waiting = session.reuse === undefined ? undefined : (idle.get(session.reuse) ?? []);
+  if (waiting && waiting.length < IDLE_KEPT && (await session.recycle())) {
+    waiting.push(session);
+    idle.set(session.reuse!, waiting);
+    return;
+  }
+  await session.close();
+}
+
 async function open(message: Extract<HostRequest, { type: 'open' }>): Promise<void> {
-  const session = new NamespaceSession(zygoteFor(message.spec.zygote), message.spec);
+  const session = (await reused(message.spec)) ?? new NamespaceSession(zygoteFor(message.spec.zygote), message.spec);
   sessions.set(message.session, session);
   try {
     await session.ready;
@@ -149,7 +179,7 @@ async function open(message: Extract<HostRequest, { type: 'open' }>): Promise<vo
 async function close(message: Extract<HostRequest, { type: 'close' }>): Promise<void> {
   const session = sessions.get(message.session);
   sessions.delete(message.session);
-  await session?.close();
+  if (session) await release(session);
   reply({ type: 'closed', id: message.id });
 }
 
@@ -199,7 +229,7 @@ process.on('message', (message: HostRequest) => {
 process.on('disconnect', () => {
   for (const { pid } of running.values()) if (pid !== undefined) killProcessGroup(pid);
   for (const child of shells.values()) child.killGroup();
-  for (const session of sessions.values()) session.kill();
+  for (const session of [...sessions.values(), ...[...idle.values()].flat()]) session.kill();
   for (const zygote of zygotes.values()) zygote.kill();
   removeSpareCgroups();
   process.exit(0);

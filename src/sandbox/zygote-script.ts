@@ -36,22 +36,30 @@ export const PRIVATE_FOLDERS = ['/tmp', '/var/tmp', '/run', '/dev/shm'];
  *        `data`  bytes for the session's init (its stdin)
  *        `close` end the init's input: it exits, and with it the namespace
  *        `kill`  SIGKILL the session's PID 1 (everything inside dies with it)
+ *        `scrub` (after the init's reset found nothing left) in the session's mount and IPC
+ *                namespaces: refuse if a POSIX message queue is left, else lift the private
+ *                folders, /dev/pts and the sandbox folder, and mount fresh ones
+ *        `attach` payload source \0 path: bind the next rollout's folder into scrubbed namespaces
  *        end of input: every session is killed and the zygote exits.
  * - out: `ready 0` (payload: the zygote's pid), `pid` (payload: the child's pid, then the
  *        descriptor and inode of the init's stdin pipe end here, then of its stdout's), `data`
  *        (the init's output, when relayed), `gone` (the namespace is empty), `fail` (why a
- *        session could not be made).
+ *        session could not be made), `scrubbed` and `attached` (empty when done, else why not).
  * Arguments: the system call numbers (zygoteSystemCalls), the seccomp filter in hex (or -), the
  * init script, and `probe` to make one sandbox and exit with it.
  */
 export const ZYGOTE_SCRIPT = String.raw`
 use strict; use warnings;
 my ($numbers, $filter_hex, $INIT, $mode) = @ARGV;
-my ($SYS_UNSHARE, $SYS_MOUNT, $SYS_SETHOSTNAME, $SYS_PRCTL, $SYS_CAPSET, $SYS_CLOSE_RANGE, $SYS_EXIT_GROUP, $SYS_DUP3, $SYS_SETSID, $SYS_CLONE) = split /,/, $numbers;
+my ($SYS_UNSHARE, $SYS_MOUNT, $SYS_SETHOSTNAME, $SYS_PRCTL, $SYS_CAPSET, $SYS_CLOSE_RANGE, $SYS_EXIT_GROUP, $SYS_DUP3, $SYS_SETSID, $SYS_CLONE, $SYS_SETNS, $SYS_UMOUNT2, $SYS_OPEN_TREE, $SYS_MOVE_MOUNT, $SYS_SCHED_GETATTR, $SYS_IOPRIO_GET) = split /,/, $numbers;
+# For the init's check of its own scheduling, I/O priority and limits before its namespace is reused.
+our ($SCHED_GETATTR, $IOPRIO_GET) = ($SYS_SCHED_GETATTR, $SYS_IOPRIO_GET);
 my $FILTER = $filter_hex eq '-' ? '' : pack('H*', $filter_hex);
 my ($NEWNS, $NEWCGROUP, $NEWUTS, $NEWIPC, $NEWPID, $NEWNET) = (0x20000, 0x2000000, 0x4000000, 0x8000000, 0x20000000, 0x40000000);
 my ($RDONLY, $NOSUID, $NODEV, $NOEXEC, $REMOUNT, $BIND, $REC) = (1, 2, 4, 8, 32, 4096, 16384);
 my ($PR_SET_PDEATHSIG, $PR_SET_DUMPABLE, $PR_CAPBSET_DROP, $PR_SET_NO_NEW_PRIVS, $PR_SET_SECCOMP) = (1, 4, 24, 38, 22);
+my ($DETACH, $OPEN_TREE_CLONE, $AT_RECURSIVE, $OPEN_TREE_CLOEXEC, $MOVE_MOUNT_F_EMPTY_PATH, $AT_FDCWD) = (2, 1, 0x8000, 0x80000, 4, -100);
+my @PRIVATE = (${PRIVATE_FOLDERS.map((folder) => `'${folder}'`).join(', ')});
 # The init, compiled once here and run by each sandbox's PID 1. Its subs close over the lexicals of
 # the one call each process makes (hence no 'closure' warnings); its exit skips global destruction.
 our $INIT_MAIN = eval "package TrajInit; no warnings 'closure'; BEGIN { *CORE::GLOBAL::exit = sub { main::quit(\$_[0] // 0) } } sub run {\n$INIT\n} \\&run" or die "the init does not compile: $@";
@@ -115,29 +123,16 @@ sub sandbox {
   $SIG{PIPE} = 'DEFAULT';
   %ENV = ();
   $0 = "traj-sandbox-init $path";
+  no warnings 'once';
+  $TrajInit::NETWORK = $network;
   $INIT_MAIN->();
   quit(1);
 }
 
 sub mounts {
   my ($path, $source, $network) = @_;
-  my @private = (${PRIVATE_FOLDERS.map((folder) => `'${folder}'`).join(', ')});
-  mount_or_die('tmpfs', $_, 'tmpfs', $NOSUID | $NODEV, $_ eq '/run' ? 'mode=0755' : 'mode=1777') for @private;
-  mount_or_die('devpts', '/dev/pts', 'devpts', $NOSUID | $NOEXEC, 'newinstance,ptmxmode=0666,mode=620');
-  if (length $path) {
-    my ($parent) = $path =~ m{\A(.*)/[^/]+\z};
-    if (grep { index("$path/", "$_/") == 0 } @private) {
-      # Inside a fresh tmpfs: made there, then bound from where the zygote sees it.
-      my $made = ''; for my $part (grep { length } split m{/}, $path) { $made .= "/$part"; mkdir($made, 0700); }
-      mount_or_die($source, $path, undef, $BIND | $REC);
-    } elsif ($source ne $path) {
-      # A sandbox folder elsewhere: its parent gets a tmpfs of its own, so no other sandbox's shows.
-      mount_or_die('tmpfs', $parent, 'tmpfs', $NOSUID | $NODEV, 'mode=0755');
-      mkdir($path, 0700) or die "mkdir $path: $!\n";
-      mount_or_die($source, $path, undef, $BIND | $REC);
-    }
-    # Else it is a --workdir folder the zygote's own view holds at its path.
-  }
+  fresh_folders();
+  mount_or_die($source, $path, undef, $BIND | $REC) if folder_point($path, $source);
   if ($network && -d '/.traj/resolve') {
     mkdir('/run/systemd', 0755); mkdir('/run/systemd/resolve', 0755);
     mount_or_die('/.traj/resolve', '/run/systemd/resolve', undef, $BIND | $REC);
@@ -153,6 +148,104 @@ sub mounts {
   mount_or_die('proc', '/proc', 'proc', $NOSUID | $NODEV | $NOEXEC);
   for my $path ('/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus') { remount_read_only($path) if -e $path; }
 }
+
+# The folders every sandbox gets afresh: an empty tmpfs on each private folder, a new /dev/pts.
+sub fresh_folders {
+  mount_or_die('tmpfs', $_, 'tmpfs', $NOSUID | $NODEV, $_ eq '/run' ? 'mode=0755' : 'mode=1777') for @PRIVATE;
+  mount_or_die('devpts', '/dev/pts', 'devpts', $NOSUID | $NOEXEC, 'newinstance,ptmxmode=0666,mode=620');
+}
+
+# Make the place the sandbox folder is attached at; false when there is nothing to attach (no
+# folder, or a --workdir folder the zygote's own view holds at its path). A folder inside a private
+# folder is made in its fresh tmpfs; one elsewhere gets a tmpfs of its own on its parent, so no
+# other sandbox's folder shows there (the scrub lifts it again).
+sub folder_point {
+  my ($path, $source) = @_;
+  return 0 unless length $path;
+  if (grep { index("$path/", "$_/") == 0 } @PRIVATE) {
+    my $made = ''; for my $part (grep { length } split m{/}, $path) { $made .= "/$part"; mkdir($made, 0700); }
+    return 1;
+  }
+  return 0 if $source eq $path;
+  my ($parent) = $path =~ m{\A(.*)/[^/]+\z};
+  mount_or_die('tmpfs', $parent, 'tmpfs', $NOSUID | $NODEV, 'mode=0755');
+  mkdir($path, 0700) or die "mkdir $path: $!\n";
+  return 1;
+}
+
+sub covered_parent {
+  my ($path, $source) = @_;
+  return undef if !length $path || $source eq $path || grep { index("$path/", "$_/") == 0 } @PRIVATE;
+  return ($path =~ m{\A(.*)/[^/]+\z})[0];
+}
+
+# Reuse of a sandbox's namespaces for the next rollout (namespace-session.ts recycle): its init has
+# killed every process and found nothing left (namespace-init.ts reset). The zygote steps into the
+# sandbox's mount and IPC namespaces, where it still holds every capability, and back out.
+my ($OWN_MNT, $OWN_IPC, $OWN_ROOT);
+sub own_namespaces {
+  open($OWN_MNT, '<', '/proc/self/ns/mnt') && open($OWN_IPC, '<', '/proc/self/ns/ipc') && opendir($OWN_ROOT, '/')
+    or die "open own namespaces: $!\n";
+}
+sub inside {
+  my ($session, $work) = @_;
+  my $ok = eval {
+    # Both opened before either is entered: the sandbox's /proc shows other pids.
+    open(my $ipc, '<', "/proc/$session->{pid}/ns/ipc") && open(my $mnt, '<', "/proc/$session->{pid}/ns/mnt")
+      or die "open the sandbox's namespaces: $!\n";
+    call($SYS_SETNS, fileno($ipc), $NEWIPC) or die "enter its IPC namespace: $!\n";
+    call($SYS_SETNS, fileno($mnt), $NEWNS) or die "enter its mount namespace: $!\n";
+    $work->();
+    1;
+  };
+  my $why = $ok ? '' : ($@ || 'unknown error');
+  # Back in its own namespaces, root and folder: the next clone must see the zygote's view. If it
+  # cannot get back, no sandbox may be cloned from here: every one ends with the zygote.
+  call($SYS_SETNS, fileno($OWN_IPC), $NEWIPC) && call($SYS_SETNS, fileno($OWN_MNT), $NEWNS)
+    && chdir($OWN_ROOT) && chroot('.') && chdir('/') or do { print STDERR "cannot return from a sandbox's namespaces: $!\n"; stop(); };
+  return $why;
+}
+
+# After a reset: every folder the rollout could write, and its sandbox folder, replaced by fresh
+# ones; a POSIX message queue left (they outlive processes, and the init cannot see them) refuses the reuse.
+sub scrub {
+  my ($session) = @_;
+  mount_or_die('mqueue', '/.traj', 'mqueue', $NOSUID | $NODEV | $NOEXEC);
+  opendir(my $queues, '/.traj') or die "list message queues: $!\n";
+  my @left = grep { !/\A\.\.?\z/ } readdir $queues;
+  closedir $queues;
+  call($SYS_UMOUNT2, '/.traj', $DETACH) or die "umount the message queues: $!\n";
+  die "message queues were left: @left\n" if @left;
+  for my $target (grep({ defined } $session->{covered}), '/dev/pts', @PRIVATE) {
+    call($SYS_UMOUNT2, $target, $DETACH) or die "umount $target: $!\n";
+  }
+  delete $session->{covered};
+  fresh_folders();
+}
+
+# The next rollout's folder, attached in the scrubbed namespace: cloned here (where the zygote sees
+# it) as a detached tree, then moved to its path inside.
+sub attach {
+  my ($session, $source, $path) = @_;
+  my @trees;
+  my $tree = sub {
+    my $fd = syscall($SYS_OPEN_TREE, $AT_FDCWD, my $copy = $_[0], $OPEN_TREE_CLONE | $AT_RECURSIVE | $OPEN_TREE_CLOEXEC);
+    die "open_tree $_[0]: $!\n" if $fd < 0;
+    push @trees, $fd; return $fd;
+  };
+  my $why = eval {
+    my $folder = length($path) && ($source ne $path || grep { index("$path/", "$_/") == 0 } @PRIVATE) ? $tree->($source) : undef;
+    my $resolve = $session->{network} && -d '/.traj/resolve' ? $tree->('/.traj/resolve') : undef;
+    inside($session, sub {
+      move($folder, $path) if folder_point($path, $source);
+      if (defined $resolve) { mkdir('/run/systemd', 0755); mkdir('/run/systemd/resolve', 0755); move($resolve, '/run/systemd/resolve'); }
+    });
+  } // ($@ || 'unknown error');
+  call($SYS_CLOSE_RANGE, $_, $_, 0) for @trees;
+  $session->{covered} = covered_parent($path, $source) unless length $why;
+  return $why;
+}
+sub move { call($SYS_MOVE_MOUNT, $_[0], '', $AT_FDCWD, $_[1], $MOVE_MOUNT_F_EMPTY_PATH) or die "move_mount $_[1]: $!\n"; }
 
 # A child of the zygote in fresh mount, PID, IPC, UTS and (unless the network is on) network
 # namespaces: one clone, where fork then unshare would take a second process for PID 1.
@@ -180,6 +273,12 @@ if (($mode // '') eq 'probe') {
   exit($status == 0 && !length $said ? 0 : 1);
 }
 
+# Mount and IPC namespaces of the zygote's own, made by its own user namespace: with bubblewrap's
+# --disable-userns, the zygote sits in a user namespace nested below the one that owns bubblewrap's,
+# so it could step into a sandbox's namespaces but never back into bubblewrap's. Sandboxes cloned
+# from here get the same view.
+call($SYS_UNSHARE, $NEWNS | $NEWIPC) or die "unshare: $!\n";
+own_namespaces();
 pipe($wake_r, $wake_w) or die "pipe: $!";
 nonblocking($_) for ($wake_r, $wake_w, \*STDIN);
 $SIG{CHLD} = sub { syswrite($wake_w, 'x') };
@@ -197,7 +296,7 @@ sub open_session {
   }
   close $in_r; close $out_w; close $go_r;
   nonblocking($_) for ($in_w, $out_r);
-  my $session = { id => $id, pid => $pid, in => $in_w, out => $out_r, go => $go_w, pending => '' };
+  my $session = { id => $id, pid => $pid, in => $in_w, out => $out_r, go => $go_w, pending => '', network => $network, covered => covered_parent($path, $source) };
   $sessions{$id} = $session; $by_pid{$pid} = $session; $readers{fileno $out_r} = $session;
   frame('pid', $id, join(' ', $pid, map { (fileno $_, (stat $_)[1]) } $in_w, $out_r));
 }
@@ -260,6 +359,8 @@ sub requests {
       close_input($session) unless length $session->{pending};
     }
     elsif ($type eq 'kill') { kill('KILL', $session->{pid}); }
+    elsif ($type eq 'scrub') { frame('scrubbed', $id, inside($session, sub { scrub($session) })); }
+    elsif ($type eq 'attach') { frame('attached', $id, attach($session, split /\0/, $payload, -1)); }
   }
 }
 
@@ -272,10 +373,13 @@ serve(
 );
 `;
 
-/** unshare, mount, sethostname, prctl, capset, close_range, exit_group, dup3, setsid and clone, for each architecture the zygote runs on. */
+/**
+ * unshare, mount, sethostname, prctl, capset, close_range, exit_group, dup3, setsid, clone, setns,
+ * umount2, open_tree, move_mount, sched_getattr and ioprio_get, for each architecture the zygote runs on.
+ */
 const SYSTEM_CALLS: Record<string, number[]> = {
-  x64: [272, 165, 170, 157, 126, 436, 231, 292, 112, 56],
-  arm64: [97, 40, 161, 167, 91, 436, 94, 24, 157, 220],
+  x64: [272, 165, 170, 157, 126, 436, 231, 292, 112, 56, 308, 166, 428, 429, 315, 252],
+  arm64: [97, 40, 161, 167, 91, 436, 94, 24, 157, 220, 268, 39, 428, 429, 275, 31],
 };
 
 /** The system call numbers the zygote needs on this machine, or undefined where none are written. */

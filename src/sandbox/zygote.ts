@@ -38,6 +38,11 @@ export interface ZygoteSandboxHandlers {
 /** The spawn host's side of one sandbox in a zygote. */
 export interface ZygoteChannel {
   send(type: 'go' | 'data' | 'close' | 'kill', payload?: Buffer): void;
+  /**
+   * Work on a live sandbox's namespaces for its reuse (zygote-script.ts): `scrub` lays fresh
+   * private folders, `attach` binds the next rollout's folder. Resolves empty when done, else why not.
+   */
+  prepare(step: 'scrub' | 'attach', folder?: ZygoteSandboxRequest['folder']): Promise<string>;
 }
 
 /**
@@ -60,6 +65,8 @@ interface Entry {
   /** What the session sent before its pipes were settled (data and close keep their order). */
   queued?: { type: 'data' | 'close'; payload?: Buffer }[];
   direct?: DirectPipes;
+  /** The answer awaited to a scrub or attach (one at a time). */
+  prepared?: (why: string) => void;
 }
 
 const STDERR_KEPT = 4_096;
@@ -131,7 +138,10 @@ export class Zygote {
 
   open(request: ZygoteSandboxRequest, handlers: ZygoteSandboxHandlers): ZygoteChannel {
     const id = this.nextId++;
-    const channel: ZygoteChannel = { send: (type, payload) => this.toSandbox(id, type, payload) };
+    const channel: ZygoteChannel = {
+      send: (type, payload) => this.toSandbox(id, type, payload),
+      prepare: (step, folder) => this.prepare(id, step, folder),
+    };
     if (this.ended !== undefined) {
       const reason = this.ended;
       queueMicrotask(() => handlers.onGone(reason));
@@ -141,6 +151,15 @@ export class Zygote {
     const fields = [request.folder?.source ?? '', request.folder?.path ?? '', request.network ? '1' : '0'];
     this.send('open', id, Buffer.from(fields.join('\0')));
     return channel;
+  }
+
+  private prepare(id: number, step: 'scrub' | 'attach', folder?: ZygoteSandboxRequest['folder']): Promise<string> {
+    const entry = this.sandboxes.get(id);
+    if (!entry || this.ended !== undefined) return Promise.resolve(this.ended ?? 'the sandbox is gone');
+    return new Promise((resolve) => {
+      entry.prepared = resolve;
+      this.send(step, id, Buffer.from(step === 'attach' ? `${folder?.source ?? ''}\0${folder?.path ?? ''}` : ''));
+    });
   }
 
   /** What a session sends: to its init straight, through the zygote, or held until that is settled. */
@@ -222,6 +241,7 @@ export class Zygote {
     if (!entry.direct?.reaped || !entry.direct.drained || this.sandboxes.get(id) !== entry) return;
     this.sandboxes.delete(id);
     closePipes(entry.direct);
+    entry.prepared?.('the sandbox is gone');
     entry.handlers.onGone();
   }
 
@@ -242,13 +262,18 @@ export class Zygote {
     }
     const entry = this.sandboxes.get(id);
     if (!entry) return;
-    if (type === 'data') entry.handlers.onData(payload);
+    if (type === 'scrubbed' || type === 'attached') {
+      const prepared = entry.prepared;
+      delete entry.prepared;
+      prepared?.(payload.toString('utf8'));
+    } else if (type === 'data') entry.handlers.onData(payload);
     else if (type === 'pid') this.started(id, entry, payload);
     else if (type === 'gone' && entry.direct) {
       entry.direct.reaped = true;
       this.settle(id, entry);
     } else if (type === 'gone' || type === 'fail') {
       this.sandboxes.delete(id);
+      entry.prepared?.('the sandbox is gone');
       entry.handlers.onGone(type === 'fail' ? payload.toString('utf8') : undefined);
     }
   }
@@ -260,6 +285,7 @@ export class Zygote {
     this.sandboxes.clear();
     for (const entry of entries) {
       if (entry.direct) closePipes(entry.direct);
+      entry.prepared?.(reason);
       entry.handlers.onGone(reason);
     }
   }

@@ -162,7 +162,7 @@ describe(`the sandbox zygote, ${who}`, bwrap, () => {
     const spec: ZygoteSpec = { bwrap: zygoteOptions({ staging }), env: { PATH: '/usr/bin:/bin' }, seccomp: true };
     const zygote = new Zygote(spec, { direct: false });
     const open = async () => {
-      const session = new NamespaceSession(zygote, { zygote: spec, network: false });
+      const session = new NamespaceSession(zygote, { zygote: spec, network: false, reuse: false });
       await session.ready;
       return session;
     };
