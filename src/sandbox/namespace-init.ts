@@ -14,7 +14,11 @@ import { PERL_FRAMES } from './perl-frames.js';
  * LENGTH bytes of payload.
  * - in:  `run`    payload cwd \0 command \0 N \0 NAME=VALUE \0 ×N, then the stdin bytes
  *        `exec`   as run, but the command is a program and its arguments separated by \x01, run
- *                 directly, and stdin stays open after those bytes (a persistent shell)
+ *                 directly, and stdin stays open after those bytes (a persistent shell); its
+ *                 `started` payload adds the descriptor and inode here of its stdin, stdout and
+ *                 stderr pipe ends, and nothing is read or written until one of:
+ *        `take`   the spawn host opened those ends through /proc: close them here
+ *        `relay`  relay them in frames, as for `run`
  *        `write`  more stdin bytes for an `exec` job
  *        `kill`   SIGKILL the command's process group
  *        `forget` stop reading the command's output (background jobs holding it get EPIPE)
@@ -61,9 +65,26 @@ sub start {
   nonblocking($_) for ($in_w, $out_r, $err_r);
   my $job = { id => $id, pid => $pid, stdin => $stdin, in => $in_w, keep => $keep };
   $jobs{$id} = $job; $by_pid{$pid} = $job;
-  $readers{fileno $out_r} = [$job, 'out', $out_r]; $readers{fileno $err_r} = [$job, 'err', $err_r];
+  if ($keep) {
+    # A persistent shell's pipes are offered to the spawn host: it opens them through /proc and
+    # says take (then this process lets go of them), or has them relayed (relay).
+    $job->{offered} = [$out_r, $err_r];
+    return frame('started', $id, join(' ', $pid, map { (fileno $_, (stat $_)[1]) } $in_w, $out_r, $err_r));
+  }
   frame('started', $id, $pid);
-  if (length $stdin) { $writers{fileno $in_w} = $job; } elsif (!$keep) { close $in_w; delete $job->{in}; }
+  relay($job, $out_r, $err_r);
+}
+
+sub relay {
+  my ($job, $out_r, $err_r) = @_;
+  $readers{fileno $out_r} = [$job, 'out', $out_r]; $readers{fileno $err_r} = [$job, 'err', $err_r];
+  if (length $job->{stdin}) { $writers{fileno $job->{in}} = $job; } elsif (!$job->{keep}) { close_stdin($job); }
+}
+
+sub take {
+  my ($job) = @_;
+  close $_ for @{delete $job->{offered}};
+  close_stdin($job);
 }
 
 sub close_stdin { my ($job) = @_; delete $writers{fileno $job->{in}}; close $job->{in}; delete $job->{in}; }
@@ -93,6 +114,7 @@ sub drain {
 sub forget {
   my ($id) = @_;
   my $job = delete $jobs{$id} or return;
+  close $_ for @{delete $job->{offered} // []};
   for my $fd (grep { $readers{$_}[0] == $job } keys %readers) { close $readers{$fd}[2]; delete $readers{$fd}; }
   close_stdin($job) if $job->{in};
 }
@@ -126,7 +148,7 @@ my $ATTRIBUTES = attributes();
 # hold its port) in a network namespace of the sandbox's own, or a change to this process.
 sub reset_namespace {
   close $_->[2] for values %readers;
-  for my $job (values %jobs) { close $job->{in} if $job->{in}; }
+  for my $job (values %jobs) { close $_ for @{$job->{offered} // []}, $job->{in} // (); }
   %readers = (); %writers = (); %jobs = (); %by_pid = ();
   kill('KILL', -1);
   1 while waitpid(-1, 0) > 0 || $!{EINTR};
@@ -165,6 +187,11 @@ sub requests {
     }
     elsif ($type eq 'kill') { my $job = $jobs{$id}; kill('KILL', -$job->{pid}) if $job; }
     elsif ($type eq 'forget') { forget($id); }
+    elsif ($type eq 'take' || $type eq 'relay') {
+      my $job = $jobs{$id};
+      next unless $job && $job->{offered};
+      if ($type eq 'take') { take($job); } else { relay($job, @{delete $job->{offered}}); }
+    }
     elsif ($type eq 'reset') { reset_namespace(); }
     elsif ($type eq 'name') { $0 = "traj-sandbox-init $payload"; }
   }

@@ -1,10 +1,12 @@
 import { EventEmitter } from 'node:events';
+import { Socket } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { errorMessage } from '../errors.js';
 import { acquirePidsCgroup, releasePidsCgroup } from './process-limit.js';
 import type { CommandRequest, Launcher, StartedCommand } from './process-group.js';
+import { openHeldPipes } from './process-pipes.js';
 import type { Zygote, ZygoteChannel, ZygoteSandboxRequest, ZygoteSpec } from './zygote.js';
 import { encodeFrame, FrameParser } from './frame-parser.js';
 
@@ -57,8 +59,13 @@ export class NamespaceSession {
   readonly reuse?: string;
   /** The answer awaited to a reset (namespace-init.ts). */
   private resetDone?: (residue: string) => void;
+  /** The init's pid here: a persistent shell's pipes are opened through its /proc/PID/fd. */
+  private initPid?: number;
+  /** False once the kernel refused such an open (or when asked): every later shell is relayed. */
+  private takePipes: boolean;
 
-  constructor(zygote: Zygote, spec: NamespaceSpec) {
+  constructor(zygote: Zygote, spec: NamespaceSpec, options: { takePipes?: boolean } = {}) {
+    this.takePipes = options.takePipes ?? true;
     if (spec.reuse) this.reuse = reuseKey(spec);
     if (spec.cgroup) this.cgroup = acquirePidsCgroup(spec.cgroup.name, spec.cgroup.pidsLimit);
     this.ready = new Promise<void>((resolve, reject) => {
@@ -71,6 +78,7 @@ export class NamespaceSession {
       { ...(spec.folder ? { folder: spec.folder } : {}), network: spec.network, wait: cgroup !== undefined },
       {
         onPid: (pid) => {
+          this.initPid = pid;
           if (cgroup) this.joinCgroup(cgroup, pid);
         },
         onData: (chunk) => this.frames.push(chunk),
@@ -107,6 +115,7 @@ export class NamespaceSession {
       (data) => this.send('write', id, data),
       () => this.send('forget', id),
       () => this.jobs.delete(id),
+      request.keepStdin === true,
     );
     this.jobs.set(id, command);
     const env = Object.entries(request.env).filter((entry): entry is [string, string] => entry[1] !== undefined);
@@ -117,7 +126,10 @@ export class NamespaceSession {
       ...env.map(([name, value]) => `${name}=${value}`),
     ];
     const stdin = typeof request.stdin === 'string' ? Buffer.from(request.stdin) : (request.stdin ?? Buffer.alloc(0));
-    this.send(request.keepStdin ? 'exec' : 'run', id, Buffer.concat([Buffer.from(`${fields.join('\0')}\0`), stdin]));
+    // A persistent shell's first input goes where its pipes end up (taken here, or relayed): after `started`.
+    if (request.keepStdin && stdin.length > 0) command.write(stdin);
+    const sent = request.keepStdin ? Buffer.alloc(0) : stdin;
+    this.send(request.keepStdin ? 'exec' : 'run', id, Buffer.concat([Buffer.from(`${fields.join('\0')}\0`), sent]));
     if (this.gone !== undefined) queueMicrotask(() => command.fail(this.exitReason()));
     return command;
   };
@@ -185,10 +197,44 @@ export class NamespaceSession {
     }
     const job = this.jobs.get(id);
     if (!job) return;
-    if (type === 'out') job.output(job.stdout, payload);
+    if (type === 'started') this.settlePipes(id, job, payload);
+    else if (type === 'out') job.output(job.stdout, payload);
     else if (type === 'err') job.output(job.stderr, payload);
     else if (type === 'exit') job.exited(Number(payload.toString()));
     else if (type === 'fail') job.fail(payload.toString());
+  }
+
+  /**
+   * A persistent shell started: take its pipe ends from the init (process-pipes.ts), so its
+   * output comes straight here instead of through the init's frames (~1 ms of CPU per rollout,
+   * docs/performance.md), or have them relayed where that open is refused. A plain run is relayed.
+   */
+  private settlePipes(id: number, job: RemoteCommand, payload: Buffer): void {
+    const [, ...ends] = payload.toString('latin1').split(' ').map(Number);
+    if (ends.length !== 6) return;
+    let opened: number[] | undefined;
+    if (this.takePipes && this.initPid !== undefined) {
+      const [input, inputInode, output, outputInode, error, errorInode] = ends as [
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+      ];
+      try {
+        opened = openHeldPipes(this.initPid, [
+          { descriptor: input, inode: inputInode, access: 'write' },
+          { descriptor: output, inode: outputInode, access: 'read' },
+          { descriptor: error, inode: errorInode, access: 'read' },
+        ]);
+      } catch {
+        this.takePipes = false;
+      }
+    }
+    this.send(opened ? 'take' : 'relay', id);
+    if (opened) job.takePipes(opened as [number, number, number]);
+    else job.relayed();
   }
 
   private onGone(reason: string | undefined): void {
@@ -214,14 +260,21 @@ class RemoteCommand extends EventEmitter implements StartedCommand {
   readonly stderr = new PassThrough();
   private finished = false;
   private pending = 3;
+  /** A persistent shell's stdin, held until its pipes are settled (taken here or relayed). */
+  private held?: Buffer[];
+  /** Its stdin pipe, when taken. */
+  private input?: Socket;
+  private sockets: Socket[] = [];
 
   constructor(
     readonly killGroup: () => void,
-    readonly write: (data: Buffer) => void,
+    private readonly relayInput: (data: Buffer) => void,
     forget: () => void,
     private readonly done: () => void,
+    keepStdin: boolean,
   ) {
     super();
+    if (keepStdin) this.held = [];
     let open = 2;
     const closed = () => {
       if (--open === 0) forget();
@@ -231,9 +284,46 @@ class RemoteCommand extends EventEmitter implements StartedCommand {
     this.stderr.once('close', closed);
   }
 
+  write(data: Buffer): void {
+    if (this.held) this.held.push(data);
+    else if (this.input) this.input.write(data);
+    else this.relayInput(data);
+  }
+
+  /** The shell's pipe ends, opened here: stdin, stdout, stderr. */
+  takePipes([input, output, error]: [number, number, number]): void {
+    this.input = new Socket({ fd: input, readable: false, writable: true });
+    // The shell's end goes first when it exits: a write then fails, and its exit is reported anyway.
+    this.input.on('error', () => {});
+    this.sockets = [this.input, this.reader(output, this.stdout), this.reader(error, this.stderr)];
+    this.release();
+  }
+
+  /** The init relays this shell's pipes in frames. */
+  relayed(): void {
+    this.release();
+  }
+
+  private release(): void {
+    const held = this.held ?? [];
+    this.held = undefined;
+    for (const data of held) this.write(data);
+  }
+
+  private reader(fd: number, stream: PassThrough): Socket {
+    const socket = new Socket({ fd, readable: true, writable: false });
+    socket.on('data', (chunk: Buffer) => this.output(stream, chunk));
+    socket.once('end', () => this.output(stream, Buffer.alloc(0)));
+    socket.once('error', () => this.output(stream, Buffer.alloc(0)));
+    stream.once('close', () => socket.destroy());
+    return socket;
+  }
+
   /** Called for each stream closed and for the exit: after all three the job is done. */
   private settle(): void {
-    if (--this.pending === 0) this.done();
+    if (--this.pending > 0) return;
+    for (const socket of this.sockets) socket.destroy();
+    this.done();
   }
 
   output(stream: PassThrough, chunk: Buffer): void {

@@ -291,7 +291,8 @@ sub open_session {
   return frame('fail', $id, "clone: $!") unless defined $pid;
   if ($pid == 0) {
     $SIG{CHLD} = 'DEFAULT';
-    my @zygote = ($wake_r, $wake_w, $in_w, $out_r, $go_w, map { grep { defined } @{$_}{qw(in out go)} } values %sessions);
+    closedir $OWN_ROOT;
+    my @zygote = ($wake_r, $wake_w, $in_w, $out_r, $go_w, $OWN_MNT, $OWN_IPC, map { grep { defined } @{$_}{qw(in out go)} } values %sessions);
     sandbox($path, $source, $network, $in_r, $out_w, $go_r, @zygote);
   }
   close $in_r; close $out_w; close $go_r;

@@ -1,7 +1,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { closeSync, constants, fstatSync, openSync, type Stats, statSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { NAMESPACE_INIT_SCRIPT } from './namespace-init.js';
+import { openHeldPipes } from './process-pipes.js';
 import { seccompFilter } from './seccomp-filter.js';
 import { ZYGOTE_SCRIPT, zygoteSystemCalls } from './zygote-script.js';
 import { encodeFrame, FrameParser } from './frame-parser.js';
@@ -28,6 +28,7 @@ export interface ZygoteSandboxRequest {
 }
 
 export interface ZygoteSandboxHandlers {
+  /** The sandbox's PID 1 exists (its pid here); with `wait`, it waits for `go`. */
   onPid(pid: number): void;
   /** Bytes from the sandbox's init (namespace-init.ts protocol). */
   onData(chunk: Buffer): void;
@@ -184,43 +185,31 @@ export class Zygote {
     const queued = entry.queued ?? [];
     delete entry.queued;
     for (const message of queued) this.toSandbox(id, message.type, message.payload);
-    if (entry.request.wait) entry.handlers.onPid(pid);
-    else this.toSandbox(id, 'go');
+    entry.handlers.onPid(pid);
+    if (!entry.request.wait) this.toSandbox(id, 'go');
   }
 
-  /**
-   * The init's pipe ends, opened through the zygote's descriptors. Each must be the very pipe the
-   * zygote named (its inode), checked before the open and again on what was opened: should the
-   * zygote have died and its pid gone to another process, nothing of that process's is opened.
-   */
+  /** The init's pipe ends, opened through the zygote's descriptors (process-pipes.ts). */
   private openPipes([input, inputInode, output, outputInode]: PipeEnd): DirectPipes | undefined {
     if (!this.direct || this.pid === undefined) return undefined;
-    const opened: number[] = [];
-    const named = (stat: Stats, inode: number) => stat.isFIFO() && stat.ino === inode;
-    const open = (descriptor: number, inode: number, flags: number) => {
-      const path = `/proc/${this.pid}/fd/${descriptor}`;
-      if (!named(statSync(path), inode)) return false;
-      const fd = openSync(path, flags | constants.O_NONBLOCK);
-      opened.push(fd);
-      return named(fstatSync(fd), inode);
-    };
+    let opened: number[] | undefined;
     try {
-      if (open(input, inputInode, constants.O_WRONLY) && open(output, outputInode, constants.O_RDONLY)) {
-        return {
-          input: new Socket({ fd: opened[0]!, readable: false, writable: true }),
-          output: new Socket({ fd: opened[1]!, readable: true, writable: false }),
-          reaped: false,
-          drained: false,
-        };
-      }
-    } catch (error) {
+      opened = openHeldPipes(this.pid, [
+        { descriptor: input, inode: inputInode, access: 'write' },
+        { descriptor: output, inode: outputInode, access: 'read' },
+      ]);
+    } catch {
       // Refused (the kernel or a security module keeps other processes' descriptors shut): relay
-      // from now on. Anything else (ENXIO, ENOENT: this init or the zygote is gone) is this sandbox's alone.
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'EACCES' || code === 'EPERM') this.direct = false;
+      // from now on. Anything else (this init or the zygote is gone) is this sandbox's alone.
+      this.direct = false;
     }
-    for (const fd of opened) closeSync(fd);
-    return undefined;
+    if (!opened) return undefined;
+    return {
+      input: new Socket({ fd: opened[0]!, readable: false, writable: true }),
+      output: new Socket({ fd: opened[1]!, readable: true, writable: false }),
+      reaped: false,
+      drained: false,
+    };
   }
 
   private attach(id: number, entry: Entry, direct: DirectPipes): void {

@@ -157,12 +157,35 @@ describe(`the sandbox zygote, ${who}`, bwrap, () => {
     }
   });
 
+  it('a persistent shell’s pipes go straight to the spawn host as root (its init holds none), else the init relays them', async () => {
+    const box = await sandbox();
+    try {
+      await box.exec('true');
+      const [init] = pids(`traj-sandbox-init ${box.workdir}`).filter(ours);
+      assert.ok(init, 'the sandbox’s init runs');
+      // Not dumpable, the init's /proc/PID/fd is root's: another user can neither count nor take them.
+      const held = () => (process.getuid?.() === 0 ? readdirSync(`/proc/${init}/fd`).length : 0);
+      const before = held();
+      const result = await box.execInShell('echo out; echo err >&2');
+      assert.deepEqual([result.stdout, result.stderr], ['out\n', 'err\n']);
+      // A relaying init holds the shell's stdin, stdout and stderr: three more.
+      assert.equal(held(), before);
+      assert.equal((await box.execInShell('cat <<EOF\nfed\nEOF')).stdout, 'fed\n', 'input reaches it too');
+    } finally {
+      await box.dispose();
+    }
+  });
+
   it('where the spawn host may not open the pipes, the zygote relays them: output, exit code and end', async () => {
     const staging = mkdtempSync(join(tmpdir(), 'traj-zygote-relay-'));
     const spec: ZygoteSpec = { bwrap: zygoteOptions({ staging }), env: { PATH: '/usr/bin:/bin' }, seccomp: true };
     const zygote = new Zygote(spec, { direct: false });
     const open = async () => {
-      const session = new NamespaceSession(zygote, { zygote: spec, network: false, reuse: false });
+      const session = new NamespaceSession(
+        zygote,
+        { zygote: spec, network: false, reuse: false },
+        { takePipes: false },
+      );
       await session.ready;
       return session;
     };
@@ -178,6 +201,23 @@ describe(`the sandbox zygote, ${who}`, bwrap, () => {
         second.launch,
       );
       assert.deepEqual([result.exitCode, result.stdout, result.stderr], [3, 'relayed\n', 'to-stderr\n']);
+      // A persistent shell's pipes, relayed by the init as well.
+      const shell = second.launch({
+        command: '',
+        argv: ['bash'],
+        keepStdin: true,
+        cwd: '/',
+        env: { PATH: '/usr/bin:/bin' },
+      });
+      let said = '';
+      shell.stdout.on('data', (chunk: Buffer) => {
+        said += chunk.toString();
+      });
+      const code = new Promise((resolve) => shell.once('exit', resolve));
+      shell.write(Buffer.from('echo relayed-shell; exit 4\n'));
+      assert.equal(await code, 4);
+      for (let wait = 0; wait < 50 && !said; wait++) await sleep(20);
+      assert.equal(said, 'relayed-shell\n');
       await Promise.all([first.close(), second.close()]);
       assert.equal(held(), withOne - 2, 'both ends are let go with the sandboxes');
     } finally {
