@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
+import { lchownSync, mkdtempSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
 import { lchown, mkdir, readdir, realpath, rm, stat } from 'node:fs/promises';
 import { threadId } from 'node:worker_threads';
 import { basename, dirname, join } from 'node:path';
@@ -125,12 +125,31 @@ function sandboxUser(isolation: Extract<LocalIsolation, { mode: 'bwrap' }>): San
 /**
  * Give the folder and everything in it to the sandbox user, before its first command: until
  * then no sandboxed process exists to race the walk, and file-only rollouts never pay for it.
+ * The common folder (empty, or a few files) is done with synchronous calls, as removeFolder does:
+ * the promise forms' round trips through libuv's pool cost more CPU than the calls themselves.
  */
 async function ownTree(path: string, user: SandboxUser): Promise<void> {
+  if (!ownFlatFolder(path, user)) await ownTreeAsync(path, user);
+}
+
+/** ownTree for a folder of at most FLAT_FOLDER_ENTRIES plain entries; false (nothing done) otherwise. */
+function ownFlatFolder(path: string, user: SandboxUser): boolean {
+  try {
+    const entries = readdirSync(path, { withFileTypes: true });
+    if (entries.length > FLAT_FOLDER_ENTRIES || entries.some((entry) => entry.isDirectory())) return false;
+    lchownSync(path, user.uid, user.gid);
+    for (const entry of entries) lchownSync(join(path, entry.name), user.uid, user.gid);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function ownTreeAsync(path: string, user: SandboxUser): Promise<void> {
   await lchown(path, user.uid, user.gid);
   const entries = await readdir(path, { withFileTypes: true }).catch(() => []);
   for (const entry of entries) {
-    if (entry.isDirectory()) await ownTree(join(path, entry.name), user);
+    if (entry.isDirectory()) await ownTreeAsync(join(path, entry.name), user);
     else await lchown(join(path, entry.name), user.uid, user.gid);
   }
 }
@@ -425,8 +444,8 @@ class LocalSandbox implements Sandbox {
   }
 }
 
-/** Entries up to which a flat sandbox folder is removed with synchronous calls (see removeFolder). */
-const SYNC_REMOVE_ENTRIES = 64;
+/** Entries up to which a flat sandbox folder is owned or removed with synchronous calls (ownTree, removeFolder). */
+const FLAT_FOLDER_ENTRIES = 64;
 
 /**
  * Delete a sandbox folder. The common case, a few plain files, takes one readdir, an unlink per
@@ -440,7 +459,7 @@ const SYNC_REMOVE_ENTRIES = 64;
 async function removeFolder(folder: string): Promise<void> {
   try {
     const entries = readdirSync(folder, { withFileTypes: true });
-    if (entries.length <= SYNC_REMOVE_ENTRIES && entries.every((entry) => !entry.isDirectory())) {
+    if (entries.length <= FLAT_FOLDER_ENTRIES && entries.every((entry) => !entry.isDirectory())) {
       for (const entry of entries) unlinkSync(join(folder, entry.name));
       rmdirSync(folder);
       return;
