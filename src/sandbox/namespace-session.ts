@@ -172,9 +172,10 @@ export class NamespaceSession {
     this.send('name', 0, Buffer.from(folder?.path ?? ''));
   }
 
-  /** Kill at once (the spawn host is going away). */
-  kill(): void {
+  /** Kill at once (the spawn host is going away): its pids cgroup, if any, for the caller to remove once empty. */
+  kill(): string | undefined {
     this.channel.send('kill');
+    return this.cgroup;
   }
 
   private send(type: string, id: number, payload: Buffer = Buffer.alloc(0)): void {

@@ -17,7 +17,7 @@
 import { closeSync, readdirSync, readFileSync } from 'node:fs';
 import { NamespaceSession, reuseKey, type NamespaceSpec } from './namespace-session.js';
 import { Zygote, type ZygoteSpec } from './zygote.js';
-import { removeSpareCgroups } from './process-limit.js';
+import { removeCgroup, removeSpareCgroups } from './process-limit.js';
 import {
   exitCodeOf,
   killProcessGroup,
@@ -28,6 +28,9 @@ import {
   type CommandResult,
   type StartedCommand,
 } from './process-group.js';
+
+/** How long the host waits at the end for its sandboxes' cgroups to empty and go. */
+const CGROUP_REMOVAL_MS = 1_500;
 
 /** How long an ended shell's pipes may stay open (a background job holds them) before it is reported. */
 const SHELL_DRAIN_MS = 200;
@@ -229,8 +232,12 @@ process.on('message', (message: HostRequest) => {
 process.on('disconnect', () => {
   for (const { pid } of running.values()) if (pid !== undefined) killProcessGroup(pid);
   for (const child of shells.values()) child.killGroup();
-  for (const session of [...sessions.values(), ...[...idle.values()].flat()]) session.kill();
+  const cgroups = [...sessions.values(), ...[...idle.values()].flat()].map((session) => session.kill());
   for (const zygote of zygotes.values()) zygote.kill();
   removeSpareCgroups();
-  process.exit(0);
+  // The sandboxes' own cgroups go once their processes have left them (removeCgroup retries for
+  // up to ~1 s); they would otherwise be left for prune, and a --workdir sandbox's never pruned.
+  const removed = cgroups.filter((cgroup) => cgroup !== undefined).map((cgroup) => removeCgroup(cgroup));
+  setTimeout(() => process.exit(0), CGROUP_REMOVAL_MS).unref();
+  void Promise.all(removed).finally(() => process.exit(0));
 });

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
-import { availableParallelism } from 'node:os';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import { createLocalSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { pidsCgroupBase } from '../../src/sandbox/process-limit.js';
 import { runFileAsNobody } from '../helpers/as-nobody.js';
 import { bwrapSuiteOptions } from '../helpers/bwrap.js';
 
@@ -23,6 +29,15 @@ const sandbox = (reuse = true, network = false) =>
 async function run(box: Sandbox, command: string): Promise<string> {
   const result = await box.exec(command);
   return `${result.stdout}${result.stderr}`;
+}
+
+/** The processes in a cgroup, none when it is gone. */
+function pidsIn(cgroup: string): string[] {
+  try {
+    return readFileSync(`${cgroup}/cgroup.procs`, 'utf8').split('\n').filter(Boolean);
+  } catch {
+    return [];
+  }
 }
 
 const NAMESPACES = 'readlink /proc/self/ns/pid /proc/self/ns/mnt /proc/self/ns/net /proc/self/ns/ipc';
@@ -147,6 +162,31 @@ describe(`reused namespaces, ${who}`, bwrap, () => {
     );
     assert.ok(same, 'the namespaces were reused');
     assert.doesNotMatch(seen, /reuse-mark|sleep/);
+  });
+
+  it('namespaces waiting for reuse end with the run, their pids cgroups removed', {
+    skip: !pidsCgroupBase() && 'no pids cgroup can be made here',
+  }, async () => {
+    // A run of its own: one sandbox, one command, dispose (its namespaces wait for reuse), exit. In
+    // a folder of the user's (--workdir): prune, which any run starts with, never removes its cgroup.
+    const folder = mkdtempSync(join(tmpdir(), 'traj-reuse-workdir-'));
+    const script = `
+      const { createLocalSandbox } = await import(${JSON.stringify(new URL('../../src/sandbox/index.js', import.meta.url).href)});
+      const { existsSync } = await import('node:fs');
+      const { join, basename } = await import('node:path');
+      const box = await createLocalSandbox({ kind: 'local', hostFolder: ${JSON.stringify(folder)}, local: { isolation: 'bwrap' } });
+      await box.exec('true');
+      await box.dispose();
+      const cgroup = join(${JSON.stringify(pidsCgroupBase() ?? '')}, basename(box.workdir));
+      console.log(JSON.stringify({ cgroup, held: existsSync(cgroup) }));
+      process.exit(0);`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script]);
+    const { cgroup, held } = JSON.parse(stdout) as { cgroup: string; held: boolean };
+    assert.ok(held, 'the control: the waiting namespaces hold their cgroup');
+    for (let wait = 0; wait < 50 && existsSync(cgroup); wait++) await sleep(100);
+    assert.ok(!existsSync(cgroup), `${cgroup} is left`);
+    assert.deepEqual(pidsIn(cgroup), []);
+    rmSync(folder, { recursive: true, force: true });
   });
 
   if (process.getuid?.() === 0 && !nested) {
