@@ -1,4 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import {
   machineBusyMs,
@@ -10,6 +11,7 @@ import {
 } from './processes.js';
 import { scriptedBatchArgs } from '../../src/testing/index.js';
 import { machineDescription, runBareClient } from './bare-baseline.js';
+import { createCpuQuotaGroup, type CpuQuotaGroup, joinGroupScript } from './cpu-quota.js';
 
 export interface BatchThroughputOptions {
   name: string;
@@ -91,6 +93,7 @@ async function measureRun(
     writePrompts(dataset, options.prompts, 'benchmark prompt');
     const config = join(scratch.path, 'run.yaml');
     writeFileSync(config, options.isolation ? `local:\n  isolation: ${options.isolation}\n` : '{}\n');
+    const tree = treeGroup(options.name);
     const measured = await measureCli(
       scriptedBatchArgs(dataset, options.name, server.url, 'NO_KEY', [
         '--config',
@@ -102,8 +105,10 @@ async function measureRun(
         '--max-turns',
         String(options.toolTurns + 2),
       ]),
-      { cwd: scratch.path },
+      { cwd: scratch.path, ...(tree ? { shellPrefix: joinGroupScript(tree) } : {}) },
     );
+    const treeMs = tree?.usageMs();
+    tree?.remove();
     if (measured.code !== 0) throw new Error(`traj batch exited ${measured.code}: ${measured.stderr.slice(-2000)}`);
     const serverCpuMs = server.cpuMs() - serverCpuBefore;
     const machineMs = machineBusyMs() - machineBefore;
@@ -142,6 +147,10 @@ async function measureRun(
       // Kernel time included: all cores' busy time over the run, less the mock server's share.
       machine_cpu_s: round(machineMs / 1000),
       machine_cpu_ms_per_rollout_less_mock: round((machineMs - serverCpuMs) / options.prompts),
+      // traj and every process it started (spawn host, bubblewrap, zygote, inits, tool commands),
+      // kernel time in their context included, from a cgroup: not moved by the rest of the machine,
+      // but blind to kernel threads (a network namespace's teardown runs in one).
+      ...(treeMs === undefined ? {} : { tree_cpu_ms_per_rollout: round(treeMs / options.prompts) }),
       first_rollout_start_ms:
         firstRolloutStart(join(scratch.path, 'datasets', options.name, 'trajectories.jsonl')) - measured.spawned_at,
       start_line: measured.stderr.split('\n').find((line) => line.includes('rollouts in flight')) ?? '',
@@ -151,6 +160,23 @@ async function measureRun(
   } finally {
     scratch.remove();
   }
+}
+
+/**
+ * An uncapped cgroup to count traj's process tree in, where one can be made (root) in cgroup v1's
+ * cpuacct hierarchy. Not in v2: traj makes each sandbox's pids cgroup under its own, and a v2
+ * group with controllers for its children may hold no process itself.
+ */
+function treeGroup(name: string): CpuQuotaGroup | undefined {
+  let group: CpuQuotaGroup;
+  try {
+    group = createCpuQuotaGroup(`tree-${name}`, availableParallelism());
+  } catch {
+    return undefined;
+  }
+  if (group.version === 'v1') return group;
+  group.remove();
+  return undefined;
 }
 
 function medianBy(runs: Record<string, number | string>[], key: string): Record<string, number | string> {

@@ -4,14 +4,15 @@ type Figures = Record<string, number | string | number[]>;
 
 /**
  * The same batch under bubblewrap and unsandboxed, in alternating pairs against the same kind of
- * mock: each pair gives the two ratios (wall, machine CPU per rollout), and the headline figures
- * are their medians, so a slow minute of the machine moves one pair, not the result.
+ * mock: each pair gives the ratios (wall, machine CPU per rollout, and where a cgroup can be made,
+ * the CPU of traj's process tree per rollout), and the headline figures are their medians, so a
+ * slow minute of the machine moves one pair, not the result.
  */
 export async function sandboxOverheadBenchmark(
   options: Omit<BatchThroughputOptions, 'name' | 'isolation'>,
   pairs: number,
 ): Promise<Figures> {
-  const measured: { bwrap: Figures; none: Figures; wall: number; cpu: number }[] = [];
+  const measured: { bwrap: Figures; none: Figures; wall: number; cpu: number; tree: number }[] = [];
   for (let pair = 0; pair < pairs; pair++) {
     const bwrap = await batchThroughputBenchmark({ ...options, name: 'batch-1000x3', isolation: 'bwrap' });
     const none = await batchThroughputBenchmark({ ...options, name: 'batch-1000x3-unsandboxed', isolation: 'none' });
@@ -20,10 +21,12 @@ export async function sandboxOverheadBenchmark(
       none,
       wall: ratio(bwrap.wall_s, none.wall_s),
       cpu: ratio(bwrap.machine_cpu_ms_per_rollout_less_mock, none.machine_cpu_ms_per_rollout_less_mock),
+      tree: ratio(bwrap.tree_cpu_ms_per_rollout, none.tree_cpu_ms_per_rollout),
     });
   }
   const middle = [...measured].sort((a, b) => a.cpu - b.cpu)[Math.floor(measured.length / 2)]!;
-  const walls = measured.map((pair) => pair.wall).sort((a, b) => a - b);
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  const trees = measured.map((pair) => pair.tree).filter((value) => Number.isFinite(value));
   return {
     ...middle.bwrap,
     unsandboxed_wall_s: middle.none.wall_s,
@@ -33,8 +36,15 @@ export async function sandboxOverheadBenchmark(
     pairs,
     bwrap_over_unsandboxed_wall_each: measured.map((pair) => pair.wall),
     bwrap_over_unsandboxed_machine_cpu_per_rollout_each: measured.map((pair) => pair.cpu),
-    bwrap_over_unsandboxed_wall: walls[Math.floor(walls.length / 2)]!,
+    bwrap_over_unsandboxed_wall: median(measured.map((pair) => pair.wall)),
     bwrap_over_unsandboxed_machine_cpu_per_rollout: middle.cpu,
+    ...(trees.length === measured.length
+      ? {
+          unsandboxed_tree_cpu_ms_per_rollout: middle.none.tree_cpu_ms_per_rollout!,
+          bwrap_over_unsandboxed_tree_cpu_per_rollout_each: trees,
+          bwrap_over_unsandboxed_tree_cpu_per_rollout: median(trees),
+        }
+      : {}),
   };
 }
 
