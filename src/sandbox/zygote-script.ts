@@ -51,9 +51,9 @@ export const PRIVATE_FOLDERS = ['/tmp', '/var/tmp', '/run', '/dev/shm'];
 export const ZYGOTE_SCRIPT = String.raw`
 use strict; use warnings;
 my ($numbers, $filter_hex, $INIT, $mode) = @ARGV;
-my ($SYS_UNSHARE, $SYS_MOUNT, $SYS_SETHOSTNAME, $SYS_PRCTL, $SYS_CAPSET, $SYS_CLOSE_RANGE, $SYS_EXIT_GROUP, $SYS_DUP3, $SYS_SETSID, $SYS_CLONE, $SYS_SETNS, $SYS_UMOUNT2, $SYS_OPEN_TREE, $SYS_MOVE_MOUNT, $SYS_SCHED_GETATTR, $SYS_IOPRIO_GET) = split /,/, $numbers;
-# For the init's check of its own scheduling, I/O priority and limits before its namespace is reused.
-our ($SCHED_GETATTR, $IOPRIO_GET) = ($SYS_SCHED_GETATTR, $SYS_IOPRIO_GET);
+my ($SYS_UNSHARE, $SYS_MOUNT, $SYS_SETHOSTNAME, $SYS_PRCTL, $SYS_CAPSET, $SYS_CLOSE_RANGE, $SYS_EXIT_GROUP, $SYS_DUP3, $SYS_SETSID, $SYS_CLONE, $SYS_SETNS, $SYS_UMOUNT2, $SYS_OPEN_TREE, $SYS_MOVE_MOUNT, $SYS_SCHED_GETATTR, $SYS_IOPRIO_GET, $SYS_OPENAT, $SYS_READ, $SYS_CLOSE) = split /,/, $numbers;
+# The system calls the init makes itself (namespace-init.ts).
+our %SYSCALL = (dup3 => $SYS_DUP3, sched_getattr => $SYS_SCHED_GETATTR, ioprio_get => $SYS_IOPRIO_GET, openat => $SYS_OPENAT, read => $SYS_READ, close => $SYS_CLOSE);
 my $FILTER = $filter_hex eq '-' ? '' : pack('H*', $filter_hex);
 my ($NEWNS, $NEWCGROUP, $NEWUTS, $NEWIPC, $NEWPID, $NEWNET) = (0x20000, 0x2000000, 0x4000000, 0x8000000, 0x20000000, 0x40000000);
 my ($RDONLY, $NOSUID, $NODEV, $NOEXEC, $REMOUNT, $BIND, $REC) = (1, 2, 4, 8, 32, 4096, 16384);
@@ -376,11 +376,12 @@ serve(
 
 /**
  * unshare, mount, sethostname, prctl, capset, close_range, exit_group, dup3, setsid, clone, setns,
- * umount2, open_tree, move_mount, sched_getattr and ioprio_get, for each architecture the zygote runs on.
+ * umount2, open_tree, move_mount, sched_getattr, ioprio_get, openat, read and close, for each
+ * architecture the zygote runs on.
  */
 const SYSTEM_CALLS: Record<string, number[]> = {
-  x64: [272, 165, 170, 157, 126, 436, 231, 292, 112, 56, 308, 166, 428, 429, 315, 252],
-  arm64: [97, 40, 161, 167, 91, 436, 94, 24, 157, 220, 268, 39, 428, 429, 275, 31],
+  x64: [272, 165, 170, 157, 126, 436, 231, 292, 112, 56, 308, 166, 428, 429, 315, 252, 257, 0, 3],
+  arm64: [97, 40, 161, 167, 91, 436, 94, 24, 157, 220, 268, 39, 428, 429, 275, 31, 56, 63, 57],
 };
 
 /** The system call numbers the zygote needs on this machine, or undefined where none are written. */
