@@ -6,7 +6,7 @@ import { PassThrough } from 'node:stream';
 import { errorMessage } from '../errors.js';
 import { acquirePidsCgroup, releasePidsCgroup } from './process-limit.js';
 import type { CommandRequest, Launcher, StartedCommand } from './process-group.js';
-import { openHeldPipes } from './process-pipes.js';
+import { openHeldPipes, reportedPipes } from './process-pipes.js';
 import type { Zygote, ZygoteChannel, ZygoteSandboxRequest, ZygoteSpec } from './zygote.js';
 import { encodeFrame, FrameParser } from './frame-parser.js';
 
@@ -212,23 +212,12 @@ export class NamespaceSession {
    */
   private settlePipes(id: number, job: RemoteCommand, payload: Buffer): void {
     const [, ...ends] = payload.toString('latin1').split(' ').map(Number);
-    if (ends.length !== 6) return;
+    const pipes = reportedPipes(ends, ['write', 'read', 'read']);
+    if (!pipes) return;
     let opened: number[] | undefined;
     if (this.takePipes && this.initPid !== undefined) {
-      const [input, inputInode, output, outputInode, error, errorInode] = ends as [
-        number,
-        number,
-        number,
-        number,
-        number,
-        number,
-      ];
       try {
-        opened = openHeldPipes(this.initPid, [
-          { descriptor: input, inode: inputInode, access: 'write' },
-          { descriptor: output, inode: outputInode, access: 'read' },
-          { descriptor: error, inode: errorInode, access: 'read' },
-        ]);
+        opened = openHeldPipes(this.initPid, pipes);
       } catch {
         this.takePipes = false;
       }

@@ -37,3 +37,12 @@ export function openHeldPipes(pid: number, pipes: HeldPipe[]): number[] | undefi
     return undefined;
   }
 }
+
+/**
+ * The pipe ends another process reports as `descriptor inode` pairs, in order, each opened here
+ * for `access` (the same order); undefined when the numbers do not match.
+ */
+export function reportedPipes(numbers: number[], access: HeldPipe['access'][]): HeldPipe[] | undefined {
+  if (numbers.length !== access.length * 2 || numbers.some((number) => !Number.isInteger(number))) return undefined;
+  return access.map((how, index) => ({ descriptor: numbers[index * 2]!, inode: numbers[index * 2 + 1]!, access: how }));
+}

@@ -1,7 +1,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { Socket } from 'node:net';
 import { NAMESPACE_INIT_SCRIPT } from './namespace-init.js';
-import { openHeldPipes } from './process-pipes.js';
+import { openHeldPipes, reportedPipes } from './process-pipes.js';
 import { seccompFilter } from './seccomp-filter.js';
 import { ZYGOTE_SCRIPT, zygoteSystemCalls } from './zygote-script.js';
 import { encodeFrame, FrameParser } from './frame-parser.js';
@@ -56,9 +56,6 @@ interface DirectPipes {
   reaped: boolean;
   drained: boolean;
 }
-
-/** The init's stdin and stdout pipe ends in the zygote: descriptor, inode, descriptor, inode. */
-type PipeEnd = [number, number, number, number];
 
 interface Entry {
   handlers: ZygoteSandboxHandlers;
@@ -179,8 +176,8 @@ export class Zygote {
    * lets this process open them, then let the session join the cgroup (or go on at once).
    */
   private started(id: number, entry: Entry, payload: Buffer): void {
-    const [pid, ...pipes] = payload.toString('latin1').split(' ').map(Number) as [number, ...PipeEnd];
-    const direct = this.openPipes(pipes);
+    const [pid, ...ends] = payload.toString('latin1').split(' ').map(Number) as [number, ...number[]];
+    const direct = this.openPipes(ends);
     if (direct) this.attach(id, entry, direct);
     const queued = entry.queued ?? [];
     delete entry.queued;
@@ -190,14 +187,12 @@ export class Zygote {
   }
 
   /** The init's pipe ends, opened through the zygote's descriptors (process-pipes.ts). */
-  private openPipes([input, inputInode, output, outputInode]: PipeEnd): DirectPipes | undefined {
-    if (!this.direct || this.pid === undefined) return undefined;
+  private openPipes(ends: number[]): DirectPipes | undefined {
+    const pipes = reportedPipes(ends, ['write', 'read']);
+    if (!this.direct || this.pid === undefined || !pipes) return undefined;
     let opened: number[] | undefined;
     try {
-      opened = openHeldPipes(this.pid, [
-        { descriptor: input, inode: inputInode, access: 'write' },
-        { descriptor: output, inode: outputInode, access: 'read' },
-      ]);
+      opened = openHeldPipes(this.pid, pipes);
     } catch {
       // Refused (the kernel or a security module keeps other processes' descriptors shut): relay
       // from now on. Anything else (this init or the zygote is gone) is this sandbox's alone.
