@@ -133,10 +133,7 @@ sub mounts {
   my ($path, $source, $network) = @_;
   fresh_folders();
   mount_or_die($source, $path, undef, $BIND | $REC) if folder_point($path, $source);
-  if ($network && -d '/.traj/resolve') {
-    mkdir('/run/systemd', 0755); mkdir('/run/systemd/resolve', 0755);
-    mount_or_die('/.traj/resolve', '/run/systemd/resolve', undef, $BIND | $REC);
-  }
+  mount_or_die('/.traj/resolve', resolve_point(), undef, $BIND | $REC) if $network && -d '/.traj/resolve';
   mount_or_die('tmpfs', '/.traj', 'tmpfs', $RDONLY | $NOSUID | $NODEV | $NOEXEC, 'mode=0');
   # A network namespace of its own starts with its loopback down. (With the network on, it is the host's.)
   if (!$network) {
@@ -155,29 +152,34 @@ sub fresh_folders {
   mount_or_die('devpts', '/dev/pts', 'devpts', $NOSUID | $NOEXEC, 'newinstance,ptmxmode=0666,mode=620');
 }
 
-# Make the place the sandbox folder is attached at; false when there is nothing to attach (no
-# folder, or a --workdir folder the zygote's own view holds at its path). A folder inside a private
-# folder is made in its fresh tmpfs; one elsewhere gets a tmpfs of its own on its parent, so no
-# other sandbox's folder shows there (the scrub lifts it again).
+sub in_private { my ($path) = @_; return grep { index("$path/", "$_/") == 0 } @PRIVATE; }
+# Whether a sandbox folder is attached at its path: not when there is none, nor for a --workdir
+# folder the zygote's own view holds at its path.
+sub attached_at { my ($path, $source) = @_; return length($path) && (in_private($path) || $source ne $path); }
+# The parent a folder outside the private folders gets a tmpfs on, so no other sandbox's folder
+# shows there (the scrub lifts it again).
+sub covered_parent {
+  my ($path, $source) = @_;
+  return undef if !attached_at($path, $source) || in_private($path);
+  return ($path =~ m{\A(.*)/[^/]+\z})[0];
+}
+
+# Make the place the sandbox folder is attached at, if it is (attached_at): inside a private
+# folder, made in its fresh tmpfs; elsewhere, under a tmpfs laid on its parent.
 sub folder_point {
   my ($path, $source) = @_;
-  return 0 unless length $path;
-  if (grep { index("$path/", "$_/") == 0 } @PRIVATE) {
+  return 0 unless attached_at($path, $source);
+  if (defined(my $parent = covered_parent($path, $source))) {
+    mount_or_die('tmpfs', $parent, 'tmpfs', $NOSUID | $NODEV, 'mode=0755');
+    mkdir($path, 0700) or die "mkdir $path: $!\n";
+  } else {
     my $made = ''; for my $part (grep { length } split m{/}, $path) { $made .= "/$part"; mkdir($made, 0700); }
-    return 1;
   }
-  return 0 if $source eq $path;
-  my ($parent) = $path =~ m{\A(.*)/[^/]+\z};
-  mount_or_die('tmpfs', $parent, 'tmpfs', $NOSUID | $NODEV, 'mode=0755');
-  mkdir($path, 0700) or die "mkdir $path: $!\n";
   return 1;
 }
 
-sub covered_parent {
-  my ($path, $source) = @_;
-  return undef if !length $path || $source eq $path || grep { index("$path/", "$_/") == 0 } @PRIVATE;
-  return ($path =~ m{\A(.*)/[^/]+\z})[0];
-}
+# Where systemd-resolved's socket folder goes with the network on, made in the fresh /run.
+sub resolve_point { mkdir('/run/systemd', 0755); mkdir('/run/systemd/resolve', 0755); return '/run/systemd/resolve'; }
 
 # Reuse of a sandbox's namespaces for the next rollout (namespace-session.ts recycle): its init has
 # killed every process and found nothing left (namespace-init.ts reset). The zygote steps into the
@@ -234,11 +236,11 @@ sub attach {
     push @trees, $fd; return $fd;
   };
   my $why = eval {
-    my $folder = length($path) && ($source ne $path || grep { index("$path/", "$_/") == 0 } @PRIVATE) ? $tree->($source) : undef;
+    my $folder = attached_at($path, $source) ? $tree->($source) : undef;
     my $resolve = $session->{network} && -d '/.traj/resolve' ? $tree->('/.traj/resolve') : undef;
     inside($session, sub {
       move($folder, $path) if folder_point($path, $source);
-      if (defined $resolve) { mkdir('/run/systemd', 0755); mkdir('/run/systemd/resolve', 0755); move($resolve, '/run/systemd/resolve'); }
+      move($resolve, resolve_point()) if defined $resolve;
     });
   } // ($@ || 'unknown error');
   call($SYS_CLOSE_RANGE, $_, $_, 0) for @trees;

@@ -225,8 +225,13 @@ export class Zygote {
     if (!entry.direct?.reaped || !entry.direct.drained || this.sandboxes.get(id) !== entry) return;
     this.sandboxes.delete(id);
     closePipes(entry.direct);
-    entry.prepared?.('the sandbox is gone');
-    entry.handlers.onGone();
+    this.gone(entry);
+  }
+
+  /** A sandbox ended (`reason` when it did not just empty): a scrub or attach awaited gets that answer too. */
+  private gone(entry: Entry, reason?: string): void {
+    entry.prepared?.(reason ?? 'the sandbox is gone');
+    entry.handlers.onGone(reason);
   }
 
   /** Kill the zygote: every sandbox dies with it (PR_SET_PDEATHSIG down the chain). */
@@ -257,8 +262,7 @@ export class Zygote {
       this.settle(id, entry);
     } else if (type === 'gone' || type === 'fail') {
       this.sandboxes.delete(id);
-      entry.prepared?.('the sandbox is gone');
-      entry.handlers.onGone(type === 'fail' ? payload.toString('utf8') : undefined);
+      this.gone(entry, type === 'fail' ? payload.toString('utf8') : undefined);
     }
   }
 
@@ -269,8 +273,7 @@ export class Zygote {
     this.sandboxes.clear();
     for (const entry of entries) {
       if (entry.direct) closePipes(entry.direct);
-      entry.prepared?.(reason);
-      entry.handlers.onGone(reason);
+      this.gone(entry, reason);
     }
   }
 
