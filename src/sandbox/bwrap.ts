@@ -145,6 +145,9 @@ export function zygoteOptions(view: ZygoteViewOptions): string[] {
     '/proc',
     '--dev',
     '/dev',
+    // Each sandbox's POSIX message queues show there (zygote-script.ts mounts).
+    '--dir',
+    '/dev/mqueue',
     ...['/tmp', '/var/tmp', '/run', '/.traj'].flatMap((path) => ['--dir', path]),
     ...(staging ? ['--bind', staging, STAGING, ...(privateFolder(staging) ? [] : ['--dir', staging])] : []),
     ...(view.folder ? ['--bind', view.folder, workFolderSource(view.folder)] : []),

@@ -36,29 +36,30 @@ export const PRIVATE_FOLDERS = ['/tmp', '/var/tmp', '/run', '/dev/shm'];
  *        `data`  bytes for the session's init (its stdin)
  *        `close` end the init's input: it exits, and with it the namespace
  *        `kill`  SIGKILL the session's PID 1 (everything inside dies with it)
- *        `scrub` (after the init's reset found nothing left) in the session's mount and IPC
- *                namespaces: refuse if a POSIX message queue is left, else lift the private
- *                folders, /dev/pts and the sandbox folder, and mount fresh ones
- *        `attach` payload source \0 path: bind the next rollout's folder into scrubbed namespaces
+ *        `attach` payload source \0 path (after the init's reset found nothing left): in the
+ *                session's mount and IPC namespaces, refuse if a POSIX message queue is left,
+ *                else lift /dev/pts, the last rollout's folder and every private folder not
+ *                exactly as the last attach left it, mount fresh ones, and bind the next
+ *                rollout's folder
  *        end of input: every session is killed and the zygote exits.
  * - out: `ready 0` (payload: the zygote's pid), `pid` (payload: the child's pid, then the
  *        descriptor and inode of the init's stdin pipe end here, then of its stdout's), `data`
  *        (the init's output, when relayed), `gone` (the namespace is empty), `fail` (why a
- *        session could not be made), `scrubbed` and `attached` (empty when done, else why not).
+ *        session could not be made), `attached` (empty when done, else why not).
  * Arguments: the system call numbers (zygoteSystemCalls), the seccomp filter in hex (or -), the
  * init script, and `probe` to make one sandbox and exit with it.
  */
 export const ZYGOTE_SCRIPT = String.raw`
 use strict; use warnings;
 my ($numbers, $filter_hex, $INIT, $mode) = @ARGV;
-my ($SYS_UNSHARE, $SYS_MOUNT, $SYS_SETHOSTNAME, $SYS_PRCTL, $SYS_CAPSET, $SYS_CLOSE_RANGE, $SYS_EXIT_GROUP, $SYS_DUP3, $SYS_SETSID, $SYS_CLONE, $SYS_SETNS, $SYS_UMOUNT2, $SYS_OPEN_TREE, $SYS_MOVE_MOUNT, $SYS_SCHED_GETATTR, $SYS_IOPRIO_GET, $SYS_OPENAT, $SYS_READ, $SYS_CLOSE) = split /,/, $numbers;
+my ($SYS_UNSHARE, $SYS_MOUNT, $SYS_SETHOSTNAME, $SYS_PRCTL, $SYS_CAPSET, $SYS_CLOSE_RANGE, $SYS_EXIT_GROUP, $SYS_DUP3, $SYS_SETSID, $SYS_CLONE, $SYS_SETNS, $SYS_UMOUNT2, $SYS_OPEN_TREE, $SYS_MOVE_MOUNT, $SYS_SCHED_GETATTR, $SYS_IOPRIO_GET, $SYS_OPENAT, $SYS_READ, $SYS_CLOSE, $SYS_STATX, $SYS_LLISTXATTR) = split /,/, $numbers;
 # The system calls the init makes itself (namespace-init.ts).
 our %SYSCALL = (dup3 => $SYS_DUP3, sched_getattr => $SYS_SCHED_GETATTR, ioprio_get => $SYS_IOPRIO_GET, openat => $SYS_OPENAT, read => $SYS_READ, close => $SYS_CLOSE);
 my $FILTER = $filter_hex eq '-' ? '' : pack('H*', $filter_hex);
 my ($NEWNS, $NEWCGROUP, $NEWUTS, $NEWIPC, $NEWPID, $NEWNET) = (0x20000, 0x2000000, 0x4000000, 0x8000000, 0x20000000, 0x40000000);
 my ($RDONLY, $NOSUID, $NODEV, $NOEXEC, $REMOUNT, $BIND, $REC) = (1, 2, 4, 8, 32, 4096, 16384);
 my ($PR_SET_PDEATHSIG, $PR_SET_DUMPABLE, $PR_CAPBSET_DROP, $PR_SET_NO_NEW_PRIVS, $PR_SET_SECCOMP) = (1, 4, 24, 38, 22);
-my ($DETACH, $OPEN_TREE_CLONE, $AT_RECURSIVE, $OPEN_TREE_CLOEXEC, $MOVE_MOUNT_F_EMPTY_PATH, $AT_FDCWD) = (2, 1, 0x8000, 0x80000, 4, -100);
+my ($DETACH, $OPEN_TREE_CLONE, $AT_RECURSIVE, $OPEN_TREE_CLOEXEC, $MOVE_MOUNT_F_EMPTY_PATH, $AT_FDCWD, $AT_SYMLINK_NOFOLLOW) = (2, 1, 0x8000, 0x80000, 4, -100, 0x100);
 my @PRIVATE = (${PRIVATE_FOLDERS.map((folder) => `'${folder}'`).join(', ')});
 # The init, compiled once here and run by each sandbox's PID 1. Its subs close over the lexicals of
 # the one call each process makes (hence no 'closure' warnings); its exit skips global destruction.
@@ -143,16 +144,20 @@ sub mounts {
     close $socket;
   }
   mount_or_die('proc', '/proc', 'proc', $NOSUID | $NODEV | $NOEXEC);
+  # Where the zygote sees the namespace's POSIX message queues when it is reused (scrub).
+  mount_or_die('mqueue', '/dev/mqueue', 'mqueue', $NOSUID | $NODEV | $NOEXEC);
   for my $path ('/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus') { remount_read_only($path) if -e $path; }
 }
 
 # The folders every sandbox gets afresh: an empty tmpfs on each private folder, a new /dev/pts.
-sub fresh_folders {
-  mount_or_die('tmpfs', $_, 'tmpfs', $NOSUID | $NODEV, $_ eq '/run' ? 'mode=0755' : 'mode=1777') for @PRIVATE;
-  mount_or_die('devpts', '/dev/pts', 'devpts', $NOSUID | $NOEXEC, 'newinstance,ptmxmode=0666,mode=620');
+sub fresh_folders { fresh_folder($_) for @PRIVATE, '/dev/pts'; }
+sub fresh_folder {
+  my ($path) = @_;
+  return mount_or_die('devpts', $path, 'devpts', $NOSUID | $NOEXEC, 'newinstance,ptmxmode=0666,mode=620') if $path eq '/dev/pts';
+  mount_or_die('tmpfs', $path, 'tmpfs', $NOSUID | $NODEV, $path eq '/run' ? 'mode=0755' : 'mode=1777');
 }
 
-sub in_private { my ($path) = @_; return grep { index("$path/", "$_/") == 0 } @PRIVATE; }
+sub in_private { my ($path) = @_; return (grep { index("$path/", "$_/") == 0 } @PRIVATE)[0]; }
 # Whether a sandbox folder is attached at its path: not when there is none, nor for a --workdir
 # folder the zygote's own view holds at its path.
 sub attached_at { my ($path, $source) = @_; return length($path) && (in_private($path) || $source ne $path); }
@@ -208,25 +213,62 @@ sub inside {
   return $why;
 }
 
-# After a reset: every folder the rollout could write, and its sandbox folder, replaced by fresh
+# After a reset: every folder the rollout wrote, /dev/pts and its sandbox folder replaced by fresh
 # ones; a POSIX message queue left (they outlive processes, and the init cannot see them) refuses the reuse.
+# A private folder the rollout left exactly as the last attach did (seen) stays: only the last
+# folder's mount and the folders made for it go. A new namespace has no record: all are replaced.
 sub scrub {
   my ($session) = @_;
-  mount_or_die('mqueue', '/.traj', 'mqueue', $NOSUID | $NODEV | $NOEXEC);
-  opendir(my $queues, '/.traj') or die "list message queues: $!\n";
+  opendir(my $queues, '/dev/mqueue') or die "list message queues: $!\n";
   my @left = grep { !/\A\.\.?\z/ } readdir $queues;
   closedir $queues;
-  call($SYS_UMOUNT2, '/.traj', $DETACH) or die "umount the message queues: $!\n";
   die "message queues were left: @left\n" if @left;
-  for my $target (grep({ defined } $session->{covered}), '/dev/pts', @PRIVATE) {
-    call($SYS_UMOUNT2, $target, $DETACH) or die "umount $target: $!\n";
+  my $seen = delete $session->{seen} // {};
+  my %stale = map { ($_ => 1) } grep { my $now = looks($_, $session); !defined $now || !defined $seen->{$_} || $now ne $seen->{$_} } @PRIVATE;
+  my $folder = delete $session->{folder};
+  if (defined $folder && !$stale{in_private($folder)}) {
+    call($SYS_UMOUNT2, $folder, $DETACH) or die "umount $folder: $!\n";
+    rmdir($_) or die "rmdir $_: $!\n" for $folder, made_for($folder);
   }
-  delete $session->{covered};
-  fresh_folders();
+  delete $session->{resolve_bound} if $stale{'/run'};
+  my @fresh = ('/dev/pts', grep { $stale{$_} } @PRIVATE);
+  call($SYS_UMOUNT2, $_, $DETACH) or die "umount $_: $!\n" for grep({ defined } delete $session->{covered}), @fresh;
+  fresh_folder($_) for @fresh;
 }
 
-# The next rollout's folder, attached in the scrubbed namespace: cloned here (where the zygote sees
-# it) as a detached tree, then moved to its path inside.
+# The folders made for a sandbox folder inside a private folder (folder_point), above its mount point, deepest first.
+sub made_for {
+  my ($path) = @_;
+  my $private = in_private($path) // return ();
+  my @made;
+  for (my $parent = $path =~ s{/[^/]+\z}{}r; $parent ne $private; $parent =~ s{/[^/]+\z}{}) { push @made, $parent; }
+  return @made;
+}
+
+# What a rollout could change in a private folder: the folder itself and those the zygote made in
+# it (not mount points), each by its status but its access time, and its extended attributes. On a
+# tmpfs a folder's size counts its entries, so a name added shows in the size, and one added and
+# removed in the change time (at worst it left a higher next inode number in a tmpfs otherwise as
+# new: a change within the clock tick of the last record keeps that time). A folder the zygote made
+# renamed instead fails the scrub (its mount is not at its path).
+sub looks {
+  my ($private, $session) = @_;
+  my @made = grep { in_private($_) eq $private } map({ made_for($_) } grep { defined } $session->{folder}),
+    ($private eq '/run' && $session->{resolve_bound} ? '/run/systemd' : ());
+  my $all = '';
+  for my $path ($private, @made) { my $one = look($path) // return undef; $all .= $one; }
+  return $all;
+}
+sub look {
+  my ($path) = @_;
+  my $status = "\0" x 256;
+  syscall($SYS_STATX, $AT_FDCWD, my $copy = $path, $AT_SYMLINK_NOFOLLOW, 0x7ff, $status) == 0 or return undef;
+  # statx: mask to mode, ids, size and blocks (0-63), then the change and modification times (96-127).
+  return join(' ', substr($status, 0, 64), substr($status, 96, 32), syscall($SYS_LLISTXATTR, my $again = $path, 0, 0));
+}
+
+# The next rollout's folder, attached in the namespace once scrubbed, in one visit: cloned here
+# (where the zygote sees it) as a detached tree, then moved to its path inside.
 sub attach {
   my ($session, $source, $path) = @_;
   my @trees;
@@ -239,8 +281,10 @@ sub attach {
     my $folder = attached_at($path, $source) ? $tree->($source) : undef;
     my $resolve = $session->{network} && -d '/.traj/resolve' ? $tree->('/.traj/resolve') : undef;
     inside($session, sub {
-      move($folder, $path) if folder_point($path, $source);
-      move($resolve, resolve_point()) if defined $resolve;
+      scrub($session);
+      if (folder_point($path, $source)) { move($folder, $path); $session->{folder} = $path if in_private($path); }
+      if (defined $resolve && !$session->{resolve_bound}) { move($resolve, resolve_point()); $session->{resolve_bound} = 1; }
+      $session->{seen} = { map { ($_ => looks($_, $session)) } @PRIVATE };
     });
   } // ($@ || 'unknown error');
   call($SYS_CLOSE_RANGE, $_, $_, 0) for @trees;
@@ -300,6 +344,9 @@ sub open_session {
   close $in_r; close $out_w; close $go_r;
   nonblocking($_) for ($in_w, $out_r);
   my $session = { id => $id, pid => $pid, in => $in_w, out => $out_r, go => $go_w, pending => '', network => $network, covered => covered_parent($path, $source) };
+  # What mounts() made: its first reuse replaces every private folder (no record of them yet), these included.
+  $session->{folder} = $path if attached_at($path, $source) && in_private($path);
+  $session->{resolve_bound} = 1 if $network && -d '/.traj/resolve';
   $sessions{$id} = $session; $by_pid{$pid} = $session; $readers{fileno $out_r} = $session;
   frame('pid', $id, join(' ', $pid, map { (fileno $_, (stat $_)[1]) } $in_w, $out_r));
 }
@@ -362,7 +409,6 @@ sub requests {
       close_input($session) unless length $session->{pending};
     }
     elsif ($type eq 'kill') { kill('KILL', $session->{pid}); }
-    elsif ($type eq 'scrub') { frame('scrubbed', $id, inside($session, sub { scrub($session) })); }
     elsif ($type eq 'attach') { frame('attached', $id, attach($session, split /\0/, $payload, -1)); }
   }
 }
@@ -378,12 +424,12 @@ serve(
 
 /**
  * unshare, mount, sethostname, prctl, capset, close_range, exit_group, dup3, setsid, clone, setns,
- * umount2, open_tree, move_mount, sched_getattr, ioprio_get, openat, read and close, for each
+ * umount2, open_tree, move_mount, sched_getattr, ioprio_get, openat, read, close, statx and llistxattr, for each
  * architecture the zygote runs on.
  */
 const SYSTEM_CALLS: Record<string, number[]> = {
-  x64: [272, 165, 170, 157, 126, 436, 231, 292, 112, 56, 308, 166, 428, 429, 315, 252, 257, 0, 3],
-  arm64: [97, 40, 161, 167, 91, 436, 94, 24, 157, 220, 268, 39, 428, 429, 275, 31, 56, 63, 57],
+  x64: [272, 165, 170, 157, 126, 436, 231, 292, 112, 56, 308, 166, 428, 429, 315, 252, 257, 0, 3, 332, 195],
+  arm64: [97, 40, 161, 167, 91, 436, 94, 24, 157, 220, 268, 39, 428, 429, 275, 31, 56, 63, 57, 291, 12],
 };
 
 /** The system call numbers the zygote needs on this machine, or undefined where none are written. */

@@ -66,6 +66,31 @@ async function afterward(
   }
 }
 
+/** Rollouts one after another, each in a sandbox of its own: the identity of its namespaces, and what its command said. */
+async function rollouts(commands: string[]): Promise<{ namespaces: string; said: string }[]> {
+  const results: { namespaces: string; said: string }[] = [];
+  for (const command of commands) {
+    const box = await sandbox();
+    try {
+      results.push({ namespaces: await run(box, NAMESPACES), said: await run(box, command) });
+    } finally {
+      await box.dispose();
+    }
+  }
+  return results;
+}
+
+/**
+ * `stat` of each private folder, one line each: its birth time (to the ns: a file system mounted
+ * later is born later; a device number is reused at once), mode and modification time. Then what
+ * is in /tmp, and the rollout's folder.
+ */
+const PRIVATE_LOOK = 'stat -c "%.9W %a %Y" /tmp /var/tmp /run /dev/shm; ls -A /tmp; echo "$PWD"';
+const privateLook = (said: string) => {
+  const [tmp, varTmp, run, shm, ...rest] = said.trim().split('\n');
+  return { tmp, varTmp, run, shm, born: (line?: string) => line?.split(' ')[0], rest };
+};
+
 /** A one-line Perl TCP server on 127.0.0.1:PORT, in the background, that answers `hello`. */
 const server = (port: number) =>
   `perl -MIO::Socket::INET -e '$s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => ${port}, Listen => 5) or die "listen: $!"; while ($c = $s->accept) { print $c "hello\\n"; close $c }'`;
@@ -149,6 +174,41 @@ describe(`reused namespaces, ${who}`, bwrap, () => {
     });
   }
 
+  it('a private folder the last rollout left exactly as it was goes on; its folder and that folder’s mount point do not', async () => {
+    // The second rollout takes the first's namespaces and replaces every private folder (no record of
+    // them yet); the third gets what the second left.
+    const [, second, third] = await rollouts(['true', PRIVATE_LOOK, PRIVATE_LOOK]);
+    assert.equal(third!.namespaces, second!.namespaces, 'the namespaces were reused');
+    const [before, after] = [privateLook(second!.said), privateLook(third!.said)];
+    assert.match(before.tmp!, /^[1-9]\d*\.\d{9} 1777 /, 'the control: stat shows when a folder was born');
+    for (const folder of ['tmp', 'varTmp', 'run', 'shm'] as const)
+      assert.equal(after.born(after[folder]), before.born(before[folder]), `${folder} was kept (the same file system)`);
+    // /tmp's own modification time moved: the second's folder mount point went, the third's came.
+    for (const folder of ['varTmp', 'run', 'shm'] as const) assert.equal(after[folder], before[folder]);
+    // In /tmp: the third rollout's own folder, no trace of the second's.
+    const [listing, folder] = after.rest;
+    assert.equal(listing, folder!.split('/').at(-1), third!.said);
+  });
+
+  it('a private folder the last rollout changed in any way is new for the next', async () => {
+    const attack = [
+      // Nothing left behind, but the folder was written.
+      'touch /tmp/gone && rm /tmp/gone',
+      'echo left > /dev/shm/mark',
+      // Refused as nobody (root owns the folder); allowed where the commands own it.
+      'chmod 700 /var/tmp 2>/dev/null; touch -d 2001-01-01 /run 2>/dev/null',
+      PRIVATE_LOOK,
+    ].join('; ');
+    const [, second, third] = await rollouts(['true', attack, PRIVATE_LOOK]);
+    assert.equal(third!.namespaces, second!.namespaces, 'the namespaces were reused');
+    const [before, after] = [privateLook(second!.said), privateLook(third!.said)];
+    assert.notEqual(after.born(after.tmp), before.born(before.tmp), '/tmp was written: a new one');
+    assert.notEqual(after.born(after.shm), before.born(before.shm), '/dev/shm was written: a new one');
+    assert.match(after.varTmp!, /^\S+ 1777 /, third!.said);
+    assert.doesNotMatch(after.run!, / 978307200$/, 'the old modification time is gone');
+    assert.doesNotMatch(third!.said, /gone|mark/);
+  });
+
   it('reuse_namespaces: false makes new namespaces for every rollout', async () => {
     assert.ok((await afterward('true', 'true')).same, 'the control: reused by default');
     assert.ok(!(await afterward('true', 'true', { reuse: false })).same);
@@ -193,7 +253,7 @@ describe(`reused namespaces, ${who}`, bwrap, () => {
     it('the same holds when traj runs as an unprivileged user (this file again, as uid 65534)', async () => {
       await runFileAsNobody(import.meta.url, 'TRAJ_REUSE_NESTED', {
         title: /reused namespaces, as uid 65534/,
-        passes: 11,
+        passes: 13,
         timeoutMs: 120_000,
       });
     });
