@@ -36,6 +36,13 @@ export async function sandboxOverheadBenchmark(
     pairs,
     bwrap_over_unsandboxed_wall_each: measured.map((pair) => pair.wall),
     bwrap_over_unsandboxed_machine_cpu_per_rollout_each: measured.map((pair) => pair.cpu),
+    // Both sides of each pair's ratio: on a shared machine either one moves between runs.
+    bwrap_machine_cpu_ms_per_rollout_each: measured.map((pair) =>
+      Number(pair.bwrap.machine_cpu_ms_per_rollout_less_mock),
+    ),
+    unsandboxed_machine_cpu_ms_per_rollout_each: measured.map((pair) =>
+      Number(pair.none.machine_cpu_ms_per_rollout_less_mock),
+    ),
     bwrap_over_unsandboxed_wall: median(measured.map((pair) => pair.wall)),
     bwrap_over_unsandboxed_machine_cpu_per_rollout: middle.cpu,
     ...(trees.length === measured.length
