@@ -39,8 +39,8 @@ const CLOSE_GRACE_MS = 3_000;
  *
  * Or it is recycled for the next rollout: making namespaces costs more machine CPU than anything
  * else in a sandboxed rollout (docs/performance.md, #35). Its init kills every process and finds
- * nothing left. When the next rollout takes it, the zygote replaces every folder a rollout can
- * write and attaches that rollout's folder, in one visit. Any doubt ends it instead.
+ * nothing left; the zygote then replaces every folder a rollout can write, and attaches the next
+ * rollout's folder when one takes it. Any doubt ends it instead.
  */
 export class NamespaceSession {
   private readonly channel: ZygoteChannel;
@@ -145,9 +145,9 @@ export class NamespaceSession {
   }
 
   /**
-   * End this rollout's use: the init kills every process (its jobs end here as failed) and reports
-   * what is left. True when nothing is; else the caller closes it. The folders the rollout wrote
-   * are replaced when the next rollout takes the namespaces (attach).
+   * End this rollout's use and make the namespaces as new for the next: the init kills every
+   * process (its jobs end here as failed) and reports what is left; the zygote then lays fresh
+   * private folders. True when both found nothing; else the caller closes it.
    */
   async recycle(): Promise<boolean> {
     if (this.gone !== undefined || this.failure !== undefined) return false;
@@ -162,16 +162,12 @@ export class NamespaceSession {
       this.send('reset', 0);
     });
     this.resetDone = undefined;
-    return residue === '' && this.gone === undefined;
+    return residue === '' && this.gone === undefined && (await this.channel.prepare('scrub')) === '';
   }
 
-  /**
-   * Make recycled namespaces as new and bind the next rollout's folder in: fresh private folders
-   * and /dev/pts, the last rollout's folder lifted. Rejects (then close it) when that fails, a POSIX
-   * message queue left included.
-   */
+  /** Bind the next rollout's folder into recycled namespaces; rejects (then close it) when that fails. */
   async attach(folder: NamespaceSpec['folder']): Promise<void> {
-    const why = await this.channel.attach(folder);
+    const why = await this.channel.prepare('attach', folder);
     if (why !== '') throw new Error(`cannot reuse the sandbox's namespaces: ${why}`);
     this.send('name', 0, Buffer.from(folder?.path ?? ''));
   }

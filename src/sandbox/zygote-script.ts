@@ -36,16 +36,16 @@ export const PRIVATE_FOLDERS = ['/tmp', '/var/tmp', '/run', '/dev/shm'];
  *        `data`  bytes for the session's init (its stdin)
  *        `close` end the init's input: it exits, and with it the namespace
  *        `kill`  SIGKILL the session's PID 1 (everything inside dies with it)
- *        `attach` payload source \0 path (after the init's reset found nothing left): in the
- *                session's mount and IPC namespaces, refuse if a POSIX message queue is left,
- *                else lift /dev/pts, the last rollout's folder and every private folder not
- *                exactly as the last attach left it, mount fresh ones, and bind the next
- *                rollout's folder
+ *        `scrub` (after the init's reset found nothing left) in the session's mount and IPC
+ *                namespaces: refuse if a POSIX message queue is left, else lift /dev/pts, the
+ *                sandbox folder and every private folder not exactly as the last attach left
+ *                it, and mount fresh ones
+ *        `attach` payload source \0 path: bind the next rollout's folder into scrubbed namespaces
  *        end of input: every session is killed and the zygote exits.
  * - out: `ready 0` (payload: the zygote's pid), `pid` (payload: the child's pid, then the
  *        descriptor and inode of the init's stdin pipe end here, then of its stdout's), `data`
  *        (the init's output, when relayed), `gone` (the namespace is empty), `fail` (why a
- *        session could not be made), `attached` (empty when done, else why not).
+ *        session could not be made), `scrubbed` and `attached` (empty when done, else why not).
  * Arguments: the system call numbers (zygoteSystemCalls), the seccomp filter in hex (or -), the
  * init script, and `probe` to make one sandbox and exit with it.
  */
@@ -267,8 +267,9 @@ sub look {
   return join(' ', substr($status, 0, 64), substr($status, 96, 32), syscall($SYS_LLISTXATTR, my $again = $path, 0, 0));
 }
 
-# The next rollout's folder, attached in the namespace once scrubbed, in one visit: cloned here
-# (where the zygote sees it) as a detached tree, then moved to its path inside.
+# The next rollout's folder, attached in the scrubbed namespace: cloned here (where the zygote sees
+# it) as a detached tree, then moved to its path inside. What the private folders then look like is
+# recorded for the next scrub.
 sub attach {
   my ($session, $source, $path) = @_;
   my @trees;
@@ -281,7 +282,6 @@ sub attach {
     my $folder = attached_at($path, $source) ? $tree->($source) : undef;
     my $resolve = $session->{network} && -d '/.traj/resolve' ? $tree->('/.traj/resolve') : undef;
     inside($session, sub {
-      scrub($session);
       if (folder_point($path, $source)) { move($folder, $path); $session->{folder} = $path if in_private($path); }
       if (defined $resolve && !$session->{resolve_bound}) { move($resolve, resolve_point()); $session->{resolve_bound} = 1; }
       $session->{seen} = { map { ($_ => looks($_, $session)) } @PRIVATE };
@@ -409,6 +409,7 @@ sub requests {
       close_input($session) unless length $session->{pending};
     }
     elsif ($type eq 'kill') { kill('KILL', $session->{pid}); }
+    elsif ($type eq 'scrub') { frame('scrubbed', $id, inside($session, sub { scrub($session) })); }
     elsif ($type eq 'attach') { frame('attached', $id, attach($session, split /\0/, $payload, -1)); }
   }
 }

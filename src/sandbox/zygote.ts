@@ -40,10 +40,10 @@ export interface ZygoteSandboxHandlers {
 export interface ZygoteChannel {
   send(type: 'go' | 'data' | 'close' | 'kill', payload?: Buffer): void;
   /**
-   * Ready a live sandbox's namespaces for the next rollout (zygote-script.ts `attach`): fresh
-   * private folders, and its folder bound in. Resolves empty when done, else why not.
+   * Work on a live sandbox's namespaces for its reuse (zygote-script.ts): `scrub` lays fresh
+   * private folders, `attach` binds the next rollout's folder. Resolves empty when done, else why not.
    */
-  attach(folder?: ZygoteSandboxRequest['folder']): Promise<string>;
+  prepare(step: 'scrub' | 'attach', folder?: ZygoteSandboxRequest['folder']): Promise<string>;
 }
 
 /**
@@ -63,8 +63,8 @@ interface Entry {
   /** What the session sent before its pipes were settled (data and close keep their order). */
   queued?: { type: 'data' | 'close'; payload?: Buffer }[];
   direct?: DirectPipes;
-  /** The answer awaited to an attach. */
-  attached?: (why: string) => void;
+  /** The answer awaited to a scrub or attach (one at a time). */
+  prepared?: (why: string) => void;
 }
 
 const STDERR_KEPT = 4_096;
@@ -138,7 +138,7 @@ export class Zygote {
     const id = this.nextId++;
     const channel: ZygoteChannel = {
       send: (type, payload) => this.toSandbox(id, type, payload),
-      attach: (folder) => this.attachFolder(id, folder),
+      prepare: (step, folder) => this.prepare(id, step, folder),
     };
     if (this.ended !== undefined) {
       const reason = this.ended;
@@ -151,12 +151,12 @@ export class Zygote {
     return channel;
   }
 
-  private attachFolder(id: number, folder?: ZygoteSandboxRequest['folder']): Promise<string> {
+  private prepare(id: number, step: 'scrub' | 'attach', folder?: ZygoteSandboxRequest['folder']): Promise<string> {
     const entry = this.sandboxes.get(id);
     if (!entry || this.ended !== undefined) return Promise.resolve(this.ended ?? 'the sandbox is gone');
     return new Promise((resolve) => {
-      entry.attached = resolve;
-      this.send('attach', id, Buffer.from(`${folder?.source ?? ''}\0${folder?.path ?? ''}`));
+      entry.prepared = resolve;
+      this.send(step, id, Buffer.from(step === 'attach' ? `${folder?.source ?? ''}\0${folder?.path ?? ''}` : ''));
     });
   }
 
@@ -228,9 +228,9 @@ export class Zygote {
     this.gone(entry);
   }
 
-  /** A sandbox ended (`reason` when it did not just empty): an attach awaited gets that answer too. */
+  /** A sandbox ended (`reason` when it did not just empty): a scrub or attach awaited gets that answer too. */
   private gone(entry: Entry, reason?: string): void {
-    entry.attached?.(reason ?? 'the sandbox is gone');
+    entry.prepared?.(reason ?? 'the sandbox is gone');
     entry.handlers.onGone(reason);
   }
 
@@ -251,10 +251,10 @@ export class Zygote {
     }
     const entry = this.sandboxes.get(id);
     if (!entry) return;
-    if (type === 'attached') {
-      const attached = entry.attached;
-      delete entry.attached;
-      attached?.(payload.toString('utf8'));
+    if (type === 'scrubbed' || type === 'attached') {
+      const prepared = entry.prepared;
+      delete entry.prepared;
+      prepared?.(payload.toString('utf8'));
     } else if (type === 'data') entry.handlers.onData(payload);
     else if (type === 'pid') this.started(id, entry, payload);
     else if (type === 'gone' && entry.direct) {
