@@ -45,6 +45,8 @@ const CLOSE_GRACE_MS = 3_000;
 export class NamespaceSession {
   private readonly channel: ZygoteChannel;
   private readonly jobs = new Map<number, RemoteCommand>();
+  /** The `name` frame of the rollout that took these namespaces, until it goes with the next frame. */
+  private heldName?: Buffer;
   private nextId = 1;
   private readonly frames = new FrameParser((type, id, payload) => this.dispatch(type, id, payload));
   /** Why the namespace ended or never started, once it has. */
@@ -169,7 +171,8 @@ export class NamespaceSession {
   async attach(folder: NamespaceSpec['folder']): Promise<void> {
     const why = await this.channel.prepare('attach', folder);
     if (why !== '') throw new Error(`cannot reuse the sandbox's namespaces: ${why}`);
-    this.send('name', 0, Buffer.from(folder?.path ?? ''));
+    // Sent with the next frame (the first command's): one wake of the init fewer per rollout.
+    this.heldName = encodeFrame('name', 0, Buffer.from(folder?.path ?? ''));
   }
 
   /** Kill at once (the spawn host is going away): its pids cgroup, if any, for the caller to remove once empty. */
@@ -180,7 +183,10 @@ export class NamespaceSession {
 
   private send(type: string, id: number, payload: Buffer = Buffer.alloc(0)): void {
     if (this.gone !== undefined) return;
-    this.channel.send('data', encodeFrame(type, id, payload));
+    const frame = encodeFrame(type, id, payload);
+    const held = this.heldName;
+    this.heldName = undefined;
+    this.channel.send('data', held ? Buffer.concat([held, frame]) : frame);
   }
 
   private dispatch(type: string, id: number, payload: Buffer): void {

@@ -177,7 +177,7 @@ describe(`reused namespaces, ${who}`, bwrap, () => {
   it('a private folder the last rollout left exactly as it was goes on; its folder and that folder’s mount point do not', async () => {
     // The second rollout takes the first's namespaces and replaces every private folder (no record of
     // them yet); the third gets what the second left.
-    const [, second, third] = await rollouts(['true', PRIVATE_LOOK, PRIVATE_LOOK]);
+    const [, second, third] = await rollouts(['true', PRIVATE_LOOK, `${PRIVATE_LOOK}; ps -o args= -p 1`]);
     assert.equal(third!.namespaces, second!.namespaces, 'the namespaces were reused');
     const [before, after] = [privateLook(second!.said), privateLook(third!.said)];
     assert.match(before.tmp!, /^[1-9]\d*\.\d{9} 1777 /, 'the control: stat shows when a folder was born');
@@ -186,8 +186,9 @@ describe(`reused namespaces, ${who}`, bwrap, () => {
     // /tmp's own modification time moved: the second's folder mount point went, the third's came.
     for (const folder of ['varTmp', 'run', 'shm'] as const) assert.equal(after[folder], before[folder]);
     // In /tmp: the third rollout's own folder, no trace of the second's.
-    const [listing, folder] = after.rest;
+    const [listing, folder, init] = after.rest;
     assert.equal(listing, folder!.split('/').at(-1), third!.said);
+    assert.equal(init, `traj-sandbox-init ${folder}`, 'its init is named after the rollout that took it');
   });
 
   it('a private folder the last rollout changed in any way is new for the next', async () => {
