@@ -24,7 +24,7 @@ export const LocalSandboxConfigSchema = z
       .boolean()
       .default(true)
       .describe(
-        "bwrap: hand a rollout's namespaces to the next once every process in them is gone, nothing is left and every writable folder is replaced; false makes new ones per rollout",
+        "bwrap: hand a rollout's namespaces to the next once every process in them is gone, nothing is left and every writable folder it changed is replaced; false makes new ones per rollout",
       ),
   })
   .strict();

@@ -39,7 +39,7 @@ const CLOSE_GRACE_MS = 3_000;
  *
  * Or it is recycled for the next rollout: making namespaces costs more machine CPU than anything
  * else in a sandboxed rollout (docs/performance.md, #35). Its init kills every process and finds
- * nothing left; the zygote then replaces every folder a rollout can write, and attaches the next
+ * nothing left; the zygote then replaces every folder the rollout changed, and attaches the next
  * rollout's folder when one takes it. Any doubt ends it instead.
  */
 export class NamespaceSession {
@@ -148,8 +148,8 @@ export class NamespaceSession {
 
   /**
    * End this rollout's use and make the namespaces as new for the next: the init kills every
-   * process (its jobs end here as failed) and reports what is left; the zygote then lays fresh
-   * private folders. True when both found nothing; else the caller closes it.
+   * process (its jobs end here as failed) and reports what is left; the zygote then replaces the
+   * private folders it changed. True when both found nothing; else the caller closes it.
    */
   async recycle(): Promise<boolean> {
     if (this.gone !== undefined || this.failure !== undefined) return false;

@@ -40,8 +40,9 @@ export interface ZygoteSandboxHandlers {
 export interface ZygoteChannel {
   send(type: 'go' | 'data' | 'close' | 'kill', payload?: Buffer): void;
   /**
-   * Work on a live sandbox's namespaces for its reuse (zygote-script.ts): `scrub` lays fresh
-   * private folders, `attach` binds the next rollout's folder. Resolves empty when done, else why not.
+   * Work on a live sandbox's namespaces for its reuse (zygote-script.ts): `scrub` replaces the
+   * private folders the rollout changed (and /dev/pts, and its folder), `attach` binds the next
+   * rollout's folder. Resolves empty when done, else why not.
    */
   prepare(step: 'scrub' | 'attach', folder?: ZygoteSandboxRequest['folder']): Promise<string>;
 }
