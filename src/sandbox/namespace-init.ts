@@ -16,8 +16,10 @@ import { PERL_FRAMES } from './perl-frames.js';
  *        `exec`   as run, but the command is a program and its arguments separated by \x01, run
  *                 directly, and stdin stays open after those bytes (a persistent shell); its
  *                 `started` payload adds the descriptor and inode here of its stdin, stdout and
- *                 stderr pipe ends, and nothing is read or written until one of:
- *        `take`   the spawn host opened those ends through /proc: close them here
+ *                 stderr pipe ends, and nothing is read or written on them. The spawn host opens
+ *                 them through /proc; they are held here, unused, until the job is forgotten or
+ *                 the namespace reset (a message to let go would wake this process once more per
+ *                 shell). Or it sends:
  *        `relay`  relay them in frames, as for `run`
  *        `write`  more stdin bytes for an `exec` job
  *        `kill`   SIGKILL the command's process group
@@ -37,10 +39,16 @@ binmode STDIN; binmode STDOUT;
 pipe(my $wake_r, my $wake_w) or die "pipe: $!";
 nonblocking($_) for ($wake_r, $wake_w, \*STDIN);
 $SIG{CHLD} = sub { syswrite($wake_w, 'x') };
-# Perl marks every descriptor above 2 close-on-exec: commands inherit only their own stdio.
 my (%jobs, %by_pid, %readers, %writers);
 my $input = '';
 ${PERL_FRAMES}
+# A command's pipes, as bare descriptors from pipe2 (close-on-exec: a command inherits only its own
+# stdio). Perl's pipe would make four handles of them, at a seek, a terminal check and a flag
+# change each: 24 system calls more per command, where a persistent shell's are never read here.
+sub pipe_ends { my $ends = "\0" x 8; syscall($main::SYSCALL{pipe2}, $ends, 0x80000) == 0 or return; return [unpack('ii', $ends)]; }
+sub close_fds { syscall($main::SYSCALL{close}, $_) for @_; }
+sub inode { my $status = "\0" x 256; syscall($main::SYSCALL{statx}, $_[0], my $empty = '', 0x1000, 0x100, $status) == 0 or return 0; return unpack('x32 Q', $status); }
+
 sub start {
   my ($id, $payload, $keep) = @_;
   my ($cwd, $command, $count, $rest) = split /\0/, $payload, 4;
@@ -48,44 +56,46 @@ sub start {
   my %env; my $position = 0;
   for (1 .. $count) { my $end = index($rest, "\0", $position); my ($name, $value) = split /=/, substr($rest, $position, $end - $position), 2; $env{$name} = $value; $position = $end + 1; }
   my $stdin = substr($rest, $position);
-  pipe(my $in_r, my $in_w) && pipe(my $out_r, my $out_w) && pipe(my $err_r, my $err_w) or return frame('fail', $id, "pipe: $!");
+  my @pipes = map { pipe_ends() } 1 .. 4;
+  if (@pipes < 4) { my $why = "pipe: $!"; close_fds(map { @$_ } @pipes); return frame('fail', $id, $why); }
+  my ($in, $out, $err, $exec) = @pipes;
   my $pid = fork();
-  return frame('fail', $id, "fork: $!") unless defined $pid;
+  if (!defined $pid) { my $why = "fork: $!"; close_fds(map { @$_ } @pipes); return frame('fail', $id, $why); }
   if ($pid == 0) {
     setpgrp(0, 0);
     $SIG{PIPE} = 'DEFAULT';
     # Straight system calls, not perl's open: every page perl writes before the exec is copied.
-    for ([$in_r, 0], [$out_w, 1], [$err_w, 2]) { syscall($main::SYSCALL{dup3}, fileno($_->[0]), $_->[1], 0) == $_->[1] or exit 126; }
+    for ([$in->[0], 0], [$out->[1], 1], [$err->[1], 2]) { syscall($main::SYSCALL{dup3}, $_->[0], $_->[1], 0) == $_->[1] or exit 126; }
     chdir($cwd) or do { syswrite(STDERR, "cannot enter $cwd: $!\n"); exit 1; };
     %ENV = %env;
     my @argv = $keep ? split(/\x01/, $command) : ('bash', '-c', $command);
     exec { $argv[0] } @argv or do { syswrite(STDERR, "cannot run bash: $!\n"); exit 127; };
   }
   setpgrp($pid, $pid);
-  close $in_r; close $out_w; close $err_w;
-  nonblocking($_) for ($in_w, $out_r, $err_r);
-  my $job = { id => $id, pid => $pid, stdin => $stdin, in => $in_w, keep => $keep };
+  # Until the child execs (which closes its end of this pipe), it shares every page of this process:
+  # each one written here meanwhile would be copied (~0.1 ms per command). Wait for that first.
+  close_fds($exec->[1]);
+  my $byte = "\0";
+  1 while syscall($main::SYSCALL{read}, $exec->[0], $byte, 1) < 0 && $!{EINTR};
+  close_fds($exec->[0], $in->[0], $out->[1], $err->[1]);
+  my $job = { id => $id, pid => $pid, stdin => $stdin, keep => $keep, ends => [$in->[1], $out->[0], $err->[0]] };
   $jobs{$id} = $job; $by_pid{$pid} = $job;
-  if ($keep) {
-    # A persistent shell's pipes are offered to the spawn host: it opens them through /proc and
-    # says take (then this process lets go of them), or has them relayed (relay).
-    $job->{offered} = [$out_r, $err_r];
-    return frame('started', $id, join(' ', $pid, map { (fileno $_, (stat $_)[1]) } $in_w, $out_r, $err_r));
-  }
+  # A persistent shell's pipes are offered to the spawn host: it opens them through /proc, or has
+  # them relayed (relay).
+  return frame('started', $id, join(' ', $pid, map { ($_, inode($_)) } @{$job->{ends}})) if $keep;
   frame('started', $id, $pid);
-  relay($job, $out_r, $err_r);
+  relay($job);
 }
 
+# The command's pipes made handles here, its output relayed in frames and its stdin fed.
 sub relay {
-  my ($job, $out_r, $err_r) = @_;
-  $readers{fileno $out_r} = [$job, 'out', $out_r]; $readers{fileno $err_r} = [$job, 'err', $err_r];
-  if (length $job->{stdin}) { $writers{fileno $job->{in}} = $job; } elsif (!$job->{keep}) { close_stdin($job); }
-}
-
-sub take {
   my ($job) = @_;
-  close $_ for @{delete $job->{offered}};
-  close_stdin($job);
+  my ($in, $out, $err) = @{delete $job->{ends}};
+  open($job->{in}, '>&=', $in) && open(my $out_r, '<&=', $out) && open(my $err_r, '<&=', $err)
+    or do { close_fds($in, $out, $err); delete $job->{in}; kill('KILL', -$job->{pid}); return frame('fail', $job->{id}, "relay: $!"); };
+  nonblocking($_) for ($job->{in}, $out_r, $err_r);
+  $readers{$out} = [$job, 'out', $out_r]; $readers{$err} = [$job, 'err', $err_r];
+  if (length $job->{stdin}) { $writers{$in} = $job; } elsif (!$job->{keep}) { close_stdin($job); }
 }
 
 sub close_stdin { my ($job) = @_; delete $writers{fileno $job->{in}}; close $job->{in}; delete $job->{in}; }
@@ -115,7 +125,7 @@ sub drain {
 sub forget {
   my ($id) = @_;
   my $job = delete $jobs{$id} or return;
-  close $_ for @{delete $job->{offered} // []};
+  close_fds(@{delete $job->{ends} // []});
   for my $fd (grep { $readers{$_}[0] == $job } keys %readers) { close $readers{$fd}[2]; delete $readers{$fd}; }
   close_stdin($job) if $job->{in};
 }
@@ -131,12 +141,13 @@ sub reap {
 # What a rollout could change in this process and the next rollout's commands would inherit: its
 # commands run as the same user, so they may renice it, lower its limits, pin it to a CPU or lower
 # its I/O priority. Read once at the start and again at each reset: any change refuses the reuse.
+# (Its memory nodes only a cpuset cgroup could change, which no sandbox can write.)
 sub attributes {
-  my ($limits, $status) = (slurp('/proc/self/limits'), slurp('/proc/self/status'));
-  return '' unless defined $limits && defined $status;
-  my $scheduling = "\0" x 56;
+  my $limits = slurp('/proc/self/limits') // return '';
+  my ($scheduling, $cpus) = ("\0" x 56, "\0" x 1024);
   syscall($main::SYSCALL{sched_getattr}, 0, $scheduling, 56, 0) == 0 or return '';
-  return join '', $limits, $status =~ /^((?:Cpus|Mems)_allowed:.*\n)/mg, unpack('H*', $scheduling), ' ', syscall($main::SYSCALL{ioprio_get}, 1, 0);
+  syscall($main::SYSCALL{sched_getaffinity}, 0, 1024, $cpus) > 0 or return '';
+  return join ' ', $limits, unpack('H*', $scheduling . $cpus), syscall($main::SYSCALL{ioprio_get}, 1, 0);
 }
 
 # A /proc file's text (undefined when it cannot be opened) through three system calls a read: perl's
@@ -157,7 +168,7 @@ my $ATTRIBUTES = attributes();
 # hold its port) in a network namespace of the sandbox's own, or a change to this process.
 sub reset_namespace {
   close $_->[2] for values %readers;
-  for my $job (values %jobs) { close $_ for @{$job->{offered} // []}, $job->{in} // (); }
+  for my $job (values %jobs) { close_fds(@{$job->{ends} // []}); close $job->{in} if $job->{in}; }
   %readers = (); %writers = (); %jobs = (); %by_pid = ();
   kill('KILL', -1);
   1 while waitpid(-1, 0) > 0 || $!{EINTR};
@@ -166,28 +177,43 @@ sub reset_namespace {
 }
 
 sub residue {
-  opendir(my $proc, '/proc') or return "cannot list /proc: $!";
-  my @left = grep { /\A\d+\z/ && $_ != 1 } readdir $proc;
-  return "processes were left: @left" if @left;
-  for my $table (map { "/proc/sysvipc/$_" } qw(shm sem msg)) {
-    my $text = slurp($table) // next;
-    return "$table is not empty" if ($text =~ tr/\n//) > 1;
+  # Signal 0 to every process this one may signal, in its PID namespace all but itself: none
+  # (ESRCH) is the only answer that says the namespace is empty. /proc is listed only to name them.
+  if (kill(0, -1) || !$!{ESRCH}) {
+    opendir(my $proc, '/proc') or return "processes were left: $!";
+    return 'processes were left: ' . join(' ', grep { /\A\d+\z/ && $_ != 1 } readdir $proc);
   }
+  my $ipc = ipc_left();
+  return $ipc if length $ipc;
   my $sockets = $NETWORK ? '' : sockets_left();
   return $sockets if length $sockets;
   return "this init's limits, scheduling or CPUs were changed" if $ATTRIBUTES eq '' || attributes() ne $ATTRIBUTES;
   return '';
 }
 
-# Sockets in a network namespace of the sandbox's own, by its own counts: every protocol's (TCP,
-# UDP, raw, ping, unix, netlink, packet...) and TCP's TIME_WAIT. (/proc/net/tcp would walk the
-# host's whole connection table: ~3.4 ms each for tcp and tcp6 on a 24 GB machine.)
+# System V objects of the namespace, as its own counts: shmctl SHM_INFO's used_ids, semctl
+# SEM_INFO's semusz and msgctl MSG_INFO's msgpool (three system calls, where /proc/sysvipc took
+# three opens and reads).
+sub ipc_left {
+  my $info = "\0" x 128;
+  syscall($main::SYSCALL{shmctl}, 0, 14, $info) >= 0 or return "cannot count System V objects: $!";
+  return 'System V shared memory was left' if unpack('i', $info);
+  syscall($main::SYSCALL{semctl}, 0, 0, 19, $info) >= 0 or return "cannot count System V objects: $!";
+  return 'System V semaphores were left' if unpack('x28 i', $info);
+  syscall($main::SYSCALL{msgctl}, 0, 12, $info) >= 0 or return "cannot count System V objects: $!";
+  return 'System V message queues were left' if unpack('i', $info);
+  return '';
+}
+
+# Sockets in a network namespace of the sandbox's own, by its own counts: every socket of any
+# family (TCP, UDP, raw, ping, unix, netlink, packet...) until freed, and TCP's TIME_WAIT.
+# (/proc/net/tcp would walk the host's whole connection table: ~3.4 ms each for tcp and tcp6 on a
+# 24 GB machine; /proc/net/protocols costs three times this file.)
 sub sockets_left {
-  my ($protocols, $counts) = (slurp('/proc/net/protocols'), slurp('/proc/net/sockstat'));
-  return 'cannot read the socket counts' unless defined $protocols && defined $counts;
-  # Each line: name, object size, sockets in use, ... (one match: perl's split and map cost more than the read).
-  my @left = $protocols =~ /^(\S+)\s+\d+\s+0*[1-9]/mg;
-  return "sockets were left (@left)" if @left;
+  my $counts = slurp('/proc/net/sockstat') // return 'cannot read the socket counts';
+  my ($used) = $counts =~ /^sockets: used (\d+)/m;
+  return 'cannot read the socket counts' unless defined $used;
+  return "sockets were left ($used)" if $used > 0;
   return 'sockets were left (TIME_WAIT)' if grep { $_ > 0 } $counts =~ /\btw (\d+)/g;
   return '';
 }
@@ -201,10 +227,9 @@ sub requests {
     }
     elsif ($type eq 'kill') { my $job = $jobs{$id}; kill('KILL', -$job->{pid}) if $job; }
     elsif ($type eq 'forget') { forget($id); }
-    elsif ($type eq 'take' || $type eq 'relay') {
+    elsif ($type eq 'relay') {
       my $job = $jobs{$id};
-      next unless $job && $job->{offered};
-      if ($type eq 'take') { take($job); } else { relay($job, @{delete $job->{offered}}); }
+      relay($job) if $job && $job->{ends};
     }
     elsif ($type eq 'reset') { reset_namespace(); }
     elsif ($type eq 'name') { $0 = "traj-sandbox-init $payload"; }

@@ -29,7 +29,7 @@ sub take_frame {
 }
 
 # The loop: stdin, the SIGCHLD wake pipe, and the readers and writers (descriptor => entry),
-# each ready one handed to its callback; reap runs after every wake. Never returns.
+# each ready one handed to its callback; reap runs when the wake pipe was written. Never returns.
 sub serve {
   my (%on) = @_;
   my ($readers, $writers) = ($on{readers}, $on{writers});
@@ -39,10 +39,9 @@ sub serve {
     vec($rin, $_, 1) = 1 for ($stdin_fd, $wake_fd, keys %$readers);
     vec($win, $_, 1) = 1 for keys %$writers;
     my $ready = select(my $rout = $rin, my $wout = $win, undef, undef);
-    $on{reap}->();
     next if $ready <= 0;
+    if (vec($rout, $wake_fd, 1)) { sysread($on{wake}, my $ignored, 512); $on{reap}->(); }
     for my $fd (keys %$writers) { $on{feed}->($writers->{$fd}) if vec($wout, $fd, 1) && $writers->{$fd}; }
-    sysread($on{wake}, my $ignored, 512) if vec($rout, $wake_fd, 1);
     for my $fd (keys %$readers) { $on{drain}->($fd) if vec($rout, $fd, 1) && $readers->{$fd}; }
     if (vec($rout, $stdin_fd, 1)) {
       my $read = sysread(STDIN, my $chunk, 65536);

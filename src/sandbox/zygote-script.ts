@@ -52,9 +52,13 @@ export const PRIVATE_FOLDERS = ['/tmp', '/var/tmp', '/run', '/dev/shm'];
 export const ZYGOTE_SCRIPT = String.raw`
 use strict; use warnings;
 my ($numbers, $filter_hex, $INIT, $mode) = @ARGV;
-my ($SYS_UNSHARE, $SYS_MOUNT, $SYS_SETHOSTNAME, $SYS_PRCTL, $SYS_CAPSET, $SYS_CLOSE_RANGE, $SYS_EXIT_GROUP, $SYS_DUP3, $SYS_SETSID, $SYS_CLONE, $SYS_SETNS, $SYS_UMOUNT2, $SYS_OPEN_TREE, $SYS_MOVE_MOUNT, $SYS_SCHED_GETATTR, $SYS_IOPRIO_GET, $SYS_OPENAT, $SYS_READ, $SYS_CLOSE, $SYS_STATX, $SYS_LLISTXATTR) = split /,/, $numbers;
+my ($SYS_UNSHARE, $SYS_MOUNT, $SYS_SETHOSTNAME, $SYS_PRCTL, $SYS_CAPSET, $SYS_CLOSE_RANGE, $SYS_EXIT_GROUP, $SYS_DUP3, $SYS_SETSID, $SYS_CLONE, $SYS_SETNS, $SYS_UMOUNT2, $SYS_OPEN_TREE, $SYS_MOVE_MOUNT, $SYS_SCHED_GETATTR, $SYS_IOPRIO_GET, $SYS_OPENAT, $SYS_READ, $SYS_CLOSE, $SYS_STATX, $SYS_LLISTXATTR, $SYS_SHMCTL, $SYS_SEMCTL, $SYS_MSGCTL, $SYS_SCHED_GETAFFINITY, $SYS_PIPE2) = split /,/, $numbers;
 # The system calls the init makes itself (namespace-init.ts).
-our %SYSCALL = (dup3 => $SYS_DUP3, sched_getattr => $SYS_SCHED_GETATTR, ioprio_get => $SYS_IOPRIO_GET, openat => $SYS_OPENAT, read => $SYS_READ, close => $SYS_CLOSE);
+our %SYSCALL = (
+  dup3 => $SYS_DUP3, sched_getattr => $SYS_SCHED_GETATTR, sched_getaffinity => $SYS_SCHED_GETAFFINITY, ioprio_get => $SYS_IOPRIO_GET,
+  openat => $SYS_OPENAT, read => $SYS_READ, close => $SYS_CLOSE, shmctl => $SYS_SHMCTL, semctl => $SYS_SEMCTL, msgctl => $SYS_MSGCTL,
+  pipe2 => $SYS_PIPE2, statx => $SYS_STATX,
+);
 my $FILTER = $filter_hex eq '-' ? '' : pack('H*', $filter_hex);
 my ($NEWNS, $NEWCGROUP, $NEWUTS, $NEWIPC, $NEWPID, $NEWNET) = (0x20000, 0x2000000, 0x4000000, 0x8000000, 0x20000000, 0x40000000);
 my ($RDONLY, $NOSUID, $NODEV, $NOEXEC, $REMOUNT, $BIND, $REC) = (1, 2, 4, 8, 32, 4096, 16384);
@@ -197,9 +201,14 @@ sub own_namespaces {
 sub inside {
   my ($session, $work) = @_;
   my $ok = eval {
-    # Both opened before either is entered: the sandbox's /proc shows other pids.
-    open(my $ipc, '<', "/proc/$session->{pid}/ns/ipc") && open(my $mnt, '<', "/proc/$session->{pid}/ns/mnt")
-      or die "open the sandbox's namespaces: $!\n";
+    # Both opened before either is entered (the sandbox's /proc shows other pids), once per
+    # sandbox: they are kept until it is gone (finished).
+    $session->{namespaces} //= do {
+      open(my $ipc, '<', "/proc/$session->{pid}/ns/ipc") && open(my $mnt, '<', "/proc/$session->{pid}/ns/mnt")
+        or die "open the sandbox's namespaces: $!\n";
+      [$ipc, $mnt];
+    };
+    my ($ipc, $mnt) = @{$session->{namespaces}};
     call($SYS_SETNS, fileno($ipc), $NEWIPC) or die "enter its IPC namespace: $!\n";
     call($SYS_SETNS, fileno($mnt), $NEWNS) or die "enter its mount namespace: $!\n";
     $work->();
@@ -338,7 +347,8 @@ sub open_session {
   if ($pid == 0) {
     $SIG{CHLD} = 'DEFAULT';
     closedir $OWN_ROOT;
-    my @zygote = ($wake_r, $wake_w, $in_w, $out_r, $go_w, $OWN_MNT, $OWN_IPC, map { grep { defined } @{$_}{qw(in out go)} } values %sessions);
+    my @zygote = ($wake_r, $wake_w, $in_w, $out_r, $go_w, $OWN_MNT, $OWN_IPC,
+      map { (grep({ defined } @{$_}{qw(in out go)}), @{$_->{namespaces} // []}) } values %sessions);
     sandbox($path, $source, $network, $in_r, $out_w, $go_r, @zygote);
   }
   close $in_r; close $out_w; close $go_r;
@@ -384,6 +394,7 @@ sub finished {
   return if $session->{out} || !$session->{reaped};
   delete $sessions{$session->{id}};
   close_input($session); delete $session->{go};
+  close $_ for @{delete $session->{namespaces} // []};
   frame('gone', $session->{id}, '');
 }
 
@@ -425,12 +436,18 @@ serve(
 
 /**
  * unshare, mount, sethostname, prctl, capset, close_range, exit_group, dup3, setsid, clone, setns,
- * umount2, open_tree, move_mount, sched_getattr, ioprio_get, openat, read, close, statx and llistxattr, for each
- * architecture the zygote runs on.
+ * umount2, open_tree, move_mount, sched_getattr, ioprio_get, openat, read, close, statx, llistxattr, shmctl,
+ * semctl, msgctl, sched_getaffinity and pipe2, for each architecture the zygote runs on.
  */
 const SYSTEM_CALLS: Record<string, number[]> = {
-  x64: [272, 165, 170, 157, 126, 436, 231, 292, 112, 56, 308, 166, 428, 429, 315, 252, 257, 0, 3, 332, 195],
-  arm64: [97, 40, 161, 167, 91, 436, 94, 24, 157, 220, 268, 39, 428, 429, 275, 31, 56, 63, 57, 291, 12],
+  x64: [
+    272, 165, 170, 157, 126, 436, 231, 292, 112, 56, 308, 166, 428, 429, 315, 252, 257, 0, 3, 332, 195, 31, 66, 71, 204,
+    293,
+  ],
+  arm64: [
+    97, 40, 161, 167, 91, 436, 94, 24, 157, 220, 268, 39, 428, 429, 275, 31, 56, 63, 57, 291, 12, 195, 191, 187, 123,
+    59,
+  ],
 };
 
 /** The system call numbers the zygote needs on this machine, or undefined where none are written. */
