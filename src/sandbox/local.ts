@@ -418,7 +418,8 @@ class LocalSandbox implements Sandbox {
     if (this.disposed) return;
     this.disposed = true;
     this.unregister();
-    this.shell?.dispose();
+    // A shell in namespaces ends with them (closeSession): no kill message of its own.
+    this.shell?.dispose(this.session === undefined);
     for (const group of this.groups) killProcessGroup(group);
     this.groups.clear();
     try {

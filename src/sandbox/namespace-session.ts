@@ -228,9 +228,11 @@ export class NamespaceSession {
         this.takePipes = false;
       }
     }
-    this.send(opened ? 'take' : 'relay', id);
     if (opened) job.takePipes(opened as [number, number, number]);
-    else job.relayed();
+    else {
+      this.send('relay', id);
+      job.relayed();
+    }
   }
 
   private onGone(reason: string | undefined): void {
