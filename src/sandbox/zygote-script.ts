@@ -232,8 +232,8 @@ sub scrub {
   my @left = grep { !/\A\.\.?\z/ } readdir $queues;
   closedir $queues;
   die "message queues were left: @left\n" if @left;
-  my $seen = delete $session->{seen} // {};
-  my %stale = map { ($_ => 1) } grep { my $now = looks($_, $session); !defined $now || !defined $seen->{$_} || $now ne $seen->{$_} } @PRIVATE;
+  my ($seen, $watched) = (delete $session->{seen} // {}, delete $session->{watched});
+  my %stale = map { ($_ => 1) } grep { !defined $seen->{$_} || (looks($watched->{$_}) // '') ne $seen->{$_} } @PRIVATE;
   my $folder = delete $session->{folder};
   if (defined $folder && !$stale{in_private($folder)}) {
     call($SYS_UMOUNT2, $folder, $DETACH) or die "umount $folder: $!\n";
@@ -261,12 +261,18 @@ sub made_for {
 # new: a change within the clock tick of the last record keeps that time). A folder the zygote made
 # renamed instead fails the scrub (its mount is not at its path).
 sub looks {
-  my ($private, $session) = @_;
-  my @made = grep { in_private($_) eq $private } map({ made_for($_) } grep { defined } $session->{folder}),
-    ($private eq '/run' && $session->{resolve_bound} ? '/run/systemd' : ());
+  my ($paths) = @_;
   my $all = '';
-  for my $path ($private, @made) { my $one = look($path) // return undef; $all .= $one; }
+  for my $path (@$paths) { my $one = look($path) // return undef; $all .= $one; }
   return $all;
+}
+# Those paths for each private folder, as the last attach left the namespace.
+sub watched {
+  my ($session) = @_;
+  my %paths = map { ($_ => [$_]) } @PRIVATE;
+  my @made = ((defined $session->{folder} ? made_for($session->{folder}) : ()), ($session->{resolve_bound} ? '/run/systemd' : ()));
+  push @{$paths{in_private($_)}}, $_ for @made;
+  return \%paths;
 }
 sub look {
   my ($path) = @_;
@@ -293,7 +299,8 @@ sub attach {
     inside($session, sub {
       if (folder_point($path, $source)) { move($folder, $path); $session->{folder} = $path if in_private($path); }
       if (defined $resolve && !$session->{resolve_bound}) { move($resolve, resolve_point()); $session->{resolve_bound} = 1; }
-      $session->{seen} = { map { ($_ => looks($_, $session)) } @PRIVATE };
+      my $watched = $session->{watched} = watched($session);
+      $session->{seen} = { map { ($_ => looks($watched->{$_})) } @PRIVATE };
     });
   } // ($@ || 'unknown error');
   call($SYS_CLOSE_RANGE, $_, $_, 0) for @trees;
