@@ -226,11 +226,11 @@ class LocalSandbox implements Sandbox {
   private readonly unregister: () => void;
 
   /**
-   * The spawn-host session running this sandbox's namespaces (forked by the run's zygote), opened by the first
-   * command: rollouts that only use file tools (which work on the folder
-   * from this side) never pay for one.
+   * The spawn-host session running this sandbox's namespaces (forked by the run's zygote), asked for
+   * by the first command: rollouts that only use file tools (which work on the folder from this
+   * side) never pay for one. It resolves once the request is sent; `opened` once they are made.
    */
-  private session?: Promise<string>;
+  private session?: Promise<{ id: string; opened: Promise<void> }>;
   private shell?: PersistentShell;
 
   constructor(
@@ -261,18 +261,34 @@ class LocalSandbox implements Sandbox {
    * command's start: no namespace is opened, and no command started, once dispose began.
    */
   private async commandSession(): Promise<string | undefined> {
+    const session = await this.requestedSession();
+    if (session) await this.opened(session.opened);
+    return session?.id;
+  }
+
+  /** commandSession, but the namespace may still be in the making: the spawn host runs what follows once it is. */
+  private async requestedSession(): Promise<{ id: string; opened: Promise<void> } | undefined> {
     this.assertLive();
-    const session = this.isolation ? await this.namespace(this.isolation.config) : undefined;
+    this.session ??= this.isolation ? this.requestNamespace(this.isolation.config) : undefined;
+    const session = await this.session;
     this.assertLive();
     return session;
   }
 
-  private namespace(config: LocalSandboxConfig): Promise<string> {
-    this.session ??= this.openNamespace(config);
-    return this.session;
+  private async opened(opened: Promise<void>): Promise<void> {
+    try {
+      await opened;
+    } catch (error) {
+      throw new SandboxError(`cannot start bubblewrap for sandbox ${this.id}: ${errorMessage(error)}`, {
+        code: 'create_failed',
+        retryable: true,
+        cause: error,
+      });
+    }
   }
 
-  private async openNamespace(config: LocalSandboxConfig): Promise<string> {
+  /** Ask the spawn host for this sandbox's namespaces; resolves as soon as the request is sent. */
+  private async requestNamespace(config: LocalSandboxConfig): Promise<{ id: string; opened: Promise<void> }> {
     const user = this.isolation?.user;
     if (user) {
       // Files written from here on are chowned as they are made; the walk takes what came before.
@@ -287,16 +303,10 @@ class LocalSandbox implements Sandbox {
       cgroup: { name: basename(this.root), pidsLimit: config.pids_limit },
       reuse: config.reuse_namespaces,
     };
-    try {
-      await openSession(this.id, spec);
-      return this.id;
-    } catch (error) {
-      throw new SandboxError(`cannot start bubblewrap for sandbox ${this.id}: ${errorMessage(error)}`, {
-        code: 'create_failed',
-        retryable: true,
-        cause: error,
-      });
-    }
+    const opened = openSession(this.id, spec);
+    // Awaited by the command that asked (opened); a dispose before that must not leave it unhandled.
+    opened.catch(() => {});
+    return { id: this.id, opened };
   }
 
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
@@ -313,8 +323,16 @@ class LocalSandbox implements Sandbox {
   async execInShell(command: string, options: ExecOptions = {}): Promise<ShellResult> {
     this.assertLive();
     const cwd = options.cwd === undefined ? undefined : await this.existingFolder(options.cwd);
-    const session = await this.commandSession();
-    const result = await this.persistentShell(session).run(command, { ...options, cwd });
+    // The shell's request follows the namespace's without waiting for it (one round trip to the
+    // spawn host fewer per rollout); a namespace that could not be made still fails as create_failed.
+    const session = await this.requestedSession();
+    const running = this.persistentShell(session?.id).run(command, { ...options, cwd });
+    if (session)
+      await this.opened(session.opened).catch((error: unknown) => {
+        running.catch(() => {});
+        throw error;
+      });
+    const result = await running;
     if (this.disposed)
       throw new SandboxError(`sandbox ${this.id} was disposed while the command ran`, { code: 'disposed' });
     return result;
@@ -424,7 +442,8 @@ class LocalSandbox implements Sandbox {
     this.groups.clear();
     try {
       const session = await this.session?.catch(() => undefined);
-      if (session) await closeSession(session);
+      await session?.opened.catch(() => {});
+      if (session) await closeSession(session.id);
     } finally {
       if (this.owned) await removeFolder(this.root);
     }

@@ -10,6 +10,7 @@
  * namespaces of the same spec → {type: 'opened', id} or failed; {type: 'close', id, session}
  * ends it, every process inside included, and recycles its namespaces when it may → {type: 'closed', id}.
  * {type: 'shell', id, request, session?} starts a persistent shell (request.keepStdin) → 'started',
+ * once its session's namespaces are made when they are still being made (the parent sends it right behind 'open'),
  * then {type: 'output', id, stream, data} per chunk and {type: 'exited', id, code, error?} once it
  * ended and its pipes drained; {type: 'input', id, data} writes to its stdin, 'abort' kills its group.
  * When the parent goes away (even by SIGKILL), every group and namespace still running is killed.
@@ -53,7 +54,9 @@ export type HostReply =
 
 const running = new Map<number, { controller: AbortController; pid?: number }>();
 const sessions = new Map<string, NamespaceSession>();
-const shells = new Map<number, StartedCommand>();
+/** Sessions whose namespaces are being made: a shell for one waits for it (its parent closes one only once made). */
+const opening = new Map<string, Promise<void>>();
+const shells = new Map<number, Pick<StartedCommand, 'write' | 'killGroup'>>();
 /** Zygotes by their spec: one per sandbox user and folder layout, replaced when one dies. */
 const zygotes = new Map<string, Zygote>();
 /** Recycled namespaces waiting for the next sandbox of their spec (reuseKey), newest last. */
@@ -108,7 +111,26 @@ function run(message: Extract<HostRequest, { type: 'run' }>): void {
     .finally(() => running.delete(message.id));
 }
 
+/**
+ * A shell asked for right behind its session's open (the parent does not wait for `opened`): its
+ * input and abort are held until the namespaces are made, then it starts as any other.
+ */
 function shell(message: Extract<HostRequest, { type: 'shell' }>): void {
+  const pending = message.session === undefined ? undefined : opening.get(message.session);
+  if (!pending) return startShell(message);
+  const input: Uint8Array[] = [];
+  let aborted = false;
+  shells.set(message.id, { write: (data) => input.push(data), killGroup: () => (aborted = true) });
+  void pending.then(() => {
+    startShell(message);
+    const started = shells.get(message.id);
+    for (const data of input) started?.write(Buffer.from(data));
+    if (aborted) started?.killGroup();
+  });
+}
+
+function startShell(message: Extract<HostRequest, { type: 'shell' }>): void {
+  shells.delete(message.id);
   const session = message.session === undefined ? undefined : sessions.get(message.session);
   if (message.session !== undefined && !session) {
     reply({ type: 'exited', id: message.id, code: 126, error: `sandbox session ${message.session} is not open` });
@@ -225,8 +247,10 @@ process.on('message', (message: HostRequest) => {
   } else if (message.type === 'input') shells.get(message.id)?.write(Buffer.from(message.data));
   else if (message.type === 'shell') shell(message);
   else if (message.type === 'run') run(message);
-  else if (message.type === 'open') void open(message);
-  else void close(message);
+  else if (message.type === 'open') {
+    const made = open(message).finally(() => opening.delete(message.session));
+    opening.set(message.session, made);
+  } else void close(message);
 });
 
 process.on('disconnect', () => {

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
+import { rmdirSync, writeFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { SandboxError } from '../../src/errors.js';
 import { createLocalSandbox } from '../../src/sandbox/index.js';
 import { NAMESPACE_INIT_SCRIPT } from '../../src/sandbox/namespace-init.js';
 import { bwrapSuiteOptions } from '../helpers/bwrap.js';
@@ -45,6 +47,43 @@ describe('local+bwrap: when the namespace starts', bwrap, () => {
     await sleep(300);
     assert.equal(namespaceProcessesFor(box.workdir), 0);
     await assert.rejects(box.exec('true'), /disposed/);
+  });
+
+  it('the same for a first shell command, sent while its namespace is still being made', async () => {
+    const box = await sandbox();
+    const first = box.execInShell('sleep 30').catch((error: unknown) => error);
+    await box.dispose();
+    await first;
+    await sleep(300);
+    assert.equal(namespaceProcessesFor(box.workdir), 0);
+    await assert.rejects(box.execInShell('true'), /disposed/);
+  });
+
+  it('a namespace that cannot be made fails the shell and commands as a retryable create_failed', async () => {
+    const box = await sandbox();
+    try {
+      // The control: its shell runs, asked for before its namespace was made.
+      assert.equal((await box.execInShell('echo ready')).stdout, 'ready\n');
+    } finally {
+      await box.dispose();
+    }
+    const broken = await sandbox();
+    try {
+      // A file where its folder was: nothing can be bound there.
+      rmdirSync(broken.workdir);
+      writeFileSync(broken.workdir, 'not a folder');
+      for (const attempt of [() => broken.execInShell('true'), () => broken.exec('true')]) {
+        await assert.rejects(attempt(), (error: unknown) => {
+          assert.ok(error instanceof SandboxError, String(error));
+          assert.deepEqual([error.code, error.retryable], ['create_failed', true]);
+          assert.match(error.message, /cannot start bubblewrap/);
+          return true;
+        });
+      }
+    } finally {
+      await broken.dispose();
+    }
+    assert.equal(namespaceProcessesFor(broken.workdir), 0);
   });
 });
 
