@@ -39,25 +39,18 @@ describe('local+bwrap: when the namespace starts', bwrap, () => {
     assert.equal(namespaceProcessesFor(box.workdir), 0);
   });
 
-  it('a sandbox disposed while its first command starts the namespace leaves nothing running', async () => {
-    const box = await sandbox();
-    const first = box.exec('sleep 30').catch((error: unknown) => error);
-    await box.dispose();
-    await first;
-    await sleep(300);
-    assert.equal(namespaceProcessesFor(box.workdir), 0);
-    await assert.rejects(box.exec('true'), /disposed/);
-  });
-
-  it('the same for a first shell command, sent while its namespace is still being made', async () => {
-    const box = await sandbox();
-    const first = box.execInShell('sleep 30').catch((error: unknown) => error);
-    await box.dispose();
-    await first;
-    await sleep(300);
-    assert.equal(namespaceProcessesFor(box.workdir), 0);
-    await assert.rejects(box.execInShell('true'), /disposed/);
-  });
+  // A shell is asked for right behind its namespace, while that is still being made.
+  for (const how of ['exec', 'execInShell'] as const) {
+    it(`a sandbox disposed while its first command (${how}) starts the namespace leaves nothing running`, async () => {
+      const box = await sandbox();
+      const first = box[how]('sleep 30').catch((error: unknown) => error);
+      await box.dispose();
+      await first;
+      await sleep(300);
+      assert.equal(namespaceProcessesFor(box.workdir), 0);
+      await assert.rejects(box[how]('true'), /disposed/);
+    });
+  }
 
   it('a namespace that cannot be made fails the shell and commands as a retryable create_failed', async () => {
     const box = await sandbox();
