@@ -33,7 +33,8 @@ import { PERL_FRAMES } from './perl-frames.js';
  *        `reset` (payload: empty when nothing is left, else what was).
  */
 export const NAMESPACE_INIT_SCRIPT = String.raw`
-our $NETWORK;
+# Whether the sandbox has the host's network (then its sockets are not the rollout's own).
+my ($NETWORK) = @_;
 $SIG{PIPE} = 'IGNORE';
 binmode STDIN; binmode STDOUT;
 pipe(my $wake_r, my $wake_w) or die "pipe: $!";
@@ -76,7 +77,7 @@ sub start {
   # each one written here meanwhile would be copied (~0.1 ms per command). Wait for that first.
   close_fds($exec->[1]);
   my $byte = "\0";
-  1 while syscall($main::SYSCALL{read}, $exec->[0], $byte, 1) < 0 && $!{EINTR};
+  1 while syscall($main::SYSCALL{read}, $exec->[0], $byte, 1) < 0 && $! == $EINTR;
   close_fds($exec->[0], $in->[0], $out->[1], $err->[1]);
   my $job = { id => $id, pid => $pid, stdin => $stdin, keep => $keep, ends => [$in->[1], $out->[0], $err->[0]] };
   $jobs{$id} = $job; $by_pid{$pid} = $job;
@@ -108,7 +109,7 @@ sub feed {
     return if length $job->{stdin};
     return delete $writers{fileno $job->{in}} if $job->{keep};
   }
-  elsif ($!{EAGAIN} || $!{EINTR}) { return; }
+  elsif ($! == $EAGAIN || $! == $EINTR) { return; }
   close_stdin($job);
 }
 
@@ -116,7 +117,7 @@ sub drain {
   my ($fd) = @_;
   my ($job, $stream, $handle) = @{$readers{$fd}};
   my $read = sysread($handle, my $chunk, 65536);
-  return if !defined $read && ($!{EAGAIN} || $!{EINTR});
+  return if !defined $read && ($! == $EAGAIN || $! == $EINTR);
   if ($read) { frame($stream, $job->{id}, $chunk); return; }
   frame($stream, $job->{id}, '');
   delete $readers{$fd}; close $handle;
@@ -171,7 +172,7 @@ sub reset_namespace {
   for my $job (values %jobs) { close_fds(@{$job->{ends} // []}); close $job->{in} if $job->{in}; }
   %readers = (); %writers = (); %jobs = (); %by_pid = ();
   kill('KILL', -1);
-  1 while waitpid(-1, 0) > 0 || $!{EINTR};
+  1 while waitpid(-1, 0) > 0 || $! == $EINTR;
   $0 = 'traj-sandbox-init';
   frame('reset', 0, residue());
 }
@@ -179,7 +180,7 @@ sub reset_namespace {
 sub residue {
   # Signal 0 to every process this one may signal, in its PID namespace all but itself: none
   # (ESRCH) is the only answer that says the namespace is empty. /proc is listed only to name them.
-  if (kill(0, -1) || !$!{ESRCH}) {
+  if (kill(0, -1) || $! != $ESRCH) {
     opendir(my $proc, '/proc') or return "processes were left: $!";
     return 'processes were left: ' . join(' ', grep { /\A\d+\z/ && $_ != 1 } readdir $proc);
   }

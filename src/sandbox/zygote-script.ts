@@ -48,9 +48,11 @@ export const PRIVATE_FOLDERS = ['/tmp', '/var/tmp', '/run', '/dev/shm'];
  *        session could not be made), `scrubbed` and `attached` (empty when done, else why not).
  * Arguments: the system call numbers (zygoteSystemCalls), the seccomp filter in hex (or -), the
  * init script, and `probe` to make one sandbox and exit with it.
+ *
+ * It loads no module, strict and warnings included (tests compile it under both): ~530 KB less of
+ * a process that every sandbox's clone and every command's fork copies.
  */
 export const ZYGOTE_SCRIPT = String.raw`
-use strict; use warnings;
 my ($numbers, $filter_hex, $INIT, $mode) = @ARGV;
 my ($SYS_UNSHARE, $SYS_MOUNT, $SYS_SETHOSTNAME, $SYS_PRCTL, $SYS_CAPSET, $SYS_CLOSE_RANGE, $SYS_EXIT_GROUP, $SYS_DUP3, $SYS_SETSID, $SYS_CLONE, $SYS_SETNS, $SYS_UMOUNT2, $SYS_OPEN_TREE, $SYS_MOVE_MOUNT, $SYS_SCHED_GETATTR, $SYS_IOPRIO_GET, $SYS_OPENAT, $SYS_READ, $SYS_CLOSE, $SYS_STATX, $SYS_LLISTXATTR, $SYS_SHMCTL, $SYS_SEMCTL, $SYS_MSGCTL, $SYS_SCHED_GETAFFINITY, $SYS_PIPE2) = split /,/, $numbers;
 # The system calls the init makes itself (namespace-init.ts).
@@ -66,8 +68,8 @@ my ($PR_SET_PDEATHSIG, $PR_SET_DUMPABLE, $PR_CAPBSET_DROP, $PR_SET_NO_NEW_PRIVS,
 my ($DETACH, $OPEN_TREE_CLONE, $AT_RECURSIVE, $OPEN_TREE_CLOEXEC, $MOVE_MOUNT_F_EMPTY_PATH, $AT_FDCWD, $AT_SYMLINK_NOFOLLOW) = (2, 1, 0x8000, 0x80000, 4, -100, 0x100);
 my @PRIVATE = (${PRIVATE_FOLDERS.map((folder) => `'${folder}'`).join(', ')});
 # The init, compiled once here and run by each sandbox's PID 1. Its subs close over the lexicals of
-# the one call each process makes (hence no 'closure' warnings); its exit skips global destruction.
-our $INIT_MAIN = eval "package TrajInit; no warnings 'closure'; BEGIN { *CORE::GLOBAL::exit = sub { main::quit(\$_[0] // 0) } } sub run {\n$INIT\n} \\&run" or die "the init does not compile: $@";
+# the one call each process makes; its exit skips global destruction.
+our $INIT_MAIN = eval "package TrajInit; BEGIN { *CORE::GLOBAL::exit = sub { main::quit(\$_[0] // 0) } } sub run {\n$INIT\n} \\&run" or die "the init does not compile: $@";
 $0 = 'traj-sandbox-zygote';
 $SIG{PIPE} = 'IGNORE';
 binmode STDIN; binmode STDOUT;
@@ -128,9 +130,7 @@ sub sandbox {
   $SIG{PIPE} = 'DEFAULT';
   %ENV = ();
   $0 = "traj-sandbox-init $path";
-  no warnings 'once';
-  $TrajInit::NETWORK = $network;
-  $INIT_MAIN->();
+  $INIT_MAIN->($network);
   quit(1);
 }
 
@@ -380,7 +380,7 @@ sub feed {
   my ($session) = @_;
   my $written = syswrite($session->{in}, $session->{pending});
   if (defined $written) { substr($session->{pending}, 0, $written, ''); return if length $session->{pending}; }
-  elsif ($!{EAGAIN} || $!{EINTR}) { return; }
+  elsif ($! == $EAGAIN || $! == $EINTR) { return; }
   else { $session->{pending} = ''; }
   delete $writers{fileno $session->{in}};
   close_input($session) if $session->{closing};
@@ -389,7 +389,7 @@ sub feed {
 sub drain {
   my $session = $readers{$_[0]};
   my $read = sysread($session->{out}, my $chunk, 65536);
-  return if !defined $read && ($!{EAGAIN} || $!{EINTR});
+  return if !defined $read && ($! == $EAGAIN || $! == $EINTR);
   if ($read) { frame('data', $session->{id}, $chunk); return; }
   delete $readers{fileno $session->{out}}; close delete $session->{out};
   finished($session);

@@ -90,5 +90,6 @@ it('the namespace init compiles under strict and warnings (it loads neither at r
   );
   assert.equal(checked.status, 0, checked.stderr);
   assert.match(checked.stderr, /syntax OK/);
-  assert.doesNotMatch(NAMESPACE_INIT_SCRIPT, /^\s*use\s/m, 'no module is loaded at run time');
+  assert.doesNotMatch(NAMESPACE_INIT_SCRIPT, /^\s*(use|no|require)\s/m, 'no module is loaded at run time');
+  assert.doesNotMatch(NAMESPACE_INIT_SCRIPT, /\$!\{/, '%! would load Errno');
 });

@@ -282,8 +282,12 @@ describe(`the sandbox zygote, ${who}`, bwrap, () => {
   }
 });
 
-it('the zygote compiles under strict and warnings', () => {
-  const checked = spawnSync('perl', ['-c', '-e', ZYGOTE_SCRIPT], { encoding: 'utf8' });
+it('the zygote compiles under strict and warnings (it loads neither at run time)', () => {
+  assert.doesNotMatch(ZYGOTE_SCRIPT, /^\s*(use|no|require)\s/m, 'no module is loaded at run time');
+  assert.doesNotMatch(ZYGOTE_SCRIPT, /\$!\{/, '%! would load Errno');
+  const checked = spawnSync('perl', ['-c', '-e', `use strict; use warnings FATAL => 'all';\n${ZYGOTE_SCRIPT}`], {
+    encoding: 'utf8',
+  });
   assert.equal(checked.status, 0, checked.stderr);
   assert.match(checked.stderr, /syntax OK/);
 });
