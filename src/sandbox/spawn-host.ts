@@ -121,12 +121,13 @@ function shell(message: Extract<HostRequest, { type: 'shell' }>): void {
   const input: Uint8Array[] = [];
   let aborted = false;
   shells.set(message.id, { write: (data) => input.push(data), killGroup: () => (aborted = true) });
-  void pending.then(() => {
+  const start = () => {
     startShell(message);
     const started = shells.get(message.id);
     for (const data of input) started?.write(Buffer.from(data));
     if (aborted) started?.killGroup();
-  });
+  };
+  void pending.then(start, start);
 }
 
 function startShell(message: Extract<HostRequest, { type: 'shell' }>): void {
