@@ -37,12 +37,11 @@ export const NAMESPACE_INIT_SCRIPT = String.raw`
 my ($NETWORK) = @_;
 $SIG{PIPE} = 'IGNORE';
 binmode STDIN; binmode STDOUT;
-pipe(my $wake_r, my $wake_w) or die "pipe: $!";
-nonblocking($_) for ($wake_r, $wake_w, \*STDIN);
-$SIG{CHLD} = sub { syswrite($wake_w, 'x') };
+nonblocking(\*STDIN);
 my (%jobs, %by_pid, %readers, %writers);
 my $input = '';
 ${PERL_FRAMES}
+my $child_exits = child_signals();
 # A command's pipes, as bare descriptors from pipe2 (close-on-exec: a command inherits only its own
 # stdio). Perl's pipe would make four handles of them, at a seek, a terminal check and a flag
 # change each: 24 system calls more per command, where a persistent shell's are never read here.
@@ -68,6 +67,7 @@ sub start {
     # Straight system calls, not perl's open: every page perl writes before the exec is copied.
     for ([$in->[0], 0], [$out->[1], 1], [$err->[1], 2]) { syscall($main::SYSCALL{dup3}, $_->[0], $_->[1], 0) == $_->[1] or exit 126; }
     chdir($cwd) or do { syswrite(STDERR, "cannot enter $cwd: $!\n"); exit 1; };
+    child_signals_unblocked();
     %ENV = %env;
     my @argv = $keep ? split(/\x01/, $command) : ('bash', '-c', $command);
     exec { $argv[0] } @argv or do { syswrite(STDERR, "cannot run bash: $!\n"); exit 127; };
@@ -239,7 +239,7 @@ sub requests {
 
 frame('ready', 0, '');
 serve(
-  readers => \%readers, writers => \%writers, wake => $wake_r, reap => \&reap, feed => \&feed, drain => \&drain,
+  readers => \%readers, writers => \%writers, exits => $child_exits, reap => \&reap, feed => \&feed, drain => \&drain,
   input => sub { $input .= $_[0]; requests(); }, end => sub { exit 0 },
 );
 `;

@@ -31,19 +31,34 @@ sub take_frame {
   return ($type, $id, $payload);
 }
 
-# The loop: stdin, the SIGCHLD wake pipe, and the readers and writers (descriptor => entry),
-# each ready one handed to its callback; reap runs when the wake pipe was written. Never returns.
+# SIGCHLD blocked and read as a descriptor (signalfd), so select wakes for a child's exit whenever it
+# comes. With a handler writing to a pipe it could be missed: perl runs a handler only between
+# statements, so an exit landing after the last of them and before select waited for the next frame
+# in (a command's exit, for its timeout's kill). The mask outlives fork and exec: a process about to
+# run a command unblocks it (child_signals_unblocked).
+my $CHILD_SIGNAL = pack('Q', 1 << 16);
+sub child_signals {
+  my $set = $CHILD_SIGNAL;
+  syscall($main::SYSCALL{rt_sigprocmask}, 0, $set, 0, 8) == 0 or die "sigprocmask: $!\n";
+  my $fd = syscall($main::SYSCALL{signalfd4}, -1, $set, 8, 0x80800);
+  $fd >= 0 or die "signalfd: $!\n";
+  return $fd;
+}
+sub child_signals_unblocked { my $set = $CHILD_SIGNAL; syscall($main::SYSCALL{rt_sigprocmask}, 1, $set, 0, 8); }
+
+# The loop: stdin, the SIGCHLD descriptor (child_signals), and the readers and writers (descriptor
+# => entry), each ready one handed to its callback; reap runs when a SIGCHLD was read. Never returns.
 sub serve {
   my (%on) = @_;
   my ($readers, $writers) = ($on{readers}, $on{writers});
-  my ($stdin_fd, $wake_fd) = (fileno(STDIN), fileno($on{wake}));
+  my ($stdin_fd, $exits_fd, $signals) = (fileno(STDIN), $on{exits}, "\0" x 1280);
   while (1) {
     my ($rin, $win) = ('', '');
-    vec($rin, $_, 1) = 1 for ($stdin_fd, $wake_fd, keys %$readers);
+    vec($rin, $_, 1) = 1 for ($stdin_fd, $exits_fd, keys %$readers);
     vec($win, $_, 1) = 1 for keys %$writers;
     my $ready = select(my $rout = $rin, my $wout = $win, undef, undef);
     next if $ready <= 0;
-    if (vec($rout, $wake_fd, 1)) { sysread($on{wake}, my $ignored, 512); $on{reap}->(); }
+    if (vec($rout, $exits_fd, 1)) { syscall($main::SYSCALL{read}, $exits_fd, $signals, 1280); $on{reap}->(); }
     for my $fd (keys %$writers) { $on{feed}->($writers->{$fd}) if vec($wout, $fd, 1) && $writers->{$fd}; }
     for my $fd (keys %$readers) { $on{drain}->($fd) if vec($rout, $fd, 1) && $readers->{$fd}; }
     if (vec($rout, $stdin_fd, 1)) {

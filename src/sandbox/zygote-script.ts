@@ -97,7 +97,6 @@ sub sandbox {
   close $_ for @zygote;
   call($SYS_DUP3, fileno($in_r), 0, 0); call($SYS_DUP3, fileno($out_w), 1, 0);
   close $in_r; close $out_w;
-  $SIG{CHLD} = 'DEFAULT';
   my $ok = eval {
     call($SYS_PRCTL, $PR_SET_PDEATHSIG, 9, 0, 0, 0);
     # No byte: the zygote went away, or the cgroup could not be joined (then this is killed anyway).
@@ -317,7 +316,6 @@ sub clone_sandbox {
 
 my (%sessions, %by_pid, %readers, %writers);
 my $input = '';
-my ($wake_r, $wake_w);
 if (($mode // '') eq 'probe') {
   pipe(my $in_r, my $in_w) && pipe(my $out_r, my $out_w) && pipe(my $go_r, my $go_w) or die "pipe: $!\n";
   syswrite($go_w, 'x'); close $go_w;
@@ -338,9 +336,9 @@ if (($mode // '') eq 'probe') {
 # from here get the same view.
 call($SYS_UNSHARE, $NEWNS | $NEWIPC) or die "unshare: $!\n";
 own_namespaces();
-pipe($wake_r, $wake_w) or die "pipe: $!";
-nonblocking($_) for ($wake_r, $wake_w, \*STDIN);
-$SIG{CHLD} = sub { syswrite($wake_w, 'x') };
+nonblocking(\*STDIN);
+# A raw descriptor: each clone's close_range (sandbox) closes it; the init makes its own.
+my $child_exits = child_signals();
 
 sub open_session {
   my ($id, $payload) = @_;
@@ -349,9 +347,8 @@ sub open_session {
   my $pid = clone_sandbox($network);
   return frame('fail', $id, "clone: $!") unless defined $pid;
   if ($pid == 0) {
-    $SIG{CHLD} = 'DEFAULT';
     closedir $OWN_ROOT;
-    my @zygote = ($wake_r, $wake_w, $in_w, $out_r, $go_w, $OWN_MNT, $OWN_IPC,
+    my @zygote = ($in_w, $out_r, $go_w, $OWN_MNT, $OWN_IPC,
       map { (grep({ defined } @{$_}{qw(in out go)}), @{$_->{namespaces} // []}) } values %sessions);
     sandbox($path, $source, $network, $in_r, $out_w, $go_r, @zygote);
   }
@@ -433,7 +430,7 @@ sub stop { kill('KILL', $_->{pid}) for values %sessions; exit 0; }
 
 frame('ready', 0, $$);
 serve(
-  readers => \%readers, writers => \%writers, wake => $wake_r, reap => \&reap, feed => \&feed, drain => \&drain,
+  readers => \%readers, writers => \%writers, exits => $child_exits, reap => \&reap, feed => \&feed, drain => \&drain,
   input => sub { $input .= $_[0]; requests(); }, end => \&stop,
 );
 `;
@@ -469,6 +466,8 @@ const SYSTEM_CALLS: Record<string, { x64: number; arm64: number }> = {
   msgctl: { x64: 71, arm64: 187 },
   sched_getaffinity: { x64: 204, arm64: 123 },
   pipe2: { x64: 293, arm64: 59 },
+  rt_sigprocmask: { x64: 14, arm64: 135 },
+  signalfd4: { x64: 289, arm64: 74 },
 };
 
 /** The system call numbers the zygote needs on this machine (`name=number,...`), or undefined where none are written. */
