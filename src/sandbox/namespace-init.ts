@@ -40,6 +40,8 @@ binmode STDIN; binmode STDOUT;
 nonblocking(\*STDIN);
 my (%jobs, %by_pid, %readers, %writers);
 my $input = '';
+# The environment last set in %ENV, as its frame carried it (start).
+my $ENVIRONMENT = "\x01";
 ${PERL_FRAMES}
 my $child_exits = child_signals();
 # A command's pipes, as bare descriptors from pipe2 (close-on-exec: a command inherits only its own
@@ -53,9 +55,12 @@ sub start {
   my ($id, $payload, $keep) = @_;
   my ($cwd, $command, $count, $rest) = split /\0/, $payload, 4;
   $rest //= '';
-  my %env; my $position = 0;
-  for (1 .. $count) { my $end = index($rest, "\0", $position); my ($name, $value) = split /=/, substr($rest, $position, $end - $position), 2; $env{$name} = $value; $position = $end + 1; }
-  my $stdin = substr($rest, $position);
+  my $position = 0;
+  $position = index($rest, "\0", $position) + 1 for 1 .. $count;
+  my ($environment, $stdin) = (substr($rest, 0, $position), substr($rest, $position));
+  # The command's environment is set here, before the fork, so the child copies no page for it.
+  # A rollout's commands share one, which then stays as it is.
+  if ($environment ne $ENVIRONMENT) { %ENV = map { my ($name, $value) = split /=/, $_, 2; ($name, $value // '') } split /\0/, $environment; $ENVIRONMENT = $environment; }
   my @pipes = map { pipe_ends() } 1 .. 4;
   if (@pipes < 4) { my $why = "pipe: $!"; close_fds(map { @$_ } @pipes); return frame('fail', $id, $why); }
   my ($in, $out, $err, $exec) = @pipes;
@@ -68,7 +73,6 @@ sub start {
     for ([$in->[0], 0], [$out->[1], 1], [$err->[1], 2]) { syscall($main::SYSCALL{dup3}, $_->[0], $_->[1], 0) == $_->[1] or exit 126; }
     chdir($cwd) or do { syswrite(STDERR, "cannot enter $cwd: $!\n"); exit 1; };
     child_signals_unblocked();
-    %ENV = %env;
     my @argv = $keep ? split(/\x01/, $command) : ('bash', '-c', $command);
     exec { $argv[0] } @argv or do { syswrite(STDERR, "cannot run bash: $!\n"); exit 127; };
   }

@@ -144,6 +144,28 @@ describe('local sandbox: environment', () => {
       await sandbox.dispose();
     }
   });
+
+  // Under bubblewrap the init sets a command's environment before its fork, and leaves it as is
+  // when the next command's is the same: nothing of one command's may reach another's.
+  it('each command gets exactly its own environment, however the one before differed', async () => {
+    const sandbox = await createLocalSandbox({ kind: 'local' });
+    const variables = async (env: Record<string, string>) => {
+      const result = await sandbox.exec('env', { env });
+      return result.stdout
+        .split('\n')
+        .filter((line) => line.startsWith('ONLY_'))
+        .sort();
+    };
+    try {
+      assert.deepEqual(await variables({ ONLY_FIRST: 'a=b', ONLY_EMPTY: '' }), ['ONLY_EMPTY=', 'ONLY_FIRST=a=b']);
+      assert.deepEqual(await variables({ ONLY_SECOND: '2' }), ['ONLY_SECOND=2']);
+      assert.deepEqual(await variables({ ONLY_SECOND: '2' }), ['ONLY_SECOND=2']);
+      assert.deepEqual(await variables({}), []);
+      assert.deepEqual(await variables({ ONLY_SECOND: 'changed' }), ['ONLY_SECOND=changed']);
+    } finally {
+      await sandbox.dispose();
+    }
+  });
 });
 
 describe('local sandbox: lifecycle', () => {
