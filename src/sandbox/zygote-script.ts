@@ -52,6 +52,13 @@ export const PRIVATE_FOLDERS = ['/tmp', '/var/tmp', '/run', '/dev/shm'];
  * It loads no module, strict and warnings included (tests compile it under both): ~380 KB less of
  * a process that every sandbox's clone and every command's fork copies.
  */
+/**
+ * Perl that compiles the init script in `$INIT` into `$INIT_MAIN`, a sub called with the network flag.
+ * Its subs close over the lexicals of the one call each process makes; its exit calls `main::quit`
+ * (the zygote's skips global destruction). Shared with the tests that run the init alone.
+ */
+export const COMPILE_INIT = String.raw`our $INIT_MAIN = eval "package TrajInit; BEGIN { *CORE::GLOBAL::exit = sub { main::quit(\$_[0] // 0) } } sub run {\n$INIT\n} \\&run" or die "the init does not compile: $@";`;
+
 export const ZYGOTE_SCRIPT = String.raw`
 my ($numbers, $filter_hex, $INIT, $mode) = @ARGV;
 # The system call numbers, by name (zygoteSystemCalls); the init makes some itself (namespace-init.ts).
@@ -64,9 +71,8 @@ my ($RDONLY, $NOSUID, $NODEV, $NOEXEC, $REMOUNT, $BIND, $REC) = (1, 2, 4, 8, 32,
 my ($PR_SET_PDEATHSIG, $PR_SET_DUMPABLE, $PR_CAPBSET_DROP, $PR_SET_NO_NEW_PRIVS, $PR_SET_SECCOMP) = (1, 4, 24, 38, 22);
 my ($DETACH, $OPEN_TREE_CLONE, $AT_RECURSIVE, $OPEN_TREE_CLOEXEC, $MOVE_MOUNT_F_EMPTY_PATH, $AT_FDCWD, $AT_SYMLINK_NOFOLLOW) = (2, 1, 0x8000, 0x80000, 4, -100, 0x100);
 my @PRIVATE = (${PRIVATE_FOLDERS.map((folder) => `'${folder}'`).join(', ')});
-# The init, compiled once here and run by each sandbox's PID 1. Its subs close over the lexicals of
-# the one call each process makes; its exit skips global destruction.
-our $INIT_MAIN = eval "package TrajInit; BEGIN { *CORE::GLOBAL::exit = sub { main::quit(\$_[0] // 0) } } sub run {\n$INIT\n} \\&run" or die "the init does not compile: $@";
+# The init, compiled once here and run by each sandbox's PID 1.
+${COMPILE_INIT}
 $0 = 'traj-sandbox-zygote';
 $SIG{PIPE} = 'IGNORE';
 binmode STDIN; binmode STDOUT;

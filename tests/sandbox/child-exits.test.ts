@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { createLocalSandbox } from '../../src/sandbox/index.js';
 import { NAMESPACE_INIT_SCRIPT } from '../../src/sandbox/namespace-init.js';
-import { zygoteSystemCalls } from '../../src/sandbox/zygote-script.js';
+import { COMPILE_INIT, zygoteSystemCalls } from '../../src/sandbox/zygote-script.js';
 import { bwrapSuiteOptions } from '../helpers/bwrap.js';
 
 /**
@@ -56,7 +56,7 @@ async function driveInit(numbers: string, commands: number): Promise<void> {
     'my ($numbers, $INIT) = @ARGV;',
     'our %SYSCALL = map { split /=/ } split /,/, $numbers;',
     'sub quit { CORE::exit($_[0]) }',
-    'our $INIT_MAIN = eval "package TrajInit; BEGIN { *CORE::GLOBAL::exit = sub { main::quit(\\$_[0] // 0) } } sub run {\\n$INIT\\n} \\\\&run" or die $@;',
+    COMPILE_INIT,
     '$INIT_MAIN->(1);',
   ].join('\n');
   const init = spawn('perl', ['-e', harness, numbers, NAMESPACE_INIT_SCRIPT], { stdio: ['pipe', 'pipe', 'inherit'] });
