@@ -247,6 +247,8 @@ describe(`the sandbox zygote, ${who}`, bwrap, () => {
     const marker = `zygote-kill-${process.pid}`;
     try {
       await box.exec(`(exec -a ${marker} sleep 300) >/dev/null 2>&1 &`);
+      // The command returns once its bash exits; the background job's exec may come a moment later.
+      for (let wait = 0; wait < 50 && pids(`${marker} 300`).length === 0; wait++) await sleep(100);
       assert.equal(pids(`${marker} 300`).length, 1, 'the control: the background job runs');
       const zygotes = pids('traj-sandbox-zygote').filter(ours);
       assert.ok(zygotes.length > 0, 'a zygote runs');
